@@ -1,0 +1,203 @@
+"""The `tile` and `tilegpu` dialects, defined once here through IRDL.
+
+`tile` is the target-independent form the frontend emits: tiles are builtin
+ranked tensors, pointers are `!tile.ptr<elem>`, and elementwise arithmetic
+reuses upstream `arith`/`math` on tensors.
+
+`tilegpu` adds what the GPU form needs: the `#tilegpu.blocked<...>` layout
+encoding carried on tensor types, and `tilegpu.convert_layout`.
+
+IRDL dynamic dialects only have the generic syntax, so ops print as
+`"tile.load"(%p) : (...) -> ...`.  IRDL checks operand/result kinds; relations
+it cannot express (equal shapes, pointee matching the loaded type) are checked
+by `tilework.dialects.verify`.
+"""
+from __future__ import annotations
+
+import re
+
+import mlir.ir as ir
+from mlir.dialects import irdl
+
+# Constraint shorthands used in the IRDL text below.
+_TILE_IRDL = r"""
+irdl.dialect @tile {
+  irdl.type @ptr {
+    %0 = irdl.any
+    irdl.parameters(pointee: %0)
+  }
+  irdl.operation @get_program_id {
+    %i32 = irdl.is i32
+    %axis = irdl.base "#builtin.integer"
+    irdl.attributes {"axis" = %axis}
+    irdl.results(result: %i32)
+  }
+  irdl.operation @get_num_programs {
+    %i32 = irdl.is i32
+    %axis = irdl.base "#builtin.integer"
+    irdl.attributes {"axis" = %axis}
+    irdl.results(result: %i32)
+  }
+  irdl.operation @make_range {
+    %t = irdl.base "!builtin.tensor"
+    %s = irdl.base "#builtin.integer"
+    %e = irdl.base "#builtin.integer"
+    irdl.attributes {"start" = %s, "end" = %e}
+    irdl.results(result: %t)
+  }
+  irdl.operation @splat {
+    %s = irdl.any
+    %t = irdl.base "!builtin.tensor"
+    irdl.operands(src: %s)
+    irdl.results(result: %t)
+  }
+  irdl.operation @broadcast {
+    %t = irdl.base "!builtin.tensor"
+    %r = irdl.base "!builtin.tensor"
+    irdl.operands(src: %t)
+    irdl.results(result: %r)
+  }
+  irdl.operation @addptr {
+    %p = irdl.any
+    %o = irdl.any
+    irdl.operands(ptr: %p, offset: %o)
+    irdl.results(result: %p)
+  }
+  irdl.operation @load {
+    %p = irdl.any
+    %m = irdl.any
+    %o = irdl.any
+    %r = irdl.any
+    irdl.operands(ptr: %p, mask: optional %m, other: optional %o)
+    irdl.results(result: %r)
+  }
+  irdl.operation @store {
+    %p = irdl.any
+    %v = irdl.any
+    %m = irdl.any
+    irdl.operands(ptr: %p, value: %v, mask: optional %m)
+    irdl.results()
+  }
+  irdl.operation @int_to_ptr {
+    %i = irdl.is i64
+    %p = irdl.any
+    irdl.operands(src: %i)
+    irdl.results(result: %p)
+  }
+  irdl.operation @ptr_to_int {
+    %p = irdl.any
+    %i = irdl.is i64
+    irdl.operands(src: %p)
+    irdl.results(result: %i)
+  }
+}
+irdl.dialect @tilegpu {
+  irdl.attribute @blocked {
+    %a = irdl.base "#builtin.dense_array"
+    %b = irdl.base "#builtin.dense_array"
+    %c = irdl.base "#builtin.dense_array"
+    %d = irdl.base "#builtin.dense_array"
+    irdl.parameters(size_per_thread: %a, threads_per_warp: %b, warps_per_cta: %c, order: %d)
+  }
+  irdl.operation @convert_layout {
+    %t = irdl.base "!builtin.tensor"
+    %r = irdl.base "!builtin.tensor"
+    irdl.operands(src: %t)
+    irdl.results(result: %r)
+  }
+}
+"""
+
+# Ops of the tile dialect, with their operand segment names (for optional operands).
+OPERAND_SEGMENTS = {
+    "tile.load": ("ptr", "mask", "other"),
+    "tile.store": ("ptr", "value", "mask"),
+}
+
+_LOADED_ATTR = "_tilework_dialects_loaded"
+
+
+def load(context: ir.Context | None = None) -> ir.Context:
+    """Registers the tile and tilegpu dialects in `context` (once per context)."""
+    ctx = context or ir.Context.current
+    if getattr(ctx, _LOADED_ATTR, False):
+        return ctx
+    with ctx, ir.Location.unknown():
+        module = ir.Module.parse(_TILE_IRDL)
+        irdl.load_dialects(module)
+    # keep the IRDL module alive for the context's lifetime
+    setattr(ctx, _LOADED_ATTR, True)
+    setattr(ctx, "_tilework_irdl_module", module)
+    return ctx
+
+
+def new_context() -> ir.Context:
+    """A fresh MLIR context with our dialects and the upstream ones loaded."""
+    ctx = ir.Context()
+    ctx.allow_unregistered_dialects = False
+    load(ctx)
+    return ctx
+
+
+# ---------------------------------------------------------------------------------------------
+# Type helpers.  Dynamic (IRDL) types have no Python accessors, so their parameters are read
+# back from their textual form.
+
+_PTR_RE = re.compile(r"^!tile\.ptr<(.*)>$")
+
+
+def ptr_type(pointee: ir.Type) -> ir.Type:
+    return ir.Type.parse(f"!tile.ptr<{pointee}>")
+
+
+def is_ptr(t: ir.Type) -> bool:
+    return str(t).startswith("!tile.ptr<")
+
+
+def pointee(t: ir.Type) -> ir.Type:
+    m = _PTR_RE.match(str(t))
+    if not m:
+        raise TypeError(f"not a !tile.ptr type: {t}")
+    return ir.Type.parse(m.group(1))
+
+
+def isa(t: ir.Type, cls) -> bool:
+    """isinstance for MLIR types whether or not the Python object was downcast."""
+    if isinstance(t, cls):
+        return True
+    try:
+        cls(t)
+        return True
+    except (ValueError, TypeError):
+        return False
+
+
+def walk_ops(root) -> list:
+    """Every operation under `root` (pre-order), collected first so callers may raise or mutate."""
+    ops = []
+    (root.operation if hasattr(root, "operation") else root).walk(
+        lambda o: (ops.append(o.operation), ir.WalkResult.ADVANCE)[1], ir.WalkOrder.PRE_ORDER)
+    return ops
+
+
+def is_tensor(t: ir.Type) -> bool:
+    if isinstance(t, ir.RankedTensorType):
+        return True
+    try:
+        ir.RankedTensorType(t)
+        return True
+    except ValueError:
+        return False
+
+
+def as_tensor(t: ir.Type) -> ir.RankedTensorType:
+    return t if isinstance(t, ir.RankedTensorType) else ir.RankedTensorType(t)
+
+
+def element_type(t: ir.Type) -> ir.Type:
+    """The element type of a tensor, or the type itself for a scalar."""
+    return as_tensor(t).element_type if is_tensor(t) else t
+
+
+def shape_of(t: ir.Type) -> tuple[int, ...]:
+    return tuple(as_tensor(t).shape) if is_tensor(t) else ()

@@ -1,0 +1,174 @@
+"""Checks of tile/tilegpu ops that IRDL constraints cannot express (shape and type relations).
+
+`verify(op)` runs MLIR's own verifier, then these checks on every tile op under `op`, and
+raises `VerificationError` with the op's location and a message.
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+
+from . import tile as T
+from .layout import layout_of
+
+
+class VerificationError(Exception):
+    def __init__(self, message: str, location: ir.Location | None = None):
+        self.location = location
+        loc = f"{location}: " if location is not None else ""
+        super().__init__(f"{loc}{message}")
+
+
+_CHECKS = {}
+
+
+def _check(name):
+    def deco(fn):
+        _CHECKS[name] = fn
+        return fn
+    return deco
+
+
+def _segments(op: ir.Operation) -> dict[str, ir.Value | None]:
+    """Named operands of an op with optional operands (operandSegmentSizes)."""
+    names = T.OPERAND_SEGMENTS[op.name]
+    sizes = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+    out, i = {}, 0
+    for name, n in zip(names, sizes):
+        out[name] = op.operands[i] if n else None
+        i += n
+    return out
+
+
+def named_operands(op: ir.Operation) -> dict[str, ir.Value | None]:
+    return _segments(op)
+
+
+def _same_shape(a: ir.Type, b: ir.Type) -> bool:
+    return T.shape_of(a) == T.shape_of(b)
+
+
+@_check("tile.make_range")
+def _make_range(op):
+    start = ir.IntegerAttr(op.attributes["start"]).value
+    end = ir.IntegerAttr(op.attributes["end"]).value
+    rt = T.as_tensor(op.results[0].type)
+    if end <= start:
+        return f"make_range needs start < end, got [{start}, {end})"
+    if list(rt.shape) != [end - start]:
+        return f"make_range [{start}, {end}) must produce {end - start} elements, not shape {list(rt.shape)}"
+    if str(rt.element_type) != "i32":
+        return "make_range produces i32 elements"
+    n = end - start
+    if n & (n - 1):
+        return f"make_range length {n} is not a power of two"
+
+
+@_check("tile.splat")
+def _splat(op):
+    src, res = op.operands[0].type, op.results[0].type
+    if T.is_tensor(src):
+        return "splat takes a scalar"
+    if T.element_type(res) != src:
+        return f"splat of {src} cannot produce elements of {T.element_type(res)}"
+
+
+@_check("tile.broadcast")
+def _broadcast(op):
+    src, res = T.as_tensor(op.operands[0].type), T.as_tensor(op.results[0].type)
+    if src.element_type != res.element_type:
+        return "broadcast must keep the element type"
+    if src.rank != res.rank:
+        return f"broadcast must keep the rank ({src.rank} vs {res.rank})"
+    for a, b in zip(src.shape, res.shape):
+        if a != b and a != 1:
+            return f"broadcast of shape {list(src.shape)} to {list(res.shape)}: only size-1 dimensions grow"
+
+
+@_check("tile.addptr")
+def _addptr(op):
+    p, o = op.operands[0].type, op.operands[1].type
+    if not T.is_ptr(T.element_type(p)):
+        return f"addptr takes pointers, got {p}"
+    if not T.isa(T.element_type(o), ir.IntegerType):
+        return f"addptr offsets must be integers, got {o}"
+    if T.is_tensor(p) != T.is_tensor(o) or not _same_shape(p, o):
+        return f"addptr pointer {p} and offset {o} must have the same shape"
+
+
+def _check_ptr_value(ptr_t, val_t, what):
+    pe = T.element_type(ptr_t)
+    if not T.is_ptr(pe):
+        return f"{what} takes pointers, got {ptr_t}"
+    if T.pointee(pe) != T.element_type(val_t):
+        return f"{what} of {pe} must have elements of {T.pointee(pe)}, got {T.element_type(val_t)}"
+    if not _same_shape(ptr_t, val_t):
+        return f"{what} pointer shape {list(T.shape_of(ptr_t))} differs from value shape {list(T.shape_of(val_t))}"
+
+
+def _check_mask(mask, ptr_t, what):
+    if mask is None:
+        return None
+    mt = mask.type
+    if str(T.element_type(mt)) != "i1":
+        return f"{what} mask must be i1, got {T.element_type(mt)}"
+    if not _same_shape(mt, ptr_t):
+        return f"{what} mask shape {list(T.shape_of(mt))} differs from pointer shape {list(T.shape_of(ptr_t))}"
+
+
+@_check("tile.load")
+def _load(op):
+    args = _segments(op)
+    ptr_t = args["ptr"].type
+    res_t = op.results[0].type
+    err = _check_ptr_value(ptr_t, res_t, "load") or _check_mask(args["mask"], ptr_t, "load")
+    if err:
+        return err
+    if args["other"] is not None:
+        if args["mask"] is None:
+            return "load with `other` needs a mask"
+        if args["other"].type != res_t:
+            return f"load `other` must have the result type {res_t}, got {args['other'].type}"
+
+
+@_check("tile.store")
+def _store(op):
+    args = _segments(op)
+    ptr_t = args["ptr"].type
+    return _check_ptr_value(ptr_t, args["value"].type, "store") or _check_mask(args["mask"], ptr_t, "store")
+
+
+@_check("tilegpu.convert_layout")
+def _convert(op):
+    src, res = op.operands[0].type, op.results[0].type
+    if T.shape_of(src) != T.shape_of(res) or T.element_type(src) != T.element_type(res):
+        return "convert_layout changes only the layout"
+
+
+def _check_layouts(op):
+    for v in list(op.results):
+        lay = None
+        try:
+            lay = layout_of(v.type)
+        except ValueError as e:
+            return str(e)
+        if lay is not None:
+            try:
+                lay.verify(T.shape_of(v.type))
+            except ValueError as e:
+                return str(e)
+
+
+def verify(root: ir.Operation | ir.Module) -> None:
+    """Verifies `root` and every tile op in it; raises VerificationError."""
+    op = root.operation if hasattr(root, "operation") else root
+    try:
+        op.verify()
+    except ir.MLIRError as e:  # pragma: no cover - message formatting only
+        raise VerificationError(str(e)) from None
+
+    for o in T.walk_ops(op):
+        err = _CHECKS[o.name](o) if o.name in _CHECKS else None
+        if err is None:
+            err = _check_layouts(o)
+        if err:
+            raise VerificationError(f"'{o.name}' op {err}", o.location)

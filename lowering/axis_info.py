@@ -1,0 +1,282 @@
+"""Axis analysis: per dimension, the contiguity, divisibility and constancy of integer and
+pointer tiles.
+
+* contiguity[d]: elements come in runs of this many consecutive values (+1 each) along d;
+* divisibility[d]: the first element of each run is a multiple of this (bytes for pointers);
+* constancy[d]: elements come in runs of this many equal values along d.
+
+Seeds: function arguments carry `tile.divisibility` from specialization (divisible by 16),
+`tl.multiple_of`/`tl.max_contiguous` put `tile.divisibility`/`tile.contiguity` on values.
+The load/store vector width follows from these (see `vector_width`).  One rule per op,
+registered in `RULES`; values with no rule get the pessimistic (1, 1, 1).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import mlir.ir as ir
+
+from tilework.dialects import tile as T
+
+MAX_DIV = 1 << 30
+
+
+@dataclass(frozen=True)
+class AxisInfo:
+    contiguity: tuple
+    divisibility: tuple
+    constancy: tuple
+
+    @staticmethod
+    def unknown(rank):
+        r = max(rank, 1)
+        return AxisInfo((1,) * r, (1,) * r, (1,) * r)
+
+
+def _pow2_div(v: int) -> int:
+    v = abs(int(v))
+    if v == 0:
+        return MAX_DIV
+    return min(v & -v, MAX_DIV)
+
+
+def _shape(v: ir.Value):
+    return T.shape_of(v.type) or (1,)
+
+
+RULES = {}
+
+
+def rule(*names):
+    def deco(fn):
+        for n in names:
+            RULES[n] = fn
+        return fn
+    return deco
+
+
+class AxisAnalysis:
+    """Runs the rules forward over a function (ops are in dominance order)."""
+
+    def __init__(self, func_op: ir.Operation):
+        self.info: dict = {}
+        f = func_op.operation
+        entry = f.regions[0].blocks[0]
+        arg_attrs = f.attributes["arg_attrs"] if "arg_attrs" in f.attributes else None
+        for i, a in enumerate(entry.arguments):
+            div = 1
+            if arg_attrs is not None:
+                d = ir.DictAttr(arg_attrs[i])
+                if "tile.divisibility" in d:
+                    div = ir.IntegerAttr(d["tile.divisibility"]).value
+            self.info[self._key(a)] = AxisInfo((1,), (div,), (1,))
+        for op in T.walk_ops(f):
+            if op.name == "func.func":
+                continue
+            fn = RULES.get(op.name)
+            for i, r in enumerate(op.results):
+                rank = len(_shape(r))
+                ai = fn(self, op, i) if fn else None
+                ai = ai or AxisInfo.unknown(rank)
+                ai = self._apply_hints(op, ai)
+                self.info[self._key(r)] = ai
+
+    @staticmethod
+    def _key(v: ir.Value):
+        return v  # ir.Value hashes by identity of the underlying value
+
+    def get(self, v: ir.Value) -> AxisInfo:
+        return self.info.get(self._key(v)) or AxisInfo.unknown(len(_shape(v)))
+
+    @staticmethod
+    def _apply_hints(op, ai: AxisInfo) -> AxisInfo:
+        if "tile.divisibility" in op.attributes:
+            vals = list(ir.DenseI32ArrayAttr(op.attributes["tile.divisibility"]))
+            ai = AxisInfo(ai.contiguity, tuple(max(a, b) for a, b in
+                                               zip(ai.divisibility, _pad(vals, ai))), ai.constancy)
+        if "tile.contiguity" in op.attributes:
+            vals = list(ir.DenseI32ArrayAttr(op.attributes["tile.contiguity"]))
+            ai = AxisInfo(tuple(max(a, b) for a, b in zip(ai.contiguity, _pad(vals, ai))),
+                          ai.divisibility, ai.constancy)
+        return ai
+
+
+def _pad(vals, ai):
+    n = len(ai.contiguity)
+    return (list(vals) + [vals[-1]] * n)[:n]
+
+
+def _const_value(op):
+    """The integer value of a splat/scalar arith.constant, else None."""
+    if op.name != "arith.constant":
+        return None
+    attr = op.attributes["value"]
+    try:
+        return ir.IntegerAttr(attr).value
+    except (ValueError, TypeError):
+        pass
+    try:
+        d = ir.DenseIntElementsAttr(attr)
+        if d.is_splat:
+            return ir.IntegerAttr(d.get_splat_value()).value
+    except (ValueError, TypeError):
+        pass
+    return None
+
+
+@rule("arith.constant")
+def _constant(an, op, i):
+    shape = _shape(op.results[0])
+    v = _const_value(op)
+    div = _pow2_div(v) if v is not None else 1
+    return AxisInfo((1,) * len(shape), (div,) * len(shape), tuple(shape))
+
+
+@rule("tile.make_range")
+def _make_range(an, op, i):
+    start = ir.IntegerAttr(op.attributes["start"]).value
+    n = _shape(op.results[0])[0]
+    return AxisInfo((n,), (_pow2_div(start),), (1,))
+
+
+@rule("tile.get_program_id", "tile.get_num_programs")
+def _pid(an, op, i):
+    return AxisInfo((1,), (1,), (1,))
+
+
+@rule("tile.splat")
+def _splat(an, op, i):
+    src = an.get(op.operands[0])
+    shape = _shape(op.results[0])
+    return AxisInfo((1,) * len(shape), (src.divisibility[0],) * len(shape), tuple(shape))
+
+
+@rule("tile.broadcast")
+def _broadcast(an, op, i):
+    src = an.get(op.operands[0])
+    sshape, rshape = _shape(op.operands[0]), _shape(op.results[0])
+    c, d, k = [], [], []
+    for j, (a, b) in enumerate(zip(sshape, rshape)):
+        if a == b:
+            c.append(src.contiguity[j]), d.append(src.divisibility[j]), k.append(src.constancy[j])
+        else:
+            c.append(1), d.append(src.divisibility[j]), k.append(b)
+    return AxisInfo(tuple(c), tuple(d), tuple(k))
+
+
+def _binary(an, op):
+    return an.get(op.operands[0]), an.get(op.operands[1]), len(_shape(op.results[0]))
+
+
+@rule("arith.addi", "arith.subi", "tile.addptr")
+def _add(an, op, i):
+    a, b, n = _binary(an, op)
+    scale = 1
+    if op.name == "tile.addptr":
+        et = T.pointee(T.element_type(op.operands[0].type))
+        scale = max(1, _bitwidth(et) // 8)
+    c, d, k = [], [], []
+    for j in range(n):
+        if op.name == "arith.subi":
+            # x - const keeps x's runs; const - x does not
+            c.append(min(a.contiguity[j], b.constancy[j]))
+        else:
+            c.append(max(min(a.contiguity[j], b.constancy[j]), min(b.contiguity[j], a.constancy[j])))
+        d.append(math.gcd(a.divisibility[j], b.divisibility[j] * scale))
+        k.append(math.gcd(a.constancy[j], b.constancy[j]))
+    return AxisInfo(tuple(c), tuple(min(x, MAX_DIV) for x in d), tuple(k))
+
+
+@rule("arith.muli")
+def _mul(an, op, i):
+    a, b, n = _binary(an, op)
+    c, d, k = [], [], []
+    ca, cb = (_const_value(o) if o is not None else None
+              for o in (defining_op(op.operands[0]), defining_op(op.operands[1])))
+    for j in range(n):
+        cont = 1
+        if cb == 1:
+            cont = a.contiguity[j]
+        elif ca == 1:
+            cont = b.contiguity[j]
+        c.append(cont)
+        d.append(min(a.divisibility[j] * b.divisibility[j], MAX_DIV))
+        k.append(math.gcd(a.constancy[j], b.constancy[j]))
+    return AxisInfo(tuple(c), tuple(d), tuple(k))
+
+
+def defining_op(v: ir.Value):
+    """The operation producing `v`, or None for a block argument."""
+    owner = v.owner
+    if isinstance(owner, ir.Block):
+        return None
+    return owner.operation if hasattr(owner, "operation") else owner
+
+
+@rule("arith.cmpi")
+def _cmp(an, op, i):
+    a, b, n = _binary(an, op)
+    k = []
+    for j in range(n):
+        kk = math.gcd(a.constancy[j], b.constancy[j])
+        # contiguous x (runs starting at multiples of D) against a constant divisible by M:
+        # the result is constant on aligned groups of gcd(run, D, M)
+        if b.constancy[j] > 1 and a.contiguity[j] > 1:
+            kk = max(kk, math.gcd(math.gcd(a.contiguity[j], a.divisibility[j]),
+                                  math.gcd(b.divisibility[j], b.constancy[j])))
+        if a.constancy[j] > 1 and b.contiguity[j] > 1:
+            kk = max(kk, math.gcd(math.gcd(b.contiguity[j], b.divisibility[j]),
+                                  math.gcd(a.divisibility[j], a.constancy[j])))
+        k.append(kk)
+    return AxisInfo((1,) * n, (1,) * n, tuple(k))
+
+
+@rule("arith.andi", "arith.ori", "arith.xori", "arith.select", "arith.extui", "arith.extsi",
+      "arith.trunci")
+def _logical(an, op, i):
+    infos = [an.get(v) for v in op.operands]
+    n = len(_shape(op.results[0]))
+    k = []
+    for j in range(n):
+        kk = infos[0].constancy[j]
+        for x in infos[1:]:
+            kk = math.gcd(kk, x.constancy[j])
+        k.append(kk)
+    if op.name in ("arith.extui", "arith.extsi"):
+        return AxisInfo(infos[0].contiguity, infos[0].divisibility, tuple(k))
+    return AxisInfo((1,) * n, (1,) * n, tuple(k))
+
+
+@rule("tilegpu.convert_layout")
+def _convert(an, op, i):
+    return an.get(op.operands[0])
+
+
+def _bitwidth(t: ir.Type) -> int:
+    s = str(t)
+    if s.startswith("!tile.ptr"):
+        return 64
+    if s == "bf16":
+        return 16
+    if s.startswith("f8"):
+        return 8
+    return int("".join(ch for ch in s if ch.isdigit()) or 64)
+
+
+def elem_bytes(t: ir.Type) -> int:
+    return max(1, _bitwidth(t) // 8)
+
+
+def vector_width(an: AxisAnalysis, ptr: ir.Value, mask: ir.Value | None, dim: int,
+                 limit: int) -> int:
+    """Elements per access along `dim` for a load/store through `ptr`: contiguous, aligned,
+    with a uniform mask, at most 16 bytes and at most `limit` (the thread's run)."""
+    elem = T.pointee(T.element_type(ptr.type))
+    nbytes = elem_bytes(elem)
+    p = an.get(ptr)
+    vec = min(p.contiguity[dim], max(1, p.divisibility[dim] // nbytes), max(1, 16 // nbytes), limit)
+    if mask is not None:
+        vec = min(vec, an.get(mask).constancy[dim])
+    vec = max(1, vec)
+    return 1 << (vec.bit_length() - 1)

@@ -1,0 +1,86 @@
+"""Our passes: a name, a one-line description, and either small rewrite patterns (applied
+greedily) or a `run` function.  They run inside an MLIR PassManager as Python passes, so
+`TILEWORK_DUMP_PASSES=1` (IR printing) and upstream passes mix freely in one pipeline.
+
+`PASSES` is the registry `tilework-opt --<name>` reads.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Callable
+
+import mlir.ir as ir
+import mlir.rewrite as rw
+from mlir.passmanager import PassManager
+
+
+@dataclass
+class PassContext:
+    """What passes may read besides the IR: the compile target and launch shape."""
+    backend: str = "nvidia"  # "nvidia" | "amd"
+    arch: str = "sm_90a"
+    num_warps: int = 4
+    warp_size: int = 32
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass
+class Pass:
+    name: str
+    description: str
+    patterns: tuple = ()  # ((root op name, fn), ...); fn(op, rewriter) returns truthy on no match
+    run: Callable | None = None  # run(module_op, PassContext)
+
+    def apply(self, module_op: ir.Operation, pctx: PassContext):
+        if self.run is not None:
+            self.run(module_op, pctx)
+        if self.patterns:
+            ps = rw.RewritePatternSet()
+            for root, fn in self.patterns:
+                ps.add(root, fn)
+            rw.apply_patterns_and_fold_greedily(module_op, ps.freeze())
+
+
+PASSES: dict[str, Pass] = {}
+
+
+def register(p: Pass) -> Pass:
+    PASSES[p.name] = p
+    return p
+
+
+def run_pipeline(module: ir.Module, steps, pctx: PassContext, dump: bool | None = None):
+    """Runs `steps` (our pass names or upstream pipeline strings) on `module` in one
+    PassManager.  Exceptions raised by our passes propagate unchanged."""
+    if dump is None:
+        dump = os.environ.get("TILEWORK_DUMP_PASSES", "") not in ("", "0")
+    pm = PassManager("builtin.module", context=module.context)
+    errors = []
+    for step in steps:
+        p = PASSES.get(step)
+        if p is None:
+            pm.add(step)
+            continue
+
+        def _run(op, pass_, p=p):
+            try:
+                p.apply(op, pctx)
+            except Exception as e:  # re-raised after the pass manager returns
+                errors.append(e)
+                pass_.signal_pass_failure()
+        pm.add(_run, name=p.name, argument=p.name, description=p.description)
+    if dump:
+        pm.enable_ir_printing(print_after_all=True, print_module_scope=True)
+    try:
+        pm.run(module.operation)
+    except ir.MLIRError as e:
+        if errors:
+            raise errors[0] from None
+        raise
+    finally:
+        if dump:
+            sys.stderr.flush()
+    if errors:
+        raise errors[0]

@@ -1,0 +1,208 @@
+"""Pointers and global memory: addptr, load, store.
+
+A load/store moves `tilegpu.vector_width` contiguous elements per access (set by the
+`tilegpu-vector-width` pass), so a thread owning 4 contiguous fp32 issues one 16-byte access.
+A masked access is guarded by a branch on the first element's mask bit, which the vector
+width guarantees is uniform over the group; `other` fills masked-off elements.
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+from mlir.dialects import scf
+
+from tilework.dialects import tile as T
+from tilework.dialects.verify import named_operands
+
+from ..axis_info import elem_bytes
+from ..registry import lower
+
+_DYNAMIC_INDEX = -2147483648  # GEP marker: the index is an SSA operand
+
+
+def _gep(ctx, base, offset, elem_type):
+    return ctx.op1("llvm.getelementptr", [base, offset], ctx.gptr, {
+        "rawConstantIndices": ir.DenseI32ArrayAttr.get([_DYNAMIC_INDEX]),
+        "elem_type": ir.TypeAttr.get(elem_type),
+    })
+
+
+def _mem_type(t: ir.Type) -> ir.Type:
+    """How an element type is stored: booleans take a byte."""
+    return ir.IntegerType.get_signless(8) if str(t) == "i1" else t
+
+
+@lower("tile.addptr")
+def _addptr(ctx, op, args):
+    from ..to_llvm import Regs
+    elem = _mem_type(T.pointee(T.element_type(op.operands[0].type)))
+    p, o = args
+    if not isinstance(p, Regs):
+        return [_gep(ctx, p, o, elem)]
+    return [p.like([_gep(ctx, a, b, elem) for a, b in zip(p.values, o.values)])]
+
+
+def _vector_groups(regs, vec):
+    """Per-thread coordinates of the first element of each access, with the group's flat
+    indices; groups run along the layout's fastest dimension."""
+    fast = regs.layout.order[0]
+    for c in regs.coords():
+        if c[fast] % vec:
+            continue
+        idxs = []
+        for j in range(vec):
+            cc = list(c)
+            cc[fast] += j
+            idxs.append(regs.flat(tuple(cc)))
+        yield idxs
+
+
+def _vec_type(elem, vec):
+    return elem if vec == 1 else ir.VectorType.get([vec], elem)
+
+
+def _extract(ctx, v, elem, vec):
+    if vec == 1:
+        return [v]
+    return [ctx.op1("llvm.extractelement", [v, ctx.const(j)], elem) for j in range(vec)]
+
+
+def _pack(ctx, values, elem, vec):
+    if vec == 1:
+        return values[0]
+    vt = ir.VectorType.get([vec], elem)
+    acc = ctx.op1("llvm.mlir.poison", [], vt)
+    for j, x in enumerate(values):
+        acc = ctx.op1("llvm.insertelement", [acc, x, ctx.const(j)], vt)
+    return acc
+
+
+def _to_mem(ctx, v, elem, mem):
+    return v if elem == mem else ctx.op1("arith.extui", [v], mem)
+
+
+def _from_mem(ctx, v, elem, mem):
+    if elem == mem:
+        return v
+    return ctx.op1("arith.cmpi", [v, ctx.const(0, mem)], elem,
+                   {"predicate": ir.IntegerAttr.get(ctx.i64, 1)})  # ne
+
+
+def _width(op) -> int:
+    if "tilegpu.vector_width" in op.attributes:
+        return ir.IntegerAttr(op.attributes["tilegpu.vector_width"]).value
+    return 1
+
+
+def _load_attrs(nbytes, op):
+    attrs = {"alignment": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), nbytes)}
+    if "volatile" in op.attributes:
+        attrs["volatile_"] = ir.UnitAttr.get()
+    return attrs
+
+
+@lower("tile.load")
+def _load(ctx, op, args):
+    from ..to_llvm import Regs
+    names = named_operands(op)
+    lowered = dict(zip([k for k, v in names.items() if v is not None], args))
+    ptr, mask, other = lowered["ptr"], lowered.get("mask"), lowered.get("other")
+    elem = T.element_type(op.results[0].type)
+    mem = _mem_type(elem)
+    if not isinstance(ptr, Regs):
+        return [_guarded_load(ctx, op, ptr, mask, other, elem, mem, 1)]
+    vec = _width(op)
+    out = [None] * len(ptr.values)
+    for idxs in _vector_groups(ptr, vec):
+        m = mask.values[idxs[0]] if mask is not None else None
+        o = [other.values[i] for i in idxs] if other is not None else None
+        v = _guarded_load(ctx, op, ptr.values[idxs[0]], m, o, elem, mem, vec)
+        for i, x in zip(idxs, _extract(ctx, v, elem, vec) if vec > 1 else [v]):
+            out[i] = x
+    return [ptr.like(out)]
+
+
+def _guarded_load(ctx, op, p, m, other, elem, mem, vec):
+    """Loads `vec` elements at `p` (one vector access); where `m` is false, `other`."""
+    vt_mem = _vec_type(mem, vec)
+    vt = _vec_type(elem, vec)
+    nbytes = elem_bytes(mem) * vec
+
+    def load():
+        v = ctx.op1("llvm.load", [p], vt_mem, _load_attrs(nbytes, op))
+        if elem == mem:
+            return v
+        if vec == 1:
+            return _from_mem(ctx, v, elem, mem)
+        vals = [_from_mem(ctx, x, elem, mem) for x in _extract(ctx, v, mem, vec)]
+        return _pack(ctx, vals, elem, vec)
+
+    if m is None:
+        return load()
+    if_op = scf.IfOp(m, [vt], has_else=True)
+    with ir.InsertionPoint(if_op.then_block):
+        scf.YieldOp([load()])
+    with ir.InsertionPoint(if_op.else_block):
+        if other is None:
+            fill = _zero(ctx, vt)
+        else:
+            fill = _pack(ctx, other if isinstance(other, list) else [other], elem, vec)
+        scf.YieldOp([fill])
+    return if_op.results[0]
+
+
+def _zero(ctx, t):
+    if isinstance(t, ir.VectorType) or T.isa(t, ir.VectorType):
+        e = ir.VectorType(t).element_type
+        z = ir.FloatAttr.get(e, 0.0) if not T.isa(e, ir.IntegerType) else ir.IntegerAttr.get(e, 0)
+        return ctx.op1("arith.constant", [], t, {"value": ir.DenseElementsAttr.get_splat(t, z)})
+    if T.isa(t, ir.IntegerType):
+        return ctx.op1("arith.constant", [], t, {"value": ir.IntegerAttr.get(t, 0)})
+    return ctx.op1("arith.constant", [], t, {"value": ir.FloatAttr.get(t, 0.0)})
+
+
+@lower("tile.store")
+def _store(ctx, op, args):
+    from ..to_llvm import Regs
+    names = named_operands(op)
+    lowered = dict(zip([k for k, v in names.items() if v is not None], args))
+    ptr, val, mask = lowered["ptr"], lowered["value"], lowered.get("mask")
+    elem = T.element_type(op.operands[1].type)
+    mem = _mem_type(elem)
+    if not isinstance(ptr, Regs):
+        # a scalar store: one thread writes it
+        first = ctx.op1("arith.cmpi", [ctx.thread_id(), ctx.const(0)], ctx.i1,
+                        {"predicate": ir.IntegerAttr.get(ctx.i64, 0)})
+        m = first if mask is None else ctx.op1("arith.andi", [first, mask], ctx.i1)
+        _guarded_store(ctx, ptr, [_to_mem(ctx, val, elem, mem)], m, mem, 1)
+        return []
+    vec = _width(op)
+    for idxs in _vector_groups(ptr, vec):
+        m = mask.values[idxs[0]] if mask is not None else None
+        vals = [_to_mem(ctx, val.values[i], elem, mem) for i in idxs]
+        _guarded_store(ctx, ptr.values[idxs[0]], vals, m, mem, vec)
+    return []
+
+
+def _guarded_store(ctx, p, vals, m, mem, vec):
+    attrs = {"alignment": ir.IntegerAttr.get(ctx.i64, elem_bytes(mem) * vec)}
+
+    def store():
+        ctx.create("llvm.store", [_pack(ctx, vals, mem, vec), p], [], attrs)
+
+    if m is None:
+        store()
+        return
+    if_op = scf.IfOp(m, [], has_else=False)
+    with ir.InsertionPoint(if_op.then_block):
+        store()
+        scf.YieldOp([])
+
+
+@lower("tile.int_to_ptr")
+def _int_to_ptr(ctx, op, args):
+    return [ctx.op1("llvm.inttoptr", [args[0]], ctx.gptr)]
+
+
+@lower("tile.ptr_to_int")
+def _ptr_to_int(ctx, op, args):
+    return [ctx.op1("llvm.ptrtoint", [args[0]], ctx.i64)]

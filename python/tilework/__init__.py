@@ -1,0 +1,21 @@
+"""tilework: tile-level GPU kernels in Python, compiled through MLIR for NVIDIA and AMD.
+
+    import tilework
+    import tilework.language as tl
+
+    @tilework.jit
+    def add(x, y, out, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        tl.store(out + offs, tl.load(x + offs, mask=mask) + tl.load(y + offs, mask=mask), mask=mask)
+
+    add[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)
+
+GPU runtimes and toolchains are imported only when used: `import tilework` needs no GPU.
+"""
+__version__ = "0.1.0"
+
+from . import language  # noqa: F401
+from .compiler.options import CompileOptions  # noqa: F401
+from .errors import CompilationError  # noqa: F401
+from .runtime.jit import JITFunction, jit  # noqa: F401

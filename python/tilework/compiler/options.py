@@ -1,0 +1,44 @@
+"""The one options object.  Every compile option lives here; it is part of the cache key.
+Environment variables only fill defaults (`CompileOptions.from_env`)."""
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    target: str | None = None    # "sm_80", "sm_90a", "gfx942", ...; None: from the device
+    num_warps: int = 4           # warps per program
+    num_stages: int = 3          # software-pipelining depth (accepted; used by later passes)
+    debug: bool = False          # enables tl.device_assert
+    opt_level: int = 3           # LLVM/ptxas optimization level
+
+    def __post_init__(self):
+        nw = self.num_warps
+        if not isinstance(nw, int) or nw <= 0 or nw & (nw - 1) or nw > 32:
+            raise ValueError(f"num_warps must be a power of two between 1 and 32, got {nw!r}")
+        if not isinstance(self.num_stages, int) or self.num_stages < 1:
+            raise ValueError(f"num_stages must be a positive int, got {self.num_stages!r}")
+        if self.opt_level not in (0, 1, 2, 3):
+            raise ValueError(f"opt_level must be 0..3, got {self.opt_level!r}")
+
+    @classmethod
+    def from_env(cls, **overrides) -> "CompileOptions":
+        env = {}
+        if os.environ.get("TILEWORK_TARGET"):
+            env["target"] = os.environ["TILEWORK_TARGET"]
+        if os.environ.get("TILEWORK_DEBUG", "") not in ("", "0"):
+            env["debug"] = True
+        if os.environ.get("TILEWORK_OPT_LEVEL"):
+            env["opt_level"] = int(os.environ["TILEWORK_OPT_LEVEL"])
+        env.update({k: v for k, v in overrides.items() if v is not None})
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(env) - names
+        if unknown:
+            raise TypeError(f"unknown compile option(s): {', '.join(sorted(unknown))}")
+        return cls(**env)
+
+    def key(self) -> str:
+        return repr(dataclasses.astuple(self))

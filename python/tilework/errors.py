@@ -1,0 +1,53 @@
+"""Errors that point at the kernel's source."""
+from __future__ import annotations
+
+import linecache
+
+
+class CompilationError(Exception):
+    """A kernel could not be compiled.  Carries the kernel's file, line and column, shows the
+    source line with a caret, and the chain of nested @jit calls that led there."""
+
+    def __init__(self, message: str, filename: str | None = None, lineno: int | None = None,
+                 col: int | None = None, call_chain: tuple = ()):
+        self.message = message
+        self.filename = filename
+        self.lineno = lineno
+        self.col = col
+        self.call_chain = tuple(call_chain)  # ((filename, lineno, col, fn_name), ...) outermost first
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        parts = []
+        for fname, line, col, fn in self.call_chain:
+            parts.append(f"{fname}:{line}:{col + 1}: in call to {fn}()")
+            parts.extend(_source_excerpt(fname, line, col))
+        if self.filename is None:
+            return self.message
+        parts.append(f"{self.filename}:{self.lineno}:{(self.col or 0) + 1}: error: {self.message}")
+        parts.extend(_source_excerpt(self.filename, self.lineno, self.col))
+        return "\n".join(parts)
+
+
+def _source_excerpt(filename, lineno, col):
+    if not filename or not lineno:
+        return []
+    text = linecache.getline(filename, lineno).rstrip("\n")
+    if not text:
+        return []
+    caret = " " * (col or 0) + "^"
+    return ["    " + text, "    " + caret]
+
+
+def located(message: str, fn, node=None, exc=TypeError):
+    """An exception of type `exc` whose message names the kernel `fn`'s file and line
+    (the line of `node` if given, else the kernel's `def`)."""
+    import inspect
+    try:
+        filename = inspect.getsourcefile(fn)
+        _, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        return exc(message)
+    line = first + (node.lineno - 1 if node is not None else 0)
+    col = node.col_offset if node is not None else 0
+    return exc(f"{filename}:{line}:{col + 1}: {message}")

@@ -1,0 +1,1 @@
+"""Frontend: Python AST of a @jit kernel -> tile dialect IR."""

@@ -1,0 +1,431 @@
+"""The AST visitor: a @jit function's Python AST -> a `func.func` of tile IR.
+
+Python operators map to `semantic` through the tables below; `tl.*` builtins map to
+`ops.IMPLS`; nested @jit functions are inlined.  Every error becomes a `CompilationError`
+pointing at the kernel's source line (with the chain of nested calls).
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import operator
+
+import mlir.ir as ir
+from mlir.dialects import func as func_d
+
+from ..errors import CompilationError
+from ..language import core
+from ..language.core import constexpr, tensor
+from . import semantic as S
+from .ops import IMPLS
+from .semantic import SemanticError
+from .types import to_ir
+
+# Python operator -> semantic op name
+BINOPS = {
+    ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv",
+    ast.FloorDiv: "floordiv", ast.Mod: "mod", ast.BitAnd: "and", ast.BitOr: "or",
+    ast.BitXor: "xor", ast.LShift: "lshift", ast.RShift: "rshift",
+}
+CMPOPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
+
+# the same operators on compile-time values
+PY_BINOPS = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+    ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor,
+    ast.LShift: operator.lshift, ast.RShift: operator.rshift, ast.Pow: operator.pow,
+}
+PY_CMPOPS = {
+    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Is: operator.is_, ast.IsNot: operator.is_not,
+    ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
+}
+PY_UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert,
+            ast.Not: operator.not_}
+
+# Python builtins usable on compile-time values inside kernels
+PY_BUILTINS = {"range", "min", "max", "int", "float", "bool", "len", "abs", "print", "isinstance",
+               "tuple", "list", "getattr", "hasattr", "enumerate", "zip", "str"}
+
+_UNSUPPORTED_STMT = {
+    ast.With: "`with` statements", ast.Try: "`try` statements", ast.Raise: "`raise`",
+    ast.ClassDef: "class definitions", ast.FunctionDef: "nested function definitions",
+    ast.Lambda: "lambdas", ast.Global: "`global`", ast.Nonlocal: "`nonlocal`",
+    ast.Delete: "`del`", ast.Import: "imports", ast.ImportFrom: "imports",
+    ast.AsyncFunctionDef: "async functions", ast.Yield: "`yield`",
+}
+
+
+def is_const(x) -> bool:
+    return not isinstance(x, tensor)
+
+
+def unwrap(x):
+    return x.value if isinstance(x, constexpr) else x
+
+
+class _Return(Exception):
+    pass
+
+
+class CodeGenerator(ast.NodeVisitor):
+    def __init__(self, jit_fn, builder: S.Builder, scope: dict, call_chain=()):
+        self.fn = jit_fn
+        self.b = builder
+        self.scope = dict(scope)
+        self.call_chain = call_chain
+        self.filename = jit_fn.filename
+        self.line_offset = jit_fn.first_line - 1
+        self.col_offset = jit_fn.col_offset
+        self.returned = None
+
+    # ---- locations and errors --------------------------------------------------------------
+    def _pos(self, node):
+        return self.line_offset + getattr(node, "lineno", 1), \
+            getattr(node, "col_offset", 0) + self.col_offset
+
+    def error(self, node, message) -> CompilationError:
+        line, col = self._pos(node)
+        return CompilationError(message, self.filename, line, col, self.call_chain)
+
+    def visit(self, node):
+        if hasattr(node, "lineno"):
+            line, col = self._pos(node)
+            self.b.loc = ir.Location.file(self.filename, line, col + 1, self.b.context)
+        try:
+            return super().visit(node)
+        except (CompilationError, _Return):
+            raise
+        except SemanticError as e:
+            raise self.error(node, str(e)) from None
+        except RecursionError:
+            raise self.error(node, "recursion is not supported in kernels") from None
+        except TypeError as e:
+            raise self.error(node, str(e)) from None
+
+    def generic_visit(self, node):
+        what = _UNSUPPORTED_STMT.get(type(node), f"`{type(node).__name__}`")
+        raise self.error(node, f"unsupported Python construct: {what}")
+
+    # ---- statements ------------------------------------------------------------------------
+    def visit_body(self, stmts):
+        for s in stmts:
+            self.visit(s)
+
+    def visit_Expr(self, node):
+        self.visit(node.value)
+
+    def visit_Pass(self, node):
+        pass
+
+    def visit_Assign(self, node):
+        value = self.visit(node.value)
+        for target in node.targets:
+            self.assign(target, value, node)
+
+    def visit_AnnAssign(self, node):
+        if node.value is None:
+            return
+        self.assign(node.target, self.visit(node.value), node)
+
+    def visit_AugAssign(self, node):
+        if not isinstance(node.target, ast.Name):
+            raise self.error(node, "augmented assignment only to names is supported")
+        cur = self.lookup(node.target.id, node.target)
+        self.assign(node.target, self.binop(node, node.op, cur, self.visit(node.value)), node)
+
+    def assign(self, target, value, node):
+        if isinstance(target, ast.Name):
+            if isinstance(value, (int, float, bool)) and not isinstance(value, tensor):
+                value = constexpr(value)
+            self.scope[target.id] = value
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            vals = unwrap(value)
+            if not isinstance(vals, (tuple, list)) or len(vals) != len(target.elts):
+                raise self.error(node, f"cannot unpack {value!r} into {len(target.elts)} names")
+            for t, v in zip(target.elts, vals):
+                self.assign(t, v, node)
+        else:
+            raise self.error(target, "only assignment to names and tuples of names is supported")
+
+    def visit_If(self, node):
+        cond = self.visit(node.test)
+        if isinstance(cond, tensor):
+            raise self.error(node.test, "`if` on a runtime value is not supported yet; "
+                                        "use a constexpr condition or tl.where")
+        self.visit_body(node.body if unwrap(cond) else node.orelse)
+
+    def visit_Return(self, node):
+        self.returned = self.visit(node.value) if node.value is not None else None
+        raise _Return()
+
+    def visit_Assert(self, node):
+        cond = self.visit(node.test)
+        if isinstance(cond, tensor):
+            raise self.error(node, "`assert` on a runtime value: use tl.device_assert")
+        if not unwrap(cond):
+            msg = unwrap(self.visit(node.msg)) if node.msg is not None else ""
+            raise self.error(node, f"assertion failed: {msg}".rstrip(": "))
+
+    def visit_For(self, node):
+        it = node.iter
+        if not (isinstance(it, ast.Call)):
+            raise self.error(node, "for loops iterate over range(), tl.range() or tl.static_range()")
+        fn = self.visit(it.func)
+        if fn is not builtins.range and getattr(fn, "__name__", "") != "static_range":
+            raise self.error(node, "loops over runtime ranges are not supported yet; "
+                                   "use constexpr bounds (they are unrolled)")
+        args = [self.visit(a) for a in it.args]
+        if any(isinstance(a, tensor) for a in args):
+            raise self.error(node, "loops over runtime ranges are not supported yet; "
+                                   "use constexpr bounds (they are unrolled)")
+        if node.orelse:
+            raise self.error(node, "`for ... else` is not supported")
+        for i in range(*[int(unwrap(a)) for a in args]):
+            self.assign(node.target, constexpr(i), node)
+            self.visit_body(node.body)
+
+    def visit_While(self, node):
+        raise self.error(node, "`while` loops are not supported yet")
+
+    # ---- expressions -----------------------------------------------------------------------
+    def visit_Constant(self, node):
+        return constexpr(node.value)
+
+    def visit_Name(self, node):
+        return self.lookup(node.id, node)
+
+    def lookup(self, name, node):
+        if name in self.scope:
+            return self.scope[name]
+        g = self.fn.fn.__globals__
+        if name in g:
+            v = g[name]
+            return constexpr(v) if isinstance(v, (int, float, bool)) else v
+        if name in PY_BUILTINS:
+            return getattr(builtins, name)
+        if hasattr(builtins, name):
+            raise self.error(node, f"unsupported builtin `{name}` in a kernel")
+        raise self.error(node, f"name `{name}` is not defined")
+
+    def visit_Tuple(self, node):
+        return tuple(self.visit(e) for e in node.elts)
+
+    visit_List = visit_Tuple
+
+    def visit_BinOp(self, node):
+        return self.binop(node, node.op, self.visit(node.left), self.visit(node.right))
+
+    def binop(self, node, op, lhs, rhs):
+        if is_const(lhs) and is_const(rhs):
+            f = PY_BINOPS.get(type(op))
+            if f is None:
+                raise self.error(node, f"unsupported operator {type(op).__name__}")
+            return constexpr(f(unwrap(lhs), unwrap(rhs)))
+        name = BINOPS.get(type(op))
+        if name is None:
+            raise self.error(node, f"operator {type(op).__name__} is not supported on tiles")
+        return S.binary(self.b, name, self._operand(lhs, node), self._operand(rhs, node))
+
+    def _operand(self, x, node):
+        v = unwrap(x)
+        if isinstance(v, tensor) or isinstance(v, (int, float, bool)):
+            return v
+        raise self.error(node, f"expected a tile or a number, got {type(v).__name__}")
+
+    def visit_UnaryOp(self, node):
+        v = self.visit(node.operand)
+        if is_const(v):
+            return constexpr(PY_UNARY[type(node.op)](unwrap(v)))
+        if isinstance(node.op, ast.USub):
+            return S.minus(self.b, v)
+        if isinstance(node.op, ast.UAdd):
+            return v
+        if isinstance(node.op, ast.Invert):
+            return S.invert(self.b, v)
+        return S.logical_not(self.b, v)
+
+    def visit_Compare(self, node):
+        if len(node.ops) != 1:
+            raise self.error(node, "chained comparisons are not supported; split them with `&`")
+        lhs, rhs = self.visit(node.left), self.visit(node.comparators[0])
+        op = node.ops[0]
+        if is_const(lhs) and is_const(rhs):
+            return constexpr(PY_CMPOPS[type(op)](unwrap(lhs), unwrap(rhs)))
+        if type(op) not in CMPOPS:
+            raise self.error(node, f"operator {type(op).__name__} is not supported on tiles")
+        return S.compare(self.b, CMPOPS[type(op)], self._operand(lhs, node),
+                         self._operand(rhs, node))
+
+    def visit_BoolOp(self, node):
+        vals = [self.visit(v) for v in node.values]
+        if all(is_const(v) for v in vals):
+            out = unwrap(vals[0])
+            for v in vals[1:]:
+                out = (out and unwrap(v)) if isinstance(node.op, ast.And) else (out or unwrap(v))
+            return constexpr(out)
+        name = "and" if isinstance(node.op, ast.And) else "or"
+        acc = vals[0]
+        for v in vals[1:]:
+            a = S.to_tensor(self.b, acc)
+            c = S.to_tensor(self.b, v)
+            a = S.cast(self.b, a, core.int1) if not a.dtype.is_bool() else a
+            c = S.cast(self.b, c, core.int1) if not c.dtype.is_bool() else c
+            acc = S.binary(self.b, name, a, c)
+        return acc
+
+    def visit_IfExp(self, node):
+        cond = self.visit(node.test)
+        if isinstance(cond, tensor):
+            return S.where(self.b, cond, self.visit(node.body), self.visit(node.orelse))
+        return self.visit(node.body if unwrap(cond) else node.orelse)
+
+    def visit_Attribute(self, node):
+        base = self.visit(node.value)
+        if isinstance(base, tensor):
+            return self.tensor_attr(base, node.attr, node)
+        obj = unwrap(base)
+        try:
+            v = getattr(obj, node.attr)
+        except AttributeError:
+            raise self.error(node, f"{obj!r} has no attribute `{node.attr}`") from None
+        return constexpr(v) if isinstance(v, (int, float, bool)) else v
+
+    def tensor_attr(self, t: tensor, attr, node):
+        if attr == "dtype":
+            return t.dtype
+        if attr == "shape":
+            return tuple(constexpr(s) for s in t.shape)
+        if attr in ("to", "__add__"):
+            return _BoundMethod(t, attr)
+        raise self.error(node, f"a tile has no attribute `{attr}`")
+
+    def visit_Subscript(self, node):
+        base = self.visit(node.value)
+        idx = self.visit(node.slice)
+        if isinstance(base, tensor):
+            raise self.error(node, "indexing tiles is not supported yet")
+        try:
+            v = unwrap(base)[unwrap(idx)]
+        except Exception as e:
+            raise self.error(node, f"cannot index {unwrap(base)!r}: {e}") from None
+        return v
+
+    def visit_Call(self, node):
+        fn = self.visit(node.func)
+        args = []
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                args.extend(unwrap(self.visit(a.value)))
+            else:
+                args.append(self.visit(a))
+        kwargs = {k.arg: self.visit(k.value) for k in node.keywords}
+        fn_u = unwrap(fn)
+        if isinstance(fn_u, _BoundMethod):
+            return self.call_method(fn_u, args, kwargs, node)
+        name = getattr(fn_u, "__tilework_builtin__", None)
+        if name is not None:
+            return self.call_builtin(name, args, kwargs, node)
+        from ..runtime.jit import JITFunction  # jit functions are inlined
+        if isinstance(fn_u, JITFunction):
+            return self.call_jit(fn_u, args, kwargs, node)
+        if isinstance(fn_u, core.dtype) or fn_u is constexpr:
+            return fn_u(*[unwrap(a) for a in args]) if fn_u is constexpr else fn_u
+        if fn_u in (builtins.min, builtins.max) and any(isinstance(a, tensor) for a in args):
+            raise self.error(node, f"{fn_u.__name__}() on tiles: use tl.minimum/tl.maximum")
+        if any(isinstance(a, tensor) for a in args) or any(isinstance(v, tensor) for v in kwargs.values()):
+            what = getattr(fn_u, "__name__", repr(fn_u))
+            raise self.error(node, f"unsupported call to `{what}` with tile arguments: only tl "
+                                   f"builtins and @jit functions take tiles")
+        if not callable(fn_u):
+            raise self.error(node, f"{fn_u!r} is not callable")
+        try:
+            res = fn_u(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
+        except Exception as e:
+            raise self.error(node, f"error calling {getattr(fn_u, '__name__', fn_u)}: {e}") from None
+        return constexpr(res) if isinstance(res, (int, float, bool)) else res
+
+    def call_builtin(self, name, args, kwargs, node):
+        impl = IMPLS.get(name)
+        if impl is None:
+            raise self.error(node, f"tl.{name} is not supported yet")
+        import inspect
+        try:
+            inspect.signature(impl).bind(self.b, *args, **kwargs)
+        except TypeError as e:
+            raise self.error(node, f"tl.{name}: {e}") from None
+        return impl(self.b, *args, **kwargs)
+
+    def call_method(self, m, args, kwargs, node):
+        if m.name == "to":
+            return self.call_builtin("cast", [m.obj] + args, kwargs, node)
+        raise self.error(node, f"unsupported tile method `{m.name}`")
+
+    def call_jit(self, jfn, args, kwargs, node):
+        line, col = self._pos(node)
+        chain = self.call_chain + ((self.filename, line, col, jfn.__name__),)
+        if len(chain) > 64:
+            raise self.error(node, f"recursion is not supported: {jfn.__name__}() calls itself")
+        if any(c[3] == jfn.__name__ for c in self.call_chain) or jfn is self.fn:
+            raise self.error(node, f"recursion is not supported: {jfn.__name__}() calls itself")
+        try:
+            bound = jfn.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise self.error(node, f"{jfn.__name__}(): {e}") from None
+        bound.apply_defaults()
+        scope = {}
+        for name, v in bound.arguments.items():
+            scope[name] = v if isinstance(v, (tensor, constexpr)) else constexpr(v)
+        child = CodeGenerator(jfn, self.b, scope, chain)
+        tree = jfn.parse()
+        try:
+            child.visit_body(tree.body[0].body)
+        except _Return:
+            pass
+        return child.returned
+
+
+class _BoundMethod:
+    def __init__(self, obj, name):
+        self.obj, self.name = obj, name
+
+
+def build_kernel(jit_fn, signature: dict, constants: dict, attrs: dict, context: ir.Context,
+                 name: str | None = None) -> ir.Module:
+    """Emits the tile IR module of `jit_fn` specialized on `signature` (param -> dtype of the
+    runtime arguments), `constants` (param -> value) and `attrs` (param -> {attr: int})."""
+    tree = jit_fn.parse()
+    fdef = tree.body[0]
+    b = S.Builder(context)
+    with context:
+        loc = ir.Location.file(jit_fn.filename, jit_fn.first_line, 1, context)
+        module = ir.Module.create(loc)
+        arg_names = [p for p in jit_fn.arg_names if p in signature]
+        arg_types = [to_ir(signature[p]) for p in arg_names]
+        with ir.InsertionPoint(module.body), loc:
+            ftype = ir.FunctionType.get(arg_types, [])
+            f = func_d.FuncOp(name or jit_fn.__name__, ftype)
+            f.attributes["tile.kernel"] = ir.UnitAttr.get()
+            arg_attrs = []
+            for p in arg_names:
+                d = {k: ir.IntegerAttr.get(ir.IntegerType.get_signless(32), v)
+                     for k, v in attrs.get(p, {}).items()}
+                arg_attrs.append(ir.DictAttr.get(d))
+            f.arg_attrs = ir.ArrayAttr.get(arg_attrs)
+            entry = f.add_entry_block()
+        scope = {}
+        for i, p in enumerate(arg_names):
+            scope[p] = tensor(entry.arguments[i], signature[p])
+        for p, v in constants.items():
+            scope[p] = v if isinstance(v, constexpr) else constexpr(v)
+        gen = CodeGenerator(jit_fn, b, scope)
+        with ir.InsertionPoint(entry):
+            try:
+                gen.visit_body(fdef.body)
+            except _Return:
+                if gen.returned is not None:
+                    raise gen.error(fdef, "a kernel cannot return a value") from None
+            with loc:
+                func_d.ReturnOp([])
+    return module

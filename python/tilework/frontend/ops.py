@@ -1,0 +1,244 @@
+"""What each `tl` builtin emits.  One function per builtin, registered under the builtin's name;
+the code generator calls `IMPLS[name](builder, *args, **kwargs)`.  Arguments arrive as
+`tensor`s, `constexpr`s or plain Python values; semantics come from `semantic`."""
+from __future__ import annotations
+
+import mlir.ir as ir
+
+from ..language import core
+from ..language.core import constexpr, tensor
+from . import semantic as S
+from .semantic import SemanticError
+from .types import tensor_ir_type
+
+IMPLS = {}
+
+
+def impl(fn):
+    IMPLS[fn.__name__.rstrip("_")] = fn
+    return fn
+
+
+def _const(x, what: str):
+    """The Python value of a constexpr argument, or a SemanticError."""
+    if isinstance(x, constexpr):
+        return x.value
+    if isinstance(x, tensor):
+        raise SemanticError(f"{what} must be a constexpr, got a runtime value")
+    return x
+
+
+def _i32_attr(v: int) -> ir.Attribute:
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(32), int(v))
+
+
+def _shape(shape, what="shape"):
+    shape = _const(shape, what)
+    if isinstance(shape, int):
+        shape = (shape,)
+    try:
+        shape = tuple(int(_const(s, what)) for s in shape)
+    except TypeError:
+        raise SemanticError(f"{what} must be a tuple of constexpr ints, got {shape!r}") from None
+    for s in shape:
+        if s <= 0 or s & (s - 1):
+            raise SemanticError(f"{what} {list(shape)}: every dimension must be a power of two")
+    return shape
+
+
+@impl
+def program_id(b, axis):
+    axis = _const(axis, "program_id axis")
+    if axis not in (0, 1, 2):
+        raise SemanticError(f"program_id axis must be 0, 1 or 2, got {axis}")
+    h = b.create1("tile.get_program_id", [], ir.IntegerType.get_signless(32),
+                  {"axis": _i32_attr(axis)})
+    return tensor(h, core.int32)
+
+
+@impl
+def num_programs(b, axis):
+    axis = _const(axis, "num_programs axis")
+    if axis not in (0, 1, 2):
+        raise SemanticError(f"num_programs axis must be 0, 1 or 2, got {axis}")
+    h = b.create1("tile.get_num_programs", [], ir.IntegerType.get_signless(32),
+                  {"axis": _i32_attr(axis)})
+    return tensor(h, core.int32)
+
+
+@impl
+def arange(b, start, end):
+    start = _const(start, "arange start")
+    end = _const(end, "arange end")
+    if not isinstance(start, int) or not isinstance(end, int):
+        raise SemanticError("arange bounds must be constexpr ints")
+    n = end - start
+    if n <= 0:
+        raise SemanticError(f"arange({start}, {end}) is empty")
+    if n & (n - 1):
+        raise SemanticError(f"arange({start}, {end}) has length {n}, which is not a power of two")
+    if n > 1 << 20:
+        raise SemanticError(f"arange({start}, {end}) has {n} elements; a tile holds at most 2**20")
+    h = b.create1("tile.make_range", [], tensor_ir_type(core.int32, (n,)),
+                  {"start": _i32_attr(start), "end": _i32_attr(end)})
+    return tensor(h, core.int32, (n,))
+
+
+def _dtype(x):
+    x = _const(x, "dtype")
+    if isinstance(x, str):
+        x = core.str_to_ty(x)
+    if not isinstance(x, core.dtype):
+        raise SemanticError(f"expected a dtype, got {x!r}")
+    return x
+
+
+@impl
+def full(b, shape, value, dtype):
+    shape, dtype = _shape(shape), _dtype(dtype)
+    if isinstance(value, tensor):
+        return S.splat(b, S.cast(b, value, dtype), shape)
+    return b.constant(_const(value, "full value"), dtype, shape)
+
+
+@impl
+def zeros(b, shape, dtype):
+    return full(b, shape, 0, dtype)
+
+
+@impl
+def broadcast_to(b, input, shape):
+    return S.broadcast_to(b, S.to_tensor(b, input), _shape(shape))
+
+
+@impl
+def cast(b, input, dtype, bitcast=False):
+    return S.cast(b, input, _dtype(dtype), bool(_const(bitcast, "bitcast")))
+
+
+@impl
+def where(b, condition, x, y):
+    return S.where(b, condition, x, y)
+
+
+@impl
+def minimum(b, x, y):
+    return S.binary(b, "minimum", x, y)
+
+
+@impl
+def maximum(b, x, y):
+    return S.binary(b, "maximum", x, y)
+
+
+_CACHE = ("", ".ca", ".cg", ".cs", ".cv", ".wb", ".wt")
+_EVICT = ("", "evict_first", "evict_last", "evict_normal")
+
+
+def _hints(cache_modifier, eviction_policy):
+    cm = _const(cache_modifier, "cache_modifier")
+    ev = _const(eviction_policy, "eviction_policy")
+    if cm not in _CACHE:
+        raise SemanticError(f"cache_modifier must be one of {list(_CACHE)}, got {cm!r}")
+    if ev not in _EVICT:
+        raise SemanticError(f"eviction_policy must be one of {list(_EVICT)}, got {ev!r}")
+    attrs = {}
+    if cm:
+        attrs["cache"] = ir.StringAttr.get(cm)
+    if ev:
+        attrs["evict"] = ir.StringAttr.get(ev)
+    return attrs
+
+
+def _mask(b, mask, shape, what):
+    if mask is None or (isinstance(mask, constexpr) and mask.value is None):
+        return None
+    mask = S.to_tensor(b, mask)
+    if not mask.dtype.is_bool():
+        mask = S.cast(b, mask, core.int1)
+    try:
+        return S.broadcast_to(b, mask, shape)
+    except SemanticError:
+        raise SemanticError(f"{what} mask of shape {list(mask.shape)} does not match pointer "
+                            f"shape {list(shape)}") from None
+
+
+def _segments(*present):
+    return ir.DenseI32ArrayAttr.get([1 if p else 0 for p in present])
+
+
+@impl
+def load(b, pointer, mask=None, other=None, cache_modifier="", eviction_policy="",
+         volatile=False):
+    ptr = S.to_tensor(b, pointer)
+    if not ptr.dtype.is_ptr():
+        raise SemanticError(f"load expects a pointer or a tile of pointers, got {ptr.dtype}")
+    elem = ptr.dtype.element_ty
+    m = _mask(b, mask, ptr.shape, "load")
+    o = None
+    if other is not None and not (isinstance(other, constexpr) and other.value is None):
+        if m is None:
+            raise SemanticError("load: `other` is given without a mask")
+        o = S.broadcast_to(b, S.cast(b, S._weak_scalar(b, other, elem)
+                                     if not isinstance(other, tensor) else other, elem), ptr.shape)
+    attrs = _hints(cache_modifier, eviction_policy)
+    if _const(volatile, "volatile"):
+        attrs["volatile"] = ir.UnitAttr.get()
+    attrs["operandSegmentSizes"] = _segments(True, m is not None, o is not None)
+    operands = [ptr.handle] + ([m.handle] if m is not None else []) + ([o.handle] if o is not None else [])
+    h = b.create1("tile.load", operands, tensor_ir_type(elem, ptr.shape), attrs)
+    return tensor(h, elem, ptr.shape)
+
+
+@impl
+def store(b, pointer, value, mask=None, cache_modifier="", eviction_policy=""):
+    ptr = S.to_tensor(b, pointer)
+    if not ptr.dtype.is_ptr():
+        raise SemanticError(f"store expects a pointer or a tile of pointers, got {ptr.dtype}")
+    elem = ptr.dtype.element_ty
+    val = value if isinstance(value, tensor) else S._weak_scalar(b, value, elem)
+    if val.dtype.is_ptr():
+        raise SemanticError("storing pointers is not supported")
+    if len(val.shape) > len(ptr.shape) or (val.shape and S.broadcast_shapes(
+            val.shape, ptr.shape, "store value and pointer") != ptr.shape):
+        raise SemanticError(f"store value of shape {list(val.shape)} does not match pointer "
+                            f"shape {list(ptr.shape)}")
+    val = S.broadcast_to(b, S.cast(b, val, elem), ptr.shape)
+    m = _mask(b, mask, ptr.shape, "store")
+    attrs = _hints(cache_modifier, eviction_policy)
+    attrs["operandSegmentSizes"] = _segments(True, True, m is not None)
+    b.create("tile.store", [ptr.handle, val.handle] + ([m.handle] if m is not None else []), [], attrs)
+    return None
+
+
+@impl
+def static_assert(b, cond, msg=""):
+    c = _const(cond, "static_assert condition")
+    if not c:
+        raise SemanticError(f"static_assert failed: {_const(msg, 'message')}".rstrip(": "))
+
+
+@impl
+def static_print(b, *values):
+    print(*[v.value if isinstance(v, constexpr) else v for v in values])
+
+
+def _hint_attr(b, input, values, attr_name):
+    x = S.to_tensor(b, input)
+    vals = _const(values, attr_name)
+    vals = [vals] if isinstance(vals, int) else list(vals)
+    op = x.handle.owner
+    if isinstance(op, ir.Block):
+        raise SemanticError(f"{attr_name} hints apply to computed values, not to arguments")
+    op.attributes[f"tile.{attr_name}"] = ir.DenseI32ArrayAttr.get([int(v) for v in vals])
+    return x
+
+
+@impl
+def multiple_of(b, input, values):
+    return _hint_attr(b, input, values, "divisibility")
+
+
+@impl
+def max_contiguous(b, input, values):
+    return _hint_attr(b, input, values, "contiguity")

@@ -1,0 +1,416 @@
+"""Semantics shared by every op: type promotion, broadcasting, casts and the arithmetic tables.
+
+This is the one place these rules live (docs/language.md has them as a table):
+
+* Python scalars are *weakly typed*: combined with a tile they take the tile's dtype (an int
+  with a float tile becomes that float; a float with an int tile becomes fp32).  Alone, an int
+  is int32 (int64 if it does not fit) and a float is fp32.
+* Floats win over ints; the wider float wins; fp16 with bf16 gives fp32.
+* Two ints: the wider wins; at equal width unsigned wins (C's rules).
+* `/` on ints computes in fp32; `//` and `%` on ints truncate toward zero (C semantics).
+* Comparisons give int1.  Shapes broadcast as in numpy (size-1 dimensions grow); a scalar is
+  splat to the tile's shape.
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+
+from tilework.dialects import tile as T
+
+from ..language import core
+from ..language.core import constexpr, tensor
+from .types import tensor_ir_type, to_ir
+
+
+class SemanticError(Exception):
+    """A user error found while building IR; the code generator adds the source location."""
+
+
+# --------------------------------------------------------------------------------------------
+# The builder: creates ops at the insertion point with the current source location.
+
+class Builder:
+    def __init__(self, context: ir.Context):
+        self.context = context
+        self.loc = ir.Location.unknown(context)
+
+    def create(self, name, operands, result_types, attributes=None) -> list:
+        op = ir.Operation.create(name, results=list(result_types), operands=list(operands),
+                                 attributes=attributes or {}, loc=self.loc)
+        return list(op.results)
+
+    def create1(self, name, operands, result_type, attributes=None) -> ir.Value:
+        return self.create(name, operands, [result_type], attributes)[0]
+
+    def constant(self, value, dt: core.dtype, shape=()) -> tensor:
+        ty = tensor_ir_type(dt, shape)
+        elem = to_ir(dt)
+        if dt.is_floating():
+            attr = ir.FloatAttr.get(elem, float(value))
+        else:
+            bits = dt.primitive_bitwidth
+            v = int(value)
+            if dt.is_bool():
+                v = 1 if v else 0
+            v &= (1 << bits) - 1
+            if bits > 1 and v >= 1 << (bits - 1):  # signless attr wants the signed view
+                v -= 1 << bits
+            if bits == 1 and v:
+                v = -1
+            attr = ir.IntegerAttr.get(elem, v)
+        if shape:
+            attr = ir.DenseElementsAttr.get_splat(ty, attr)
+        h = self.create1("arith.constant", [], ty, {"value": attr})
+        return tensor(h, dt, shape)
+
+
+# --------------------------------------------------------------------------------------------
+# scalars and promotion
+
+def python_scalar_dtype(v) -> core.dtype:
+    if isinstance(v, bool):
+        return core.int1
+    if isinstance(v, int):
+        if -2**31 <= v < 2**31:
+            return core.int32
+        if -2**63 <= v < 2**63:
+            return core.int64
+        if 0 <= v < 2**64:
+            return core.uint64
+        raise SemanticError(f"integer constant {v} does not fit in 64 bits")
+    if isinstance(v, float):
+        return core.float32
+    raise SemanticError(f"expected a tile or a number, got {type(v).__name__} {v!r}")
+
+
+def to_tensor(b: Builder, x, hint: core.dtype | None = None) -> tensor:
+    """`x` as a tensor; Python numbers become constants, typed after `hint` when given."""
+    if isinstance(x, tensor):
+        return x
+    if isinstance(x, constexpr):
+        x = x.value
+    if isinstance(x, core.dtype) or x is None or isinstance(x, str):
+        raise SemanticError(f"expected a tile or a number, got {x!r}")
+    dt = python_scalar_dtype(x)
+    if hint is not None and not hint.is_ptr() and not isinstance(x, bool):
+        if hint.is_floating():
+            dt = hint
+        elif hint.is_int() and isinstance(x, int) and _fits(x, hint):
+            dt = hint
+    return b.constant(x, dt)
+
+
+def _fits(v: int, dt: core.dtype) -> bool:
+    bits = dt.primitive_bitwidth
+    if dt.is_bool():
+        return v in (0, 1)
+    if dt.is_int_unsigned():
+        return 0 <= v < 2**bits
+    return -2**(bits - 1) <= v < 2**(bits - 1)
+
+
+_FLOAT_RANK = {"fp8e4nv": 0, "fp8e5": 0, "fp16": 1, "bf16": 1, "fp32": 2, "fp64": 3}
+
+
+def integer_promote(a: core.dtype, b: core.dtype) -> core.dtype:
+    if a == b:
+        return a
+    wa, wb = a.primitive_bitwidth, b.primitive_bitwidth
+    if a.is_bool():
+        return b
+    if b.is_bool():
+        return a
+    if a.is_int_signed() == b.is_int_signed():
+        return a if wa >= wb else b
+    u, s = (a, b) if a.is_int_unsigned() else (b, a)
+    if u.primitive_bitwidth >= s.primitive_bitwidth:
+        return u
+    return s
+
+
+def computation_type(a: core.dtype, b: core.dtype, op: str) -> core.dtype:
+    if a.is_floating() or b.is_floating():
+        if a.is_floating() and b.is_floating():
+            if a != b and _FLOAT_RANK[a.name] == _FLOAT_RANK[b.name]:
+                return core.float32  # fp16 with bf16, or two fp8 kinds
+            return a if _FLOAT_RANK[a.name] >= _FLOAT_RANK[b.name] else b
+        f = a if a.is_floating() else b
+        return core.float32 if f.is_fp8() else f
+    if op == "truediv":
+        return core.float32
+    return integer_promote(a, b)
+
+
+def _weak_pair(b: Builder, x, y):
+    """Both operands as tensors, Python scalars typed after the other operand."""
+    if isinstance(x, tensor) and not isinstance(y, tensor):
+        y = _weak_scalar(b, y, x.dtype)
+    elif isinstance(y, tensor) and not isinstance(x, tensor):
+        x = _weak_scalar(b, x, y.dtype)
+    else:
+        x, y = to_tensor(b, x), to_tensor(b, y)
+    return x, y
+
+
+def _weak_scalar(b, v, other: core.dtype) -> tensor:
+    v = v.value if isinstance(v, constexpr) else v
+    if other.is_ptr():
+        return to_tensor(b, v)
+    if isinstance(v, float) and other.is_int():
+        return b.constant(v, core.float32)
+    return to_tensor(b, v, hint=other)
+
+
+# --------------------------------------------------------------------------------------------
+# shapes
+
+def splat(b: Builder, x: tensor, shape) -> tensor:
+    if x.shape == tuple(shape):
+        return x
+    if x.shape:
+        raise SemanticError(f"cannot splat a tile of shape {list(x.shape)}")
+    h = b.create1("tile.splat", [x.handle], tensor_ir_type(x.dtype, shape))
+    return tensor(h, x.dtype, shape)
+
+
+def broadcast_to(b: Builder, x: tensor, shape) -> tensor:
+    shape = tuple(shape)
+    if x.shape == shape:
+        return x
+    if not x.shape:
+        return splat(b, x, shape)
+    if len(x.shape) != len(shape):
+        raise SemanticError(f"cannot broadcast shape {list(x.shape)} to {list(shape)}: "
+                            f"ranks differ")
+    for a, c in zip(x.shape, shape):
+        if a != c and a != 1:
+            raise SemanticError(f"cannot broadcast shape {list(x.shape)} to {list(shape)}")
+    h = b.create1("tile.broadcast", [x.handle], tensor_ir_type(x.dtype, shape))
+    return tensor(h, x.dtype, shape)
+
+
+def broadcast_shapes(s1, s2, what="operands"):
+    if not s1:
+        return tuple(s2)
+    if not s2:
+        return tuple(s1)
+    if len(s1) != len(s2):
+        raise SemanticError(f"shape mismatch between {what}: {list(s1)} and {list(s2)} "
+                            f"(ranks differ)")
+    out = []
+    for a, c in zip(s1, s2):
+        if a == c or c == 1:
+            out.append(a)
+        elif a == 1:
+            out.append(c)
+        else:
+            raise SemanticError(f"shape mismatch between {what}: {list(s1)} and {list(s2)}")
+    return tuple(out)
+
+
+def broadcast_pair(b, x: tensor, y: tensor):
+    shape = broadcast_shapes(x.shape, y.shape)
+    return broadcast_to(b, x, shape), broadcast_to(b, y, shape)
+
+
+# --------------------------------------------------------------------------------------------
+# casts
+
+def cast(b: Builder, x, dst: core.dtype, bitcast: bool = False) -> tensor:
+    x = to_tensor(b, x)
+    src = x.dtype
+    if isinstance(dst, constexpr):
+        dst = dst.value
+    if not isinstance(dst, core.dtype):
+        raise SemanticError(f"cast target must be a dtype, got {dst!r}")
+    if src == dst:
+        return x
+    ty = tensor_ir_type(dst, x.shape)
+    if bitcast:
+        if src.primitive_bitwidth != dst.primitive_bitwidth or src.is_ptr() or dst.is_ptr():
+            raise SemanticError(f"cannot bitcast {src} to {dst}: sizes differ")
+        return tensor(b.create1("arith.bitcast", [x.handle], ty), dst, x.shape)
+    if src.is_ptr() or dst.is_ptr():
+        if src.is_ptr() and dst.is_ptr():
+            raise SemanticError(f"cannot cast pointer {src} to {dst} (pointer casts are not supported yet)")
+        raise SemanticError(f"cannot cast {src} to {dst}")
+    if dst.is_bool():
+        zero = broadcast_to(b, to_tensor(b, 0, hint=src), x.shape)
+        return compare(b, "ne", x, zero)
+    if src.is_floating() and dst.is_floating():
+        name = "arith.extf" if src.primitive_bitwidth < dst.primitive_bitwidth else "arith.truncf"
+        if src.primitive_bitwidth == dst.primitive_bitwidth:  # fp16 <-> bf16
+            mid = cast(b, x, core.float32)
+            return cast(b, mid, dst)
+    elif src.is_int() and dst.is_int():
+        if src.primitive_bitwidth == dst.primitive_bitwidth:
+            return tensor(x.handle, dst, x.shape)  # signedness only
+        if src.primitive_bitwidth < dst.primitive_bitwidth:
+            name = "arith.extsi" if src.is_int_signed() and not src.is_bool() else "arith.extui"
+        else:
+            name = "arith.trunci"
+    elif src.is_int() and dst.is_floating():
+        name = "arith.sitofp" if src.is_int_signed() and not src.is_bool() else "arith.uitofp"
+    else:
+        name = "arith.fptosi" if dst.is_int_signed() else "arith.fptoui"
+    return tensor(b.create1(name, [x.handle], ty), dst, x.shape)
+
+
+# --------------------------------------------------------------------------------------------
+# arithmetic: one row per operator -> (signed int op, unsigned int op, float op)
+
+ARITH = {
+    "add": ("arith.addi", "arith.addi", "arith.addf"),
+    "sub": ("arith.subi", "arith.subi", "arith.subf"),
+    "mul": ("arith.muli", "arith.muli", "arith.mulf"),
+    "truediv": (None, None, "arith.divf"),
+    "floordiv": ("arith.divsi", "arith.divui", None),
+    "mod": ("arith.remsi", "arith.remui", "arith.remf"),
+    "and": ("arith.andi", "arith.andi", None),
+    "or": ("arith.ori", "arith.ori", None),
+    "xor": ("arith.xori", "arith.xori", None),
+    "lshift": ("arith.shli", "arith.shli", None),
+    "rshift": ("arith.shrsi", "arith.shrui", None),
+    "maximum": ("arith.maxsi", "arith.maxui", "arith.maximumf"),
+    "minimum": ("arith.minsi", "arith.minui", "arith.minimumf"),
+}
+
+# comparisons: (signed, unsigned, float) predicates of arith.cmpi / arith.cmpf
+COMPARE = {
+    "lt": ("slt", "ult", "olt"),
+    "le": ("sle", "ule", "ole"),
+    "gt": ("sgt", "ugt", "ogt"),
+    "ge": ("sge", "uge", "oge"),
+    "eq": ("eq", "eq", "oeq"),
+    "ne": ("ne", "ne", "une"),
+}
+
+_CMPI = {"eq": 0, "ne": 1, "slt": 2, "sle": 3, "sgt": 4, "sge": 5, "ult": 6, "ule": 7,
+         "ugt": 8, "uge": 9}
+_CMPF = {"oeq": 1, "ogt": 2, "oge": 3, "olt": 4, "ole": 5, "one": 6, "une": 13}
+
+_SYMBOL = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%",
+           "and": "&", "or": "|", "xor": "^", "lshift": "<<", "rshift": ">>",
+           "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
+
+
+def _kind_index(dt: core.dtype) -> int:
+    if dt.is_floating():
+        return 2
+    return 1 if (dt.is_int_unsigned() or dt.is_bool()) else 0
+
+
+def binary(b: Builder, op: str, x, y) -> tensor:
+    x, y = _weak_pair(b, x, y)
+    sym = _SYMBOL.get(op, op)
+    # pointer arithmetic
+    if x.dtype.is_ptr() or y.dtype.is_ptr():
+        return _pointer_arith(b, op, x, y)
+    try:
+        x, y = broadcast_pair(b, x, y)
+    except SemanticError as e:
+        raise SemanticError(f"{e} in `{sym}`") from None
+    ct = computation_type(x.dtype, y.dtype, op)
+    names = ARITH[op]
+    name = names[_kind_index(ct)]
+    if name is None and op == "floordiv" and ct.is_floating():
+        q = binary(b, "truediv", x, y)
+        return tensor(b.create1("math.floor", [q.handle], q.handle.type), q.dtype, q.shape)
+    if name is None:
+        raise SemanticError(f"`{sym}` is not defined for {x.dtype} and {y.dtype}")
+    x, y = cast(b, x, ct), cast(b, y, ct)
+    h = b.create1(name, [x.handle, y.handle], x.handle.type)
+    return tensor(h, ct, x.shape)
+
+
+def compare(b: Builder, op: str, x, y) -> tensor:
+    x, y = _weak_pair(b, x, y)
+    try:
+        x, y = broadcast_pair(b, x, y)
+    except SemanticError as e:
+        raise SemanticError(f"{e} in `{_SYMBOL[op]}`") from None
+    if x.dtype.is_ptr() or y.dtype.is_ptr():
+        if not (x.dtype.is_ptr() and y.dtype.is_ptr()):
+            raise SemanticError(f"cannot compare {x.dtype} with {y.dtype}")
+        x = ptr_to_int(b, x)
+        y = ptr_to_int(b, y)
+        ct = core.uint64
+    else:
+        ct = computation_type(x.dtype, y.dtype, op)
+    x, y = cast(b, x, ct), cast(b, y, ct)
+    pred = COMPARE[op][_kind_index(ct)]
+    rt = tensor_ir_type(core.int1, x.shape)
+    i64 = ir.IntegerType.get_signless(64)
+    if ct.is_floating():
+        h = b.create1("arith.cmpf", [x.handle, y.handle], rt,
+                      {"predicate": ir.IntegerAttr.get(i64, _CMPF[pred])})
+    else:
+        h = b.create1("arith.cmpi", [x.handle, y.handle], rt,
+                      {"predicate": ir.IntegerAttr.get(i64, _CMPI[pred])})
+    return tensor(h, core.int1, x.shape)
+
+
+def ptr_to_int(b, x: tensor) -> tensor:
+    if x.shape:
+        raise SemanticError("comparing pointer tiles is not supported yet")
+    h = b.create1("tile.ptr_to_int", [x.handle], ir.IntegerType.get_signless(64))
+    return tensor(h, core.int64, ())
+
+
+def _pointer_arith(b, op, x: tensor, y: tensor) -> tensor:
+    if op == "add" and y.dtype.is_ptr() and not x.dtype.is_ptr():
+        x, y = y, x
+    if not x.dtype.is_ptr() or y.dtype.is_ptr() or op not in ("add", "sub"):
+        raise SemanticError(f"`{_SYMBOL.get(op, op)}` is not defined for {x.dtype} and {y.dtype}")
+    if not y.dtype.is_int():
+        raise SemanticError(f"pointer offsets must be integers, got {y.dtype}")
+    if op == "sub":
+        y = minus(b, y)
+    return addptr(b, x, y)
+
+
+def addptr(b, ptr: tensor, offset: tensor) -> tensor:
+    shape = broadcast_shapes(ptr.shape, offset.shape, "pointer and offset")
+    ptr, offset = broadcast_to(b, ptr, shape), broadcast_to(b, offset, shape)
+    if offset.dtype.is_bool():
+        offset = cast(b, offset, core.int32)
+    h = b.create1("tile.addptr", [ptr.handle, offset.handle], ptr.handle.type)
+    return tensor(h, ptr.dtype, shape)
+
+
+def minus(b, x) -> tensor:
+    x = to_tensor(b, x)
+    if x.dtype.is_ptr():
+        raise SemanticError("unary `-` is not defined for pointers")
+    if x.dtype.is_floating():
+        return tensor(b.create1("arith.negf", [x.handle], x.handle.type), x.dtype, x.shape)
+    return binary(b, "sub", 0, x)
+
+
+def invert(b, x) -> tensor:
+    x = to_tensor(b, x)
+    if not x.dtype.is_int():
+        raise SemanticError(f"`~` is not defined for {x.dtype}")
+    return binary(b, "xor", x, -1 if x.dtype.is_int_signed() else (1 << x.dtype.primitive_bitwidth) - 1)
+
+
+def logical_not(b, x) -> tensor:
+    x = to_tensor(b, x)
+    return compare(b, "eq", x, 0)
+
+
+def where(b, cond, x, y) -> tensor:
+    cond = to_tensor(b, cond)
+    if not cond.dtype.is_bool():
+        cond = cast(b, cond, core.int1)
+    x, y = _weak_pair(b, x, y)
+    if not (x.dtype.is_ptr() and y.dtype.is_ptr()):
+        ct = computation_type(x.dtype, y.dtype, "where")
+        x, y = cast(b, x, ct), cast(b, y, ct)
+    elif x.dtype != y.dtype:
+        raise SemanticError(f"where on pointers of different types {x.dtype} and {y.dtype}")
+    shape = broadcast_shapes(broadcast_shapes(cond.shape, x.shape, "where operands"), y.shape,
+                             "where operands")
+    cond, x, y = (broadcast_to(b, t, shape) for t in (cond, x, y))
+    h = b.create1("arith.select", [cond.handle, x.handle, y.handle], x.handle.type)
+    return tensor(h, x.dtype, shape)

@@ -1,0 +1,335 @@
+"""The tile language surface: dtypes, `constexpr`, the `tensor` value and builtin stubs.
+
+This module is deliberately thin.  Builtins here only document the API and mark
+the function; what a builtin does when a kernel is compiled lives in
+`tilework.frontend.ops` (one implementation per builtin, keyed by name) and the
+semantics shared by all ops (type promotion, broadcasting) in
+`tilework.frontend.semantic`.  Calling a builtin outside a kernel raises.
+"""
+from __future__ import annotations
+
+import functools
+
+
+# --------------------------------------------------------------------------------------------
+# dtypes
+
+class dtype:
+    """A scalar element type.  Names follow triton.language (`fp32`, `int32`, `uint8`, ...)."""
+
+    SINT = ("int1", "int8", "int16", "int32", "int64")
+    UINT = ("uint8", "uint16", "uint32", "uint64")
+    FLOAT = ("fp8e4nv", "fp8e5", "fp16", "bf16", "fp32", "fp64")
+
+    def __init__(self, name: str):
+        if name not in self.SINT + self.UINT + self.FLOAT + ("void",):
+            raise ValueError(f"unknown dtype {name!r}")
+        self.name = name
+
+    # kinds
+    def is_floating(self) -> bool:
+        return self.name in self.FLOAT
+
+    def is_int(self) -> bool:
+        return self.name in self.SINT + self.UINT
+
+    def is_int_signed(self) -> bool:
+        return self.name in self.SINT
+
+    def is_int_unsigned(self) -> bool:
+        return self.name in self.UINT
+
+    def is_bool(self) -> bool:
+        return self.name == "int1"
+
+    def is_ptr(self) -> bool:
+        return False
+
+    def is_fp8(self) -> bool:
+        return self.name.startswith("fp8")
+
+    def is_fp16(self) -> bool:
+        return self.name == "fp16"
+
+    def is_bf16(self) -> bool:
+        return self.name == "bf16"
+
+    def is_fp32(self) -> bool:
+        return self.name == "fp32"
+
+    def is_fp64(self) -> bool:
+        return self.name == "fp64"
+
+    @property
+    def primitive_bitwidth(self) -> int:
+        if self.name == "int1":
+            return 1
+        if self.name.startswith("fp8"):
+            return 8
+        if self.name == "bf16":
+            return 16
+        return int("".join(c for c in self.name if c.isdigit()))
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element in memory (int1 is stored as a byte)."""
+        return max(1, self.primitive_bitwidth // 8)
+
+    @property
+    def scalar(self) -> "dtype":
+        return self
+
+    def to_ir(self, builder=None):
+        from ..frontend.types import to_ir
+        return to_ir(self)
+
+    def __eq__(self, other):
+        return isinstance(other, dtype) and not other.is_ptr() and self.name == other.name
+
+    def __hash__(self):
+        return hash(("dtype", self.name))
+
+    def __repr__(self):
+        return self.name
+
+    __str__ = __repr__
+
+
+class pointer_type(dtype):
+    """A pointer to elements of `element_ty` in global memory."""
+
+    def __init__(self, element_ty: dtype, address_space: int = 1):
+        self.element_ty = element_ty
+        self.address_space = address_space
+        self.name = f"*{element_ty.name}"
+
+    def is_ptr(self) -> bool:
+        return True
+
+    def is_floating(self) -> bool:
+        return False
+
+    def is_int(self) -> bool:
+        return False
+
+    def is_int_signed(self) -> bool:
+        return False
+
+    def is_int_unsigned(self) -> bool:
+        return False
+
+    def is_bool(self) -> bool:
+        return False
+
+    @property
+    def primitive_bitwidth(self) -> int:
+        return 64
+
+    def __eq__(self, other):
+        return isinstance(other, pointer_type) and self.element_ty == other.element_ty
+
+    def __hash__(self):
+        return hash(("ptr", self.element_ty.name))
+
+
+int1 = dtype("int1")
+int8 = dtype("int8")
+int16 = dtype("int16")
+int32 = dtype("int32")
+int64 = dtype("int64")
+uint8 = dtype("uint8")
+uint16 = dtype("uint16")
+uint32 = dtype("uint32")
+uint64 = dtype("uint64")
+float8e4nv = dtype("fp8e4nv")
+float8e5 = dtype("fp8e5")
+float16 = dtype("fp16")
+bfloat16 = dtype("bf16")
+float32 = dtype("fp32")
+float64 = dtype("fp64")
+void = dtype("void")
+
+DTYPES = {d.name: d for d in (int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+                               float8e4nv, float8e5, float16, bfloat16, float32, float64)}
+
+
+def str_to_ty(name: str) -> dtype:
+    """`'fp32'` -> float32, `'*fp16'` -> pointer_type(float16); the signature syntax of
+    `tilework compile --signature` and of specialization keys."""
+    name = name.strip()
+    if name.startswith("*"):
+        return pointer_type(str_to_ty(name[1:]))
+    aliases = {"i1": "int1", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
+               "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
+               "f16": "fp16", "f32": "fp32", "f64": "fp64", "b16": "bf16", "bool": "int1",
+               "float16": "fp16", "float32": "fp32", "float64": "fp64", "bfloat16": "bf16"}
+    name = aliases.get(name, name)
+    if name not in DTYPES:
+        raise ValueError(f"unknown type {name!r} (expected e.g. *fp32, i32, fp16)")
+    return DTYPES[name]
+
+
+# --------------------------------------------------------------------------------------------
+# constexpr
+
+class constexpr:
+    """A compile-time constant.  As a parameter annotation (`BLOCK: tl.constexpr`) it makes the
+    argument part of the specialization; inside a kernel it wraps Python values."""
+
+    def __init__(self, value):
+        self.value = value.value if isinstance(value, constexpr) else value
+
+    def __repr__(self):
+        return f"constexpr[{self.value!r}]"
+
+    def __index__(self):
+        return int(self.value)
+
+    def __bool__(self):
+        return bool(self.value)
+
+    def __eq__(self, other):
+        return self.value == (other.value if isinstance(other, constexpr) else other)
+
+    def __hash__(self):
+        return hash(self.value)
+
+
+# --------------------------------------------------------------------------------------------
+# tensor: a value inside a kernel (a tile, or a scalar when shape == ())
+
+class tensor:
+    """A value of a kernel: a tile of `shape` (or a scalar, shape `()`) with element type
+    `dtype`.  `handle` is the IR value (compiled mode)."""
+
+    def __init__(self, handle, type: dtype, shape: tuple = ()):
+        self.handle = handle
+        self.type = type  # element dtype (a pointer_type for pointer tiles)
+        self.shape = tuple(shape)
+
+    @property
+    def dtype(self) -> dtype:
+        return self.type
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    def is_block(self) -> bool:
+        return len(self.shape) > 0
+
+    def __repr__(self):
+        return f"tensor<{list(self.shape)}, {self.type}>"
+
+    def __bool__(self):
+        raise TypeError("a tile has no Python truth value inside a kernel; compare it "
+                        "explicitly or use tl.where")
+
+
+# --------------------------------------------------------------------------------------------
+# builtins
+
+def builtin(fn):
+    """Marks a language function.  The frontend calls `tilework.frontend.ops.<name>` in its
+    place; called from plain Python it raises."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        raise RuntimeError(f"tl.{fn.__name__} can only be called inside a @tilework.jit kernel")
+
+    wrapper.__tilework_builtin__ = fn.__name__
+    return wrapper
+
+
+@builtin
+def program_id(axis):
+    """The index of this program along grid axis `axis` (0, 1 or 2), an int32 scalar."""
+
+
+@builtin
+def num_programs(axis):
+    """The number of programs along grid axis `axis`, an int32 scalar."""
+
+
+@builtin
+def arange(start, end):
+    """The int32 tile `[start, start + 1, ..., end - 1]`.  `start` and `end` are constexpr and
+    `end - start` is a power of two."""
+
+
+@builtin
+def full(shape, value, dtype):
+    """A tile of `shape` filled with the scalar `value`, of `dtype`."""
+
+
+@builtin
+def zeros(shape, dtype):
+    """A tile of `shape` filled with zeros of `dtype`."""
+
+
+@builtin
+def broadcast_to(input, shape):
+    """`input` broadcast to `shape` (size-1 dimensions grow)."""
+
+
+@builtin
+def load(pointer, mask=None, other=None, cache_modifier="", eviction_policy="", volatile=False):
+    """Loads the elements that a tile of pointers (or one pointer) points to.
+
+    Where `mask` is false nothing is read and the result is `other` (undefined when `other`
+    is None).  `cache_modifier`, `eviction_policy` and `volatile` are accepted hints."""
+
+
+@builtin
+def store(pointer, value, mask=None, cache_modifier="", eviction_policy=""):
+    """Stores `value` (broadcast to the pointers' shape) where `mask` is true."""
+
+
+@builtin
+def cast(input, dtype, bitcast=False):
+    """`input` converted to `dtype` (value conversion, or bit reinterpretation if `bitcast`)."""
+
+
+@builtin
+def where(condition, x, y):
+    """Elementwise `x` where `condition` else `y`, with broadcasting and type promotion."""
+
+
+@builtin
+def minimum(x, y):
+    """Elementwise minimum."""
+
+
+@builtin
+def maximum(x, y):
+    """Elementwise maximum."""
+
+
+@builtin
+def static_assert(cond, msg=""):
+    """Fails compilation with `msg` when the constexpr `cond` is false."""
+
+
+@builtin
+def static_print(*values):
+    """Prints compile-time values (types and constexprs) while compiling."""
+
+
+@builtin
+def multiple_of(input, values):
+    """Hints that `input` (its first element per tile) is a multiple of `values`."""
+
+
+@builtin
+def max_contiguous(input, values):
+    """Hints that the first `values` elements of `input` are contiguous."""
+
+
+def cdiv(x, y):
+    """Ceiling division, usable on Python ints (host side) and in kernels."""
+    x = x.value if isinstance(x, constexpr) else x
+    y = y.value if isinstance(y, constexpr) else y
+    return (x + y - 1) // y

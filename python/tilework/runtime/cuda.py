@@ -1,0 +1,98 @@
+"""NVIDIA runtime through `cuda.bindings.driver`: loads cubins (or PTX, JIT-compiled by the
+driver) into the current context and launches on the current stream, so kernels share
+PyTorch's context and stream."""
+from __future__ import annotations
+
+import ctypes
+import sys
+
+_CTYPES = {"p": ctypes.c_void_p, "i": ctypes.c_int32, "l": ctypes.c_int64,
+           "L": ctypes.c_uint64, "f": ctypes.c_float, "b": ctypes.c_bool}
+
+
+class CudaError(RuntimeError):
+    pass
+
+
+class LoadedKernel:
+    __slots__ = ("compiled", "module", "function", "block", "shared", "asm", "metadata", "name")
+
+    def __init__(self, compiled, module, function, block, shared):
+        self.compiled = compiled
+        self.module = module
+        self.function = function
+        self.block = block
+        self.shared = shared
+        self.asm = compiled.asm
+        self.metadata = compiled.metadata
+        self.name = compiled.name
+
+
+class CudaRuntime:
+    def __init__(self):
+        try:
+            from cuda.bindings import driver as cu
+        except ImportError as e:
+            raise RuntimeError("the NVIDIA runtime needs cuda-python: pip install "
+                               "'tilework[cuda]'") from e
+        self.cu = cu
+        self._check(cu.cuInit(0), "cuInit")
+        self._ensure_context()
+        self._types_cache = {}
+
+    def _check(self, res, what):
+        err = res[0] if isinstance(res, tuple) else res
+        if int(err) != 0:
+            _, name = self.cu.cuGetErrorName(err)
+            raise CudaError(f"{what} failed: {name.decode() if isinstance(name, bytes) else name}")
+        return res[1:] if isinstance(res, tuple) and len(res) > 2 else (
+            res[1] if isinstance(res, tuple) and len(res) == 2 else None)
+
+    def _ensure_context(self):
+        cu = self.cu
+        ctx = self._check(cu.cuCtxGetCurrent(), "cuCtxGetCurrent")
+        if ctx is None or int(ctx) == 0:
+            torch = sys.modules.get("torch")
+            if torch is not None and torch.cuda.is_available():
+                torch.cuda.init()
+                torch.cuda.current_device()
+                ctx = self._check(cu.cuCtxGetCurrent(), "cuCtxGetCurrent")
+            if ctx is None or int(ctx) == 0:
+                dev = self._check(cu.cuDeviceGet(0), "cuDeviceGet")
+                ctx = self._check(cu.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
+                self._check(cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+
+    def target(self) -> str:
+        cu = self.cu
+        dev = self._check(cu.cuCtxGetDevice(), "cuCtxGetDevice")
+        A = cu.CUdevice_attribute
+        major = self._check(cu.cuDeviceGetAttribute(
+            A.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "cuDeviceGetAttribute")
+        minor = self._check(cu.cuDeviceGetAttribute(
+            A.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "cuDeviceGetAttribute")
+        return f"sm_{major}{minor}" + ("a" if major == 9 else "")
+
+    def load(self, ck) -> LoadedKernel:
+        cu = self.cu
+        self._ensure_context()
+        mod = self._check(cu.cuModuleLoadData(ck.binary), f"loading {ck.name}")
+        fn = self._check(cu.cuModuleGetFunction(mod, ck.name.encode()), f"finding {ck.name}")
+        block = ck.metadata["num_warps"] * ck.metadata["warp_size"]
+        return LoadedKernel(ck, mod, fn, block, ck.metadata.get("shared", 0))
+
+    def stream(self):
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            return torch.cuda.current_stream().cuda_stream
+        return 0
+
+    def launch(self, k: LoadedKernel, grid, params):
+        kinds = "".join(p[0] for p in params)
+        types = self._types_cache.get(kinds)
+        if types is None:
+            types = self._types_cache[kinds] = tuple(_CTYPES[c] for c in kinds)
+        vals = tuple(p[1] for p in params)
+        err, = self.cu.cuLaunchKernel(k.function, grid[0], grid[1], grid[2], k.block, 1, 1,
+                                      k.shared, self.stream(), (vals, types), 0)
+        if int(err) != 0:
+            self._check((err,), f"launching {k.name}")
