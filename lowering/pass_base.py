@@ -34,6 +34,10 @@ class Pass:
     run: Callable | None = None  # run(module_op, PassContext)
 
     def apply(self, module_op: ir.Operation, pctx: PassContext):
+        with module_op.context, module_op.location:
+            self._apply(module_op, pctx)
+
+    def _apply(self, module_op, pctx):
         if self.run is not None:
             self.run(module_op, pctx)
         if self.patterns:

@@ -68,6 +68,38 @@ class ASTSource:
         return hashlib.sha256((self.fn.cache_key + repr(spec)).encode()).hexdigest()
 
 
+_COMPILER_HASH = None
+
+
+def compiler_hash() -> str:
+    """Hash of the compiler's own sources (every .py of the tilework package and its
+    dialects/lowering/backends subpackages): part of the cache key, so a changed compiler never
+    reads kernels an older one cached."""
+    global _COMPILER_HASH
+    if _COMPILER_HASH is None:
+        import tilework
+        from tilework import backends, dialects, lowering
+        h = hashlib.sha256(__version__.encode())
+        for pkg in (tilework, dialects, lowering, backends):
+            root = os.path.dirname(pkg.__file__)
+            for d, dirs, files in sorted(os.walk(root)):
+                dirs.sort()
+                for f in sorted(files):
+                    if f.endswith(".py"):
+                        with open(os.path.join(d, f), "rb") as fh:
+                            h.update(f.encode() + fh.read())
+        _COMPILER_HASH = h.hexdigest()
+    return _COMPILER_HASH
+
+
+def param_kind(dt) -> str:
+    """How a runtime argument of dtype `dt` is passed: p(ointer), i(nt32), l (int64),
+    L (uint64), f(loat32), b(ool)."""
+    if dt.is_ptr():
+        return "p"
+    return {"int32": "i", "int64": "l", "uint64": "L", "fp32": "f", "int1": "b"}[dt.name]
+
+
 def _dump_dir() -> str | None:
     return os.environ.get("TILEWORK_DUMP_DIR") or None
 
@@ -94,7 +126,8 @@ def compile(src, target: str | Target, options: CompileOptions | None = None,
         raise ValueError(f"unknown stage {start!r}; the stages for {target} are {order}")
     src_hash = src.hash() if isinstance(src, ASTSource) else hashlib.sha256(
         (start + "\0" + (src if isinstance(src, str) else src.decode("latin1"))).encode()).hexdigest()
-    key = hashlib.sha256(f"{__version__}|{src_hash}|{options.key()}|{target}".encode()).hexdigest()
+    key = hashlib.sha256(
+        f"{compiler_hash()}|{src_hash}|{options.key()}|{target}".encode()).hexdigest()
     fc = FileCache() if cache is None or cache is True else (cache or None)
     if fc is not None:
         files = fc.get(key)
@@ -126,6 +159,8 @@ def compile(src, target: str | Target, options: CompileOptions | None = None,
         st.metadata.update(name=kname, target=target.arch, backend=target.backend,
                            num_warps=options.num_warps, warp_size=target.warp_size,
                            shared=0)
+        if isinstance(src, ASTSource):
+            st.metadata["param_kinds"] = "".join(param_kind(t) for t in src.signature.values())
         for stage in order[first:]:
             cur = stages[stage](cur, st)
             st.outputs[stage] = cur

@@ -5,10 +5,16 @@ the function; what a builtin does when a kernel is compiled lives in
 `tilework.frontend.ops` (one implementation per builtin, keyed by name) and the
 semantics shared by all ops (type promotion, broadcasting) in
 `tilework.frontend.semantic`.  Calling a builtin outside a kernel raises.
+
+The CPU interpreter (`tilework.runtime.interpreter`) runs a kernel's Python function
+directly.  While it does, an *active builder* is set here; builtins and the `tensor`
+operators then call the same `ops`/`semantic` functions as the compiler, with that builder
+evaluating each op in numpy.  The compiler's code generator never calls these operators.
 """
 from __future__ import annotations
 
 import functools
+import threading
 
 
 # --------------------------------------------------------------------------------------------
@@ -222,11 +228,115 @@ class tensor:
         return len(self.shape) > 0
 
     def __repr__(self):
+        b = active_builder()
+        if b is not None:
+            return b.format(self)  # the interpreter shows the values
         return f"tensor<{list(self.shape)}, {self.type}>"
 
+    # Scalars convert to Python values under the interpreter, so that `if`, `range` and
+    # `print` on runtime scalars work there.  Compiled kernels cannot do this.
     def __bool__(self):
-        raise TypeError("a tile has no Python truth value inside a kernel; compare it "
-                        "explicitly or use tl.where")
+        if active_builder() is None or self.shape:
+            raise TypeError("a tile has no Python truth value inside a kernel; compare it "
+                            "explicitly or use tl.where")
+        return bool(self.handle)
+
+    def _scalar(self, kind):
+        b = active_builder()
+        if b is None or self.shape:
+            raise TypeError(f"{kind}() of a {'tile' if self.shape else 'runtime scalar'} is "
+                            f"only defined for scalars in the interpreter (TILEWORK_INTERPRET=1)")
+        return b.python_value(self)  # the builder knows signedness and storage
+
+    def __index__(self):
+        if not self.type.is_int():
+            raise TypeError(f"a {self.type} value cannot be used as an index")
+        return int(self._scalar("index"))
+
+    def __int__(self):
+        return int(self._scalar("int"))
+
+    def __float__(self):
+        return float(self._scalar("float"))
+
+    def to(self, dtype, bitcast=False):
+        """`self` converted to `dtype` (see `cast`)."""
+        from ..frontend.ops import IMPLS
+        return IMPLS["cast"](_builder("tensor.to"), self, dtype, bitcast)
+
+    # == and != fall back to identity outside the interpreter (NotImplemented) rather than
+    # raising, so that containers holding tensors (`x in (a, b)`) keep working there.
+    def __eq__(self, other):
+        b = active_builder()
+        return NotImplemented if b is None else _semantic().compare(b, "eq", self, other)
+
+    def __ne__(self, other):
+        b = active_builder()
+        return NotImplemented if b is None else _semantic().compare(b, "ne", self, other)
+
+    __hash__ = object.__hash__
+
+    def __neg__(self):
+        return _semantic().minus(_builder("unary -"), self)
+
+    def __invert__(self):
+        return _semantic().invert(_builder("~"), self)
+
+    def __pos__(self):
+        return self
+
+
+# --------------------------------------------------------------------------------------------
+# the interpreter's active builder and the tensor operators (mirroring codegen.BINOPS/CMPOPS)
+
+_state = threading.local()
+
+
+def active_builder():
+    """The builder of the interpreter running a kernel on this thread, or None."""
+    return getattr(_state, "builder", None)
+
+
+def set_active_builder(builder):
+    """Sets the active builder (None: none); returns the previous one.  Interpreter only."""
+    prev = active_builder()
+    _state.builder = builder
+    return prev
+
+
+def _builder(what: str):
+    b = active_builder()
+    if b is None:
+        raise TypeError(f"`{what}` on a tile is only evaluated by the interpreter "
+                        f"(TILEWORK_INTERPRET=1); inside a compiled kernel the compiler "
+                        f"handles it, and outside a kernel there are no tiles")
+    return b
+
+
+def _semantic():
+    from ..frontend import semantic  # imported late: semantic imports this module
+    return semantic
+
+
+def _binary_op(op: str, sym: str, fn: str, reverse: bool):
+    def method(self, other):
+        b = _builder(sym)
+        x, y = (other, self) if reverse else (self, other)
+        return getattr(_semantic(), fn)(b, op, x, y)
+    method.__name__ = f"__{'r' if reverse else ''}{op}__"
+    return method
+
+
+for _op, _sym, _dunder in (("add", "+", "add"), ("sub", "-", "sub"), ("mul", "*", "mul"),
+                           ("truediv", "/", "truediv"), ("floordiv", "//", "floordiv"),
+                           ("mod", "%", "mod"), ("and", "&", "and"), ("or", "|", "or"),
+                           ("xor", "^", "xor"), ("lshift", "<<", "lshift"),
+                           ("rshift", ">>", "rshift")):
+    setattr(tensor, f"__{_dunder}__", _binary_op(_op, _sym, "binary", False))
+    setattr(tensor, f"__r{_dunder}__", _binary_op(_op, _sym, "binary", True))
+for _op, _sym in (("lt", "<"), ("le", "<="), ("gt", ">"), ("ge", ">=")):
+    setattr(tensor, f"__{_op}__", _binary_op(_op, _sym, "compare", False))
+del _op, _sym, _dunder
 
 
 # --------------------------------------------------------------------------------------------
@@ -234,11 +344,20 @@ class tensor:
 
 def builtin(fn):
     """Marks a language function.  The frontend calls `tilework.frontend.ops.<name>` in its
-    place; called from plain Python it raises."""
+    place; the interpreter calls the same implementation with its builder; called from plain
+    Python it raises."""
+    name = fn.__name__
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        raise RuntimeError(f"tl.{fn.__name__} can only be called inside a @tilework.jit kernel")
+        b = active_builder()
+        if b is None:
+            raise RuntimeError(f"tl.{name} can only be called inside a @tilework.jit kernel")
+        from ..frontend.ops import IMPLS
+        impl = IMPLS.get(name)
+        if impl is None:
+            raise NotImplementedError(f"tl.{name} is not supported yet")
+        return impl(b, *args, **kwargs)
 
     wrapper.__tilework_builtin__ = fn.__name__
     return wrapper

@@ -15,7 +15,8 @@ class CudaError(RuntimeError):
 
 
 class LoadedKernel:
-    __slots__ = ("compiled", "module", "function", "block", "shared", "asm", "metadata", "name")
+    __slots__ = ("compiled", "module", "function", "block", "shared", "asm", "metadata", "name",
+                 "slots", "params_address", "_keep")
 
     def __init__(self, compiled, module, function, block, shared):
         self.compiled = compiled
@@ -26,6 +27,14 @@ class LoadedKernel:
         self.asm = compiled.asm
         self.metadata = compiled.metadata
         self.name = compiled.name
+        # Launch parameters go through storage allocated once per kernel: the driver copies
+        # them at launch, so it is reused (no ctypes arrays built per launch).
+        kinds = compiled.metadata.get("param_kinds", "")
+        self.slots = [_CTYPES[c]() for c in kinds]
+        array = (ctypes.c_void_p * max(1, len(self.slots)))(
+            *[ctypes.addressof(s) for s in self.slots])
+        self.params_address = ctypes.addressof(array)
+        self._keep = array
 
 
 class CudaRuntime:
@@ -38,7 +47,6 @@ class CudaRuntime:
         self.cu = cu
         self._check(cu.cuInit(0), "cuInit")
         self._ensure_context()
-        self._types_cache = {}
 
     def _check(self, res, what):
         err = res[0] if isinstance(res, tuple) else res
@@ -81,18 +89,19 @@ class CudaRuntime:
         return LoadedKernel(ck, mod, fn, block, ck.metadata.get("shared", 0))
 
     def stream(self):
+        """PyTorch's current stream when torch is in use, else the default stream."""
         torch = sys.modules.get("torch")
-        if torch is not None:
-            return torch.cuda.current_stream().cuda_stream
-        return 0
+        if torch is None:
+            return 0
+        c = torch._C
+        if hasattr(c, "_cuda_getCurrentRawStream"):
+            return c._cuda_getCurrentRawStream(c._cuda_getDevice())
+        return torch.cuda.current_stream().cuda_stream
 
-    def launch(self, k: LoadedKernel, grid, params):
-        kinds = "".join(p[0] for p in params)
-        types = self._types_cache.get(kinds)
-        if types is None:
-            types = self._types_cache[kinds] = tuple(_CTYPES[c] for c in kinds)
-        vals = tuple(p[1] for p in params)
+    def launch(self, k: LoadedKernel, grid, values):
+        for s, v in zip(k.slots, values):
+            s.value = v
         err, = self.cu.cuLaunchKernel(k.function, grid[0], grid[1], grid[2], k.block, 1, 1,
-                                      k.shared, self.stream(), (vals, types), 0)
-        if int(err) != 0:
+                                      k.shared, self.stream(), k.params_address, 0)
+        if err:
             self._check((err,), f"launching {k.name}")

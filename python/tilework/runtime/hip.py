@@ -52,10 +52,10 @@ class HipRuntime:
             return torch.cuda.current_stream().cuda_stream
         return None
 
-    def launch(self, k, grid, params):
+    def launch(self, k, grid, values):
         # kernel arguments packed as one buffer with natural alignment (the AMDGPU ABI)
-        fmt = "@" + "".join(_PACK[p[0]] for p in params)
-        buf = ctypes.create_string_buffer(struct.pack(fmt, *[p[1] for p in params]) or b"\0")
+        fmt = "@" + "".join(_PACK[c] for c in k.metadata.get("param_kinds", ""))
+        buf = ctypes.create_string_buffer(struct.pack(fmt, *values) or b"\0")
         size = ctypes.c_size_t(len(buf.raw))
         HIP_LAUNCH_PARAM_BUFFER_POINTER, HIP_LAUNCH_PARAM_BUFFER_SIZE, HIP_LAUNCH_PARAM_END = (
             0x01, 0x02, 0x03)

@@ -12,7 +12,6 @@ import inspect
 import os
 import textwrap
 
-from ..errors import located
 from ..language import core
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "target", "debug", "opt_level")
@@ -40,7 +39,11 @@ class JITFunction:
         self.constexprs = [n for n, p in self.signature.parameters.items()
                            if _is_constexpr_annotation(p.annotation)]
         self.do_not_specialize = set(do_not_specialize)
-        self.interpret = interpret
+        self._is_constexpr = [n in self.constexprs for n in self.arg_names]
+        self._nospec = [n in self.do_not_specialize for n in self.arg_names]
+        # read once, at decoration (as Triton does): the launch path reads no environment
+        self.interpret = interpret if interpret is not None else \
+            os.environ.get("TILEWORK_INTERPRET", "0") not in ("", "0")
         try:
             lines, self.first_line = inspect.getsourcelines(fn)
             self.filename = inspect.getsourcefile(fn) or "<unknown>"
@@ -115,24 +118,19 @@ class JITFunction:
         exec(src, ns)
         return ns[self.__name__]
 
-    def bind(self, args, kwargs):
-        try:
-            return self._binder(*args, **kwargs)
-        except TypeError as e:
-            raise located(f"{self.__name__}[grid](...): {e}", self.fn) from None
-
     # ---- launching -------------------------------------------------------------------------
     def __getitem__(self, grid):
-        return lambda *args, **kwargs: self.run(grid, args, kwargs)
-
-    def run(self, grid, args, kwargs):
-        from . import launcher
-        return launcher.run(self, grid, args, kwargs)
+        run = _launcher().run
+        return lambda *args, **kwargs: run(self, grid, args, kwargs)
 
     def warmup(self, *args, grid=(1,), **kwargs):
         """Compiles (and loads) the variant these arguments select, without launching."""
-        from . import launcher
-        return launcher.run(self, grid, args, kwargs, launch=False)
+        return _launcher().run(self, grid, args, kwargs, launch=False)
+
+
+def _launcher():
+    from . import launcher
+    return launcher
 
 
 def jit(fn=None, *, interpret: bool | None = None, do_not_specialize=()):
@@ -141,9 +139,3 @@ def jit(fn=None, *, interpret: bool | None = None, do_not_specialize=()):
     def deco(f):
         return JITFunction(f, interpret=interpret, do_not_specialize=do_not_specialize)
     return deco(fn) if fn is not None else deco
-
-
-def interpret_enabled(fn: JITFunction) -> bool:
-    if fn.interpret is not None:
-        return fn.interpret
-    return os.environ.get("TILEWORK_INTERPRET", "") not in ("", "0")

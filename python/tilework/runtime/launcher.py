@@ -1,15 +1,15 @@
 """The launch path: specialization key, variant lookup/compile, grid, and the driver call.
 
-Kept lean because it runs on every launch: one generated binder call, one pass over the
-arguments building the key and the kernel parameters, one dict lookup, one driver call.
+It runs on every launch, so the hot path is one generated binder call, one pass over the
+arguments (dispatching on the argument's type) that builds the variant key and the kernel
+parameters, one dict lookup and one driver call.  Everything else (dtype mapping, the
+signature, compiling, loading) happens once per variant, in `_compile_variant`.
 """
 from __future__ import annotations
 
-import sys
-
 from ..errors import located
 from ..language import core
-from .jit import LAUNCH_OPTIONS, JITFunction, interpret_enabled
+from .jit import LAUNCH_OPTIONS, JITFunction
 
 # torch dtype name -> tile dtype name
 _TORCH_DTYPES = {
@@ -19,123 +19,129 @@ _TORCH_DTYPES = {
     "torch.uint16": "uint16", "torch.uint32": "uint32", "torch.uint64": "uint64",
     "torch.bool": "int1", "torch.float8_e4m3fn": "fp8e4nv", "torch.float8_e5m2": "fp8e5",
 }
-# numpy-style typestr of __cuda_array_interface__ -> tile dtype name
+# typestr of __cuda_array_interface__ -> tile dtype name
 _TYPESTR = {"<f4": "fp32", "<f2": "fp16", "<f8": "fp64", "|i1": "int8", "<i2": "int16",
             "<i4": "int32", "<i8": "int64", "|u1": "uint8", "<u2": "uint16", "<u4": "uint32",
             "<u8": "uint64", "|b1": "int1"}
 
 
-class _Arg:
-    """How one runtime argument is passed: 'p' pointer, 'i'/'l' int32/int64, 'f' float."""
-    __slots__ = ()
+_TORCH_TYPES: set = set()  # torch tensor classes seen so far (checked by type on the hot path)
 
 
-def _pointer_info(fn, name, a):
-    """(dtype name, data pointer, device) of a tensor-like argument."""
-    t = type(a)
-    if t.__module__.startswith("torch"):
-        dev = a.device
-        if dev.type == "cpu":
+def _is_torch_tensor(a) -> bool:
+    if type(a).__module__.startswith("torch") and hasattr(a, "data_ptr"):
+        _TORCH_TYPES.add(type(a))
+        return True
+    return False
+
+
+def _tensor_entry(fn, name, a):
+    """(key entry, data pointer) of a tensor-like argument; raises for host memory."""
+    if _is_torch_tensor(a):
+        if not a.is_cuda:
             raise located(f"argument `{name}` of {fn.__name__} is a CPU tensor; the kernel "
                           f"runs on the GPU: move it with .cuda() (or run the interpreter "
                           f"with TILEWORK_INTERPRET=1)", fn.fn, exc=ValueError)
-        dt = _TORCH_DTYPES.get(str(a.dtype))
-        if dt is None:
-            raise located(f"argument `{name}` of {fn.__name__} has unsupported dtype {a.dtype}",
-                          fn.fn, exc=TypeError)
-        return dt, a.data_ptr(), dev
+        ptr = a.data_ptr()
+        return (a.dtype, ptr & 15 == 0), ptr
     cai = getattr(a, "__cuda_array_interface__", None)
     if cai is not None:
-        dt = _TYPESTR.get(cai["typestr"])
-        if dt is None:
-            raise located(f"argument `{name}` of {fn.__name__} has unsupported typestr "
-                          f"{cai['typestr']!r}", fn.fn, exc=TypeError)
-        return dt, cai["data"][0], None
-    if hasattr(a, "__array_interface__") or t.__module__ == "numpy":
+        ptr = cai["data"][0]
+        return (cai["typestr"], ptr & 15 == 0), ptr
+    if hasattr(a, "__array_interface__"):
         raise located(f"argument `{name}` of {fn.__name__} is a host (numpy) array; the kernel "
                       f"runs on the GPU (or run the interpreter with TILEWORK_INTERPRET=1)",
                       fn.fn, exc=ValueError)
-    return None
+    raise located(f"argument `{name}` of {fn.__name__} has unsupported type "
+                  f"{type(a).__name__}: pass a GPU tensor, an int, a float or a bool",
+                  fn.fn, exc=TypeError)
 
 
-def specialize(fn: JITFunction, values):
-    """-> (key, signature, constants, attrs, params).  `params` are (kind, value) pairs of the
-    runtime arguments in order; the key identifies the compiled variant."""
-    key = []
-    signature, constants, attrs, params = {}, {}, {}, []
-    device = None
-    for name, a in zip(fn.arg_names, values):
-        if name in fn.constexprs:
-            if isinstance(a, core.constexpr):
-                a = a.value
-            constants[name] = a
-            key.append(("c", a if _hashable(a) else repr(a)))
+def key_and_params(fn: JITFunction, values):
+    """The variant key and the kernel parameter values of one launch (their C types follow
+    from the key, so they are fixed per compiled variant: metadata["param_kinds"])."""
+    key, params = [], []
+    for name, is_cx, nospec, a in zip(fn.arg_names, fn._is_constexpr, fn._nospec, values):
+        if is_cx:
+            key.append(a.value if type(a) is core.constexpr else a)
             continue
-        if isinstance(a, core.constexpr):
+        t = type(a)
+        if t is core.constexpr:
             a = a.value
-        if a is None:
-            constants[name] = None
-            key.append(("none",))
-            continue
-        if isinstance(a, bool):
-            signature[name] = core.int1
-            key.append(("i1",))
-            params.append(("b", a))
-            continue
-        if isinstance(a, int):
-            if a == 1 and name not in fn.do_not_specialize:
-                constants[name] = 1
-                key.append(("c", 1))
-                continue
-            if -2**31 <= a < 2**31:
-                ty, kind = "int32", "i"
+            t = type(a)
+        if t is int:
+            if a == 1 and not nospec:
+                key.append(1)
+            elif -2**31 <= a < 2**31:
+                key.append(("i32", not nospec and a % 16 == 0))
+                params.append(a)
             elif -2**63 <= a < 2**63:
-                ty, kind = "int64", "l"
+                key.append(("i64", not nospec and a % 16 == 0))
+                params.append(a)
             elif a < 2**64:
-                ty, kind = "uint64", "L"
+                key.append(("u64", not nospec and a % 16 == 0))
+                params.append(a)
             else:
                 raise located(f"argument `{name}` of {fn.__name__}: integer {a} does not fit "
                               f"in 64 bits", fn.fn, exc=ValueError)
-            div16 = a % 16 == 0 and name not in fn.do_not_specialize
-            signature[name] = core.DTYPES[ty]
-            if div16:
+        elif t is float:
+            key.append("fp32")
+            params.append(a)
+        elif t is bool:
+            key.append("i1")
+            params.append(a)
+        elif t in _TORCH_TYPES and a.is_cuda:
+            ptr = a.data_ptr()
+            key.append((a.dtype, ptr & 15 == 0))
+            params.append(ptr)
+        elif a is None:
+            key.append(None)
+        else:
+            entry, ptr = _tensor_entry(fn, name, a)
+            key.append(entry)
+            params.append(ptr)
+    return tuple(key), params
+
+
+def specialization(fn: JITFunction, values):
+    """The signature (runtime param -> dtype), constants and arg attributes of a launch."""
+    signature, constants, attrs = {}, {}, {}
+    for name, a in zip(fn.arg_names, values):
+        if type(a) is core.constexpr:
+            a = a.value
+        if name in fn.constexprs:
+            constants[name] = a
+        elif a is None:
+            constants[name] = None
+        elif type(a) is bool:
+            signature[name] = core.int1
+        elif type(a) is int:
+            if a == 1 and name not in fn.do_not_specialize:
+                constants[name] = 1
+                continue
+            signature[name] = core.int32 if -2**31 <= a < 2**31 else (
+                core.int64 if -2**63 <= a < 2**63 else core.uint64)
+            if a % 16 == 0 and name not in fn.do_not_specialize:
                 attrs[name] = {"tile.divisibility": 16}
-            key.append((ty, div16))
-            params.append((kind, a))
-            continue
-        if isinstance(a, float):
+        elif type(a) is float:
             signature[name] = core.float32
-            key.append(("fp32",))
-            params.append(("f", a))
-            continue
-        info = _pointer_info(fn, name, a)
-        if info is None:
-            raise located(f"argument `{name}` of {fn.__name__} has unsupported type "
-                          f"{type(a).__name__}: pass a GPU tensor, an int, a float or a bool",
-                          fn.fn, exc=TypeError)
-        dt, ptr, dev = info
-        if device is None and dev is not None:
-            device = dev
-        aligned = ptr % 16 == 0
-        signature[name] = core.pointer_type(core.DTYPES[dt])
-        if aligned:
-            attrs[name] = {"tile.divisibility": 16}
-        key.append(("*" + dt, aligned))
-        params.append(("p", ptr))
-    return tuple(key), signature, constants, attrs, params, device
+        else:
+            (dt, aligned), _ = _tensor_entry(fn, name, a)
+            tname = _TORCH_DTYPES.get(str(dt)) if not isinstance(dt, str) else _TYPESTR.get(dt)
+            if tname is None:
+                raise located(f"argument `{name}` of {fn.__name__} has unsupported dtype {dt}",
+                              fn.fn, exc=TypeError)
+            signature[name] = core.pointer_type(core.DTYPES[tname])
+            if aligned:
+                attrs[name] = {"tile.divisibility": 16}
+    return signature, constants, attrs
 
 
-def _hashable(x) -> bool:
-    try:
-        hash(x)
-        return True
-    except TypeError:
-        return False
-
-
-def _grid(fn, grid, meta):
+def _grid(fn, grid, values):
     if callable(grid):
-        grid = grid(meta)
+        grid = grid(dict(zip(fn.arg_names, values)))
+    if type(grid) is tuple and len(grid) == 1 and type(grid[0]) is int and grid[0] >= 0:
+        return grid[0], 1, 1  # the common case, fast
     if isinstance(grid, int):
         grid = (grid,)
     try:
@@ -149,41 +155,44 @@ def _grid(fn, grid, meta):
     return g + (1,) * (3 - len(g))
 
 
+_runtime = None
+
+
+def _get_runtime():
+    global _runtime
+    if _runtime is None:
+        from .device import runtime_for
+        _runtime = runtime_for(None)
+    return _runtime
+
+
 def run(fn: JITFunction, grid, args, kwargs, launch: bool = True):
-    values, opts = fn.bind(args, kwargs)
-    if interpret_enabled(fn):
+    try:
+        values, opts = fn._binder(*args, **kwargs)
+    except TypeError as e:
+        raise located(f"{fn.__name__}[grid](...): {e}", fn.fn) from None
+    if fn.interpret:
         from .interpreter import interpret
         return interpret(fn, grid, values, dict(zip(LAUNCH_OPTIONS, opts)))
-    key, signature, constants, attrs, params, device = specialize(fn, values)
-    from . import device as devmod
-    rt = devmod.runtime_for(device)
-    target = opts[2] or rt.target()
-    ckey = (key, target, opts)
-    k = fn.cache.get(ckey)
+    key, params = key_and_params(fn, values)
+    k = fn.cache.get((key, opts))
     if k is None:
-        k = _compile_and_load(fn, rt, target, signature, constants, attrs, opts)
-        fn.cache[ckey] = k
+        k = fn.cache[(key, opts)] = _compile_variant(fn, values, opts)
     if not launch:
         return k
-    meta = dict(zip(fn.arg_names, values))
-    g = _grid(fn, grid, meta)
-    if g[0] * g[1] * g[2] == 0:
-        return k
-    rt.launch(k, g, params)
+    g = _grid(fn, grid, values)
+    if g[0] and g[1] and g[2]:
+        _runtime.launch(k, g, params)
     return k
 
 
-def _compile_and_load(fn, rt, target, signature, constants, attrs, opts):
+def _compile_variant(fn, values, opts):
     from ..compiler.driver import ASTSource, compile
     from ..compiler.options import CompileOptions
+    signature, constants, attrs = specialization(fn, values)
+    rt = _get_runtime()
     options = CompileOptions.from_env(**{n: v for n, v in zip(LAUNCH_OPTIONS, opts)
                                          if v is not None})
-    if options.target is None:
-        import dataclasses
-        options = dataclasses.replace(options, target=target)
-    ck = compile(ASTSource(fn, signature, constants, attrs), options.target, options)
+    target = options.target or rt.target()
+    ck = compile(ASTSource(fn, signature, constants, attrs), target, options)
     return rt.load(ck)
-
-
-def _debug_dump(*a):  # pragma: no cover
-    print(*a, file=sys.stderr)

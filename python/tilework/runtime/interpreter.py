@@ -1,0 +1,588 @@
+"""The CPU interpreter (`TILEWORK_INTERPRET=1` or `@jit(interpret=True)`): runs a kernel with
+numpy, program by program over the grid.
+
+It executes the kernel's Python function itself, so breakpoints and `print` work inside
+kernels.  Semantics are the compiler's, not a copy: `tl.*` builtins and tensor operators call
+`frontend.ops` / `frontend.semantic` (through `language.core.active_builder`), which emit ops
+through `InterpreterBuilder.create`; that evaluates each op at once with numpy (one table row
+per op name, `_OPS`) and returns numpy "handles".
+
+A handle is a `Value`: a numpy array (0-d for scalars) tagged with its MLIR type.  Integers
+are stored signed (MLIR integers are signless); ops whose name says unsigned (divui, shrui,
+cmpi ult, uitofp, ...) reinterpret their operands.  bf16 is stored as float32 rounded to
+bf16 after every op.  Pointers are uint64 addresses: the real addresses of the arrays passed,
+so pointer arithmetic is the GPU's; loads and stores translate them through `_Memory`.
+"""
+from __future__ import annotations
+
+import ctypes
+import sys
+import types
+
+import mlir.ir as ir
+import numpy as np
+
+from tilework.dialects import new_context
+from tilework.dialects import tile as T
+
+from ..errors import located
+from ..frontend import semantic as S
+from ..frontend.types import tensor_ir_type
+from ..language import core
+from ..language.core import tensor
+from .jit import JITFunction
+
+__all__ = ["interpret", "InterpreterBuilder"]
+
+
+# --------------------------------------------------------------------------------------------
+# values and types
+
+class Value(np.ndarray):
+    """An op result: a numpy array (0-d for a scalar) with its MLIR type as `.type`."""
+    type = None
+
+    @property
+    def owner(self):
+        # ops.multiple_of / max_contiguous set attributes on the defining op; hints mean
+        # nothing on the CPU, so they land in a throwaway dict
+        return types.SimpleNamespace(attributes={})
+
+
+def _wrap(a, ty) -> Value:
+    v = np.asarray(a).view(Value)
+    v.type = ty
+    return v
+
+
+# element type -> (register dtype, memory dtype); bf16 lives as float32, i1 as a byte in memory
+_ELEM = {
+    "i1": (np.bool_, np.uint8), "i8": (np.int8, np.int8), "i16": (np.int16, np.int16),
+    "i32": (np.int32, np.int32), "i64": (np.int64, np.int64),
+    "f16": (np.float16, np.float16), "bf16": (np.float32, np.uint16),
+    "f32": (np.float32, np.float32), "f64": (np.float64, np.float64),
+}
+_BYTES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "f16": 2, "bf16": 2, "f32": 4,
+          "f64": 8, "f8E4M3FN": 1, "f8E5M2": 1}
+
+
+class _Info:
+    """What the interpreter needs of an MLIR type: numpy dtypes, shape, pointee."""
+    __slots__ = ("elem", "np", "mem", "shape", "bf16", "pointee", "size", "_pointee")
+
+    def __init__(self, ty: ir.Type):
+        self.shape = T.shape_of(ty)
+        self.elem = str(T.element_type(ty))
+        self.bf16 = self.elem == "bf16"
+        self.pointee = None
+        if self.elem.startswith("!tile.ptr<"):
+            self.np = self.mem = np.dtype(np.uint64)
+            self.pointee = self.elem[len("!tile.ptr<"):-1]
+            self.size = _BYTES.get(self.pointee, 8)  # pointers to pointers: 8 bytes
+            return
+        if self.elem not in _ELEM:
+            raise NotImplementedError(f"the interpreter does not support {self.elem} values yet")
+        self.np, self.mem = (np.dtype(d) for d in _ELEM[self.elem])
+        self.size = _BYTES[self.elem]
+
+    def pointee_info(self) -> "_Info":
+        if getattr(self, "_pointee", None) is None:
+            self._pointee = _info(ir.Type.parse(self.pointee))
+        return self._pointee
+
+
+_INFO: dict = {}
+
+
+def _info(ty: ir.Type) -> _Info:
+    i = _INFO.get(ty)
+    if i is None:
+        i = _INFO[ty] = _Info(ty)
+    return i
+
+
+_UNSIGNED = {np.dtype(s): np.dtype(u) for s, u in (
+    (np.int8, np.uint8), (np.int16, np.uint16), (np.int32, np.uint32), (np.int64, np.uint64),
+    (np.bool_, np.uint8))}
+
+
+def _u(a):
+    """The unsigned view of an integer value (i1 as 0/1)."""
+    a = np.asarray(a)
+    t = _UNSIGNED.get(a.dtype)
+    return a if t is None else (a.astype(t) if a.dtype == np.bool_ else a.view(t))
+
+
+def _s(a):
+    """The signed view of an integer value: an i1 `true` is -1, as in MLIR."""
+    a = np.asarray(a)
+    return -a.astype(np.int8) if a.dtype == np.bool_ else a
+
+
+def _round_bf16(x):
+    """float32 values rounded to the nearest bf16 (ties to even), kept as float32."""
+    x = np.asarray(x, np.float32)
+    bits = x.view(np.uint32)
+    r = (bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))) & np.uint32(0xFFFF0000)
+    r = np.where(np.isnan(x), (bits | np.uint32(0x00400000)) & np.uint32(0xFFFF0000), r)
+    return r.astype(np.uint32).view(np.float32)
+
+
+def _to_memory(vals, info: _Info):
+    if info.bf16:
+        return (_round_bf16(vals).view(np.uint32) >> np.uint32(16)).astype(np.uint16)
+    return np.asarray(vals).astype(info.mem, copy=False)
+
+
+def _from_memory(raw, info: _Info):
+    if info.bf16:
+        return (raw.astype(np.uint32) << np.uint32(16)).view(np.float32)
+    if info.np == np.bool_:
+        return raw != 0
+    return raw
+
+
+# --------------------------------------------------------------------------------------------
+# the op table: name -> fn(builder, operands (Values), result _Info or None, attributes)
+
+def _ew(f, view=np.asarray):
+    """An elementwise op on operands seen through `view` (`_u` for unsigned ops)."""
+    return lambda b, ops, rt, at: f(*[view(o) for o in ops])
+
+
+def _div(a, c):
+    """Integer division truncating toward zero (C, arith.divsi/divui); x / 0 gives all ones."""
+    zero = c == 0
+    c = np.where(zero, np.ones_like(c), c)
+    q = a // c
+    q = q + (((a - q * c) != 0) & ((a < 0) != (c < 0))).astype(q.dtype)  # floor -> trunc
+    return np.where(zero, ~np.zeros_like(q), q)
+
+
+def _fptoint(x, dt, unsigned):
+    """Float -> int conversion as the GPU does it: truncate, saturate, NaN gives 0."""
+    ut = np.dtype(dt) if not unsigned else _UNSIGNED[np.dtype(dt)]
+    lim = np.iinfo(ut)
+    x = np.asarray(x, np.float64)
+    lo, hi = x <= float(lim.min), x >= float(lim.max)
+    r = np.where(np.isnan(x) | lo | hi, 0.0, x).astype(ut)
+    r = np.where(hi, np.array(lim.max, ut), np.where(lo, np.array(lim.min, ut), r))
+    return r
+
+
+def _attr_int(at, name):
+    return ir.IntegerAttr(at[name]).value
+
+
+_CMPI = [np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
+         np.less, np.less_equal, np.greater, np.greater_equal]  # eq ne slt sle sgt sge ult..
+
+
+def _cmpi(b, ops, rt, at):
+    p = _attr_int(at, "predicate")
+    view = _u if p >= 6 or p <= 1 else _s
+    return _CMPI[p](*[view(o) for o in ops])
+
+
+def _false(x, y):
+    return np.zeros(np.broadcast(x, y).shape, np.bool_)
+
+
+def _true(x, y):
+    return np.ones(np.broadcast(x, y).shape, np.bool_)
+
+
+# arith.cmpf predicates 0..7 are ordered (false, oeq, ogt, oge, olt, ole, one, ord) and 8..15
+# unordered (ueq, ugt, uge, ult, ule, une, uno, true): ordered ones are false on NaN,
+# unordered ones true.
+_CMPF_ORD = [_false, np.equal, np.greater, np.greater_equal, np.less, np.less_equal,
+             np.not_equal, _true]
+_CMPF_UNO = [np.equal, np.greater, np.greater_equal, np.less, np.less_equal, np.not_equal,
+             _false, _true]
+
+
+def _cmpf(b, ops, rt, at):
+    p = _attr_int(at, "predicate")
+    x, y = np.asarray(ops[0]), np.asarray(ops[1])
+    nan = np.isnan(x) | np.isnan(y)
+    if p < 8:
+        return _CMPF_ORD[p](x, y) & ~nan
+    return _CMPF_UNO[p - 8](x, y) | nan
+
+
+def _constant(b, ops, rt, at):
+    a = at["value"]
+    if isinstance(a, ir.DenseElementsAttr) or not hasattr(a, "value"):
+        a = ir.DenseElementsAttr(a).get_splat_value()
+    return np.full(rt.shape, a.value, rt.np)  # signless attrs hold the signed view, as we do
+
+
+def _bitcast(b, ops, rt, at):
+    src = _info(ops[0].type)
+    x = np.asarray(ops[0])
+    bits = (_round_bf16(x).view(np.uint32) >> np.uint32(16)).astype(np.uint16) if src.bf16 else x
+    if rt.bf16:
+        return (np.asarray(bits).view(np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32)
+    return np.asarray(bits).view(rt.np)
+
+
+def _segments(name, ops, at):
+    """Named operands of an op with optional operands (as dialects.verify.named_operands)."""
+    sizes = list(ir.DenseI32ArrayAttr(at["operandSegmentSizes"]))
+    out, i = {}, 0
+    for seg, n in zip(T.OPERAND_SEGMENTS[name], sizes):
+        out[seg] = ops[i] if n else None
+        i += n
+    return out
+
+
+def _load(b, ops, rt, at):
+    a = _segments("tile.load", ops, at)
+    addrs = np.asarray(a["ptr"]).reshape(-1)
+    if a["mask"] is None:
+        return b.memory.load(addrs, rt, "load").reshape(rt.shape)
+    mask = np.asarray(a["mask"]).reshape(-1)
+    out = (np.zeros(addrs.shape, rt.np) if a["other"] is None
+           else np.array(np.asarray(a["other"]).reshape(-1), rt.np))
+    out[mask] = b.memory.load(addrs[mask], rt, "load")
+    return out.reshape(rt.shape)
+
+
+def _store(b, ops, rt, at):
+    a = _segments("tile.store", ops, at)
+    info = _info(a["ptr"].type).pointee_info()
+    addrs = np.asarray(a["ptr"]).reshape(-1)
+    vals = np.asarray(a["value"]).reshape(-1)
+    if a["mask"] is not None:
+        mask = np.asarray(a["mask"]).reshape(-1)
+        addrs, vals = addrs[mask], vals[mask]
+    b.memory.store(addrs, vals, info)
+
+
+def _addptr(b, ops, rt, at):
+    off = _s(ops[1]).astype(np.int64).astype(np.uint64)  # offsets sign-extend, as in a GEP
+    return np.asarray(ops[0], np.uint64) + off * np.uint64(rt.size)
+
+
+def _sitofp(b, ops, rt, at):
+    return _s(ops[0]).astype(rt.np)
+
+
+_OPS = {
+    "arith.constant": _constant,
+    "tile.get_program_id": lambda b, ops, rt, at: np.int32(b.pid[_attr_int(at, "axis")]),
+    "tile.get_num_programs": lambda b, ops, rt, at: np.int32(b.grid[_attr_int(at, "axis")]),
+    "tile.make_range": lambda b, ops, rt, at: np.arange(
+        _attr_int(at, "start"), _attr_int(at, "end"), dtype=np.int32),
+    "tile.splat": lambda b, ops, rt, at: np.full(rt.shape, np.asarray(ops[0]), rt.np),
+    "tile.broadcast": lambda b, ops, rt, at: np.broadcast_to(np.asarray(ops[0]), rt.shape),
+    "tile.addptr": _addptr,
+    "tile.load": _load,
+    "tile.store": _store,
+    "tile.ptr_to_int": lambda b, ops, rt, at: np.asarray(ops[0]).view(np.int64),
+    "tile.int_to_ptr": lambda b, ops, rt, at: np.asarray(ops[0]).view(np.uint64),
+    # integer arithmetic wraps: computed on the unsigned view (defined overflow in C)
+    "arith.addi": _ew(np.add, _u), "arith.subi": _ew(np.subtract, _u),
+    "arith.muli": _ew(np.multiply, _u), "arith.shli": _ew(np.left_shift, _u),
+    "arith.divsi": _ew(_div, _s), "arith.divui": _ew(_div, _u),
+    "arith.remsi": _ew(np.fmod, _s), "arith.remui": _ew(np.fmod, _u),
+    "arith.andi": _ew(np.bitwise_and, _u), "arith.ori": _ew(np.bitwise_or, _u),
+    "arith.xori": _ew(np.bitwise_xor, _u),
+    "arith.shrsi": _ew(np.right_shift, _s), "arith.shrui": _ew(np.right_shift, _u),
+    "arith.maxsi": _ew(np.maximum, _s), "arith.maxui": _ew(np.maximum, _u),
+    "arith.minsi": _ew(np.minimum, _s), "arith.minui": _ew(np.minimum, _u),
+    "arith.cmpi": _cmpi,
+    # floats compute in their own type (fp16 in fp16; bf16 rounded after the op)
+    "arith.addf": _ew(np.add), "arith.subf": _ew(np.subtract), "arith.mulf": _ew(np.multiply),
+    "arith.divf": _ew(np.true_divide), "arith.remf": _ew(np.fmod),
+    "arith.negf": _ew(np.negative), "math.floor": _ew(np.floor),
+    "arith.maximumf": _ew(np.maximum), "arith.minimumf": _ew(np.minimum),  # NaN propagates
+    "arith.cmpf": _cmpf,
+    "arith.select": _ew(np.where),
+    # conversions
+    "arith.extf": lambda b, ops, rt, at: np.asarray(ops[0]).astype(rt.np),
+    "arith.truncf": lambda b, ops, rt, at: np.asarray(ops[0]).astype(rt.np),
+    "arith.extsi": lambda b, ops, rt, at: _s(ops[0]).astype(rt.np),
+    "arith.extui": lambda b, ops, rt, at: _u(ops[0]).astype(rt.np),
+    "arith.trunci": lambda b, ops, rt, at: _u(ops[0]).astype(_UNSIGNED[rt.np]),
+    "arith.sitofp": _sitofp,
+    "arith.uitofp": lambda b, ops, rt, at: _u(ops[0]).astype(rt.np),
+    "arith.fptosi": lambda b, ops, rt, at: _fptoint(ops[0], rt.np, False),
+    "arith.fptoui": lambda b, ops, rt, at: _fptoint(ops[0], rt.np, True),
+    "arith.bitcast": _bitcast,
+}
+
+
+# --------------------------------------------------------------------------------------------
+# memory: the arrays passed as pointers, addressed by their real addresses
+
+class _Memory:
+    """Byte views of the argument arrays, found by address.  Overlapping arguments (the same
+    array twice, or views of one array) merge into one region."""
+
+    def __init__(self, kernel: JITFunction, regions):
+        self.kernel = kernel
+        self.codes = set()  # code objects of the kernel and the @jit functions it calls
+        self.pid = (0, 0, 0)
+        merged = []  # [lo, hi, writable, names]
+        for lo, hi, writable, name in sorted(regions):
+            if merged and lo < merged[-1][1]:
+                m = merged[-1]
+                m[1], m[2] = max(m[1], hi), m[2] and writable
+                m[3].append(name)
+            else:
+                merged.append([lo, hi, writable, [name]])
+        self.regions = merged
+        self.starts = np.array([m[0] for m in merged], np.uint64)
+        self.ends = np.array([m[1] for m in merged], np.uint64)
+        self.bufs = [np.ctypeslib.as_array((ctypes.c_ubyte * (m[1] - m[0])).from_address(m[0]))
+                     for m in merged]
+
+    def _locate(self, addrs, nbytes, what):
+        """(region index, byte offset) of each address; IndexError if any is out of bounds."""
+        idx = np.searchsorted(self.starts, addrs, side="right").astype(np.int64) - 1
+        ok = idx >= 0
+        if len(self.bufs):
+            ok &= addrs + np.uint64(nbytes) <= self.ends[np.maximum(idx, 0)]
+        if not ok.all():
+            lane = int(np.argmin(ok))
+            raise IndexError(self._message(what, int(addrs[lane]), nbytes, lane, addrs.size))
+        off = (addrs - self.starts[idx]).astype(np.int64)
+        bad = addrs % np.uint64(nbytes) != 0
+        if bad.any():
+            lane = int(np.argmax(bad))
+            raise IndexError(self._message(what, int(addrs[lane]), nbytes, lane, addrs.size,
+                                           f"is not aligned to {nbytes} bytes"))
+        return idx, off
+
+    def _message(self, what, addr, nbytes, lane, n, problem="is outside every array argument"):
+        near = ""
+        for lo, hi, _, names in self.regions:
+            d = addr - hi if addr >= hi else lo - addr if addr < lo else None
+            if d is not None and d < 1 << 20:
+                where = f"{d} bytes past the end of" if addr >= hi else f"{d} bytes before"
+                near = f" ({where} `{'`/`'.join(names)}`, {hi - lo} bytes)"
+                break
+        return (f"{self.location()}: out-of-bounds {what} in kernel `{self.kernel.__name__}` at "
+                f"program {self.pid}: the {nbytes}-byte access at address {addr:#x} (element "
+                f"{lane} of {n}) {problem}{near}; mask it off or fix the offsets")
+
+    def location(self):
+        """file:line of the innermost kernel frame executing now."""
+        f = sys._getframe()
+        while f is not None and f.f_code not in self.codes:
+            f = f.f_back
+        if f is None:
+            return self.kernel.filename
+        return f"{f.f_code.co_filename}:{f.f_lineno}"
+
+    def _gather_index(self, off, k):
+        return off if k == 1 else (off[:, None] + np.arange(k)).reshape(-1)
+
+    def load(self, addrs, info: _Info, what):
+        n, k = addrs.size, info.size
+        out = np.empty(n, info.mem)
+        if n:
+            idx, off = self._locate(addrs, k, what)
+            for r in np.unique(idx):
+                sel = idx == r
+                raw = self.bufs[r][self._gather_index(off[sel], k)]
+                out[sel] = raw.view(info.mem)
+        return _from_memory(out, info)
+
+    def store(self, addrs, vals, info: _Info):
+        if not addrs.size:
+            return
+        k = info.size
+        idx, off = self._locate(addrs, k, "store")
+        raw = np.ascontiguousarray(_to_memory(vals, info)).view(np.uint8).reshape(-1, k)
+        for r in np.unique(idx):
+            if not self.regions[r][2]:
+                raise ValueError(f"{self.location()}: kernel `{self.kernel.__name__}` stores "
+                                 f"into read-only array `{'`/`'.join(self.regions[r][3])}`")
+            sel = idx == r
+            self.bufs[r][self._gather_index(off[sel], k)] = raw[sel].reshape(-1)
+
+
+# --------------------------------------------------------------------------------------------
+# the builder
+
+class InterpreterBuilder(S.Builder):
+    """`semantic.Builder` whose ops are evaluated on the spot with numpy."""
+
+    def __init__(self, context, memory: _Memory, grid):
+        super().__init__(context)
+        self.memory = memory
+        self.grid = grid
+        self.pid = (0, 0, 0)
+
+    def create(self, name, operands, result_types, attributes=None) -> list:
+        row = _OPS.get(name)
+        if row is None:
+            raise NotImplementedError(f"the interpreter does not support `{name}` yet")
+        rt = _info(result_types[0]) if result_types else None
+        r = row(self, operands, rt, attributes or {})
+        if rt is None:
+            return []
+        r = np.asarray(r)
+        if r.dtype != rt.np:
+            r = (r & 1).astype(np.bool_) if rt.np == np.bool_ else r.astype(rt.np)  # i1 wraps
+        if rt.bf16:
+            r = _round_bf16(r)
+        if r.shape != rt.shape:  # an interpreter bug, not a user error
+            raise AssertionError(f"{name} produced shape {r.shape}, expected {rt.shape}")
+        return [_wrap(r, result_types[0])]
+
+    # used by language.core for print() and Python conversions of values
+    def numpy(self, t: tensor) -> np.ndarray:
+        """The values of `t` as numpy shows them (unsigned ints unsigned, bf16 as float32)."""
+        a = np.asarray(t.handle)
+        return _u(a) if t.dtype.is_int_unsigned() else a
+
+    def python_value(self, t: tensor):
+        return self.numpy(t).item()
+
+    def format(self, t: tensor) -> str:
+        a = self.numpy(t)
+        fmt = {"int": hex} if t.dtype.is_ptr() else None
+        body = np.array2string(a, separator=", ", formatter=fmt) if a.ndim else (
+            hex(a.item()) if fmt else repr(a.item()))
+        return f"tensor({body}, dtype={t.dtype})"
+
+
+# --------------------------------------------------------------------------------------------
+# arguments
+
+_NUMPY_DTYPES = {"float32": "fp32", "float16": "fp16", "float64": "fp64", "bfloat16": "bf16",
+                 "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
+                 "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64",
+                 "bool": "int1", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}
+
+
+_byte_bounds = getattr(getattr(np.lib, "array_utils", None), "byte_bounds", None) or \
+    getattr(np, "byte_bounds", None)  # numpy 2 moved it
+
+
+def _pointer(fn, name, a):
+    """(element dtype, address, (lo, hi, writable, name) of its memory) of an array argument."""
+    if type(a).__module__.startswith("torch"):
+        if a.device.type != "cpu":
+            raise located(f"argument `{name}` of {fn.__name__} is on {a.device}; the "
+                          f"interpreter needs CPU tensors or numpy arrays", fn.fn, exc=ValueError)
+        from .launcher import _TORCH_DTYPES
+        dt = _TORCH_DTYPES.get(str(a.dtype))
+        s = a.untyped_storage()
+        lo, hi, writable, ptr = s.data_ptr(), s.data_ptr() + s.nbytes(), True, a.data_ptr()
+    elif isinstance(a, np.ndarray):
+        dt = _NUMPY_DTYPES.get(a.dtype.name)
+        lo, hi = _byte_bounds(a)
+        writable, ptr = a.flags.writeable, a.ctypes.data
+    else:
+        raise located(f"argument `{name}` of {fn.__name__} has unsupported type "
+                      f"{type(a).__name__}: the interpreter takes numpy arrays, CPU torch "
+                      f"tensors, ints, floats and bools", fn.fn, exc=TypeError)
+    if dt is None:
+        raise located(f"argument `{name}` of {fn.__name__} has unsupported dtype {a.dtype}",
+                      fn.fn, exc=TypeError)
+    return core.DTYPES[dt], ptr, (lo, hi, writable, name)
+
+
+def _bind(fn: JITFunction, values):
+    """The kernel's arguments as the interpreter passes them, and the memory regions.
+    Constexprs stay Python values; runtime scalars and pointers become scalar tensors typed
+    as compiled kernels type them (an int equal to 1 is specialized to a constant there)."""
+    args, regions = [], []
+    for name, a in zip(fn.arg_names, values):
+        if isinstance(a, core.constexpr):
+            a = a.value
+        if name in fn.constexprs or a is None:
+            args.append(a)
+            continue
+        if isinstance(a, (bool, int, float)):
+            if a == 1 and type(a) is int and name not in fn.do_not_specialize:
+                args.append(1)
+                continue
+            try:
+                dt = S.python_scalar_dtype(a)
+            except S.SemanticError as e:
+                raise located(f"argument `{name}` of {fn.__name__}: {e}", fn.fn,
+                              exc=ValueError) from None
+            v = np.array(a).astype(_info(tensor_ir_type(dt, ())).np) if dt != core.uint64 \
+                else np.array(a, np.uint64).view(np.int64)
+        else:
+            elem, v, region = _pointer(fn, name, a)
+            dt = core.pointer_type(elem)
+            v = np.uint64(v)
+            if region[1] > region[0]:
+                regions.append(region)
+        args.append(tensor(_wrap(v, tensor_ir_type(dt, ())), dt))
+    return args, regions
+
+
+def _as_python(jfn: JITFunction, memo: dict, codes: set):
+    """`jfn`'s Python function, with the @jit functions it names (globals and closure
+    cells) replaced by theirs, since a JITFunction cannot be called directly."""
+    if jfn in memo:
+        return memo[jfn]
+    f = jfn.fn
+    g = dict(f.__globals__)
+    closure = f.__closure__
+    new = types.FunctionType(f.__code__, g, f.__name__, f.__defaults__, closure)
+    memo[jfn] = new
+    codes.add(f.__code__)
+    for k, v in g.items():
+        if isinstance(v, JITFunction):
+            g[k] = _as_python(v, memo, codes)
+    if closure:
+        cells = []
+        for c in closure:
+            try:
+                v = c.cell_contents
+            except ValueError:  # an empty cell
+                v = None
+            cells.append(types.CellType(_as_python(v, memo, codes))
+                         if isinstance(v, JITFunction) else c)
+        new = types.FunctionType(f.__code__, g, f.__name__, f.__defaults__, tuple(cells))
+        memo[jfn] = new
+    new.__kwdefaults__ = f.__kwdefaults__
+    return new
+
+
+_CONTEXT = None
+
+
+def _context() -> ir.Context:
+    global _CONTEXT
+    if _CONTEXT is None:
+        _CONTEXT = new_context()
+    return _CONTEXT
+
+
+def interpret(fn: JITFunction, grid, values, options=None):
+    """Runs `fn` over `grid` on the CPU.  `values` are the bound arguments in parameter
+    order; launch options (num_warps, ...) do not matter here."""
+    from .launcher import _grid
+    ctx = _context()
+    with ctx, ir.Location.unknown(ctx):
+        args, regions = _bind(fn, values)
+        memory = _Memory(fn, regions)
+        pyfn = _as_python(fn, {}, memory.codes)
+        g = _grid(fn, grid, values)  # a callable grid gets the bound arguments by name
+        b = InterpreterBuilder(ctx, memory, g)
+        prev = core.set_active_builder(b)
+        try:
+            with np.errstate(all="ignore"):  # inf/NaN and wrapping as on the GPU
+                for z in range(g[2]):
+                    for y in range(g[1]):
+                        for x in range(g[0]):
+                            b.pid = memory.pid = (x, y, z)
+                            try:
+                                pyfn(*args)
+                            except Exception as e:
+                                if hasattr(e, "add_note"):
+                                    e.add_note(f"while interpreting {fn.__name__} at program "
+                                               f"id {b.pid} of grid {g}")
+                                raise
+        finally:
+            core.set_active_builder(prev)
+    return None

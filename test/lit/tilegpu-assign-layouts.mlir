@@ -1,0 +1,284 @@
+// RUN: tilework-opt %s --split-input-file --tilegpu-assign-layouts --target sm_90a --num-warps 4 | FileCheck %s --check-prefix=NV4
+// RUN: tilework-opt %s --split-input-file --tilegpu-assign-layouts --target sm_90a --num-warps 8 | FileCheck %s --check-prefix=NV8
+// RUN: tilework-opt %s --split-input-file --tilegpu-assign-layouts --target gfx942 --num-warps 4 | FileCheck %s --check-prefix=AMD4
+// RUN: tilework-opt %s --split-input-file --tilegpu-assign-layouts --target gfx942 --num-warps 8 | FileCheck %s --check-prefix=AMD8
+// RUN: tilework-opt %s --split-input-file --tilegpu-assign-layouts | FileCheck %s --check-prefix=ENC
+
+// tilegpu-assign-layouts gives every tile of one rank the same #tilegpu.blocked layout:
+// each thread gets up to 16 bytes of contiguous elements (fp32: 4, fp16: 8), but no more than
+// numel / (num_warps * warp_size); threads then warps spread over the fastest dimension first.
+// sm_90a has 32-thread warps, gfx942 64-thread wavefronts.  The module records both numbers.
+// ENC checks that no tile type is left without an encoding in any function.
+
+// Vector add, fp32, 1024 elements: 4 per thread except on gfx942 with 8 warps (512 threads: 2).
+
+// NV4: module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32}
+// NV4-LABEL: func.func @add_f32
+// NV4-NOT: {{tensor<1024x(i32|i1|f32|!tile.ptr<f32>)>}}
+// NV4: %[[PID:.+]] = "tile.get_program_id"() {axis = 0 : i32} : () -> i32
+// NV4: arith.muli %[[PID]], %{{.+}} : i32
+// NV4: "tile.make_range"() {{.*}} -> tensor<1024xi32, [[L:#tilegpu.blocked<array<i32: 4>, array<i32: 32>, array<i32: 4>, array<i32: 0>>]]>
+// NV4: "tile.splat"(%{{.+}}) : (i32) -> tensor<1024xi32, [[L]]>
+// NV4: arith.cmpi slt, {{.*}} : tensor<1024xi32, [[L]]>
+// NV4: "tile.splat"(%{{.+}}) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>, [[L]]>
+// NV4: "tile.addptr"{{.*}} -> tensor<1024x!tile.ptr<f32>, [[L]]>
+// NV4: "tile.load"{{.*}} : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xi1, [[L]]>) -> tensor<1024xf32, [[L]]>
+// NV4: arith.addf {{.*}} : tensor<1024xf32, [[L]]>
+// NV4: "tile.store"{{.*}} : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xf32, [[L]]>, tensor<1024xi1, [[L]]>) -> ()
+// NV4-NOT: {{tensor<1024x(i32|i1|f32|!tile.ptr<f32>)>}}
+// NV4: return
+
+// NV8: module attributes {tilegpu.num_warps = 8 : i32, tilegpu.warp_size = 32 : i32}
+// NV8-LABEL: func.func @add_f32
+// NV8-NOT: {{tensor<1024x(i32|i1|f32|!tile.ptr<f32>)>}}
+// NV8: "tile.make_range"() {{.*}} -> tensor<1024xi32, [[L:#tilegpu.blocked<array<i32: 4>, array<i32: 32>, array<i32: 8>, array<i32: 0>>]]>
+// NV8: "tile.load"{{.*}} -> tensor<1024xf32, [[L]]>
+// NV8: "tile.store"{{.*}} : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xf32, [[L]]>, tensor<1024xi1, [[L]]>) -> ()
+// NV8-NOT: {{tensor<1024x(i32|i1|f32|!tile.ptr<f32>)>}}
+// NV8: return
+
+// AMD4: module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 64 : i32}
+// AMD4-LABEL: func.func @add_f32
+// AMD4-NOT: {{tensor<1024x(i32|i1|f32|!tile.ptr<f32>)>}}
+// AMD4: "tile.make_range"() {{.*}} -> tensor<1024xi32, [[L:#tilegpu.blocked<array<i32: 4>, array<i32: 64>, array<i32: 4>, array<i32: 0>>]]>
+// AMD4: "tile.load"{{.*}} -> tensor<1024xf32, [[L]]>
+// AMD4: "tile.store"{{.*}} : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xf32, [[L]]>, tensor<1024xi1, [[L]]>) -> ()
+// AMD4-NOT: {{tensor<1024x(i32|i1|f32|!tile.ptr<f32>)>}}
+// AMD4: return
+
+// AMD8: module attributes {tilegpu.num_warps = 8 : i32, tilegpu.warp_size = 64 : i32}
+// AMD8-LABEL: func.func @add_f32
+// AMD8-NOT: {{tensor<1024x(i32|i1|f32|!tile.ptr<f32>)>}}
+// AMD8: "tile.make_range"() {{.*}} -> tensor<1024xi32, [[L:#tilegpu.blocked<array<i32: 2>, array<i32: 64>, array<i32: 8>, array<i32: 0>>]]>
+// AMD8: "tile.load"{{.*}} -> tensor<1024xf32, [[L]]>
+// AMD8: "tile.store"{{.*}} : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xf32, [[L]]>, tensor<1024xi1, [[L]]>) -> ()
+// AMD8-NOT: {{tensor<1024x(i32|i1|f32|!tile.ptr<f32>)>}}
+// AMD8: return
+// ENC-LABEL: func.func @add_f32
+// ENC-NOT: {{tensor<[0-9x]+(i1|i32|f16|f32|!tile.ptr<f16>|!tile.ptr<f32>)>}}
+// ENC: return
+func.func @add_f32(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %y: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %o: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %n: i32) attributes {tile.kernel} {
+  %pid = "tile.get_program_id"() {axis = 0 : i32} : () -> i32
+  %c = arith.constant 1024 : i32
+  %s = arith.muli %pid, %c : i32
+  %r = "tile.make_range"() {start = 0 : i32, end = 1024 : i32} : () -> tensor<1024xi32>
+  %ss = "tile.splat"(%s) : (i32) -> tensor<1024xi32>
+  %off = arith.addi %ss, %r : tensor<1024xi32>
+  %ns = "tile.splat"(%n) : (i32) -> tensor<1024xi32>
+  %m = arith.cmpi slt, %off, %ns : tensor<1024xi32>
+  %xp = "tile.splat"(%x) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>>
+  %xa = "tile.addptr"(%xp, %off) : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f32>>
+  %xv = "tile.load"(%xa, %m) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi1>) -> tensor<1024xf32>
+  %yp = "tile.splat"(%y) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>>
+  %ya = "tile.addptr"(%yp, %off) : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f32>>
+  %yv = "tile.load"(%ya, %m) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi1>) -> tensor<1024xf32>
+  %sum = arith.addf %xv, %yv : tensor<1024xf32>
+  %op = "tile.splat"(%o) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>>
+  %oa = "tile.addptr"(%op, %off) : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f32>>
+  "tile.store"(%oa, %sum, %m) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<1024x!tile.ptr<f32>>, tensor<1024xf32>, tensor<1024xi1>) -> ()
+  return
+}
+
+// -----
+
+// Vector add, fp16: 8 elements (16 bytes) per thread on sm_90a with 4 warps; capped by
+// 1024 / threads elsewhere.  A splat tile constant (the `other` value) is retyped too.
+
+// NV4-LABEL: func.func @add_f16
+// NV4: "tile.make_range"() {{.*}} -> tensor<1024xi32, [[L:#tilegpu.blocked<array<i32: 8>, array<i32: 32>, array<i32: 4>, array<i32: 0>>]]>
+// NV4: arith.constant dense<0.000000e+00> : tensor<1024xf16, [[L]]>
+// NV4: "tile.load"{{.*}} : (tensor<1024x!tile.ptr<f16>, [[L]]>, tensor<1024xi1, [[L]]>, tensor<1024xf16, [[L]]>) -> tensor<1024xf16, [[L]]>
+// NV4: arith.addf {{.*}} : tensor<1024xf16, [[L]]>
+// NV4: "tile.store"{{.*}} : (tensor<1024x!tile.ptr<f16>, [[L]]>, tensor<1024xf16, [[L]]>, tensor<1024xi1, [[L]]>) -> ()
+// NV4-NOT: {{tensor<1024x(i32|i1|f16|!tile.ptr<f16>)>}}
+// NV4: return
+
+// NV8-LABEL: func.func @add_f16
+// NV8: "tile.make_range"() {{.*}} -> tensor<1024xi32, [[L:#tilegpu.blocked<array<i32: 4>, array<i32: 32>, array<i32: 8>, array<i32: 0>>]]>
+// NV8: arith.constant dense<0.000000e+00> : tensor<1024xf16, [[L]]>
+// NV8: "tile.store"{{.*}} : (tensor<1024x!tile.ptr<f16>, [[L]]>, tensor<1024xf16, [[L]]>, tensor<1024xi1, [[L]]>) -> ()
+// NV8-NOT: {{tensor<1024x(i32|i1|f16|!tile.ptr<f16>)>}}
+// NV8: return
+
+// AMD4-LABEL: func.func @add_f16
+// AMD4: "tile.make_range"() {{.*}} -> tensor<1024xi32, [[L:#tilegpu.blocked<array<i32: 4>, array<i32: 64>, array<i32: 4>, array<i32: 0>>]]>
+// AMD4: arith.constant dense<0.000000e+00> : tensor<1024xf16, [[L]]>
+// AMD4: "tile.store"{{.*}} : (tensor<1024x!tile.ptr<f16>, [[L]]>, tensor<1024xf16, [[L]]>, tensor<1024xi1, [[L]]>) -> ()
+// AMD4-NOT: {{tensor<1024x(i32|i1|f16|!tile.ptr<f16>)>}}
+// AMD4: return
+
+// AMD8-LABEL: func.func @add_f16
+// AMD8: "tile.make_range"() {{.*}} -> tensor<1024xi32, [[L:#tilegpu.blocked<array<i32: 2>, array<i32: 64>, array<i32: 8>, array<i32: 0>>]]>
+// AMD8: arith.constant dense<0.000000e+00> : tensor<1024xf16, [[L]]>
+// AMD8: "tile.store"{{.*}} : (tensor<1024x!tile.ptr<f16>, [[L]]>, tensor<1024xf16, [[L]]>, tensor<1024xi1, [[L]]>) -> ()
+// AMD8-NOT: {{tensor<1024x(i32|i1|f16|!tile.ptr<f16>)>}}
+// AMD8: return
+// ENC-LABEL: func.func @add_f16
+// ENC-NOT: {{tensor<[0-9x]+(i1|i32|f16|f32|!tile.ptr<f16>|!tile.ptr<f32>)>}}
+// ENC: return
+func.func @add_f16(%x: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %y: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %o: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %n: i32 {tile.divisibility = 16 : i32}) attributes {tile.kernel} {
+  %pid = "tile.get_program_id"() {axis = 0 : i32} : () -> i32
+  %c = arith.constant 1024 : i32
+  %s = arith.muli %pid, %c : i32
+  %r = "tile.make_range"() {start = 0 : i32, end = 1024 : i32} : () -> tensor<1024xi32>
+  %ss = "tile.splat"(%s) : (i32) -> tensor<1024xi32>
+  %off = arith.addi %ss, %r : tensor<1024xi32>
+  %ns = "tile.splat"(%n) : (i32) -> tensor<1024xi32>
+  %m = arith.cmpi slt, %off, %ns : tensor<1024xi32>
+  %zero = arith.constant dense<0.0> : tensor<1024xf16>
+  %xp = "tile.splat"(%x) : (!tile.ptr<f16>) -> tensor<1024x!tile.ptr<f16>>
+  %xa = "tile.addptr"(%xp, %off) : (tensor<1024x!tile.ptr<f16>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f16>>
+  %xv = "tile.load"(%xa, %m, %zero) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<1024x!tile.ptr<f16>>, tensor<1024xi1>, tensor<1024xf16>) -> tensor<1024xf16>
+  %yp = "tile.splat"(%y) : (!tile.ptr<f16>) -> tensor<1024x!tile.ptr<f16>>
+  %ya = "tile.addptr"(%yp, %off) : (tensor<1024x!tile.ptr<f16>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f16>>
+  %yv = "tile.load"(%ya, %m) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f16>>, tensor<1024xi1>) -> tensor<1024xf16>
+  %sum = arith.addf %xv, %yv : tensor<1024xf16>
+  %op = "tile.splat"(%o) : (!tile.ptr<f16>) -> tensor<1024x!tile.ptr<f16>>
+  %oa = "tile.addptr"(%op, %off) : (tensor<1024x!tile.ptr<f16>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f16>>
+  "tile.store"(%oa, %sum, %m) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<1024x!tile.ptr<f16>>, tensor<1024xf16>, tensor<1024xi1>) -> ()
+  return
+}
+
+// -----
+
+// A 32x64 fp32 tile, contiguous along dim 1 (the max_contiguous/multiple_of hints on the
+// addptr stand for row-major offsets): 4 elements per thread along dim 1, the warp covers
+// 16 (gfx942: 16) threads of a row and 2 (gfx942: 4) rows, warps stack along dim 0.
+
+// NV4-LABEL: func.func @copy_2d
+// NV4: "tile.splat"(%{{.+}}) : (i32) -> tensor<32x64xi32, [[L:#tilegpu.blocked<array<i32: 1, 4>, array<i32: 2, 16>, array<i32: 4, 1>, array<i32: 1, 0>>]]>
+// NV4: "tile.load"{{.*}} : (tensor<32x64x!tile.ptr<f32>, [[L]]>) -> tensor<32x64xf32, [[L]]>
+// NV4: "tile.store"{{.*}} : (tensor<32x64x!tile.ptr<f32>, [[L]]>, tensor<32x64xf32, [[L]]>) -> ()
+// NV4-NOT: {{tensor<32x64x(i32|f32|!tile.ptr<f32>)>}}
+// NV4: return
+
+// NV8-LABEL: func.func @copy_2d
+// NV8: "tile.splat"(%{{.+}}) : (i32) -> tensor<32x64xi32, [[L:#tilegpu.blocked<array<i32: 1, 4>, array<i32: 2, 16>, array<i32: 8, 1>, array<i32: 1, 0>>]]>
+// NV8: "tile.load"{{.*}} : (tensor<32x64x!tile.ptr<f32>, [[L]]>) -> tensor<32x64xf32, [[L]]>
+// NV8: "tile.store"{{.*}} : (tensor<32x64x!tile.ptr<f32>, [[L]]>, tensor<32x64xf32, [[L]]>) -> ()
+// NV8: return
+
+// AMD4-LABEL: func.func @copy_2d
+// AMD4: "tile.splat"(%{{.+}}) : (i32) -> tensor<32x64xi32, [[L:#tilegpu.blocked<array<i32: 1, 4>, array<i32: 4, 16>, array<i32: 4, 1>, array<i32: 1, 0>>]]>
+// AMD4: "tile.load"{{.*}} : (tensor<32x64x!tile.ptr<f32>, [[L]]>) -> tensor<32x64xf32, [[L]]>
+// AMD4: "tile.store"{{.*}} : (tensor<32x64x!tile.ptr<f32>, [[L]]>, tensor<32x64xf32, [[L]]>) -> ()
+// AMD4: return
+
+// AMD8-LABEL: func.func @copy_2d
+// AMD8: "tile.splat"(%{{.+}}) : (i32) -> tensor<32x64xi32, [[L:#tilegpu.blocked<array<i32: 1, 4>, array<i32: 4, 16>, array<i32: 8, 1>, array<i32: 1, 0>>]]>
+// AMD8: "tile.load"{{.*}} : (tensor<32x64x!tile.ptr<f32>, [[L]]>) -> tensor<32x64xf32, [[L]]>
+// AMD8: "tile.store"{{.*}} : (tensor<32x64x!tile.ptr<f32>, [[L]]>, tensor<32x64xf32, [[L]]>) -> ()
+// AMD8: return
+// ENC-LABEL: func.func @copy_2d
+// ENC-NOT: {{tensor<[0-9x]+(i1|i32|f16|f32|!tile.ptr<f16>|!tile.ptr<f32>)>}}
+// ENC: return
+func.func @copy_2d(%p: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %q: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %o: i32) {
+  %off = "tile.splat"(%o) : (i32) -> tensor<32x64xi32>
+  %ps = "tile.splat"(%p) : (!tile.ptr<f32>) -> tensor<32x64x!tile.ptr<f32>>
+  %pa = "tile.addptr"(%ps, %off) {tile.contiguity = array<i32: 1, 64>, tile.divisibility = array<i32: 1, 16>} : (tensor<32x64x!tile.ptr<f32>>, tensor<32x64xi32>) -> tensor<32x64x!tile.ptr<f32>>
+  %v = "tile.load"(%pa) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<32x64x!tile.ptr<f32>>) -> tensor<32x64xf32>
+  %qs = "tile.splat"(%q) : (!tile.ptr<f32>) -> tensor<32x64x!tile.ptr<f32>>
+  %qa = "tile.addptr"(%qs, %off) {tile.contiguity = array<i32: 1, 64>, tile.divisibility = array<i32: 1, 16>} : (tensor<32x64x!tile.ptr<f32>>, tensor<32x64xi32>) -> tensor<32x64x!tile.ptr<f32>>
+  "tile.store"(%qa, %v) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<32x64x!tile.ptr<f32>>, tensor<32x64xf32>) -> ()
+  return
+}
+
+// -----
+
+// One layout per rank: the 128-element tile gets the layout chosen for the largest tile of
+// rank 1 (1024 elements), even though one CTA tile of it (512 or more) covers it several times.
+
+// NV4-LABEL: func.func @two_sizes_one_rank
+// NV4: "tile.make_range"() {end = 1024 : i32, start = 0 : i32} : () -> tensor<1024xi32, [[L:#tilegpu.blocked<array<i32: 4>, array<i32: 32>, array<i32: 4>, array<i32: 0>>]]>
+// NV4: "tile.make_range"() {end = 128 : i32, start = 0 : i32} : () -> tensor<128xi32, [[L]]>
+// NV4: "tile.load"{{.*}} : (tensor<128x!tile.ptr<f32>, [[L]]>) -> tensor<128xf32, [[L]]>
+// NV4: "tile.store"{{.*}} : (tensor<128x!tile.ptr<f32>, [[L]]>, tensor<128xf32, [[L]]>) -> ()
+// NV4: return
+
+// NV8-LABEL: func.func @two_sizes_one_rank
+// NV8: "tile.make_range"() {end = 1024 : i32, start = 0 : i32} : () -> tensor<1024xi32, [[L:#tilegpu.blocked<array<i32: 4>, array<i32: 32>, array<i32: 8>, array<i32: 0>>]]>
+// NV8: "tile.make_range"() {end = 128 : i32, start = 0 : i32} : () -> tensor<128xi32, [[L]]>
+// NV8: "tile.store"{{.*}} : (tensor<128x!tile.ptr<f32>, [[L]]>, tensor<128xf32, [[L]]>) -> ()
+// NV8: return
+
+// AMD4-LABEL: func.func @two_sizes_one_rank
+// AMD4: "tile.make_range"() {end = 1024 : i32, start = 0 : i32} : () -> tensor<1024xi32, [[L:#tilegpu.blocked<array<i32: 4>, array<i32: 64>, array<i32: 4>, array<i32: 0>>]]>
+// AMD4: "tile.make_range"() {end = 128 : i32, start = 0 : i32} : () -> tensor<128xi32, [[L]]>
+// AMD4: "tile.store"{{.*}} : (tensor<128x!tile.ptr<f32>, [[L]]>, tensor<128xf32, [[L]]>) -> ()
+// AMD4: return
+
+// AMD8-LABEL: func.func @two_sizes_one_rank
+// AMD8: "tile.make_range"() {end = 1024 : i32, start = 0 : i32} : () -> tensor<1024xi32, [[L:#tilegpu.blocked<array<i32: 2>, array<i32: 64>, array<i32: 8>, array<i32: 0>>]]>
+// AMD8: "tile.make_range"() {end = 128 : i32, start = 0 : i32} : () -> tensor<128xi32, [[L]]>
+// AMD8: "tile.store"{{.*}} : (tensor<128x!tile.ptr<f32>, [[L]]>, tensor<128xf32, [[L]]>) -> ()
+// AMD8: return
+// ENC-LABEL: func.func @two_sizes_one_rank
+// ENC-NOT: {{tensor<[0-9x]+(i1|i32|f16|f32|!tile.ptr<f16>|!tile.ptr<f32>)>}}
+// ENC: return
+func.func @two_sizes_one_rank(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %y: !tile.ptr<f32> {tile.divisibility = 16 : i32}) {
+  %r = "tile.make_range"() {start = 0 : i32, end = 1024 : i32} : () -> tensor<1024xi32>
+  %xs = "tile.splat"(%x) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>>
+  %xa = "tile.addptr"(%xs, %r) : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f32>>
+  %xv = "tile.load"(%xa) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<1024x!tile.ptr<f32>>) -> tensor<1024xf32>
+  "tile.store"(%xa, %xv) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f32>>, tensor<1024xf32>) -> ()
+  %q = "tile.make_range"() {start = 0 : i32, end = 128 : i32} : () -> tensor<128xi32>
+  %ys = "tile.splat"(%y) : (!tile.ptr<f32>) -> tensor<128x!tile.ptr<f32>>
+  %ya = "tile.addptr"(%ys, %q) : (tensor<128x!tile.ptr<f32>>, tensor<128xi32>) -> tensor<128x!tile.ptr<f32>>
+  %yv = "tile.load"(%ya) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<128x!tile.ptr<f32>>) -> tensor<128xf32>
+  "tile.store"(%ya, %yv) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<128x!tile.ptr<f32>>, tensor<128xf32>) -> ()
+  return
+}
+
+// -----
+
+// Strided accesses (offsets = 2 * range) are not contiguous: one element per thread.
+
+// NV4-LABEL: func.func @strided
+// NV4: "tile.make_range"() {{.*}} -> tensor<1024xi32, [[L:#tilegpu.blocked<array<i32: 1>, array<i32: 32>, array<i32: 4>, array<i32: 0>>]]>
+// NV4: "tile.load"{{.*}} -> tensor<1024xf32, [[L]]>
+// NV4: return
+
+// AMD8-LABEL: func.func @strided
+// AMD8: "tile.make_range"() {{.*}} -> tensor<1024xi32, [[L:#tilegpu.blocked<array<i32: 1>, array<i32: 64>, array<i32: 8>, array<i32: 0>>]]>
+// AMD8: "tile.load"{{.*}} -> tensor<1024xf32, [[L]]>
+// AMD8: return
+// ENC-LABEL: func.func @strided
+// ENC-NOT: {{tensor<[0-9x]+(i1|i32|f16|f32|!tile.ptr<f16>|!tile.ptr<f32>)>}}
+// ENC: return
+func.func @strided(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}) {
+  %r = "tile.make_range"() {start = 0 : i32, end = 1024 : i32} : () -> tensor<1024xi32>
+  %two = arith.constant dense<2> : tensor<1024xi32>
+  %off = arith.muli %r, %two : tensor<1024xi32>
+  %xs = "tile.splat"(%x) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>>
+  %xa = "tile.addptr"(%xs, %off) : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f32>>
+  %xv = "tile.load"(%xa) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<1024x!tile.ptr<f32>>) -> tensor<1024xf32>
+  "tile.store"(%xa, %xv) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f32>>, tensor<1024xf32>) -> ()
+  return
+}
+
+// -----
+
+// num_warps and warp_size already on the module win over --num-warps and --target.
+
+// NV4: module attributes {tilegpu.num_warps = 2 : i32, tilegpu.warp_size = 16 : i32}
+// NV4-LABEL: func.func @module_config
+// NV4: "tile.make_range"() {{.*}} -> tensor<256xi32, [[L:#tilegpu.blocked<array<i32: 4>, array<i32: 16>, array<i32: 2>, array<i32: 0>>]]>
+// NV4: return
+
+// AMD8: module attributes {tilegpu.num_warps = 2 : i32, tilegpu.warp_size = 16 : i32}
+// AMD8-LABEL: func.func @module_config
+// AMD8: "tile.make_range"() {{.*}} -> tensor<256xi32, [[L:#tilegpu.blocked<array<i32: 4>, array<i32: 16>, array<i32: 2>, array<i32: 0>>]]>
+// AMD8: return
+module attributes {tilegpu.num_warps = 2 : i32, tilegpu.warp_size = 16 : i32} {
+// ENC-LABEL: func.func @module_config
+// ENC-NOT: {{tensor<[0-9x]+(i1|i32|f16|f32|!tile.ptr<f16>|!tile.ptr<f32>)>}}
+// ENC: return
+  func.func @module_config(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}) {
+    %r = "tile.make_range"() {start = 0 : i32, end = 256 : i32} : () -> tensor<256xi32>
+    %xs = "tile.splat"(%x) : (!tile.ptr<f32>) -> tensor<256x!tile.ptr<f32>>
+    %xa = "tile.addptr"(%xs, %r) : (tensor<256x!tile.ptr<f32>>, tensor<256xi32>) -> tensor<256x!tile.ptr<f32>>
+    %xv = "tile.load"(%xa) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<256x!tile.ptr<f32>>) -> tensor<256xf32>
+    "tile.store"(%xa, %xv) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<256x!tile.ptr<f32>>, tensor<256xf32>) -> ()
+    return
+  }
+}

@@ -1,0 +1,311 @@
+// RUN: tilework-opt %s --split-input-file --tilegpu-to-llvm --target sm_90a | FileCheck %s
+// RUN: tilework-opt %s --split-input-file --tilegpu-to-llvm --target sm_90a | FileCheck %s --check-prefix=COUNT
+// RUN: tilework-opt %s --split-input-file --tilegpu-to-llvm --target gfx942 | FileCheck %s --check-prefix=AMD
+// RUN: tilework-opt %s --split-input-file --tilegpu-to-llvm --target gfx942 | FileCheck %s --check-prefix=LOWERED
+
+// tilegpu-to-llvm turns each func.func of tilegpu IR into a gpu.func kernel of a gpu.module
+// that carries the target attribute; every tile becomes the scalars one thread holds, and a
+// load/store of `tilegpu.vector_width` elements becomes one llvm.load/llvm.store of a vector,
+// under scf.if when masked.  Inputs are tilegpu IR as tilegpu-assign-layouts and
+// tilegpu-vector-width leave it (written with layout aliases).
+
+// Nothing of the tile/tilegpu stage is left: no func.func, tile op, pointer type or tensor.
+// LOWERED-NOT: {{func\.func|"tile\.|!tile\.ptr|tensor<|tilegpu\.blocked|tilegpu\.vector_width}}
+
+// AMD-NOT: nvvm.target
+// AMD: module attributes {gpu.container_module, tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32}
+// AMD-NEXT: gpu.module @kernels [#rocdl.target<chip = "gfx942">]
+// AMD-LABEL: gpu.func @add_kernel(
+// AMD-SAME: known_block_size = array<i32: 128, 1, 1>
+// AMD: module attributes {gpu.container_module, tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 64 : i32}
+// AMD-NEXT: gpu.module @kernels [#rocdl.target<chip = "gfx942">]
+// AMD-LABEL: gpu.func @masked_scalar_and_other(
+// AMD-SAME: known_block_size = array<i32: 256, 1, 1>
+// AMD-NOT: nvvm.target
+
+// Vector add, fp32, 4 warps x 32 threads, each thread owns elements [4t, 4t+4) and
+// [512+4t, 512+4t+4) of the 1024: two masked 16-byte loads per input, two masked stores.
+
+// CHECK: module attributes {gpu.container_module, tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32}
+// CHECK-NEXT: gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">]
+// CHECK-LABEL: gpu.func @add_kernel(
+// CHECK-SAME: %[[X:[^:]+]]: !llvm.ptr<1>, %[[Y:[^:]+]]: !llvm.ptr<1>, %[[O:[^:]+]]: !llvm.ptr<1>, %[[N:[^:]+]]: i32) kernel
+// CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
+// CHECK-SAME: tilegpu.num_warps = 4 : i32
+// CHECK: %[[TIDX:.+]] = gpu.thread_id x
+// CHECK-NEXT: %[[TID:.+]] = arith.index_cast %[[TIDX]] : index to i32
+// CHECK-NEXT: %[[LANE:.+]] = arith.remui %[[TID]], %c32_i32 : i32
+// CHECK-NEXT: %[[WARP:.+]] = arith.divui %[[TID]], %c32_i32 : i32
+// CHECK: %[[TL:.+]] = arith.addi %{{.+}}, %{{.+}} : i32
+// CHECK-NEXT: %[[BASE:.+]] = arith.muli %[[TL]], %c4_i32 : i32
+// CHECK: %[[BIDX:.+]] = gpu.block_id x
+// CHECK-NEXT: %[[PID:.+]] = arith.index_cast %[[BIDX]] : index to i32
+// CHECK: %[[START:.+]] = arith.muli %[[PID]], %c1024_i32 : i32
+// CHECK: %[[E4:.+]] = arith.addi %[[BASE]], %c512_i32 : i32
+// CHECK: %[[OFF0:.+]] = arith.addi %[[START]], %[[BASE]] : i32
+// CHECK: %[[OFF4:.+]] = arith.addi %[[START]], %[[E4]] : i32
+// CHECK: %[[M0:.+]] = arith.cmpi slt, %[[OFF0]], %[[N]] : i32
+// CHECK: %[[M4:.+]] = arith.cmpi slt, %[[OFF4]], %[[N]] : i32
+// CHECK: %[[XG0:.+]] = llvm.getelementptr %[[X]][%[[OFF0]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
+// CHECK: %[[XG4:.+]] = llvm.getelementptr %[[X]][%[[OFF4]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
+// CHECK: %[[XV0:.+]] = scf.if %[[M0]] -> (vector<4xf32>) {
+// CHECK-NEXT: %[[L:.+]] = llvm.load %[[XG0]] {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK-NEXT: scf.yield %[[L]] : vector<4xf32>
+// CHECK-NEXT: } else {
+// CHECK-NEXT: %[[Z:.+]] = arith.constant dense<0.000000e+00> : vector<4xf32>
+// CHECK-NEXT: scf.yield %[[Z]] : vector<4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[X0:.+]] = llvm.extractelement %[[XV0]][%c0_i32 : i32] : vector<4xf32>
+// CHECK-NEXT: %[[X1:.+]] = llvm.extractelement %[[XV0]][%c1_i32 : i32] : vector<4xf32>
+// CHECK-NEXT: llvm.extractelement %[[XV0]][%c2_i32 : i32] : vector<4xf32>
+// CHECK-NEXT: llvm.extractelement %[[XV0]][%c3_i32 : i32] : vector<4xf32>
+// CHECK-NEXT: %[[XV4:.+]] = scf.if %[[M4]] -> (vector<4xf32>) {
+// CHECK-NEXT: llvm.load %[[XG4]] {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK: %[[YG0:.+]] = llvm.getelementptr %[[Y]][%[[OFF0]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
+// CHECK: %[[YV0:.+]] = scf.if %[[M0]] -> (vector<4xf32>) {
+// CHECK-NEXT: llvm.load %[[YG0]] {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK: %[[Y0:.+]] = llvm.extractelement %[[YV0]][%c0_i32 : i32] : vector<4xf32>
+// CHECK-NEXT: %[[Y1:.+]] = llvm.extractelement %[[YV0]][%c1_i32 : i32] : vector<4xf32>
+// CHECK: %[[S0:.+]] = arith.addf %[[X0]], %[[Y0]] : f32
+// CHECK-NEXT: %[[S1:.+]] = arith.addf %[[X1]], %[[Y1]] : f32
+// CHECK: %[[OG0:.+]] = llvm.getelementptr %[[O]][%[[OFF0]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
+// CHECK: %[[OG4:.+]] = llvm.getelementptr %[[O]][%[[OFF4]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
+// CHECK-NEXT: scf.if %[[M0]] {
+// CHECK-NEXT: %[[P:.+]] = llvm.mlir.poison : vector<4xf32>
+// CHECK-NEXT: %[[V0:.+]] = llvm.insertelement %[[S0]], %[[P]][%c0_i32 : i32] : vector<4xf32>
+// CHECK-NEXT: %[[V1:.+]] = llvm.insertelement %[[S1]], %[[V0]][%c1_i32 : i32] : vector<4xf32>
+// CHECK-NEXT: %[[V2:.+]] = llvm.insertelement %{{.+}}, %[[V1]][%c2_i32 : i32] : vector<4xf32>
+// CHECK-NEXT: %[[V3:.+]] = llvm.insertelement %{{.+}}, %[[V2]][%c3_i32 : i32] : vector<4xf32>
+// CHECK-NEXT: llvm.store %[[V3]], %[[OG0]] {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.if %[[M4]] {
+// CHECK: llvm.store %{{.+}}, %[[OG4]] {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.return
+
+// Exactly four vector loads and two vector stores, nothing narrower.
+// COUNT-LABEL: gpu.func @add_kernel(
+// COUNT-COUNT-4: llvm.load {{%[0-9]+}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// COUNT-NOT: llvm.load
+// COUNT-COUNT-2: llvm.store {{%[0-9]+}}, {{%[0-9]+}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// COUNT-NOT: {{llvm.load|llvm.store}}
+// COUNT: gpu.return
+
+#L = #tilegpu.blocked<array<i32: 4>, array<i32: 32>, array<i32: 4>, array<i32: 0>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @add_kernel(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %y: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %o: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %n: i32 {tile.divisibility = 16 : i32}) attributes {tile.kernel} {
+    %pid = "tile.get_program_id"() {axis = 0 : i32} : () -> i32
+    %c = arith.constant 1024 : i32
+    %s = arith.muli %pid, %c : i32
+    %r = "tile.make_range"() {start = 0 : i32, end = 1024 : i32} : () -> tensor<1024xi32, #L>
+    %ss = "tile.splat"(%s) : (i32) -> tensor<1024xi32, #L>
+    %off = arith.addi %ss, %r : tensor<1024xi32, #L>
+    %ns = "tile.splat"(%n) : (i32) -> tensor<1024xi32, #L>
+    %m = arith.cmpi slt, %off, %ns : tensor<1024xi32, #L>
+    %xp = "tile.splat"(%x) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>, #L>
+    %xa = "tile.addptr"(%xp, %off) : (tensor<1024x!tile.ptr<f32>, #L>, tensor<1024xi32, #L>) -> tensor<1024x!tile.ptr<f32>, #L>
+    %xv = "tile.load"(%xa, %m) {operandSegmentSizes = array<i32: 1, 1, 0>, tilegpu.vector_width = 4 : i32} : (tensor<1024x!tile.ptr<f32>, #L>, tensor<1024xi1, #L>) -> tensor<1024xf32, #L>
+    %yp = "tile.splat"(%y) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>, #L>
+    %ya = "tile.addptr"(%yp, %off) : (tensor<1024x!tile.ptr<f32>, #L>, tensor<1024xi32, #L>) -> tensor<1024x!tile.ptr<f32>, #L>
+    %yv = "tile.load"(%ya, %m) {operandSegmentSizes = array<i32: 1, 1, 0>, tilegpu.vector_width = 4 : i32} : (tensor<1024x!tile.ptr<f32>, #L>, tensor<1024xi1, #L>) -> tensor<1024xf32, #L>
+    %sum = arith.addf %xv, %yv : tensor<1024xf32, #L>
+    %op = "tile.splat"(%o) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>, #L>
+    %oa = "tile.addptr"(%op, %off) : (tensor<1024x!tile.ptr<f32>, #L>, tensor<1024xi32, #L>) -> tensor<1024x!tile.ptr<f32>, #L>
+    "tile.store"(%oa, %sum, %m) {operandSegmentSizes = array<i32: 1, 1, 1>, tilegpu.vector_width = 4 : i32} : (tensor<1024x!tile.ptr<f32>, #L>, tensor<1024xf32, #L>, tensor<1024xi1, #L>) -> ()
+    return
+  }
+}
+
+// -----
+
+// On a 64-wide layout (known_block_size 256), n unknown: the masked load of width 1 is four
+// scalar loads each under its own scf.if, yielding `other` (-1.0) when masked off; the unmasked
+// load of width 4 is one vector load outside any scf.if.  The masked store of width 1 is four
+// guarded scalar stores, the unmasked one a plain vector store.
+
+// CHECK-LABEL: gpu.func @masked_scalar_and_other(
+// CHECK-SAME: %[[X:[^:]+]]: !llvm.ptr<1>, %[[N:[^:]+]]: i32) kernel
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// CHECK: %[[TIDX:.+]] = gpu.thread_id x
+// CHECK-NEXT: %[[TID:.+]] = arith.index_cast %[[TIDX]] : index to i32
+// CHECK-NEXT: arith.remui %[[TID]], %c64_i32 : i32
+// CHECK-NEXT: arith.divui %[[TID]], %c64_i32 : i32
+// CHECK: %[[M0:.+]] = arith.cmpi slt, %[[I0:.+]], %[[N]] : i32
+// CHECK-NEXT: %[[M1:.+]] = arith.cmpi slt, %{{.+}}, %[[N]] : i32
+// CHECK: %[[OTHER:.+]] = arith.constant -1.000000e+00 : f32
+// CHECK-NEXT: %[[G0:.+]] = llvm.getelementptr %[[X]][%[[I0]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
+// CHECK-NEXT: %[[G1:.+]] = llvm.getelementptr %[[X]][%{{.+}}] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
+// CHECK: %[[V0:.+]] = scf.if %[[M0]] -> (f32) {
+// CHECK-NEXT: %[[L:.+]] = llvm.load %[[G0]] {alignment = 4 : i64} : !llvm.ptr<1> -> f32
+// CHECK-NEXT: scf.yield %[[L]] : f32
+// CHECK-NEXT: } else {
+// CHECK-NEXT: scf.yield %[[OTHER]] : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[V1:.+]] = scf.if %[[M1]] -> (f32) {
+// CHECK-NEXT: llvm.load %[[G1]] {alignment = 4 : i64} : !llvm.ptr<1> -> f32
+// CHECK: scf.yield %[[OTHER]] : f32
+// CHECK: scf.yield %[[OTHER]] : f32
+// CHECK: scf.yield %[[OTHER]] : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[U:.+]] = llvm.load %[[G0]] {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK: scf.if %[[M0]] {
+// CHECK-NEXT: llvm.store %[[V0]], %[[G0]] {alignment = 4 : i64} : f32, !llvm.ptr<1>
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.if %[[M1]] {
+// CHECK-NEXT: llvm.store %[[V1]], %[[G1]] {alignment = 4 : i64} : f32, !llvm.ptr<1>
+// CHECK-NEXT: }
+// CHECK: %[[P:.+]] = llvm.mlir.poison : vector<4xf32>
+// CHECK-NOT: scf.if
+// CHECK: llvm.store %{{.+}}, %[[G0]] {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// CHECK-NEXT: gpu.return
+
+// COUNT-LABEL: gpu.func @masked_scalar_and_other(
+// COUNT-COUNT-4: llvm.load {{%[0-9]+}} {alignment = 4 : i64} : !llvm.ptr<1> -> f32
+// COUNT-NEXT: scf.yield
+// COUNT: llvm.load {{%[0-9]+}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// COUNT-NOT: llvm.load
+// COUNT-COUNT-4: llvm.store {{%[0-9]+}}, {{%[0-9]+}} {alignment = 4 : i64} : f32, !llvm.ptr<1>
+// COUNT-NOT: llvm.store
+// COUNT: llvm.store {{%[0-9]+}}, {{%[0-9]+}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// COUNT-NOT: {{llvm.load|llvm.store}}
+// COUNT: gpu.return
+
+#L = #tilegpu.blocked<array<i32: 4>, array<i32: 64>, array<i32: 4>, array<i32: 0>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 64 : i32} {
+  func.func @masked_scalar_and_other(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %n: i32) {
+    %r = "tile.make_range"() {start = 0 : i32, end = 1024 : i32} : () -> tensor<1024xi32, #L>
+    %ns = "tile.splat"(%n) : (i32) -> tensor<1024xi32, #L>
+    %m = arith.cmpi slt, %r, %ns : tensor<1024xi32, #L>
+    %other = arith.constant dense<-1.0> : tensor<1024xf32, #L>
+    %xp = "tile.splat"(%x) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>, #L>
+    %xa = "tile.addptr"(%xp, %r) : (tensor<1024x!tile.ptr<f32>, #L>, tensor<1024xi32, #L>) -> tensor<1024x!tile.ptr<f32>, #L>
+    %v = "tile.load"(%xa, %m, %other) {operandSegmentSizes = array<i32: 1, 1, 1>, tilegpu.vector_width = 1 : i32} : (tensor<1024x!tile.ptr<f32>, #L>, tensor<1024xi1, #L>, tensor<1024xf32, #L>) -> tensor<1024xf32, #L>
+    %u = "tile.load"(%xa) {operandSegmentSizes = array<i32: 1, 0, 0>, tilegpu.vector_width = 4 : i32} : (tensor<1024x!tile.ptr<f32>, #L>) -> tensor<1024xf32, #L>
+    "tile.store"(%xa, %v, %m) {operandSegmentSizes = array<i32: 1, 1, 1>, tilegpu.vector_width = 1 : i32} : (tensor<1024x!tile.ptr<f32>, #L>, tensor<1024xf32, #L>, tensor<1024xi1, #L>) -> ()
+    "tile.store"(%xa, %u) {operandSegmentSizes = array<i32: 1, 1, 0>, tilegpu.vector_width = 4 : i32} : (tensor<1024x!tile.ptr<f32>, #L>, tensor<1024xf32, #L>) -> ()
+    return
+  }
+}
+
+// -----
+
+// fp16 with width 8: one 16-byte vector<8xf16> load per 8 elements, masked by a mask that was
+// itself loaded: i1 lives in memory as i8 and is compared with 0.  A scalar store (a pointer,
+// not a tile) is done by thread 0 only.
+
+// CHECK-LABEL: gpu.func @f16_bool_scalar(
+// CHECK-SAME: %[[X:[^:]+]]: !llvm.ptr<1>, %[[B:[^:]+]]: !llvm.ptr<1>, %[[S:[^:]+]]: !llvm.ptr<1>) kernel
+// CHECK: %[[TIDX:.+]] = gpu.thread_id x
+// CHECK-NEXT: %[[TID:.+]] = arith.index_cast %[[TIDX]] : index to i32
+// CHECK: %[[BG:.+]] = llvm.getelementptr %[[B]][%{{.+}}] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i8
+// CHECK: %[[BYTE:.+]] = llvm.load %[[BG]] {alignment = 1 : i64} : !llvm.ptr<1> -> i8
+// CHECK-NEXT: %[[M:.+]] = arith.cmpi ne, %[[BYTE]], %c0_i8 : i8
+// CHECK: %[[V:.+]] = scf.if %[[M]] -> (vector<8xf16>) {
+// CHECK-NEXT: llvm.load %{{.+}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xf16>
+// CHECK: arith.constant dense<0.000000e+00> : vector<8xf16>
+// CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 16 : i64} : vector<8xf16>, !llvm.ptr<1>
+// CHECK: %[[C:.+]] = arith.constant 1.000000e+00 : f16
+// CHECK-NEXT: %[[FIRST:.+]] = arith.cmpi eq, %[[TID]], %c0_i32 : i32
+// CHECK-NEXT: scf.if %[[FIRST]] {
+// CHECK-NEXT: llvm.store %[[C]], %[[S]] {alignment = 2 : i64} : f16, !llvm.ptr<1>
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.return
+
+// COUNT-LABEL: gpu.func @f16_bool_scalar(
+// COUNT-COUNT-8: llvm.load {{%[0-9]+}} {alignment = 1 : i64} : !llvm.ptr<1> -> i8
+// COUNT-NOT: llvm.load
+// COUNT: llvm.load {{%[0-9]+}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xf16>
+// COUNT-NOT: llvm.load
+// COUNT: gpu.return
+
+#L = #tilegpu.blocked<array<i32: 8>, array<i32: 32>, array<i32: 4>, array<i32: 0>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @f16_bool_scalar(%x: !tile.ptr<f16>, %b: !tile.ptr<i1>, %s: !tile.ptr<f16>) {
+    %r = "tile.make_range"() {start = 0 : i32, end = 1024 : i32} : () -> tensor<1024xi32, #L>
+    %xp = "tile.splat"(%x) : (!tile.ptr<f16>) -> tensor<1024x!tile.ptr<f16>, #L>
+    %xa = "tile.addptr"(%xp, %r) : (tensor<1024x!tile.ptr<f16>, #L>, tensor<1024xi32, #L>) -> tensor<1024x!tile.ptr<f16>, #L>
+    %bp = "tile.splat"(%b) : (!tile.ptr<i1>) -> tensor<1024x!tile.ptr<i1>, #L>
+    %ba = "tile.addptr"(%bp, %r) : (tensor<1024x!tile.ptr<i1>, #L>, tensor<1024xi32, #L>) -> tensor<1024x!tile.ptr<i1>, #L>
+    %m = "tile.load"(%ba) {operandSegmentSizes = array<i32: 1, 0, 0>, tilegpu.vector_width = 1 : i32} : (tensor<1024x!tile.ptr<i1>, #L>) -> tensor<1024xi1, #L>
+    %v = "tile.load"(%xa, %m) {operandSegmentSizes = array<i32: 1, 1, 0>, tilegpu.vector_width = 8 : i32} : (tensor<1024x!tile.ptr<f16>, #L>, tensor<1024xi1, #L>) -> tensor<1024xf16, #L>
+    "tile.store"(%xa, %v) {operandSegmentSizes = array<i32: 1, 1, 0>, tilegpu.vector_width = 8 : i32} : (tensor<1024x!tile.ptr<f16>, #L>, tensor<1024xf16, #L>) -> ()
+    %c = arith.constant 1.0 : f16
+    "tile.store"(%s, %c) {operandSegmentSizes = array<i32: 1, 1, 0>} : (!tile.ptr<f16>, f16) -> ()
+    return
+  }
+}
+
+// -----
+
+// A 32x64 fp32 tile with layout [1,4] x [2,16] x [4,1]: one CTA pass covers 8x64, so each
+// thread owns 4 rows of 4 contiguous elements: four unmasked 16-byte loads and stores.
+
+// CHECK-LABEL: gpu.func @copy_2d(
+// CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
+// CHECK-NOT: scf.if
+// CHECK: llvm.load {{.*}} -> vector<4xf32>
+// CHECK-NOT: scf.if
+// CHECK: llvm.store {{.*}} : vector<4xf32>, !llvm.ptr<1>
+// CHECK-NOT: scf.if
+// CHECK: gpu.return
+
+// COUNT-LABEL: gpu.func @copy_2d(
+// COUNT-COUNT-4: llvm.load {{%[0-9]+}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// COUNT-NOT: llvm.load
+// COUNT-COUNT-4: llvm.store {{%[0-9]+}}, {{%[0-9]+}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// COUNT-NOT: {{llvm.load|llvm.store}}
+// COUNT: gpu.return
+
+#L = #tilegpu.blocked<array<i32: 1, 4>, array<i32: 2, 16>, array<i32: 4, 1>, array<i32: 1, 0>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @copy_2d(%p: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %q: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %o: i32) {
+    %off = "tile.splat"(%o) : (i32) -> tensor<32x64xi32, #L>
+    %ps = "tile.splat"(%p) : (!tile.ptr<f32>) -> tensor<32x64x!tile.ptr<f32>, #L>
+    %pa = "tile.addptr"(%ps, %off) : (tensor<32x64x!tile.ptr<f32>, #L>, tensor<32x64xi32, #L>) -> tensor<32x64x!tile.ptr<f32>, #L>
+    %v = "tile.load"(%pa) {operandSegmentSizes = array<i32: 1, 0, 0>, tilegpu.vector_width = 4 : i32} : (tensor<32x64x!tile.ptr<f32>, #L>) -> tensor<32x64xf32, #L>
+    %qs = "tile.splat"(%q) : (!tile.ptr<f32>) -> tensor<32x64x!tile.ptr<f32>, #L>
+    %qa = "tile.addptr"(%qs, %off) : (tensor<32x64x!tile.ptr<f32>, #L>, tensor<32x64xi32, #L>) -> tensor<32x64x!tile.ptr<f32>, #L>
+    "tile.store"(%qa, %v) {operandSegmentSizes = array<i32: 1, 1, 0>, tilegpu.vector_width = 4 : i32} : (tensor<32x64x!tile.ptr<f32>, #L>, tensor<32x64xf32, #L>) -> ()
+    return
+  }
+}
+
+// -----
+
+// A 128-element tile on a layout whose CTA tile is 512: indices wrap modulo 128 (threads
+// 32..127 repeat the accesses of threads 0..31).  get_program_id(axis=1) is block_id y and
+// get_num_programs(axis=0) grid_dim x.
+
+// CHECK-LABEL: gpu.func @replicated_small_tile(
+// CHECK-SAME: %[[X:[^:]+]]: !llvm.ptr<1>) kernel
+// CHECK: %[[BASE:.+]] = arith.muli %{{.+}}, %c4_i32 : i32
+// CHECK: %[[BY:.+]] = gpu.block_id y
+// CHECK-NEXT: %[[PID:.+]] = arith.index_cast %[[BY]] : index to i32
+// CHECK-NEXT: %[[GX:.+]] = gpu.grid_dim x
+// CHECK-NEXT: %[[NP:.+]] = arith.index_cast %[[GX]] : index to i32
+// CHECK-NEXT: %[[START:.+]] = arith.muli %[[PID]], %[[NP]] : i32
+// CHECK-NEXT: %[[I0:.+]] = arith.remui %[[BASE]], %c128_i32 : i32
+// CHECK-NEXT: %[[B1:.+]] = arith.addi %[[BASE]], %c1_i32 : i32
+// CHECK-NEXT: arith.remui %[[B1]], %c128_i32 : i32
+// CHECK: %[[OFF0:.+]] = arith.addi %[[START]], %[[I0]] : i32
+// CHECK: %[[G0:.+]] = llvm.getelementptr %[[X]][%[[OFF0]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
+// CHECK: llvm.load %[[G0]] {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK: llvm.store %{{.+}}, %[[G0]] {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// CHECK-NEXT: gpu.return
+
+#L = #tilegpu.blocked<array<i32: 4>, array<i32: 32>, array<i32: 4>, array<i32: 0>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @replicated_small_tile(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}) {
+    %pid = "tile.get_program_id"() {axis = 1 : i32} : () -> i32
+    %np = "tile.get_num_programs"() {axis = 0 : i32} : () -> i32
+    %s = arith.muli %pid, %np : i32
+    %r = "tile.make_range"() {start = 0 : i32, end = 128 : i32} : () -> tensor<128xi32, #L>
+    %ss = "tile.splat"(%s) : (i32) -> tensor<128xi32, #L>
+    %off = arith.addi %ss, %r : tensor<128xi32, #L>
+    %xp = "tile.splat"(%x) : (!tile.ptr<f32>) -> tensor<128x!tile.ptr<f32>, #L>
+    %xa = "tile.addptr"(%xp, %off) : (tensor<128x!tile.ptr<f32>, #L>, tensor<128xi32, #L>) -> tensor<128x!tile.ptr<f32>, #L>
+    %v = "tile.load"(%xa) {operandSegmentSizes = array<i32: 1, 0, 0>, tilegpu.vector_width = 4 : i32} : (tensor<128x!tile.ptr<f32>, #L>) -> tensor<128xf32, #L>
+    "tile.store"(%xa, %v) {operandSegmentSizes = array<i32: 1, 1, 0>, tilegpu.vector_width = 4 : i32} : (tensor<128x!tile.ptr<f32>, #L>, tensor<128xf32, #L>) -> ()
+    return
+  }
+}

@@ -1,0 +1,257 @@
+// RUN: tilework-opt %s --split-input-file --tilegpu-assign-layouts --tilegpu-vector-width --target sm_90a --num-warps 4 | FileCheck %s
+// RUN: tilework-opt %s --split-input-file --tilegpu-assign-layouts --tilegpu-vector-width --target gfx942 --num-warps 8 | FileCheck %s --check-prefix=AMD8
+// RUN: tilework-opt %s --split-input-file --tilegpu-vector-width | FileCheck %s --check-prefix=NOLAYOUT
+
+// tilegpu-vector-width puts `tilegpu.vector_width` on every tile.load/tile.store: how many
+// contiguous elements one access moves.  It is the largest power of two that is at most the
+// pointer's contiguity, its alignment (divisibility in bytes / element size), 16 bytes, the
+// thread's run of elements in the layout, and, for a masked access, the mask's constancy.
+
+// Without layouts (tilegpu-assign-layouts not run) nothing is recorded.
+// NOLAYOUT-NOT: tilegpu.vector_width
+
+// Vector add, fp32, with n divisible by 16 (as specialization marks it): the mask
+// `offsets < n` is constant over aligned groups of 16, so every access moves 4 x f32.
+// On gfx942 with 8 warps each thread owns only 2 contiguous elements: width 2.
+
+// CHECK-LABEL: func.func @add_f32_n_div16
+// CHECK: "tile.load"(%{{.+}}, %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 0>, tilegpu.vector_width = 4 : i32}
+// CHECK: "tile.load"(%{{.+}}, %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 0>, tilegpu.vector_width = 4 : i32}
+// CHECK: "tile.store"(%{{.+}}, %{{.+}}, %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 1>, tilegpu.vector_width = 4 : i32}
+// CHECK: return
+
+// AMD8-LABEL: func.func @add_f32_n_div16
+// AMD8: "tile.load"({{.*}}tilegpu.vector_width = 2 : i32}
+// AMD8: "tile.load"({{.*}}tilegpu.vector_width = 2 : i32}
+// AMD8: "tile.store"({{.*}}tilegpu.vector_width = 2 : i32}
+// AMD8: return
+func.func @add_f32_n_div16(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %y: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %o: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %n: i32 {tile.divisibility = 16 : i32}) attributes {tile.kernel} {
+  %pid = "tile.get_program_id"() {axis = 0 : i32} : () -> i32
+  %c = arith.constant 1024 : i32
+  %s = arith.muli %pid, %c : i32
+  %r = "tile.make_range"() {start = 0 : i32, end = 1024 : i32} : () -> tensor<1024xi32>
+  %ss = "tile.splat"(%s) : (i32) -> tensor<1024xi32>
+  %off = arith.addi %ss, %r : tensor<1024xi32>
+  %ns = "tile.splat"(%n) : (i32) -> tensor<1024xi32>
+  %m = arith.cmpi slt, %off, %ns : tensor<1024xi32>
+  %xp = "tile.splat"(%x) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>>
+  %xa = "tile.addptr"(%xp, %off) : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f32>>
+  %xv = "tile.load"(%xa, %m) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi1>) -> tensor<1024xf32>
+  %yp = "tile.splat"(%y) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>>
+  %ya = "tile.addptr"(%yp, %off) : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f32>>
+  %yv = "tile.load"(%ya, %m) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi1>) -> tensor<1024xf32>
+  %sum = arith.addf %xv, %yv : tensor<1024xf32>
+  %op = "tile.splat"(%o) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>>
+  %oa = "tile.addptr"(%op, %off) : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f32>>
+  "tile.store"(%oa, %sum, %m) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<1024x!tile.ptr<f32>>, tensor<1024xf32>, tensor<1024xi1>) -> ()
+  return
+}
+
+// -----
+
+// The same kernel with nothing known about n: the mask may change at any element, so the
+// masked accesses go one element at a time.
+
+// CHECK-LABEL: func.func @add_f32_n_unknown
+// CHECK: "tile.load"({{.*}}tilegpu.vector_width = 1 : i32}
+// CHECK: "tile.load"({{.*}}tilegpu.vector_width = 1 : i32}
+// CHECK: "tile.store"({{.*}}tilegpu.vector_width = 1 : i32}
+// CHECK: return
+func.func @add_f32_n_unknown(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %y: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %o: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %n: i32) attributes {tile.kernel} {
+  %pid = "tile.get_program_id"() {axis = 0 : i32} : () -> i32
+  %c = arith.constant 1024 : i32
+  %s = arith.muli %pid, %c : i32
+  %r = "tile.make_range"() {start = 0 : i32, end = 1024 : i32} : () -> tensor<1024xi32>
+  %ss = "tile.splat"(%s) : (i32) -> tensor<1024xi32>
+  %off = arith.addi %ss, %r : tensor<1024xi32>
+  %ns = "tile.splat"(%n) : (i32) -> tensor<1024xi32>
+  %m = arith.cmpi slt, %off, %ns : tensor<1024xi32>
+  %xp = "tile.splat"(%x) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>>
+  %xa = "tile.addptr"(%xp, %off) : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f32>>
+  %xv = "tile.load"(%xa, %m) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi1>) -> tensor<1024xf32>
+  %yp = "tile.splat"(%y) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>>
+  %ya = "tile.addptr"(%yp, %off) : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f32>>
+  %yv = "tile.load"(%ya, %m) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi1>) -> tensor<1024xf32>
+  %sum = arith.addf %xv, %yv : tensor<1024xf32>
+  %op = "tile.splat"(%o) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>>
+  %oa = "tile.addptr"(%op, %off) : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f32>>
+  "tile.store"(%oa, %sum, %m) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<1024x!tile.ptr<f32>>, tensor<1024xf32>, tensor<1024xi1>) -> ()
+  return
+}
+
+// -----
+
+// n divisible by 2 only: the mask is constant over pairs, so the masked load moves 2 x f32.
+
+// CHECK-LABEL: func.func @n_div2
+// CHECK: "tile.load"({{.*}}tilegpu.vector_width = 2 : i32}
+// CHECK: return
+func.func @n_div2(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %n: i32 {tile.divisibility = 2 : i32}) {
+  %pid = "tile.get_program_id"() {axis = 0 : i32} : () -> i32
+  %c = arith.constant 1024 : i32
+  %s = arith.muli %pid, %c : i32
+  %r = "tile.make_range"() {start = 0 : i32, end = 1024 : i32} : () -> tensor<1024xi32>
+  %ss = "tile.splat"(%s) : (i32) -> tensor<1024xi32>
+  %off = arith.addi %ss, %r : tensor<1024xi32>
+  %ns = "tile.splat"(%n) : (i32) -> tensor<1024xi32>
+  %m = arith.cmpi slt, %off, %ns : tensor<1024xi32>
+  %xp = "tile.splat"(%x) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>>
+  %xa = "tile.addptr"(%xp, %off) : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f32>>
+  %xv = "tile.load"(%xa, %m) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi1>) -> tensor<1024xf32>
+  return
+}
+
+// -----
+
+// fp16 with n divisible by 16: 8 x f16 (16 bytes) per access.
+
+// CHECK-LABEL: func.func @add_f16_n_div16
+// CHECK: "tile.load"({{.*}}tilegpu.vector_width = 8 : i32}
+// CHECK: "tile.load"({{.*}}tilegpu.vector_width = 8 : i32}
+// CHECK: "tile.store"({{.*}}tilegpu.vector_width = 8 : i32}
+// CHECK: return
+func.func @add_f16_n_div16(%x: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %y: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %o: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %n: i32 {tile.divisibility = 16 : i32}) attributes {tile.kernel} {
+  %pid = "tile.get_program_id"() {axis = 0 : i32} : () -> i32
+  %c = arith.constant 1024 : i32
+  %s = arith.muli %pid, %c : i32
+  %r = "tile.make_range"() {start = 0 : i32, end = 1024 : i32} : () -> tensor<1024xi32>
+  %ss = "tile.splat"(%s) : (i32) -> tensor<1024xi32>
+  %off = arith.addi %ss, %r : tensor<1024xi32>
+  %ns = "tile.splat"(%n) : (i32) -> tensor<1024xi32>
+  %m = arith.cmpi slt, %off, %ns : tensor<1024xi32>
+  %xp = "tile.splat"(%x) : (!tile.ptr<f16>) -> tensor<1024x!tile.ptr<f16>>
+  %xa = "tile.addptr"(%xp, %off) : (tensor<1024x!tile.ptr<f16>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f16>>
+  %xv = "tile.load"(%xa, %m) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f16>>, tensor<1024xi1>) -> tensor<1024xf16>
+  %yp = "tile.splat"(%y) : (!tile.ptr<f16>) -> tensor<1024x!tile.ptr<f16>>
+  %ya = "tile.addptr"(%yp, %off) : (tensor<1024x!tile.ptr<f16>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f16>>
+  %yv = "tile.load"(%ya, %m) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f16>>, tensor<1024xi1>) -> tensor<1024xf16>
+  %sum = arith.addf %xv, %yv : tensor<1024xf16>
+  %op = "tile.splat"(%o) : (!tile.ptr<f16>) -> tensor<1024x!tile.ptr<f16>>
+  %oa = "tile.addptr"(%op, %off) : (tensor<1024x!tile.ptr<f16>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f16>>
+  "tile.store"(%oa, %sum, %m) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<1024x!tile.ptr<f16>>, tensor<1024xf16>, tensor<1024xi1>) -> ()
+  return
+}
+
+// -----
+
+// Masked vs unmasked through the same pointers, n unknown: only the masked accesses are
+// narrowed.  A mask that is one value for the whole tile (a splat) does not narrow them.
+
+// CHECK-LABEL: func.func @masked_vs_unmasked
+// CHECK: %[[V0:.+]] = "tile.load"(%[[P:[^,]+]], %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 0>, tilegpu.vector_width = 1 : i32}
+// CHECK: %[[V1:.+]] = "tile.load"(%[[P]]) {operandSegmentSizes = array<i32: 1, 0, 0>, tilegpu.vector_width = 4 : i32}
+// CHECK: %[[V2:.+]] = "tile.load"(%[[P]], %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 0>, tilegpu.vector_width = 4 : i32}
+// CHECK: "tile.store"(%[[P]], %[[V0]], %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 1>, tilegpu.vector_width = 1 : i32}
+// CHECK: "tile.store"(%[[P]], %[[V1]]) {operandSegmentSizes = array<i32: 1, 1, 0>, tilegpu.vector_width = 4 : i32}
+// CHECK: "tile.store"(%[[P]], %[[V2]], %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 1>, tilegpu.vector_width = 4 : i32}
+// CHECK: return
+func.func @masked_vs_unmasked(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %n: i32, %flag: i1) {
+  %pid = "tile.get_program_id"() {axis = 0 : i32} : () -> i32
+  %c = arith.constant 1024 : i32
+  %s = arith.muli %pid, %c : i32
+  %r = "tile.make_range"() {start = 0 : i32, end = 1024 : i32} : () -> tensor<1024xi32>
+  %ss = "tile.splat"(%s) : (i32) -> tensor<1024xi32>
+  %off = arith.addi %ss, %r : tensor<1024xi32>
+  %ns = "tile.splat"(%n) : (i32) -> tensor<1024xi32>
+  %m = arith.cmpi slt, %off, %ns : tensor<1024xi32>
+  %u = "tile.splat"(%flag) : (i1) -> tensor<1024xi1>
+  %xp = "tile.splat"(%x) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>>
+  %xa = "tile.addptr"(%xp, %off) : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f32>>
+  %v0 = "tile.load"(%xa, %m) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi1>) -> tensor<1024xf32>
+  %v1 = "tile.load"(%xa) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<1024x!tile.ptr<f32>>) -> tensor<1024xf32>
+  %v2 = "tile.load"(%xa, %u) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi1>) -> tensor<1024xf32>
+  "tile.store"(%xa, %v0, %m) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<1024x!tile.ptr<f32>>, tensor<1024xf32>, tensor<1024xi1>) -> ()
+  "tile.store"(%xa, %v1) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f32>>, tensor<1024xf32>) -> ()
+  "tile.store"(%xa, %v2, %u) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<1024x!tile.ptr<f32>>, tensor<1024xf32>, tensor<1024xi1>) -> ()
+  return
+}
+
+// -----
+
+// A pointer argument not known to be 16-byte aligned: scalar accesses.
+
+// CHECK-LABEL: func.func @unaligned_base
+// CHECK: "tile.load"({{.*}}tilegpu.vector_width = 1 : i32}
+// CHECK: return
+func.func @unaligned_base(%x: !tile.ptr<f32>) {
+  %r = "tile.make_range"() {start = 0 : i32, end = 1024 : i32} : () -> tensor<1024xi32>
+  %xs = "tile.splat"(%x) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>>
+  %xa = "tile.addptr"(%xs, %r) : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f32>>
+  %v = "tile.load"(%xa) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<1024x!tile.ptr<f32>>) -> tensor<1024xf32>
+  return
+}
+
+// -----
+
+// tl.multiple_of: offsets = pid * stride + range with a runtime stride are not known to be
+// aligned (width 1); the same offsets with a `tile.divisibility` hint of 16 are (width 4).
+
+// CHECK-LABEL: func.func @multiple_of_hint
+// CHECK: arith.addi {{.*}} {tile.divisibility = array<i32: 16>}
+// CHECK: %[[V0:.+]] = "tile.load"({{.*}}tilegpu.vector_width = 1 : i32}
+// CHECK: %[[V1:.+]] = "tile.load"({{.*}}tilegpu.vector_width = 4 : i32}
+// CHECK: "tile.store"(%{{.+}}, %[[V0]]) {{.*}}tilegpu.vector_width = 1 : i32}
+// CHECK: "tile.store"(%{{.+}}, %[[V1]]) {{.*}}tilegpu.vector_width = 4 : i32}
+// CHECK: return
+func.func @multiple_of_hint(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %stride: i32) {
+  %pid = "tile.get_program_id"() {axis = 0 : i32} : () -> i32
+  %b = arith.muli %pid, %stride : i32
+  %r = "tile.make_range"() {start = 0 : i32, end = 1024 : i32} : () -> tensor<1024xi32>
+  %bs = "tile.splat"(%b) : (i32) -> tensor<1024xi32>
+  %off = arith.addi %bs, %r : tensor<1024xi32>
+  %off16 = arith.addi %bs, %r {tile.divisibility = array<i32: 16>} : tensor<1024xi32>
+  %xs = "tile.splat"(%x) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>>
+  %xa = "tile.addptr"(%xs, %off) : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f32>>
+  %v0 = "tile.load"(%xa) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<1024x!tile.ptr<f32>>) -> tensor<1024xf32>
+  %xb = "tile.addptr"(%xs, %off16) : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f32>>
+  %v1 = "tile.load"(%xb) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<1024x!tile.ptr<f32>>) -> tensor<1024xf32>
+  "tile.store"(%xa, %v0) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f32>>, tensor<1024xf32>) -> ()
+  "tile.store"(%xb, %v1) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f32>>, tensor<1024xf32>) -> ()
+  return
+}
+
+// -----
+
+// tl.max_contiguous + tl.multiple_of on gathered indices: loaded offsets are not known to be
+// contiguous (width 1) unless `tile.contiguity`/`tile.divisibility` hints say so (width 4).
+
+// CHECK-LABEL: func.func @max_contiguous_hint
+// CHECK: %[[I0:.+]] = "tile.load"({{.*}}tilegpu.vector_width = 4 : i32}
+// CHECK: %[[I1:.+]] = "tile.load"({{.*}}tile.contiguity = array<i32: 1024>, tile.divisibility = array<i32: 16>, tilegpu.vector_width = 4 : i32}
+// CHECK: %[[A0:.+]] = "tile.addptr"(%{{.+}}, %[[I0]])
+// CHECK: "tile.load"(%[[A0]]) {{.*}}tilegpu.vector_width = 1 : i32}
+// CHECK: %[[A1:.+]] = "tile.addptr"(%{{.+}}, %[[I1]])
+// CHECK: "tile.load"(%[[A1]]) {{.*}}tilegpu.vector_width = 4 : i32}
+// CHECK: return
+func.func @max_contiguous_hint(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %ip: !tile.ptr<i32> {tile.divisibility = 16 : i32}) {
+  %r = "tile.make_range"() {start = 0 : i32, end = 1024 : i32} : () -> tensor<1024xi32>
+  %is = "tile.splat"(%ip) : (!tile.ptr<i32>) -> tensor<1024x!tile.ptr<i32>>
+  %ia = "tile.addptr"(%is, %r) : (tensor<1024x!tile.ptr<i32>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<i32>>
+  %idx = "tile.load"(%ia) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<1024x!tile.ptr<i32>>) -> tensor<1024xi32>
+  %idxh = "tile.load"(%ia) {operandSegmentSizes = array<i32: 1, 0, 0>, tile.contiguity = array<i32: 1024>, tile.divisibility = array<i32: 16>} : (tensor<1024x!tile.ptr<i32>>) -> tensor<1024xi32>
+  %xs = "tile.splat"(%x) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>>
+  %xa = "tile.addptr"(%xs, %idx) : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f32>>
+  %v0 = "tile.load"(%xa) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<1024x!tile.ptr<f32>>) -> tensor<1024xf32>
+  %xb = "tile.addptr"(%xs, %idxh) : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f32>>
+  %v1 = "tile.load"(%xb) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<1024x!tile.ptr<f32>>) -> tensor<1024xf32>
+  return
+}
+
+// -----
+
+// A 2-D tile: widths run along the fastest dimension (1), contiguous by a hint.
+
+// CHECK-LABEL: func.func @copy_2d
+// CHECK: "tile.load"({{.*}}tilegpu.vector_width = 4 : i32} : (tensor<32x64x!tile.ptr<f32>
+// CHECK: "tile.store"({{.*}}tilegpu.vector_width = 4 : i32} : (tensor<32x64x!tile.ptr<f32>
+// CHECK: return
+func.func @copy_2d(%p: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %q: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %o: i32) {
+  %off = "tile.splat"(%o) : (i32) -> tensor<32x64xi32>
+  %ps = "tile.splat"(%p) : (!tile.ptr<f32>) -> tensor<32x64x!tile.ptr<f32>>
+  %pa = "tile.addptr"(%ps, %off) {tile.contiguity = array<i32: 1, 64>, tile.divisibility = array<i32: 1, 16>} : (tensor<32x64x!tile.ptr<f32>>, tensor<32x64xi32>) -> tensor<32x64x!tile.ptr<f32>>
+  %v = "tile.load"(%pa) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<32x64x!tile.ptr<f32>>) -> tensor<32x64xf32>
+  %qs = "tile.splat"(%q) : (!tile.ptr<f32>) -> tensor<32x64x!tile.ptr<f32>>
+  %qa = "tile.addptr"(%qs, %off) {tile.contiguity = array<i32: 1, 64>, tile.divisibility = array<i32: 1, 16>} : (tensor<32x64x!tile.ptr<f32>>, tensor<32x64xi32>) -> tensor<32x64x!tile.ptr<f32>>
+  "tile.store"(%qa, %v) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<32x64x!tile.ptr<f32>>, tensor<32x64xf32>) -> ()
+  return
+}
