@@ -117,8 +117,23 @@ OPERAND_SEGMENTS = {
 _LOADED_ATTR = "_tilework_dialects_loaded"
 
 
+_SEARCH_PREFIX_ADDED = False
+
+
+def _add_search_prefix():
+    """MLIR's Python bindings import `<prefix>.<namespace>` for every dialect namespace they
+    meet, and retry on every failed lookup (about 20 us per type parsed).  Pointing them at
+    this package, which has a module per namespace (`tile`, `tilegpu`), makes it one lookup."""
+    global _SEARCH_PREFIX_ADDED
+    if not _SEARCH_PREFIX_ADDED:
+        from mlir._mlir_libs import _mlir
+        _mlir.globals.append_dialect_search_prefix(__name__.rsplit(".", 1)[0])
+        _SEARCH_PREFIX_ADDED = True
+
+
 def load(context: ir.Context | None = None) -> ir.Context:
     """Registers the tile and tilegpu dialects in `context` (once per context)."""
+    _add_search_prefix()
     ctx = context or ir.Context.current
     if getattr(ctx, _LOADED_ATTR, False):
         return ctx

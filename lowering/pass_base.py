@@ -76,6 +76,8 @@ def run_pipeline(module: ir.Module, steps, pctx: PassContext, dump: bool | None 
                 pass_.signal_pass_failure()
         pm.add(_run, name=p.name, argument=p.name, description=p.description)
     if dump:
+        # IR printing needs a single-threaded context (LLVM aborts otherwise)
+        module.context.enable_multithreading(False)
         pm.enable_ir_printing(print_after_all=True, print_module_scope=True)
     try:
         pm.run(module.operation)

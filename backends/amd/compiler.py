@@ -49,6 +49,9 @@ def _target_machine(arch: str, opt: int):
 
 
 def _parse(llir: str):
+    if "llvm.nvvm." in llir or "ptx_kernel" in llir or "nvvm.annotations" in llir:
+        raise ValueError("this LLVM IR was generated for an NVIDIA target; compile it for an "
+                         "sm_ target, or start from an earlier stage")
     import llvmlite.binding as llvm
     mod = llvm.parse_assembly(llir)
     mod.triple = TRIPLE

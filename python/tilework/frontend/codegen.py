@@ -79,6 +79,7 @@ class CodeGenerator(ast.NodeVisitor):
         self.line_offset = jit_fn.first_line - 1
         self.col_offset = jit_fn.col_offset
         self.returned = None
+        self.return_node = None
 
     # ---- locations and errors --------------------------------------------------------------
     def _pos(self, node):
@@ -158,6 +159,7 @@ class CodeGenerator(ast.NodeVisitor):
 
     def visit_Return(self, node):
         self.returned = self.visit(node.value) if node.value is not None else None
+        self.return_node = node
         raise _Return()
 
     def visit_Assert(self, node):
@@ -425,7 +427,7 @@ def build_kernel(jit_fn, signature: dict, constants: dict, attrs: dict, context:
                 gen.visit_body(fdef.body)
             except _Return:
                 if gen.returned is not None:
-                    raise gen.error(fdef, "a kernel cannot return a value") from None
+                    raise gen.error(gen.return_node, "a kernel cannot return a value") from None
             with loc:
                 func_d.ReturnOp([])
     return module

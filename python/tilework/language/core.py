@@ -261,8 +261,7 @@ class tensor:
 
     def to(self, dtype, bitcast=False):
         """`self` converted to `dtype` (see `cast`)."""
-        from ..frontend.ops import IMPLS
-        return IMPLS["cast"](_builder("tensor.to"), self, dtype, bitcast)
+        return _impls()["cast"](_builder("tensor.to"), self, dtype, bitcast)
 
     # == and != fall back to identity outside the interpreter (NotImplemented) rather than
     # raising, so that containers holding tensors (`x in (a, b)`) keep working there.
@@ -314,8 +313,24 @@ def _builder(what: str):
 
 
 def _semantic():
-    from ..frontend import semantic  # imported late: semantic imports this module
-    return semantic
+    """`frontend.semantic`, imported on first use (it imports this module)."""
+    global _semantic_mod
+    if _semantic_mod is None:
+        from ..frontend import semantic
+        _semantic_mod = semantic
+    return _semantic_mod
+
+
+def _impls() -> dict:
+    """`frontend.ops.IMPLS`, imported on first use (ops imports this module)."""
+    global _impls_dict
+    if _impls_dict is None:
+        from ..frontend.ops import IMPLS
+        _impls_dict = IMPLS
+    return _impls_dict
+
+
+_semantic_mod = _impls_dict = None
 
 
 def _binary_op(op: str, sym: str, fn: str, reverse: bool):
@@ -353,8 +368,7 @@ def builtin(fn):
         b = active_builder()
         if b is None:
             raise RuntimeError(f"tl.{name} can only be called inside a @tilework.jit kernel")
-        from ..frontend.ops import IMPLS
-        impl = IMPLS.get(name)
+        impl = _impls().get(name)
         if impl is None:
             raise NotImplementedError(f"tl.{name} is not supported yet")
         return impl(b, *args, **kwargs)

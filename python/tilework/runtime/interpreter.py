@@ -74,7 +74,7 @@ class _Info:
         self.shape = T.shape_of(ty)
         self.elem = str(T.element_type(ty))
         self.bf16 = self.elem == "bf16"
-        self.pointee = None
+        self.pointee = self._pointee = None
         if self.elem.startswith("!tile.ptr<"):
             self.np = self.mem = np.dtype(np.uint64)
             self.pointee = self.elem[len("!tile.ptr<"):-1]
@@ -86,7 +86,7 @@ class _Info:
         self.size = _BYTES[self.elem]
 
     def pointee_info(self) -> "_Info":
-        if getattr(self, "_pointee", None) is None:
+        if self._pointee is None:
             self._pointee = _info(ir.Type.parse(self.pointee))
         return self._pointee
 
@@ -123,7 +123,8 @@ def _round_bf16(x):
     """float32 values rounded to the nearest bf16 (ties to even), kept as float32."""
     x = np.asarray(x, np.float32)
     bits = x.view(np.uint32)
-    r = (bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))) & np.uint32(0xFFFF0000)
+    lsb = (bits >> np.uint32(16)) & np.uint32(1)
+    r = (bits + np.uint32(0x7FFF) + lsb) & np.uint32(0xFFFF0000)
     r = np.where(np.isnan(x), (bits | np.uint32(0x00400000)) & np.uint32(0xFFFF0000), r)
     return r.astype(np.uint32).view(np.float32)
 
@@ -168,6 +169,15 @@ def _fptoint(x, dt, unsigned):
     r = np.where(np.isnan(x) | lo | hi, 0.0, x).astype(ut)
     r = np.where(hi, np.array(lim.max, ut), np.where(lo, np.array(lim.min, ut), r))
     return r
+
+
+def _maximumf(x, y):
+    """NaN propagates (as numpy's) and +0 > -0 (numpy returns either zero)."""
+    return np.where(x == y, np.where(np.signbit(x), y, x), np.maximum(x, y))
+
+
+def _minimumf(x, y):
+    return np.where(x == y, np.where(np.signbit(x), x, y), np.minimum(x, y))
 
 
 def _attr_int(at, name):
@@ -222,7 +232,8 @@ def _bitcast(b, ops, rt, at):
     x = np.asarray(ops[0])
     bits = (_round_bf16(x).view(np.uint32) >> np.uint32(16)).astype(np.uint16) if src.bf16 else x
     if rt.bf16:
-        return (np.asarray(bits).view(np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32)
+        wide = np.asarray(bits).view(np.uint16).astype(np.uint32)
+        return (wide << np.uint32(16)).view(np.float32)
     return np.asarray(bits).view(rt.np)
 
 
@@ -240,11 +251,11 @@ def _load(b, ops, rt, at):
     a = _segments("tile.load", ops, at)
     addrs = np.asarray(a["ptr"]).reshape(-1)
     if a["mask"] is None:
-        return b.memory.load(addrs, rt, "load").reshape(rt.shape)
+        return b.memory.load(addrs, rt, (None, addrs.size)).reshape(rt.shape)
     mask = np.asarray(a["mask"]).reshape(-1)
     out = (np.zeros(addrs.shape, rt.np) if a["other"] is None
            else np.array(np.asarray(a["other"]).reshape(-1), rt.np))
-    out[mask] = b.memory.load(addrs[mask], rt, "load")
+    out[mask] = b.memory.load(addrs[mask], rt, (np.flatnonzero(mask), addrs.size))
     return out.reshape(rt.shape)
 
 
@@ -253,10 +264,12 @@ def _store(b, ops, rt, at):
     info = _info(a["ptr"].type).pointee_info()
     addrs = np.asarray(a["ptr"]).reshape(-1)
     vals = np.asarray(a["value"]).reshape(-1)
+    lanes = (None, addrs.size)
     if a["mask"] is not None:
         mask = np.asarray(a["mask"]).reshape(-1)
+        lanes = (np.flatnonzero(mask), addrs.size)
         addrs, vals = addrs[mask], vals[mask]
-    b.memory.store(addrs, vals, info)
+    b.memory.store(addrs, vals, info, lanes)
 
 
 def _addptr(b, ops, rt, at):
@@ -296,7 +309,7 @@ _OPS = {
     "arith.addf": _ew(np.add), "arith.subf": _ew(np.subtract), "arith.mulf": _ew(np.multiply),
     "arith.divf": _ew(np.true_divide), "arith.remf": _ew(np.fmod),
     "arith.negf": _ew(np.negative), "math.floor": _ew(np.floor),
-    "arith.maximumf": _ew(np.maximum), "arith.minimumf": _ew(np.minimum),  # NaN propagates
+    "arith.maximumf": _ew(_maximumf), "arith.minimumf": _ew(_minimumf),
     "arith.cmpf": _cmpf,
     "arith.select": _ew(np.where),
     # conversions
@@ -337,32 +350,76 @@ class _Memory:
         self.ends = np.array([m[1] for m in merged], np.uint64)
         self.bufs = [np.ctypeslib.as_array((ctypes.c_ubyte * (m[1] - m[0])).from_address(m[0]))
                      for m in merged]
+        self.views = {}  # (region, dtype) -> typed view of the region
 
-    def _locate(self, addrs, nbytes, what):
-        """(region index, byte offset) of each address; IndexError if any is out of bounds."""
+    def _locate(self, addrs, nbytes, what, lanes):
+        """[(region, lanes in it (None: all), byte offsets)] of `addrs`; IndexError if any
+        is out of bounds.  `lanes` = (flat tile index of each address, tile size)."""
         idx = np.searchsorted(self.starts, addrs, side="right").astype(np.int64) - 1
         ok = idx >= 0
         if len(self.bufs):
             ok &= addrs + np.uint64(nbytes) <= self.ends[np.maximum(idx, 0)]
         if not ok.all():
-            lane = int(np.argmin(ok))
-            raise IndexError(self._message(what, int(addrs[lane]), nbytes, lane, addrs.size))
-        off = (addrs - self.starts[idx]).astype(np.int64)
+            i = int(np.argmin(ok))
+            raise IndexError(self._message(what, int(addrs[i]), nbytes, lanes, i))
         bad = addrs % np.uint64(nbytes) != 0
         if bad.any():
-            lane = int(np.argmax(bad))
-            raise IndexError(self._message(what, int(addrs[lane]), nbytes, lane, addrs.size,
+            i = int(np.argmax(bad))
+            raise IndexError(self._message(what, int(addrs[i]), nbytes, lanes, i,
                                            f"is not aligned to {nbytes} bytes"))
-        return idx, off
+        off = (addrs - self.starts[idx]).astype(np.int64)
+        if (idx == idx[0]).all():  # the common case: one array
+            return [(int(idx[0]), None, off)]
+        return [(int(r), idx == r, off[idx == r]) for r in np.unique(idx)]
 
-    def _message(self, what, addr, nbytes, lane, n, problem="is outside every array argument"):
+    def _view(self, r, dtype, off):
+        """Region `r` as an array of `dtype` and the element indices of byte offsets `off`;
+        bytes (and byte indices of each element's bytes) where `r` starts misaligned."""
+        k = dtype.itemsize
+        if self.regions[r][0] % k == 0:
+            key = (r, dtype)
+            v = self.views.get(key)
+            if v is None:
+                b = self.bufs[r]
+                v = self.views[key] = b[:b.size - b.size % k].view(dtype)
+            return v, off // k
+        return self.bufs[r], (off[:, None] + np.arange(k)).reshape(-1)
+
+    def load(self, addrs, info: _Info, lanes):
+        out = np.empty(addrs.size, info.mem)
+        if addrs.size:
+            for r, sel, off in self._locate(addrs, info.size, "load", lanes):
+                buf, i = self._view(r, info.mem, off)
+                vals = buf[i].view(info.mem)
+                if sel is None:
+                    out = vals
+                else:
+                    out[sel] = vals
+        return _from_memory(out, info)
+
+    def store(self, addrs, vals, info: _Info, lanes):
+        if not addrs.size:
+            return
+        groups = self._locate(addrs, info.size, "store", lanes)
+        vals = np.ascontiguousarray(_to_memory(vals, info))
+        for r, sel, off in groups:
+            if not self.regions[r][2]:
+                raise ValueError(f"{self.location()}: kernel `{self.kernel.__name__}` stores "
+                                 f"into read-only array `{'`/`'.join(self.regions[r][3])}`")
+        for r, sel, off in groups:
+            buf, i = self._view(r, info.mem, off)
+            v = vals if sel is None else vals[sel]
+            buf[i] = v.view(buf.dtype)
+
+    def _message(self, what, addr, nbytes, lanes, i, problem="is outside every array argument"):
+        idx, n = lanes
+        lane = i if idx is None else int(idx[i])
         near = ""
-        for lo, hi, _, names in self.regions:
-            d = addr - hi if addr >= hi else lo - addr if addr < lo else None
-            if d is not None and d < 1 << 20:
-                where = f"{d} bytes past the end of" if addr >= hi else f"{d} bytes before"
-                near = f" ({where} `{'`/`'.join(names)}`, {hi - lo} bytes)"
-                break
+        if self.regions:  # name the nearest argument, most likely the one meant
+            lo, hi, _, names = min(self.regions, key=lambda r: max(r[0] - addr, addr - r[1]))
+            names = "`/`".join(names)
+            near = (f" (byte {addr - lo} of `{names}`, which has {hi - lo})" if addr >= lo
+                    else f" ({lo - addr} bytes before `{names}`)")
         return (f"{self.location()}: out-of-bounds {what} in kernel `{self.kernel.__name__}` at "
                 f"program {self.pid}: the {nbytes}-byte access at address {addr:#x} (element "
                 f"{lane} of {n}) {problem}{near}; mask it off or fix the offsets")
@@ -375,33 +432,6 @@ class _Memory:
         if f is None:
             return self.kernel.filename
         return f"{f.f_code.co_filename}:{f.f_lineno}"
-
-    def _gather_index(self, off, k):
-        return off if k == 1 else (off[:, None] + np.arange(k)).reshape(-1)
-
-    def load(self, addrs, info: _Info, what):
-        n, k = addrs.size, info.size
-        out = np.empty(n, info.mem)
-        if n:
-            idx, off = self._locate(addrs, k, what)
-            for r in np.unique(idx):
-                sel = idx == r
-                raw = self.bufs[r][self._gather_index(off[sel], k)]
-                out[sel] = raw.view(info.mem)
-        return _from_memory(out, info)
-
-    def store(self, addrs, vals, info: _Info):
-        if not addrs.size:
-            return
-        k = info.size
-        idx, off = self._locate(addrs, k, "store")
-        raw = np.ascontiguousarray(_to_memory(vals, info)).view(np.uint8).reshape(-1, k)
-        for r in np.unique(idx):
-            if not self.regions[r][2]:
-                raise ValueError(f"{self.location()}: kernel `{self.kernel.__name__}` stores "
-                                 f"into read-only array `{'`/`'.join(self.regions[r][3])}`")
-            sel = idx == r
-            self.bufs[r][self._gather_index(off[sel], k)] = raw[sel].reshape(-1)
 
 
 # --------------------------------------------------------------------------------------------

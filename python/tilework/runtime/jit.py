@@ -90,6 +90,8 @@ class JITFunction:
                 yield from v._dependencies(seen)
 
     def __call__(self, *args, **kwargs):
+        if core.active_builder() is not None:  # inside an interpreted kernel: plain Python
+            return self.fn(*args, **kwargs)
         raise RuntimeError(f"@jit function {self.__name__} is called from kernels or launched "
                            f"with {self.__name__}[grid](...), not called directly")
 

@@ -172,6 +172,8 @@ def run(fn: JITFunction, grid, args, kwargs, launch: bool = True):
     except TypeError as e:
         raise located(f"{fn.__name__}[grid](...): {e}", fn.fn) from None
     if fn.interpret:
+        if not launch:
+            return None  # nothing to compile
         from .interpreter import interpret
         return interpret(fn, grid, values, dict(zip(LAUNCH_OPTIONS, opts)))
     key, params = key_and_params(fn, values)

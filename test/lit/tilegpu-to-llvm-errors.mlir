@@ -1,0 +1,63 @@
+// RUN: not tilework-opt %s --split-input-file --tilegpu-to-llvm 2>&1 | FileCheck %s
+
+// What tilegpu-to-llvm refuses, one error per chunk (the pass fails; no crash, no output).
+
+// Tiles must have layouts: tilegpu-assign-layouts runs first.
+// CHECK: error: {{.*}}tile tensor<128xi32> has no layout; run tilegpu-assign-layouts first
+func.func @no_layout(%x: i32) {
+  %r = "tile.make_range"() {start = 0 : i32, end = 128 : i32} : () -> tensor<128xi32>
+  return
+}
+
+// -----
+
+// Only trivial layout conversions lower so far.
+// CHECK-NEXT: error: {{.*}}conversions between different layouts are not supported yet
+#A = #tilegpu.blocked<array<i32: 1>, array<i32: 32>, array<i32: 4>, array<i32: 0>>
+#B = #tilegpu.blocked<array<i32: 4>, array<i32: 32>, array<i32: 4>, array<i32: 0>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @convert_between_layouts(%x: i32) {
+    %s = "tile.splat"(%x) : (i32) -> tensor<512xi32, #A>
+    %c = "tilegpu.convert_layout"(%s) : (tensor<512xi32, #A>) -> tensor<512xi32, #B>
+    return
+  }
+}
+
+// -----
+
+// A broadcast keeps the layout of its operand.
+// CHECK-NEXT: error: {{.*}}broadcast between different layouts needs a convert_layout first
+#A = #tilegpu.blocked<array<i32: 1, 1>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
+#B = #tilegpu.blocked<array<i32: 1, 1>, array<i32: 8, 4>, array<i32: 4, 1>, array<i32: 1, 0>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @broadcast_between_layouts(%x: i32) {
+    %s = "tile.splat"(%x) : (i32) -> tensor<1x32xi32, #A>
+    %b = "tile.broadcast"(%s) : (tensor<1x32xi32, #A>) -> tensor<32x32xi32, #B>
+    return
+  }
+}
+
+// -----
+
+// CHECK-NEXT: error: {{.*}}non-splat tile constants are not supported yet
+#A = #tilegpu.blocked<array<i32: 1>, array<i32: 32>, array<i32: 4>, array<i32: 0>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @non_splat_constant() {
+    %c = arith.constant dense<[0, 1, 2, 3]> : tensor<4xi32, #A>
+    return
+  }
+}
+
+// -----
+
+// An op without a lowering rule is named with the target.
+// CHECK-NEXT: error: {{.*}}no lowering rule for 'math.atan' on target 'nvidia'
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @no_rule(%x: f32) {
+    %c = math.atan %x : f32
+    return
+  }
+}
+
+// Nothing else: one error per chunk, no IR printed.
+// CHECK-NOT: {{.+}}
