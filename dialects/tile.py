@@ -90,6 +90,17 @@ irdl.dialect @tile {
     irdl.operands(src: %p)
     irdl.results(result: %i)
   }
+  // ---- op families: each keeps its ops between its markers ----
+  // [control flow]
+  // [end control flow]
+  // [math]
+  // [end math]
+  // [memory: atomics, block pointers]
+  // [end memory]
+  // [debug]
+  // [end debug]
+  // [shape and reductions]
+  // [end shape and reductions]
 }
 irdl.dialect @tilegpu {
   irdl.attribute @blocked {

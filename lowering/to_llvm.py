@@ -147,12 +147,50 @@ class LoweringContext:
         except KeyError:
             raise LoweringError(f"value used before it was lowered: {v}") from None
 
+    def lower_block(self, block: ir.Block):
+        """Lowers every op of `block` at the current insertion point (rules of region ops
+        call this for their bodies, after mapping the block arguments in `values`)."""
+        _lower_block(self, block)
+
+    # flattening tiles to scalars and back: region ops (scf.for/if/while) carry the scalars
+    @staticmethod
+    def flatten(values) -> list:
+        out = []
+        for v in values:
+            out.extend(v.values if isinstance(v, Regs) else [v])
+        return out
+
+    def unflatten(self, like_types, scalars) -> list:
+        """Inverse of `flatten` for values of the (tilegpu) types `like_types`."""
+        out, i = [], 0
+        for t in like_types:
+            if T.is_tensor(t):
+                lay, shape = layout_of(t), T.shape_of(t)
+                n = math.prod(lay.elems_per_thread(shape))
+                out.append(Regs(lay, shape, list(scalars[i:i + n])))
+                i += n
+            else:
+                out.append(scalars[i])
+                i += 1
+        return out
+
+    def flat_types(self, types) -> list:
+        """The per-thread scalar types that `flatten` produces for values of `types`."""
+        out = []
+        for t in types:
+            if T.is_tensor(t):
+                n = math.prod(layout_of(t).elems_per_thread(T.shape_of(t)))
+                out.extend([self.scalar_type(t)] * n)
+            else:
+                out.append(self.scalar_type(t))
+        return out
+
 
 def _lower_block(ctx: LoweringContext, block: ir.Block):
     for op in list(block.operations):
         op = op.operation
         rule = lookup(op.name, ctx.target)
-        args = [ctx.lowered(v) if v in ctx.values else ctx.lowered(v) for v in op.operands]
+        args = [ctx.lowered(v) for v in op.operands]
         with op.location:
             try:
                 results = rule(ctx, op, args)

@@ -1,2 +1,4 @@
 """Lowering rules of tilegpu ops, one module per op family.  Importing registers them."""
-from . import creation, elementwise, memory, program  # noqa: F401
+from . import (  # noqa: F401
+    atomic, creation, debug, elementwise, layout, math, memory, program, reduction, scf, shape,
+)

@@ -242,3 +242,7 @@ def multiple_of(b, input, values):
 @impl
 def max_contiguous(b, input, values):
     return _hint_attr(b, input, values, "contiguity")
+
+
+# op families register their builtins in their own modules
+from . import ops_control, ops_debug, ops_math, ops_memory, ops_reduction, ops_shape  # noqa: E402,F401

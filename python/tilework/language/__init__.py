@@ -9,3 +9,11 @@ from .core import (  # noqa: F401
     static_assert, static_print, store, str_to_ty, tensor, uint8, uint16, uint32, uint64, void,
     where, zeros,
 )
+from . import math  # noqa: F401,E402  (tl.math namespace, as in Triton)
+from .control import *  # noqa: F401,F403,E402
+from .debug import *  # noqa: F401,F403,E402
+from .math import *  # noqa: F401,F403,E402
+from .memory import *  # noqa: F401,F403,E402
+from .random import *  # noqa: F401,F403,E402
+from .reduction import *  # noqa: F401,F403,E402
+from .shape import *  # noqa: F401,F403,E402

@@ -616,3 +616,10 @@ def interpret(fn: JITFunction, grid, values, options=None):
         finally:
             core.set_active_builder(prev)
     return None
+
+
+# op families keep their rows in their own modules
+from . import interp_debug, interp_math, interp_memory, interp_shape  # noqa: E402
+
+for _family in (interp_debug, interp_math, interp_memory, interp_shape):
+    _OPS.update(_family.ROWS)

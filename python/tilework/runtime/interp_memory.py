@@ -1,0 +1,5 @@
+"""Interpreter rows of the memory family: numpy evaluations of its ops, added to
+interpreter._OPS (one row per op name)."""
+from __future__ import annotations
+
+ROWS = {}
