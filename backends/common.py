@@ -10,7 +10,7 @@ from tilework.lowering import PassContext, run_pipeline
 
 # our passes of the tile -> tilegpu stage, in order
 TILEGPU_PASSES = ("tile-combine", "canonicalize", "cse", "tilegpu-assign-layouts",
-                  "tilegpu-vector-width")
+                  "tilegpu-remove-converts", "cse", "tilegpu-vector-width")
 
 
 class Backend:
@@ -30,13 +30,20 @@ class Backend:
         pctx = self.pass_context(options)
         st = OrderedDict()
         st["tilegpu"] = lambda mod, md: self._run(mod, TILEGPU_PASSES, pctx)
-        st["llvm"] = lambda mod, md: self._run(
-            mod, ("tilegpu-to-llvm", "convert-scf-to-cf", "canonicalize", "cse")
-            + self.llvm_conversion(options) + ("convert-cf-to-llvm", "reconcile-unrealized-casts",
-                                               "canonicalize", "cse"), pctx)
+        st["llvm"] = lambda mod, md: self.to_llvm(mod, md, options, pctx)
         st["llir"] = lambda mod, md: self.to_llir(mod, md)
         self.add_binary_stages(st, options)
         return st
+
+    def to_llvm(self, mod, md, options, pctx):
+        self._run(mod, ("tilegpu-to-llvm", "convert-scf-to-cf", "canonicalize", "cse")
+                  + self.llvm_conversion(options) + ("convert-cf-to-llvm",
+                                                     "reconcile-unrealized-casts",
+                                                     "canonicalize", "cse"), pctx)
+        attrs = mod.operation.attributes
+        if "tilegpu.shared" in attrs:  # dynamic shared memory the launch must provide
+            md.metadata["shared"] = ir.IntegerAttr(attrs["tilegpu.shared"]).value
+        return mod
 
     @staticmethod
     def _run(mod: ir.Module, steps, pctx):

@@ -57,8 +57,8 @@ class Blocked(Layout):
             f"{_arr(self.warps_per_cta)}, {_arr(self.order)}>")
 
     @staticmethod
-    def from_attr(attr: ir.Attribute) -> "Blocked":
-        m = _BLOCKED_RE.match(str(attr))
+    def from_attr(attr) -> "Blocked":
+        m = _BLOCKED_RE.match(str(attr).strip())
         if not m:
             raise ValueError(f"not a #tilegpu.blocked attribute: {attr}")
         arrays = [tuple(int(x) for x in (g or "").replace(" ", "").split(",") if x)
@@ -102,6 +102,66 @@ class Blocked(Layout):
                              f"multiply to num_warps={num_warps}")
 
 
+@dataclass(frozen=True)
+class Slice(Layout):
+    """The layout of a tile reduced along `dim` of a `parent`-layout tile: each thread keeps
+    its parent elements of the other dimensions; threads that differed only along `dim` now
+    hold copies.  Its per-thread values are exactly the parent's for a tile of size 1 along
+    `dim`, so expand_dims of a Slice(parent, dim) tile back to `parent` moves nothing."""
+    dim: int
+    parent: Layout
+
+    @property
+    def rank(self) -> int:
+        return self.parent.rank - 1
+
+    def to_attr(self) -> ir.Attribute:
+        return ir.Attribute.parse(f"#tilegpu.slice<{self.dim} : i32, {self.parent.to_attr()}>")
+
+    def parent_shape(self, shape) -> tuple:
+        s = list(shape)
+        s.insert(self.dim, 1)
+        return tuple(s)
+
+    def parent_dim(self, d: int) -> int:
+        return d if d < self.dim else d + 1
+
+    def elems_per_thread(self, shape) -> tuple:
+        e = list(self.parent.elems_per_thread(self.parent_shape(shape)))
+        del e[self.dim]
+        return tuple(e)
+
+    def base(self):
+        """(the Blocked layout at the root, the tile dims -> root dims map)."""
+        lay, dims = self, list(range(self.rank))
+        while isinstance(lay, Slice):
+            dims = [lay.parent_dim(d) for d in dims]
+            lay = lay.parent
+        return lay, dims
+
+    def verify(self, shape, warp_size=None, num_warps=None):
+        if not 0 <= self.dim <= len(shape):
+            raise ValueError(f"slice dim {self.dim} out of range for a tile of rank {len(shape)}")
+        self.parent.verify(self.parent_shape(shape), warp_size, num_warps)
+
+
+def base_layout(layout: Layout):
+    """(root Blocked layout, map from the tile's dims to the root's dims)."""
+    if isinstance(layout, Slice):
+        return layout.base()
+    return layout, list(range(layout.rank))
+
+
+def parse_layout(text: str) -> Layout:
+    text = text.strip()
+    if text.startswith("#tilegpu.blocked<"):
+        return Blocked.from_attr(text)
+    m = re.match(r"#tilegpu\.slice<\s*(-?\d+)\s*(?::\s*i\d+)?\s*,\s*(.*)>$", text, re.S)
+    if m:
+        return Slice(int(m.group(1)), parse_layout(m.group(2)))
+    raise ValueError(f"unknown layout encoding: {text}")
+
+
 def layout_of(t: ir.Type) -> Layout | None:
     """The layout encoding of a tensor type, or None."""
     if not isinstance(t, ir.RankedTensorType):
@@ -112,7 +172,7 @@ def layout_of(t: ir.Type) -> Layout | None:
     enc = t.encoding
     if enc is None:
         return None
-    return Blocked.from_attr(enc)
+    return parse_layout(str(enc))
 
 
 def with_layout(t: ir.Type, layout: Layout | None) -> ir.Type:

@@ -94,12 +94,118 @@ irdl.dialect @tile {
   // [control flow]
   // [end control flow]
   // [math]
+  irdl.operation @umulhi {
+    %t = irdl.any
+    irdl.operands(lhs: %t, rhs: %t)
+    irdl.results(result: %t)
+  }
   // [end math]
   // [memory: atomics, block pointers]
+  // atomic_rmw: kind is add|fadd|max|umax|min|umin|and|or|xor|xchg, sem is
+  // relaxed|acquire|release|acq_rel, scope is cta|gpu|sys; the result is the old value.
+  // Block pointers are frontend objects (desugared to pointer tiles and masks): no op.
+  irdl.operation @atomic_rmw {
+    %p = irdl.any
+    %v = irdl.any
+    %m = irdl.any
+    %k = irdl.base "#builtin.string"
+    %s = irdl.base "#builtin.string"
+    %c = irdl.base "#builtin.string"
+    irdl.attributes {"kind" = %k, "sem" = %s, "scope" = %c}
+    irdl.operands(ptr: %p, value: %v, mask: optional %m)
+    irdl.results(result: %v)
+  }
+  irdl.operation @atomic_cas {
+    %p = irdl.any
+    %v = irdl.any
+    %s = irdl.base "#builtin.string"
+    %c = irdl.base "#builtin.string"
+    irdl.attributes {"sem" = %s, "scope" = %c}
+    irdl.operands(ptr: %p, cmp: %v, value: %v)
+    irdl.results(result: %v)
+  }
   // [end memory]
   // [debug]
+  // print: one line per element (pid, index, prefix, value); is_signed has one entry per arg
+  irdl.operation @print {
+    %a = irdl.any
+    %s = irdl.base "#builtin.string"
+    %h = irdl.base "#builtin.integer"
+    %g = irdl.base "#builtin.dense_array"
+    irdl.attributes {"prefix" = %s, "hex" = %h, "is_signed" = %g}
+    irdl.operands(args: variadic %a)
+    irdl.results()
+  }
+  // assert: traps (reporting msg, file and line) where cond is false; emitted only in debug
+  irdl.operation @assert {
+    %c = irdl.any
+    %s = irdl.base "#builtin.string"
+    irdl.attributes {"msg" = %s}
+    irdl.operands(cond: %c)
+    irdl.results()
+  }
+  irdl.operation @assume {
+    %c = irdl.any
+    irdl.operands(cond: %c)
+    irdl.results()
+  }
   // [end debug]
   // [shape and reductions]
+  // reduce/scan name their combine function (a private func.func of scalars, inlined by the
+  // lowering): IRDL ops cannot be region terminators, so the body is not a region
+  irdl.operation @expand_dims {
+    %t = irdl.base "!builtin.tensor"
+    %r = irdl.base "!builtin.tensor"
+    %a = irdl.base "#builtin.integer"
+    irdl.attributes {"axis" = %a}
+    irdl.operands(src: %t)
+    irdl.results(result: %r)
+  }
+  irdl.operation @trans {
+    %t = irdl.base "!builtin.tensor"
+    %r = irdl.base "!builtin.tensor"
+    %o = irdl.base "#builtin.dense_array"
+    irdl.attributes {"order" = %o}
+    irdl.operands(src: %t)
+    irdl.results(result: %r)
+  }
+  irdl.operation @reshape {
+    %t = irdl.base "!builtin.tensor"
+    %r = irdl.any
+    irdl.operands(src: %t)
+    irdl.results(result: %r)
+  }
+  irdl.operation @reduce {
+    %a0 = irdl.base "!builtin.tensor"
+    %a1 = irdl.base "!builtin.tensor"
+    %a2 = irdl.base "!builtin.tensor"
+    %a3 = irdl.base "!builtin.tensor"
+    %r0 = irdl.any
+    %r1 = irdl.any
+    %r2 = irdl.any
+    %r3 = irdl.any
+    %axis = irdl.base "#builtin.integer"
+    %fn = irdl.any
+    irdl.attributes {"axis" = %axis, "combine" = %fn}
+    irdl.operands(src0: %a0, src1: optional %a1, src2: optional %a2, src3: optional %a3)
+    irdl.results(result0: %r0, result1: optional %r1, result2: optional %r2, result3: optional %r3)
+  }
+  irdl.operation @scan {
+    %a0 = irdl.base "!builtin.tensor"
+    %a1 = irdl.base "!builtin.tensor"
+    %a2 = irdl.base "!builtin.tensor"
+    %a3 = irdl.base "!builtin.tensor"
+    %r0 = irdl.base "!builtin.tensor"
+    %r1 = irdl.base "!builtin.tensor"
+    %r2 = irdl.base "!builtin.tensor"
+    %r3 = irdl.base "!builtin.tensor"
+    %axis = irdl.base "#builtin.integer"
+    %rev = irdl.base "#builtin.integer"
+    %fn = irdl.any
+    irdl.attributes {"axis" = %axis, "reverse" = %rev, "combine" = %fn}
+    irdl.operands(src0: %a0, src1: optional %a1, src2: optional %a2, src3: optional %a3)
+    irdl.results(result0: %r0, result1: optional %r1, result2: optional %r2, result3: optional %r3)
+  }
   // [end shape and reductions]
 }
 irdl.dialect @tilegpu {
@@ -109,6 +215,11 @@ irdl.dialect @tilegpu {
     %c = irdl.base "#builtin.dense_array"
     %d = irdl.base "#builtin.dense_array"
     irdl.parameters(size_per_thread: %a, threads_per_warp: %b, warps_per_cta: %c, order: %d)
+  }
+  irdl.attribute @slice {
+    %d = irdl.base "#builtin.integer"
+    %p = irdl.any
+    irdl.parameters(dim: %d, parent: %p)
   }
   irdl.operation @convert_layout {
     %t = irdl.base "!builtin.tensor"
@@ -123,6 +234,7 @@ irdl.dialect @tilegpu {
 OPERAND_SEGMENTS = {
     "tile.load": ("ptr", "mask", "other"),
     "tile.store": ("ptr", "value", "mask"),
+    "tile.atomic_rmw": ("ptr", "value", "mask"),
 }
 
 _LOADED_ATTR = "_tilework_dialects_loaded"

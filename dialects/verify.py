@@ -137,6 +137,71 @@ def _store(op):
     return _check_ptr_value(ptr_t, args["value"].type, "store") or _check_mask(args["mask"], ptr_t, "store")
 
 
+# ---- atomics and debug ops (memory/debug families) -----------------------------------------
+ATOMIC_KINDS = ("add", "fadd", "max", "umax", "min", "umin", "and", "or", "xor", "xchg")
+ATOMIC_SEMS = ("relaxed", "acquire", "release", "acq_rel")
+ATOMIC_SCOPES = ("cta", "gpu", "sys")
+
+
+def _check_atomic_attrs(op, what):
+    for name, allowed in (("sem", ATOMIC_SEMS), ("scope", ATOMIC_SCOPES)):
+        v = ir.StringAttr(op.attributes[name]).value
+        if v not in allowed:
+            return f"{what} {name} must be one of {', '.join(allowed)}; got '{v}'"
+
+
+@_check("tile.atomic_rmw")
+def _atomic_rmw(op):
+    args = _segments(op)
+    ptr_t, val_t = args["ptr"].type, args["value"].type
+    kind = ir.StringAttr(op.attributes["kind"]).value
+    if kind not in ATOMIC_KINDS:
+        return f"atomic_rmw kind must be one of {', '.join(ATOMIC_KINDS)}; got '{kind}'"
+    err = _check_atomic_attrs(op, "atomic_rmw") or _check_mask(args["mask"], ptr_t, "atomic_rmw")
+    if err:
+        return err
+    pe, ve = T.element_type(ptr_t), T.element_type(val_t)
+    is_int = T.isa(ve, ir.IntegerType)
+    if kind == "fadd" and is_int or kind != "fadd" and kind != "xchg" and not is_int:
+        return f"atomic_rmw {kind} does not apply to {ve}"
+    if is_int and T.is_ptr(pe) and T.pointee(pe) != ve:
+        # integer views of float memory (float max/min): the widths must agree
+        if _width(T.pointee(pe)) != _width(ve) or not _same_shape(ptr_t, val_t):
+            return f"atomic_rmw of {pe} cannot operate on {ve}"
+        return None
+    return _check_ptr_value(ptr_t, val_t, "atomic_rmw")
+
+
+def _width(t: ir.Type) -> int:
+    s = str(t)
+    return 16 if s == "bf16" else int("".join(c for c in s if c.isdigit()) or 0)
+
+
+@_check("tile.atomic_cas")
+def _atomic_cas(op):
+    return _check_atomic_attrs(op, "atomic_cas") or _check_ptr_value(
+        op.operands[0].type, op.operands[2].type, "atomic_cas")
+
+
+@_check("tile.print")
+def _print(op):
+    n = len(ir.DenseI32ArrayAttr(op.attributes["is_signed"]))
+    if n != len(op.operands):
+        return f"print has {len(op.operands)} operands but {n} is_signed flags"
+
+
+@_check("tile.assert")
+def _assert(op):
+    if str(T.element_type(op.operands[0].type)) != "i1":
+        return f"assert condition must be i1, got {op.operands[0].type}"
+
+
+@_check("tile.assume")
+def _assume(op):
+    if str(T.element_type(op.operands[0].type)) != "i1":
+        return f"assume condition must be i1, got {op.operands[0].type}"
+
+
 @_check("tilegpu.convert_layout")
 def _convert(op):
     src, res = op.operands[0].type, op.results[0].type

@@ -46,6 +46,9 @@ def _shape(v: ir.Value):
 
 
 RULES = {}
+# ops with regions: fn(analysis, op) sets the info of their block arguments (and may refine
+# their results) before the walk enters the regions; see the scf rules at the end
+REGION_RULES = {}
 
 
 def rule(*names):
@@ -74,13 +77,24 @@ class AxisAnalysis:
         for op in T.walk_ops(f):
             if op.name == "func.func":
                 continue
-            fn = RULES.get(op.name)
-            for i, r in enumerate(op.results):
-                rank = len(_shape(r))
-                ai = fn(self, op, i) if fn else None
-                ai = ai or AxisInfo.unknown(rank)
-                ai = self._apply_hints(op, ai)
-                self.info[self._key(r)] = ai
+            self._visit(op)
+
+    def _visit(self, op):
+        fn = RULES.get(op.name)
+        for i, r in enumerate(op.results):
+            rank = len(_shape(r))
+            ai = fn(self, op, i) if fn else None
+            ai = ai or AxisInfo.unknown(rank)
+            ai = self._apply_hints(op, ai)
+            self.info[self._key(r)] = ai
+        if op.name in REGION_RULES:  # before the walk reaches the op's regions
+            REGION_RULES[op.name](self, op)
+
+    def visit_block(self, block):
+        """(Re)computes the info of every op in `block`, nested ops included."""
+        for top in block.operations:
+            for op in T.walk_ops(top):
+                self._visit(op)
 
     @staticmethod
     def _key(v: ir.Value):
@@ -280,3 +294,59 @@ def vector_width(an: AxisAnalysis, ptr: ir.Value, mask: ir.Value | None, dim: in
         vec = min(vec, an.get(mask).constancy[dim])
     vec = max(1, vec)
     return 1 << (vec.bit_length() - 1)
+
+
+# ---- control flow (scf) ---------------------------------------------------------------------
+
+def _join(a: AxisInfo, b: AxisInfo) -> AxisInfo:
+    """What holds of a value that is either `a` or `b`."""
+    return AxisInfo(*(tuple(math.gcd(x, y) for x, y in zip(p, q))
+                      for p, q in ((a.contiguity, b.contiguity), (a.divisibility, b.divisibility),
+                                   (a.constancy, b.constancy))))
+
+
+def _region_rule(name):
+    def deco(fn):
+        REGION_RULES[name] = fn
+        return fn
+    return deco
+
+
+@_region_rule("scf.for")
+def _for(an, op):
+    """The induction variable takes the values lb + k*step: divisible by what divides both.
+    A carried value is its initial value or what the body yields: iterate from the initial
+    values to a fixed point (the joins only lose facts, so this ends)."""
+    body = op.regions[0].blocks[0]
+    lb, step = an.get(op.operands[0]), an.get(op.operands[2])
+    an.info[body.arguments[0]] = AxisInfo((1,), (math.gcd(lb.divisibility[0],
+                                                           step.divisibility[0]),), (1,))
+    carried = list(body.arguments)[1:]
+    yielded = list(list(body.operations)[-1].operands)
+    guess = [an.get(v) for v in list(op.operands)[3:]]
+    for _ in range(8):
+        for a, g in zip(carried, guess):
+            an.info[a] = g
+        an.visit_block(body)
+        new = [_join(g, an.get(y)) for g, y in zip(guess, yielded)]
+        if new == guess:
+            break
+        guess = new
+    else:  # no fixed point soon: claim nothing
+        guess = [AxisInfo.unknown(len(_shape(a))) for a in carried]
+    for a, r, g in zip(carried, op.results, guess):
+        an.info[a] = an.info[r] = g
+
+
+@_region_rule("scf.if")
+def _if(an, op):
+    """A result is what one branch or the other yields."""
+    if not op.results:
+        return
+    ys = []
+    for region in op.regions:
+        block = region.blocks[0]
+        an.visit_block(block)
+        ys.append(list(list(block.operations)[-1].operands))
+    for r, a, b in zip(op.results, *ys):
+        an.info[r] = _join(an.get(a), an.get(b))

@@ -14,12 +14,12 @@ import mlir.ir as ir
 from mlir.dialects import gpu
 
 from tilework.dialects import tile as T
-from tilework.dialects.layout import Blocked, layout_of
+from tilework.dialects.layout import Blocked, Slice, layout_of
 
 from . import rules  # noqa: F401  (registers the rules)
 from .pass_base import Pass, register
 from .registry import LoweringError, lookup
-from .tile_passes import module_config
+from .layout_passes import kernels, module_config
 
 
 class Regs:
@@ -128,8 +128,11 @@ class LoweringContext:
             return self.op1("arith.muli", [t, self.const(layout.size_per_thread[dim])], self.i32)
         return self._hoisted(("toff", layout, dim), build)
 
-    def logical_index(self, layout: Blocked, shape, dim: int, k: int) -> ir.Value:
+    def logical_index(self, layout, shape, dim: int, k: int) -> ir.Value:
         """The logical index along `dim` of the thread's k-th element along `dim`."""
+        if isinstance(layout, Slice):  # the parent's, for a tile of size 1 along the slice
+            return self.logical_index(layout.parent, layout.parent_shape(shape),
+                                      layout.parent_dim(dim), k)
         spt = min(layout.size_per_thread[dim], shape[dim])
         rep, e = divmod(k, spt)
         base = rep * layout.cta_tile()[dim] + e
@@ -139,6 +142,91 @@ class LoweringContext:
         if shape[dim] < layout.cta_tile()[dim]:  # replicated: wrap around the tile
             v = self.op1("arith.remui", [v, self.const(shape[dim])], self.i32)
         return v
+
+    def linear_index(self, regs_layout, shape, coord, strides=None) -> ir.Value:
+        """Row-major linear index of the element at per-thread `coord` (or with `strides`)."""
+        if strides is None:
+            strides, acc = [], 1
+            for n in reversed(shape):
+                strides.insert(0, acc)
+                acc *= n
+        v = None
+        for d, k in enumerate(coord):
+            if shape[d] == 1:
+                continue
+            term = self.logical_index(regs_layout, shape, d, k)
+            if strides[d] != 1:
+                term = self.op1("arith.muli", [term, self.const(strides[d])], self.i32)
+            v = term if v is None else self.op1("arith.addi", [v, term], self.i32)
+        return v if v is not None else self.const(0)
+
+    # ---- warps, lanes, shared memory ---------------------------------------------------------
+    def lane_id(self) -> ir.Value:
+        return self._hoisted("lane", lambda: self.op1(
+            "arith.remui", [self.thread_id(), self.const(self.warp_size)], self.i32))
+
+    def warp_id(self) -> ir.Value:
+        return self._hoisted("warp", lambda: self.op1(
+            "arith.divui", [self.thread_id(), self.const(self.warp_size)], self.i32))
+
+    def barrier(self):
+        gpu.barrier()
+
+    def smem(self, nbytes: int) -> ir.Value:
+        """The base of the kernel's shared memory (!llvm.ptr<3>), at least `nbytes` long.
+        Every user gets the same buffer: users are separated by barriers."""
+        self.shared_bytes = max(getattr(self, "shared_bytes", 0), int(nbytes))
+        return self._hoisted("smem", lambda: self.op1(
+            "llvm.mlir.addressof", [], ir.Type.parse("!llvm.ptr<3>"),
+            {"global_name": ir.FlatSymbolRefAttr.get(SMEM_SYMBOL)}))
+
+    def shuffle_xor(self, v: ir.Value, offset: int) -> ir.Value:
+        """`v` from the lane `lane ^ offset` (any scalar type up to 64 bits)."""
+        t = v.type
+        bits = _bits(t)
+        if bits == 64:  # two 32-bit halves
+            i64, is_ptr = self.i64, str(t).startswith("!llvm.ptr")
+            x = self.op1("llvm.ptrtoint", [v], i64) if is_ptr else (
+                v if t == i64 else self.op1("arith.bitcast", [v], i64))
+            lo = self.op1("arith.trunci", [x], self.i32)
+            hi = self.op1("arith.trunci", [self.op1("arith.shrui", [x, self.const(32, i64)], i64)],
+                          self.i32)
+            lo, hi = self.shuffle_xor(lo, offset), self.shuffle_xor(hi, offset)
+            x = self.op1("arith.ori", [self.op1("arith.extui", [lo], i64), self.op1(
+                "arith.shli", [self.op1("arith.extui", [hi], i64), self.const(32, i64)], i64)], i64)
+            if is_ptr:
+                return self.op1("llvm.inttoptr", [x], t)
+            return x if t == i64 else self.op1("arith.bitcast", [x], t)
+        if t == self.i32 or str(t) == "f32":
+            res = gpu.ShuffleOp(v, self.const(offset), self.const(self.warp_size),
+                                gpu.ShuffleMode.XOR)
+            return res.results[0]
+        # narrower types travel in an i32
+        it = ir.IntegerType.get_signless(bits)
+        x = v if T.isa(t, ir.IntegerType) else self.op1("arith.bitcast", [v], it)
+        x = self.op1("arith.extui", [x], self.i32) if bits < 32 else x
+        x = self.shuffle_xor(x, offset)
+        x = self.op1("arith.trunci", [x], it) if bits < 32 else x
+        return x if T.isa(t, ir.IntegerType) else self.op1("arith.bitcast", [x], t)
+
+    def inline_func(self, name: str, args: list) -> list:
+        """Lowers the body of the private scalar function `name` (a combine function) on
+        `args` at the insertion point; returns what it returns."""
+        f = self.functions[name]
+        block = f.regions[0].blocks[0]
+        for a, v in zip(block.arguments, args):
+            self.values[a] = v
+        result = None
+        for op in block.operations:
+            op = op.operation
+            if op.name == "func.return":
+                result = [self.lowered(v) for v in op.operands]
+                break
+            rule = lookup(op.name, self.target)
+            outs = rule(self, op, [self.lowered(v) for v in op.operands]) or []
+            for r, v in zip(op.results, outs):
+                self.values[r] = v
+        return result
 
     # ---- values -----------------------------------------------------------------------------
     def lowered(self, v: ir.Value):
@@ -186,6 +274,22 @@ class LoweringContext:
         return out
 
 
+SMEM_SYMBOL = "tilework_smem"
+
+
+def _bits(t: ir.Type) -> int:
+    s = str(t)
+    if s.startswith("!llvm.ptr"):
+        return 64
+    if s == "bf16":
+        return 16
+    if s.startswith("f8"):
+        return 8
+    if s.startswith("i"):
+        return int(s[1:])
+    return int(s[1:])
+
+
 def _lower_block(ctx: LoweringContext, block: ir.Block):
     for op in list(block.operations):
         op = op.operation
@@ -206,11 +310,12 @@ def _lower_block(ctx: LoweringContext, block: ir.Block):
             ctx.values[r] = v
 
 
-def _convert_func(f, gpu_module, target, arch, num_warps, warp_size):
+def _convert_func(f, gpu_module, target, arch, num_warps, warp_size, functions):
     f = f.operation
     name = ir.StringAttr(f.attributes["sym_name"]).value
     ftype = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
     ctx = LoweringContext(target, arch, num_warps, warp_size)
+    ctx.functions = functions
     arg_types = [ctx.scalar_type(t) for t in ftype.inputs]
     with ir.InsertionPoint(gpu_module.regions[0].blocks[0]), f.location:
         gf = gpu.GPUFuncOp(ir.TypeAttr.get(ir.FunctionType.get(arg_types, [])),
@@ -230,20 +335,34 @@ def _convert_func(f, gpu_module, target, arch, num_warps, warp_size):
     with ir.InsertionPoint(entry):
         _lower_block(ctx, src_entry)
     anchor.erase()
+    shared = getattr(ctx, "shared_bytes", 0)
+    gf.attributes["tilegpu.shared"] = i32(shared)
+    return shared
 
 
 def _to_llvm(module_op, pctx):
     nw, ws = module_config(module_op, pctx)
     target_attr = pctx.extra.get("gpu_target_attr") or _default_target_attr(pctx)
-    funcs = [op.operation for op in module_op.regions[0].blocks[0].operations
-             if op.operation.name == "func.func"]
+    funcs = kernels(module_op)
+    helpers = [op.operation for op in module_op.regions[0].blocks[0].operations
+               if op.operation.name == "func.func" and op.operation not in funcs]
     module_op.attributes["gpu.container_module"] = ir.UnitAttr.get()
     with ir.InsertionPoint.at_block_begin(module_op.regions[0].blocks[0]), module_op.location:
         gm = gpu.GPUModuleOp("kernels", targets=ir.ArrayAttr.get([ir.Attribute.parse(target_attr)]))
         gm.regions[0].blocks.append()
+    functions = {ir.StringAttr(h.attributes["sym_name"]).value: h for h in helpers}
+    shared = 0
     for f in funcs:
-        _convert_func(f, gm, pctx.backend, pctx.arch, nw, ws)
+        shared = max(shared, _convert_func(f, gm, pctx.backend, pctx.arch, nw, ws, functions))
         f.erase()
+    for h in helpers:
+        h.erase()
+    if shared:
+        # dynamic shared memory: a zero-sized external array in address space 3
+        g = ir.Operation.parse(f'llvm.mlir.global external @{SMEM_SYMBOL}() {{addr_space = 3 '
+                               f': i32, alignment = 16 : i64}} : !llvm.array<0 x i8>')
+        ir.InsertionPoint.at_block_begin(gm.regions[0].blocks[0]).insert(g)
+    module_op.attributes["tilegpu.shared"] = i32(shared)
 
 
 def _default_target_attr(pctx) -> str:

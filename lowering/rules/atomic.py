@@ -1,4 +1,250 @@
-"""Lowering rules of the atomic family."""
+"""Lowering rules of the atomic family: `tile.atomic_rmw` and `tile.atomic_cas`.
+
+Each element is one atomic instruction, under `scf.if` on its mask bit.  Elements are applied
+once: where a layout replicates a tile (threads holding copies of an element, a tile smaller
+than the threads, or a Slice layout) only the owning thread (the one whose copy is not a
+wrapped-around one) issues the atomic, and the old values reach the other copies through a
+shared-memory round trip (barrier, owners store, barrier, everyone loads; the buffer is the
+kernel's shared scratch, `ctx.smem`).  A scalar atomic is issued by thread 0 and its old
+value broadcast the same way.  Masked-off lanes return 0.
+
+* NVIDIA: read-modify-writes are inline PTX `atom.<sem>.<scope>.global.<op>.<type>` (LLVM's
+  NVPTX backend drops the ordering and scope of `atomicrmw`), `red.` when the old value is
+  unused and the semantic allows it (relaxed/release); bf16 add before sm_90 (no native
+  instruction) is an `llvm.atomicrmw`, which LLVM expands to a `cmpxchg` loop.
+* AMD: `llvm.atomicrmw` with `syncscope("workgroup"|"agent"|"")` (cta, gpu, sys).
+* compare-and-swap: `llvm.cmpxchg` on both (floats through integers of their width).
+"""
 from __future__ import annotations
 
-from ..registry import lower  # noqa: F401
+import math
+
+import mlir.ir as ir
+from mlir.dialects import scf
+
+from tilework.dialects import tile as T
+from tilework.dialects.layout import Blocked, Slice
+from tilework.dialects.verify import named_operands
+
+from ..registry import LoweringError, lower
+
+ORDERING = {"relaxed": 2, "acquire": 4, "release": 5, "acq_rel": 6}  # LLVM AtomicOrdering
+FAILURE_ORDERING = {"relaxed": 2, "acquire": 4, "release": 2, "acq_rel": 4}
+BIN_OP = {"xchg": 0, "add": 1, "and": 3, "or": 5, "xor": 6, "max": 7, "min": 8, "umax": 9,
+          "umin": 10, "fadd": 11}
+SYNCSCOPE = {"nvidia": {"cta": "block", "gpu": "device", "sys": ""},
+             "amd": {"cta": "workgroup", "gpu": "agent", "sys": ""}}
+
+_PTX_OP = {"add": "add", "fadd": "add", "max": "max", "min": "min", "umax": "max",
+           "umin": "min", "and": "and", "or": "or", "xor": "xor", "xchg": "exch"}
+
+
+def _bits(t: ir.Type) -> int:
+    s = str(t)
+    return 16 if s == "bf16" else int("".join(c for c in s if c.isdigit()))
+
+
+def _is_float(t: ir.Type) -> bool:
+    return not T.isa(t, ir.IntegerType)
+
+
+def _int_type(t: ir.Type) -> ir.Type:
+    return ir.IntegerType.get_signless(_bits(t))
+
+
+def _zero(ctx, t: ir.Type) -> ir.Value:
+    attr = ir.FloatAttr.get(t, 0.0) if _is_float(t) else ir.IntegerAttr.get(t, 0)
+    return ctx.op1("arith.constant", [], t, {"value": attr})
+
+
+def _cmp(ctx, pred: str, a, b) -> ir.Value:
+    p = {"eq": 0, "ult": 6}[pred]
+    return ctx.op1("arith.cmpi", [a, b], ctx.i1, {"predicate": ir.IntegerAttr.get(ctx.i64, p)})
+
+
+def _and(ctx, a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return ctx.op1("arith.andi", [a, b], ctx.i1)
+
+
+def _sm(ctx) -> int:
+    digits = "".join(c for c in ctx.arch if c.isdigit())
+    return int(digits) if ctx.arch.startswith("sm_") and digits else 0
+
+
+# ---- one atomic --------------------------------------------------------------------------------
+
+def _ptx_type(kind, t, sm):
+    bits = _bits(t)
+    if kind == "fadd":
+        s = str(t)
+        if s in ("f16", "bf16"):
+            return None if s == "bf16" and sm < 90 else f"noftz.{s}"
+        return s
+    if kind in ("max", "min"):
+        return f"s{bits}"
+    if kind in ("add", "umax", "umin"):
+        return f"u{bits}"
+    return f"b{bits}"
+
+
+def _rmw_ptx(ctx, kind, sem, scope, p, v, t, used):
+    """Inline PTX atom/red, or None when PTX has no instruction for it (bf16 before sm_90)."""
+    ty = _ptx_type(kind, t, _sm(ctx))
+    if ty is None:
+        return None
+    s = str(t)
+    if s in ("f16", "bf16"):  # 16-bit registers ("h") hold integers
+        reg, cons, it = ctx.op1("arith.bitcast", [v], _int_type(t)), "h", _int_type(t)
+    elif s in ("f32", "f64"):
+        reg, cons, it = v, {"f32": "f", "f64": "d"}[s], t
+    else:
+        reg, cons, it = v, {32: "r", 64: "l"}[_bits(t)], t
+    op = _PTX_OP[kind]
+    if not used and sem in ("relaxed", "release") and kind != "xchg":
+        ctx.create("llvm.inline_asm", [p, reg], [], {
+            "asm_string": ir.StringAttr.get(f"red.{sem}.{scope}.global.{op}.{ty} [$0], $1;"),
+            "constraints": ir.StringAttr.get(f"l,{cons},~{{memory}}"),
+            "has_side_effects": ir.UnitAttr.get(), "asm_dialect": ir.IntegerAttr.get(ctx.i64, 0)})
+        return _zero(ctx, t)
+    r = ctx.op1("llvm.inline_asm", [p, reg], it, {
+        "asm_string": ir.StringAttr.get(f"atom.{sem}.{scope}.global.{op}.{ty} $0, [$1], $2;"),
+        "constraints": ir.StringAttr.get(f"={cons},l,{cons},~{{memory}}"),
+        "has_side_effects": ir.UnitAttr.get(), "asm_dialect": ir.IntegerAttr.get(ctx.i64, 0)})
+    return r if it == t else ctx.op1("arith.bitcast", [r], t)
+
+
+def _syncscope(ctx, scope, attrs):
+    name = SYNCSCOPE["amd" if ctx.target == "amd" else "nvidia"][scope]
+    if name:
+        attrs["syncscope"] = ir.StringAttr.get(name)
+    return attrs
+
+
+def _rmw(ctx, kind, sem, scope, p, v, t, used):
+    if ctx.target != "amd":
+        r = _rmw_ptx(ctx, kind, sem, scope, p, v, t, used)
+        if r is not None:
+            return r
+    attrs = _syncscope(ctx, scope, {
+        "bin_op": ir.IntegerAttr.get(ctx.i64, BIN_OP[kind]),
+        "ordering": ir.IntegerAttr.get(ctx.i64, ORDERING[sem]),
+        "alignment": ir.IntegerAttr.get(ctx.i64, max(1, _bits(t) // 8))})
+    return ctx.op1("llvm.atomicrmw", [p, v], t, attrs)
+
+
+def _cas(ctx, sem, scope, p, c, v, t):
+    it = _int_type(t)
+    if it != t:
+        c, v = (ctx.op1("arith.bitcast", [x], it) for x in (c, v))
+    st = ir.Type.parse(f"!llvm.struct<({it}, i1)>")
+    attrs = _syncscope(ctx, scope, {
+        "success_ordering": ir.IntegerAttr.get(ctx.i64, ORDERING[sem]),
+        "failure_ordering": ir.IntegerAttr.get(ctx.i64, FAILURE_ORDERING[sem]),
+        "alignment": ir.IntegerAttr.get(ctx.i64, max(1, _bits(t) // 8))})
+    pair = ctx.op1("llvm.cmpxchg", [p, c, v], st, attrs)
+    old = ctx.op1("llvm.extractvalue", [pair], it,
+                  {"position": ir.DenseI64ArrayAttr.get([0])})
+    return old if it == t else ctx.op1("arith.bitcast", [old], t)
+
+
+def _guarded(ctx, pred, build, t):
+    """build() where `pred` holds (always when None), else 0."""
+    if pred is None:
+        return build()
+    if_op = scf.IfOp(pred, [t], has_else=True)
+    with ir.InsertionPoint(if_op.then_block):
+        scf.YieldOp([build()])
+    with ir.InsertionPoint(if_op.else_block):
+        scf.YieldOp([_zero(ctx, t)])
+    return if_op.results[0]
+
+
+# ---- ownership and sharing ---------------------------------------------------------------------
+
+def owner_predicate(ctx, layout, shape):
+    """i1: this thread owns (holds the not-wrapped-around copy of) its elements of a tile of
+    `layout` and `shape`; None when the layout does not replicate the tile."""
+    root, rshape = layout, tuple(shape)
+    while isinstance(root, Slice):
+        rshape, root = root.parent_shape(rshape), root.parent
+    if not isinstance(root, Blocked):
+        raise LoweringError(f"atomics on tiles of layout {layout} are not supported yet")
+    pred = None
+    for d, n in enumerate(rshape):
+        if n < root.cta_tile()[d]:
+            pred = _and(ctx, pred, _cmp(ctx, "ult", ctx.thread_offset(root, d), ctx.const(n)))
+    return pred
+
+
+def _smem_ptr(ctx, base, index, t):
+    return ctx.op1("llvm.getelementptr", [base, index], ir.Type.parse("!llvm.ptr<3>"), {
+        "rawConstantIndices": ir.DenseI32ArrayAttr.get([-2147483648]),
+        "elem_type": ir.TypeAttr.get(t)})
+
+
+def share(ctx, owner, slots, values, t, nslots):
+    """Every thread gets, for each (slot index, value) pair, the value its owner holds: owners
+    store into shared memory, a barrier, then everyone loads."""
+    base = ctx.smem(nslots * max(1, _bits(t) // 8))
+    ptrs = [_smem_ptr(ctx, base, s, t) for s in slots]
+    ctx.barrier()  # earlier users of the scratch buffer are done
+    if_op = scf.IfOp(owner, [], has_else=False)
+    with ir.InsertionPoint(if_op.then_block):
+        for p, v in zip(ptrs, values):
+            ctx.create("llvm.store", [v, p], [])
+        scf.YieldOp([])
+    ctx.barrier()
+    return [ctx.op1("llvm.load", [p], t) for p in ptrs]
+
+
+def _lower_atomic(ctx, op, ptr, mask, build):
+    """The per-element loop shared by atomic_rmw and atomic_cas; build(k, p) issues the atomic
+    of element k (None for a scalar) at pointer p."""
+    from ..to_llvm import Regs
+    t = T.element_type(op.results[0].type)
+    used = len(list(op.results[0].uses)) > 0
+    if not isinstance(ptr, Regs):  # a scalar: thread 0, then a broadcast
+        first = _cmp(ctx, "eq", ctx.thread_id(), ctx.const(0))
+        old = _guarded(ctx, _and(ctx, first, mask), lambda: build(None, ptr, used), t)
+        if used:
+            old = share(ctx, first, [ctx.const(0)], [old], t, 1)[0]
+        return [old]
+    owner = owner_predicate(ctx, ptr.layout, ptr.shape)
+    out = []
+    for k, p in enumerate(ptr.values):
+        m = mask.values[k] if mask is not None else None
+        out.append(_guarded(ctx, _and(ctx, owner, m), lambda: build(k, p, used), t))
+    if owner is not None and used:
+        slots = [ctx.linear_index(ptr.layout, ptr.shape, c) for c in ptr.coords()]
+        out = share(ctx, owner, slots, out, t, math.prod(ptr.shape))
+    return [ptr.like(out)]
+
+
+@lower("tile.atomic_rmw")
+def _atomic_rmw(ctx, op, args):
+    names = named_operands(op)
+    lowered = dict(zip([k for k, v in names.items() if v is not None], args))
+    ptr, val, mask = lowered["ptr"], lowered["value"], lowered.get("mask")
+    kind, sem, scope = (ir.StringAttr(op.attributes[a]).value for a in ("kind", "sem", "scope"))
+    t = T.element_type(op.results[0].type)
+
+    def build(k, p, used):
+        v = val if k is None else val.values[k]
+        return _rmw(ctx, kind, sem, scope, p, v, t, used)
+    return _lower_atomic(ctx, op, ptr, mask, build)
+
+
+@lower("tile.atomic_cas")
+def _atomic_cas(ctx, op, args):
+    ptr, cmp, val = args
+    sem, scope = (ir.StringAttr(op.attributes[a]).value for a in ("sem", "scope"))
+    t = T.element_type(op.results[0].type)
+
+    def build(k, p, used):
+        c, v = (cmp, val) if k is None else (cmp.values[k], val.values[k])
+        return _cas(ctx, sem, scope, p, c, v, t)
+    return _lower_atomic(ctx, op, ptr, None, build)

@@ -63,11 +63,3 @@ def _constant(ctx, op, args):
         raise LoweringError("non-splat tile constants are not supported yet")
     scalar = ctx.op1("arith.constant", [], T.element_type(t), {"value": attr.get_splat_value()})
     return [_new_regs(ctx, op.results[0], lambda c: scalar)]
-
-
-@lower("tilegpu.convert_layout")
-def _convert_layout(ctx, op, args):
-    src = args[0]
-    if layout_of(op.results[0].type) == src.layout:
-        return [src]
-    raise LoweringError("conversions between different layouts are not supported yet")

@@ -1,4 +1,127 @@
-"""Lowering rules of the reduction family."""
+"""tile.reduce: within each thread, then across the lanes of a warp (xor shuffles), then
+across warps (shared memory).  The combine function is inlined at every step.
+
+Replication is respected: when the tile is narrower along the axis than the threads laid over
+it, threads hold copies, and only the distinct lanes/warps are combined (a butterfly over
+aligned groups of distinct lanes gives every lane the full result).
+"""
 from __future__ import annotations
 
-from ..registry import lower  # noqa: F401
+import itertools
+
+import mlir.ir as ir
+
+from tilework.dialects import tile as T
+from tilework.dialects.layout import Slice, base_layout, layout_of
+
+from ..axis_info import elem_bytes
+from ..registry import lower
+from .layout import _from_smem, _smem_gep, _smem_type, _to_smem
+
+
+def _combine(ctx, fn, a: list, b: list) -> list:
+    return ctx.inline_func(fn, list(a) + list(b))
+
+
+@lower("tile.reduce")
+def _reduce(ctx, op, args):
+    from ..to_llvm import Regs
+    axis = ir.IntegerAttr(op.attributes["axis"]).value
+    fn = ir.FlatSymbolRefAttr(op.attributes["combine"]).value
+    srcs = list(args)
+    src = srcs[0]
+    shape, layout = src.shape, src.layout
+    base, dmap = base_layout(layout)
+    pa = dmap[axis]
+    n = shape[axis]
+    spt = min(base.size_per_thread[pa], n)
+
+    # 1. within the thread: combine along the axis, one accumulator per other coordinate
+    others = [range(c) for d, c in enumerate(src.per_thread) if d != axis]
+    groups = {}
+    for oc in itertools.product(*others):
+        acc = None
+        for k in range(src.per_thread[axis]):
+            coord = list(oc)
+            coord.insert(axis, k)
+            vals = [s[tuple(coord)] for s in srcs]
+            acc = vals if acc is None else _combine(ctx, fn, acc, vals)
+        groups[oc] = acc
+
+    # 2. across lanes: xor butterflies over the distinct lanes along the axis
+    lanes = max(1, min(base.threads_per_warp[pa], n // spt))
+    stride = 1
+    for d in base.order:
+        if d == pa:
+            break
+        stride *= base.threads_per_warp[d]
+    step = 1
+    while step < lanes:
+        for oc, acc in groups.items():
+            other = [ctx.shuffle_xor(v, stride * step) for v in acc]
+            groups[oc] = _combine(ctx, fn, acc, other)
+        step *= 2
+
+    # 3. across warps: partials through shared memory, combined in warp order
+    warps = max(1, min(base.warps_per_cta[pa], n // (spt * base.threads_per_warp[pa])))
+    if warps > 1:
+        groups = _across_warps(ctx, op, fn, groups, base, pa, warps, shape, axis, layout)
+
+    results = []
+    rshape = shape[:axis] + shape[axis + 1:]
+    for i, r in enumerate(op.results):
+        if not T.is_tensor(r.type):
+            results.append(groups[()][i])
+            continue
+        out = Regs(layout_of(r.type), rshape, [None] * len(groups))
+        for oc, acc in groups.items():
+            out.values[out.flat(oc)] = acc[i]
+        results.append(out)
+    return results
+
+
+def _across_warps(ctx, op, fn, groups, base, pa, warps, shape, axis, layout):
+    rshape = shape[:axis] + shape[axis + 1:]
+    rsize = 1
+    for s in rshape:
+        rsize *= s
+    wstride = 1
+    for d in base.order:
+        if d == pa:
+            break
+        wstride *= base.warps_per_cta[d]
+    warp_a = ctx.op1("arith.remui", [ctx.op1("arith.divui", [ctx.warp_id(), ctx.const(wstride)],
+                                             ctx.i32), ctx.const(warps)], ctx.i32)  # copies of warps share slots
+    types = [_smem_type(ctx, v.type) for v in next(iter(groups.values()))]
+    # one region per reduced operand: [warps][rsize] elements each
+    offsets, off = [], 0
+    for t in types:
+        offsets.append(off)
+        off += warps * rsize * elem_bytes(t)
+        off = (off + 15) // 16 * 16
+    smem = ctx.smem(off)
+    i8 = ir.IntegerType.get_signless(8)
+    bases = [_smem_gep(ctx, smem, ctx.const(o), i8) for o in offsets]
+    # the reduced tile's row-major index of each group, from the operand's layout
+    rlayout = Slice(axis, layout)
+    ctx.barrier()
+    idx = {}
+    for oc in groups:
+        idx[oc] = ctx.linear_index(rlayout, rshape, oc) if rshape else ctx.const(0)
+    for oc, acc in groups.items():
+        slot = ctx.op1("arith.addi", [ctx.op1("arith.muli", [warp_a, ctx.const(rsize)], ctx.i32),
+                                      idx[oc]], ctx.i32)
+        for v, t, bptr in zip(acc, types, bases):
+            ctx.create("llvm.store", [_to_smem(ctx, v, t), _smem_gep(ctx, bptr, slot, t)], [])
+    ctx.barrier()
+    out = {}
+    for oc, acc in groups.items():
+        total = None
+        for w in range(warps):
+            slot = ctx.op1("arith.addi", [ctx.const(w * rsize), idx[oc]], ctx.i32)
+            vals = [_from_smem(ctx, ctx.op1("llvm.load", [_smem_gep(ctx, bptr, slot, t)], t),
+                               v.type)
+                    for v, t, bptr in zip(acc, types, bases)]
+            total = vals if total is None else _combine(ctx, fn, total, vals)
+        out[oc] = total
+    return out

@@ -18,6 +18,7 @@ from ..language import core
 from ..language.core import constexpr, tensor
 from . import semantic as S
 from .ops import IMPLS
+from .ops_control import ControlFlow, _Return, _Undefined
 from .semantic import SemanticError
 from .types import to_ir
 
@@ -65,11 +66,7 @@ def unwrap(x):
     return x.value if isinstance(x, constexpr) else x
 
 
-class _Return(Exception):
-    pass
-
-
-class CodeGenerator(ast.NodeVisitor):
+class CodeGenerator(ControlFlow, ast.NodeVisitor):
     def __init__(self, jit_fn, builder: S.Builder, scope: dict, call_chain=()):
         self.fn = jit_fn
         self.b = builder
@@ -80,6 +77,9 @@ class CodeGenerator(ast.NodeVisitor):
         self.col_offset = jit_fn.col_offset
         self.returned = None
         self.return_node = None
+        # control flow (ops_control.py): names assigned in the current region -> node, the
+        # statements after each enclosing statement list, and the runtime loop nesting
+        self.assigned, self.cont, self.loop_depth = {}, [], 0
 
     # ---- locations and errors --------------------------------------------------------------
     def _pos(self, node):
@@ -111,8 +111,12 @@ class CodeGenerator(ast.NodeVisitor):
 
     # ---- statements ------------------------------------------------------------------------
     def visit_body(self, stmts):
-        for s in stmts:
-            self.visit(s)
+        for i, s in enumerate(stmts):
+            self.cont.append(stmts[i + 1:])  # what follows s (a `return` in an `if` needs it)
+            try:
+                self.visit(s)
+            finally:
+                self.cont.pop()
 
     def visit_Expr(self, node):
         self.visit(node.value)
@@ -141,6 +145,7 @@ class CodeGenerator(ast.NodeVisitor):
             if isinstance(value, (int, float, bool)) and not isinstance(value, tensor):
                 value = constexpr(value)
             self.scope[target.id] = value
+            self.assigned[target.id] = node
         elif isinstance(target, (ast.Tuple, ast.List)):
             vals = unwrap(value)
             if not isinstance(vals, (tuple, list)) or len(vals) != len(target.elts):
@@ -150,18 +155,6 @@ class CodeGenerator(ast.NodeVisitor):
         else:
             raise self.error(target, "only assignment to names and tuples of names is supported")
 
-    def visit_If(self, node):
-        cond = self.visit(node.test)
-        if isinstance(cond, tensor):
-            raise self.error(node.test, "`if` on a runtime value is not supported yet; "
-                                        "use a constexpr condition or tl.where")
-        self.visit_body(node.body if unwrap(cond) else node.orelse)
-
-    def visit_Return(self, node):
-        self.returned = self.visit(node.value) if node.value is not None else None
-        self.return_node = node
-        raise _Return()
-
     def visit_Assert(self, node):
         cond = self.visit(node.test)
         if isinstance(cond, tensor):
@@ -169,27 +162,6 @@ class CodeGenerator(ast.NodeVisitor):
         if not unwrap(cond):
             msg = unwrap(self.visit(node.msg)) if node.msg is not None else ""
             raise self.error(node, f"assertion failed: {msg}".rstrip(": "))
-
-    def visit_For(self, node):
-        it = node.iter
-        if not (isinstance(it, ast.Call)):
-            raise self.error(node, "for loops iterate over range(), tl.range() or tl.static_range()")
-        fn = self.visit(it.func)
-        if fn is not builtins.range and getattr(fn, "__name__", "") != "static_range":
-            raise self.error(node, "loops over runtime ranges are not supported yet; "
-                                   "use constexpr bounds (they are unrolled)")
-        args = [self.visit(a) for a in it.args]
-        if any(isinstance(a, tensor) for a in args):
-            raise self.error(node, "loops over runtime ranges are not supported yet; "
-                                   "use constexpr bounds (they are unrolled)")
-        if node.orelse:
-            raise self.error(node, "`for ... else` is not supported")
-        for i in range(*[int(unwrap(a)) for a in args]):
-            self.assign(node.target, constexpr(i), node)
-            self.visit_body(node.body)
-
-    def visit_While(self, node):
-        raise self.error(node, "`while` loops are not supported yet")
 
     # ---- expressions -----------------------------------------------------------------------
     def visit_Constant(self, node):
@@ -200,7 +172,10 @@ class CodeGenerator(ast.NodeVisitor):
 
     def lookup(self, name, node):
         if name in self.scope:
-            return self.scope[name]
+            v = self.scope[name]
+            if isinstance(v, _Undefined):
+                raise self.error(node, v.message)
+            return v
         g = self.fn.fn.__globals__
         if name in g:
             v = g[name]
@@ -299,7 +274,9 @@ class CodeGenerator(ast.NodeVisitor):
             return t.dtype
         if attr == "shape":
             return tuple(constexpr(s) for s in t.shape)
-        if attr in ("to", "__add__"):
+        if attr == "T":
+            return self.call_builtin("trans", [t], {}, node)
+        if attr == "to" or attr in core.MEMBER_BUILTINS:
             return _BoundMethod(t, attr)
         raise self.error(node, f"a tile has no attribute `{attr}`")
 
@@ -307,12 +284,18 @@ class CodeGenerator(ast.NodeVisitor):
         base = self.visit(node.value)
         idx = self.visit(node.slice)
         if isinstance(base, tensor):
-            raise self.error(node, "indexing tiles is not supported yet")
+            from .ops_shape import subscript
+            return subscript(self.b, base, idx)
         try:
             v = unwrap(base)[unwrap(idx)]
         except Exception as e:
             raise self.error(node, f"cannot index {unwrap(base)!r}: {e}") from None
         return v
+
+    def visit_Slice(self, node):
+        parts = [unwrap(self.visit(p)) if p is not None else None
+                 for p in (node.lower, node.upper, node.step)]
+        return slice(*parts)
 
     def visit_Call(self, node):
         fn = self.visit(node.func)
@@ -357,12 +340,13 @@ class CodeGenerator(ast.NodeVisitor):
             inspect.signature(impl).bind(self.b, *args, **kwargs)
         except TypeError as e:
             raise self.error(node, f"tl.{name}: {e}") from None
+        self.b.inline_jit = lambda fn, a: self.call_jit(fn, list(a), {}, node)
         return impl(self.b, *args, **kwargs)
 
     def call_method(self, m, args, kwargs, node):
-        if m.name == "to":
-            return self.call_builtin("cast", [m.obj] + args, kwargs, node)
-        raise self.error(node, f"unsupported tile method `{m.name}`")
+        """Tensor member functions (`x.to(...)`, `x.sum(0)`, ...) call the builtin on `x`."""
+        name = "cast" if m.name == "to" else m.name
+        return self.call_builtin(name, [m.obj] + args, kwargs, node)
 
     def call_jit(self, jfn, args, kwargs, node):
         line, col = self._pos(node)
@@ -400,9 +384,11 @@ def build_kernel(jit_fn, signature: dict, constants: dict, attrs: dict, context:
     tree = jit_fn.parse()
     fdef = tree.body[0]
     b = S.Builder(context)
+    b.kernel_name = name or jit_fn.__name__
     with context:
         loc = ir.Location.file(jit_fn.filename, jit_fn.first_line, 1, context)
         module = ir.Module.create(loc)
+        b.module = module
         arg_names = [p for p in jit_fn.arg_names if p in signature]
         arg_types = [to_ir(signature[p]) for p in arg_names]
         with ir.InsertionPoint(module.body), loc:

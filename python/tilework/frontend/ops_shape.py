@@ -1,4 +1,141 @@
-"""Implementations of the shape builtins (registered in ops.IMPLS by name)."""
+"""Implementations of the shape builtins.  `expand_dims` and `trans` keep the elements in
+registers (their layouts are derived from the operand's); `reshape` goes through memory."""
 from __future__ import annotations
 
-from .ops import impl  # noqa: F401
+import math
+
+import mlir.ir as ir
+
+from ..language.core import constexpr, tensor
+from . import semantic as S
+from .ops import _const, impl
+from .semantic import SemanticError
+from .types import tensor_ir_type
+
+
+def _axis(axis, rank, what="axis"):
+    a = _const(axis, what)
+    if not isinstance(a, int):
+        raise SemanticError(f"{what} must be a constexpr int, got {a!r}")
+    if not -rank <= a < rank:
+        raise SemanticError(f"{what} {a} is out of range for a tile of rank {rank}")
+    return a % rank
+
+
+def expand_dims_1(b, x: tensor, axis: int) -> tensor:
+    shape = list(x.shape)
+    shape.insert(axis, 1)
+    if not x.shape:  # a scalar: a splat of shape [1]
+        return S.splat(b, x, (1,))
+    h = b.create1("tile.expand_dims", [x.handle], tensor_ir_type(x.dtype, shape),
+                  {"axis": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), axis)})
+    return tensor(h, x.dtype, shape)
+
+
+@impl
+def expand_dims(b, input, axis):
+    x = S.to_tensor(b, input)
+    axes = _const(axis, "axis")
+    axes = list(axes) if isinstance(axes, (tuple, list)) else [axes]
+    new_rank = len(x.shape) + len(axes)
+    axes = sorted(_axis(a, new_rank) for a in axes)
+    if len(set(axes)) != len(axes):
+        raise SemanticError(f"expand_dims axes {axes} repeat")
+    for a in axes:
+        x = expand_dims_1(b, x, a)
+    return x
+
+
+def _shape_arg(shape):
+    shape = _const(shape, "shape")
+    if isinstance(shape, int):
+        shape = (shape,)
+    return tuple(int(_const(s, "shape")) for s in shape)
+
+
+@impl
+def reshape(b, input, shape, can_reorder=False):
+    x = S.to_tensor(b, input)
+    shape = _shape_arg(shape)
+    if math.prod(shape) != math.prod(x.shape or (1,)):
+        raise SemanticError(f"reshape of {list(x.shape)} ({math.prod(x.shape or (1,))} elements) "
+                            f"to {list(shape)} ({math.prod(shape)} elements)")
+    for s in shape:
+        if s <= 0 or s & (s - 1):
+            raise SemanticError(f"reshape to {list(shape)}: every dimension must be a power of two")
+    if shape == x.shape:
+        return x
+    if not x.shape:
+        return S.splat(b, x, shape)
+    h = b.create1("tile.reshape", [x.handle], tensor_ir_type(x.dtype, shape))
+    return tensor(h, x.dtype, shape)
+
+
+@impl
+def view(b, input, shape):
+    return reshape(b, input, shape)
+
+
+@impl
+def ravel(b, input):
+    x = S.to_tensor(b, input)
+    return reshape(b, x, (math.prod(x.shape),)) if x.shape else x
+
+
+def _perm(dims, rank, default):
+    dims = [_const(d, "dims") for d in dims]
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = [_const(d, "dims") for d in dims[0]]
+    if not dims:
+        dims = default
+    if sorted(dims) != list(range(rank)):
+        raise SemanticError(f"permutation {list(dims)} is not a permutation of 0..{rank - 1}")
+    return list(dims)
+
+
+def _transpose(b, x, perm):
+    if perm == list(range(len(x.shape))):
+        return x
+    shape = [x.shape[p] for p in perm]
+    h = b.create1("tile.trans", [x.handle], tensor_ir_type(x.dtype, shape),
+                  {"order": ir.DenseI32ArrayAttr.get(perm)})
+    return tensor(h, x.dtype, shape)
+
+
+@impl
+def trans(b, input, *dims):
+    x = S.to_tensor(b, input)
+    return _transpose(b, x, _perm(dims, len(x.shape), list(reversed(range(len(x.shape))))))
+
+
+@impl
+def permute(b, input, *dims):
+    x = S.to_tensor(b, input)
+    if not dims:
+        raise SemanticError("permute needs the dimension order")
+    return _transpose(b, x, _perm(dims, len(x.shape), None))
+
+
+@impl
+def broadcast(b, input, other):
+    x, y = S.to_tensor(b, input), S.to_tensor(b, other)
+    return S.broadcast_pair(b, x, y)
+
+
+def subscript(b, x: tensor, idx):
+    """`x[None, :]`-style indexing: `None` inserts a size-1 dimension, `:` keeps one."""
+    items = idx if isinstance(idx, tuple) else (idx,)
+    out_axis, src_dim = 0, 0
+    for it in items:
+        it = it.value if isinstance(it, constexpr) else it
+        if it is None:
+            x = expand_dims_1(b, x, out_axis)
+            out_axis += 1
+        elif isinstance(it, slice) and it == slice(None, None, None):
+            out_axis += 1
+            src_dim += 1
+        else:
+            raise SemanticError(f"tiles are indexed only with None and `:`, got {it!r}")
+    if src_dim > len(x.shape) - (out_axis - src_dim):
+        raise SemanticError("too many `:` in the index for the tile's rank")
+    return x

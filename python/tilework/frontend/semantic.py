@@ -8,8 +8,8 @@ This is the one place these rules live (docs/language.md has them as a table):
 * Floats win over ints; the wider float wins; fp16 with bf16 gives fp32.
 * Two ints: the wider wins; at equal width unsigned wins (C's rules).
 * `/` on ints computes in fp32; `//` and `%` on ints truncate toward zero (C semantics).
-* Comparisons give int1.  Shapes broadcast as in numpy (size-1 dimensions grow); a scalar is
-  splat to the tile's shape.
+* Comparisons give int1.  Shapes broadcast as in numpy (missing leading dimensions are added,
+  size-1 dimensions grow); a scalar is splat to the tile's shape.
 """
 from __future__ import annotations
 
@@ -30,6 +30,9 @@ class SemanticError(Exception):
 # The builder: creates ops at the insertion point with the current source location.
 
 class Builder:
+    is_interpreter = False
+    inline_jit = None  # set by the code generator: inline_jit(jit_fn, args) -> returned value
+
     def __init__(self, context: ir.Context):
         self.context = context
         self.loc = ir.Location.unknown(context)
@@ -179,9 +182,14 @@ def broadcast_to(b: Builder, x: tensor, shape) -> tensor:
         return x
     if not x.shape:
         return splat(b, x, shape)
-    if len(x.shape) != len(shape):
-        raise SemanticError(f"cannot broadcast shape {list(x.shape)} to {list(shape)}: "
-                            f"ranks differ")
+    if len(x.shape) > len(shape):
+        raise SemanticError(f"cannot broadcast shape {list(x.shape)} to {list(shape)}")
+    if len(x.shape) < len(shape):  # numpy-style: leading dimensions of size 1
+        from .ops_shape import expand_dims_1
+        while len(x.shape) < len(shape):
+            x = expand_dims_1(b, x, 0)
+        if x.shape == shape:
+            return x
     for a, c in zip(x.shape, shape):
         if a != c and a != 1:
             raise SemanticError(f"cannot broadcast shape {list(x.shape)} to {list(shape)}")
@@ -194,11 +202,11 @@ def broadcast_shapes(s1, s2, what="operands"):
         return tuple(s2)
     if not s2:
         return tuple(s1)
-    if len(s1) != len(s2):
-        raise SemanticError(f"shape mismatch between {what}: {list(s1)} and {list(s2)} "
-                            f"(ranks differ)")
+    n = max(len(s1), len(s2))
+    p1 = (1,) * (n - len(s1)) + tuple(s1)
+    p2 = (1,) * (n - len(s2)) + tuple(s2)
     out = []
-    for a, c in zip(s1, s2):
+    for a, c in zip(p1, p2):
         if a == c or c == 1:
             out.append(a)
         elif a == 1:

@@ -204,6 +204,15 @@ class constexpr:
 # --------------------------------------------------------------------------------------------
 # tensor: a value inside a kernel (a tile, or a scalar when shape == ())
 
+# builtins callable as tile methods, as in Triton (`x.sum(axis=0)`, `x.reshape(...)`)
+MEMBER_BUILTINS = frozenset({
+    "sum", "max", "min", "argmax", "argmin", "xor_sum", "reduce", "cumsum", "cumprod",
+    "reshape", "view", "ravel", "trans", "permute", "expand_dims", "broadcast_to", "split",
+    "join", "exp", "exp2", "log", "log2", "sqrt", "abs", "sigmoid", "softmax", "cast",
+    "logical_and", "logical_or", "associative_scan",
+})
+
+
 class tensor:
     """A value of a kernel: a tile of `shape` (or a scalar, shape `()`) with element type
     `dtype`.  `handle` is the IR value (compiled mode)."""
@@ -262,6 +271,22 @@ class tensor:
     def to(self, dtype, bitcast=False):
         """`self` converted to `dtype` (see `cast`)."""
         return _impls()["cast"](_builder("tensor.to"), self, dtype, bitcast)
+
+    def __getitem__(self, idx):
+        """`x[None, :]`: None adds a size-1 dimension, `:` keeps one."""
+        from ..frontend.ops_shape import subscript
+        return subscript(_builder("indexing"), self, idx)
+
+    @property
+    def T(self):
+        return _impls()["trans"](_builder("tensor.T"), self)
+
+    def __getattr__(self, name):
+        # member functions (`x.sum(0)`, `x.reshape(...)`) as in Triton, for the interpreter;
+        # compiled kernels resolve them in the code generator
+        if name in MEMBER_BUILTINS:
+            return lambda *a, **k: _impls()[name](_builder(f"tensor.{name}"), self, *a, **k)
+        raise AttributeError(name)
 
     # == and != fall back to identity outside the interpreter (NotImplemented) rather than
     # raising, so that containers holding tensors (`x in (a, b)`) keep working there.

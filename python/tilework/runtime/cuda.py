@@ -86,7 +86,13 @@ class CudaRuntime:
         mod = self._check(cu.cuModuleLoadData(ck.binary), f"loading {ck.name}")
         fn = self._check(cu.cuModuleGetFunction(mod, ck.name.encode()), f"finding {ck.name}")
         block = ck.metadata["num_warps"] * ck.metadata["warp_size"]
-        return LoadedKernel(ck, mod, fn, block, ck.metadata.get("shared", 0))
+        shared = ck.metadata.get("shared", 0)
+        if shared > 48 * 1024:  # above 48 KiB a kernel must opt in to dynamic shared memory
+            A = cu.CUfunction_attribute
+            self._check(cu.cuFuncSetAttribute(
+                fn, A.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared),
+                f"{ck.name}: {shared} bytes of shared memory")
+        return LoadedKernel(ck, mod, fn, block, shared)
 
     def stream(self):
         """PyTorch's current stream when torch is in use, else the default stream."""

@@ -440,6 +440,16 @@ class _Memory:
 class InterpreterBuilder(S.Builder):
     """`semantic.Builder` whose ops are evaluated on the spot with numpy."""
 
+    is_interpreter = True  # builtins with regions (reduce, scan) evaluate directly
+
+    def wrap(self, array, dtype) -> tensor:
+        """A tensor of `dtype` holding the numpy `array` (for builtins that compute directly)."""
+        from ..frontend.types import tensor_ir_type
+        shape = tuple(np.shape(array))
+        info = _info(tensor_ir_type(dtype, shape))
+        return tensor(_wrap(np.asarray(array, info.np), tensor_ir_type(dtype, shape)), dtype,
+                      shape)
+
     def __init__(self, context, memory: _Memory, grid):
         super().__init__(context)
         self.memory = memory
@@ -599,6 +609,7 @@ def interpret(fn: JITFunction, grid, values, options=None):
         pyfn = _as_python(fn, {}, memory.codes)
         g = _grid(fn, grid, values)  # a callable grid gets the bound arguments by name
         b = InterpreterBuilder(ctx, memory, g)
+        b.launch_options = options or {}  # device_assert reads `debug`
         prev = core.set_active_builder(b)
         try:
             with np.errstate(all="ignore"):  # inf/NaN and wrapping as on the GPU

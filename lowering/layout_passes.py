@@ -1,0 +1,294 @@
+"""Layout passes of the tilegpu stage.
+
+* `tilegpu-assign-layouts` (tile -> tilegpu): gives every tile a layout.  Anchors (ranges,
+  splats, constants, and through them loads and stores) get the coalescing layout of their
+  rank; other ops derive theirs from their operands (a reduction gives a slice of its
+  operand's layout, expand_dims undoes a slice, trans permutes a blocked layout).  Where an op
+  needs its operands in another layout, a `tilegpu.convert_layout` is inserted.
+* `tilegpu-remove-converts`: drops conversions that change nothing, folds chains, and
+  rematerializes cheap producers (splats, constants, ranges) in the wanted layout instead of
+  moving data through shared memory.
+"""
+from __future__ import annotations
+
+import math
+
+import mlir.ir as ir
+
+from tilework.dialects import tile as T
+from tilework.dialects.layout import Blocked, Slice, default_blocked, layout_of, with_layout
+
+from .axis_info import AxisAnalysis, defining_op, elem_bytes
+from .pass_base import Pass, register
+
+
+def _i32(v):
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(32), int(v))
+
+
+def module_config(module_op: ir.Operation, pctx) -> tuple[int, int]:
+    """num_warps and warp size: from the module's attributes if set, else the pass context."""
+    attrs = module_op.attributes
+    nw = ir.IntegerAttr(attrs["tilegpu.num_warps"]).value if "tilegpu.num_warps" in attrs \
+        else pctx.num_warps
+    ws = ir.IntegerAttr(attrs["tilegpu.warp_size"]).value if "tilegpu.warp_size" in attrs \
+        else pctx.warp_size
+    return nw, ws
+
+
+def kernels(module_op):
+    """The kernels of a module (combine functions of reductions are private helpers)."""
+    return [op.operation for op in module_op.regions[0].blocks[0].operations
+            if op.operation.name == "func.func" and "tile.kernel" in op.operation.attributes]
+
+
+def _memory_ops(f):
+    return [op for op in T.walk_ops(f) if op.name in ("tile.load", "tile.store")]
+
+
+def choose_defaults(f, num_warps, warp_size) -> dict[int, Blocked]:
+    """The coalescing layout per rank: the fastest dimension gets as many elements per thread
+    as the widest contiguous access of that rank allows (16 bytes at most)."""
+    an = AxisAnalysis(f)
+    shapes: dict[int, tuple] = {}
+    for op in T.walk_ops(f):
+        for v in list(op.results) + [a for r in op.regions for bl in r.blocks
+                                     for a in bl.arguments]:
+            s = T.shape_of(v.type)
+            if s and (len(s) not in shapes or math.prod(s) > math.prod(shapes[len(s)])):
+                shapes[len(s)] = s
+    vec: dict[int, int] = {}
+    for op in _memory_ops(f):
+        ptr = op.operands[0]
+        s = T.shape_of(ptr.type)
+        if not s:
+            continue
+        elem = T.pointee(T.element_type(ptr.type))
+        v = min(an.get(ptr).contiguity[-1], max(1, 16 // elem_bytes(elem)))
+        vec[len(s)] = max(vec.get(len(s), 1), v)
+    return {r: default_blocked(s, num_warps, warp_size, vec.get(r, 1)) for r, s in shapes.items()}
+
+
+class _Assigner:
+    def __init__(self, f, num_warps, warp_size):
+        self.defaults = choose_defaults(f, num_warps, warp_size)
+        self.num_warps, self.warp_size = num_warps, warp_size
+
+    def default(self, shape) -> Blocked:
+        r = len(shape)
+        if r not in self.defaults:
+            self.defaults[r] = default_blocked(shape, self.num_warps, self.warp_size, 1)
+        return self.defaults[r]
+
+    @staticmethod
+    def set(v: ir.Value, layout):
+        if T.is_tensor(v.type) and layout_of(v.type) != layout:
+            v.set_type(with_layout(v.type, layout))
+
+    @staticmethod
+    def convert(op, i: int, layout):
+        """Makes operand `i` of `op` arrive in `layout` (a conversion op before `op`)."""
+        v = op.operands[i]
+        if not T.is_tensor(v.type) or layout_of(v.type) == layout:
+            return
+        with ir.InsertionPoint(op), op.location:
+            c = ir.Operation.create("tilegpu.convert_layout",
+                                    results=[with_layout(v.type, layout)], operands=[v])
+        op.operands[i] = c.results[0]
+
+    def tensor_operands(self, op):
+        return [i for i, v in enumerate(op.operands) if T.is_tensor(v.type)]
+
+    def visit(self, op):
+        name = op.name
+        tens = self.tensor_operands(op)
+        rule = getattr(self, "op_" + name.replace(".", "_"), None)
+        if rule is not None:
+            rule(op, tens)
+        elif op.regions and name.startswith("scf."):
+            self.region_op(op)
+        elif name in ("scf.yield", "scf.condition"):
+            self.terminator(op)
+        elif tens:
+            # elementwise and memory ops: everything in the first tile operand's layout
+            lay = layout_of(op.operands[tens[0]].type)
+            for i in tens[1:]:
+                self.convert(op, i, lay)
+            for r in op.results:
+                self.set(r, lay if T.shape_of(r.type) == T.shape_of(op.operands[tens[0]].type)
+                         else self.default(T.shape_of(r.type)))
+        else:
+            for r in op.results:
+                if T.is_tensor(r.type):
+                    self.set(r, self.default(T.shape_of(r.type)))
+        if name == "arith.constant" and T.is_tensor(op.results[0].type):
+            attr = ir.DenseElementsAttr(op.attributes["value"])
+            if not attr.is_splat:
+                raise NotImplementedError("non-splat tile constants are not supported yet")
+            op.attributes["value"] = ir.DenseElementsAttr.get_splat(
+                op.results[0].type, attr.get_splat_value())
+
+    # ---- ops whose result layout derives from the operand's --------------------------------
+    def op_tile_reduce(self, op, tens):
+        src = layout_of(op.operands[0].type)
+        for i in tens[1:]:
+            self.convert(op, i, src)
+        axis = ir.IntegerAttr(op.attributes["axis"]).value
+        for r in op.results:
+            if T.is_tensor(r.type):
+                self.set(r, Slice(axis, src))
+
+    def op_tile_scan(self, op, tens):
+        src = layout_of(op.operands[0].type)
+        for i in tens[1:]:
+            self.convert(op, i, src)
+        for r in op.results:
+            self.set(r, src)
+
+    def op_tile_expand_dims(self, op, tens):
+        axis = ir.IntegerAttr(op.attributes["axis"]).value
+        src = layout_of(op.operands[0].type)
+        if isinstance(src, Slice) and src.dim == axis:
+            self.set(op.results[0], src.parent)
+            return
+        out = self.default(T.shape_of(op.results[0].type))
+        self.convert(op, 0, Slice(axis, out))
+        self.set(op.results[0], out)
+
+    def op_tile_broadcast(self, op, tens):
+        self.set(op.results[0], layout_of(op.operands[0].type))
+
+    def op_tile_trans(self, op, tens):
+        perm = list(ir.DenseI32ArrayAttr(op.attributes["order"]))
+        src = layout_of(op.operands[0].type)
+        if not isinstance(src, Blocked):
+            src = self.default(T.shape_of(op.operands[0].type))
+            self.convert(op, 0, src)
+        self.set(op.results[0], permute(src, perm))
+
+    def op_tile_reshape(self, op, tens):
+        self.set(op.results[0], self.default(T.shape_of(op.results[0].type)))
+
+    def op_tilegpu_convert_layout(self, op, tens):
+        pass  # already carries its result layout
+
+    def op_tile_store(self, op, tens):
+        lay = layout_of(op.operands[0].type)
+        for i in tens[1:]:
+            self.convert(op, i, lay)
+
+    # ---- regions: loop-carried tiles keep the layout of their initial value --------------
+    def region_op(self, op):
+        inits = []
+        if op.name == "scf.for":
+            inits = list(op.operands)[3:]
+        elif op.name == "scf.while":
+            inits = list(op.operands)
+        layouts = [layout_of(v.type) if T.is_tensor(v.type) else None for v in inits]
+        if op.name == "scf.for":
+            body = op.regions[0].blocks[0]
+            for a, lay in zip(list(body.arguments)[1:], layouts):
+                if lay is not None:
+                    self.set(a, lay)
+            for r, lay in zip(op.results, layouts):
+                if lay is not None:
+                    self.set(r, lay)
+        elif op.name == "scf.while":
+            before = op.regions[0].blocks[0]
+            for a, lay in zip(before.arguments, layouts):
+                if lay is not None:
+                    self.set(a, lay)
+            after = op.regions[1].blocks[0]
+            for v in list(after.arguments) + list(op.results):
+                if T.is_tensor(v.type):
+                    self.set(v, self.default(T.shape_of(v.type)))
+        else:  # scf.if and others: results in the default layout of their rank
+            for r in op.results:
+                if T.is_tensor(r.type):
+                    self.set(r, self.default(T.shape_of(r.type)))
+
+    def terminator(self, op):
+        parent = op.parent.operation if hasattr(op.parent, "operation") else op.parent
+        if op.name == "scf.condition":  # forwards to the after-region and the results
+            for i, v in enumerate(list(op.operands)[1:], start=1):
+                if T.is_tensor(v.type):
+                    self.convert(op, i, layout_of(parent.results[i - 1].type))
+            return
+        if parent.name == "scf.while":  # yield of the after-region feeds the before-region
+            targets = list(parent.regions[0].blocks[0].arguments)
+        else:
+            targets = list(parent.results)
+        for i, (v, t) in enumerate(zip(op.operands, targets)):
+            if T.is_tensor(v.type):
+                self.convert(op, i, layout_of(t.type))
+
+
+def permute(layout: Blocked, perm) -> Blocked:
+    """The layout of trans(x, perm) for x in `layout`: the same threads hold the same
+    elements, with the dimensions renamed."""
+    return Blocked(tuple(layout.size_per_thread[p] for p in perm),
+                   tuple(layout.threads_per_warp[p] for p in perm),
+                   tuple(layout.warps_per_cta[p] for p in perm),
+                   tuple(perm.index(o) for o in layout.order))
+
+
+def _assign_layouts(module_op, pctx):
+    nw, ws = module_config(module_op, pctx)
+    module_op.attributes["tilegpu.num_warps"] = _i32(nw)
+    module_op.attributes["tilegpu.warp_size"] = _i32(ws)
+    for f in kernels(module_op):
+        a = _Assigner(f, nw, ws)
+        for op in T.walk_ops(f):
+            if op.name != "func.func":
+                a.visit(op)
+
+
+register(Pass("tilegpu-assign-layouts",
+              "Give every tile a layout (coalesced anchors, derived layouts, conversions)",
+              run=_assign_layouts))
+
+
+# ---------------------------------------------------------------------------------------------
+# tilegpu-remove-converts
+
+_REMATERIALIZE = ("tile.splat", "arith.constant", "tile.make_range")
+
+
+def _identity_convert(op, rewriter):
+    """convert_layout(x) with x already in the wanted layout -> x."""
+    if op.operands[0].type != op.results[0].type:
+        return True
+    rewriter.replace_op(op, [op.operands[0]])
+
+
+def _convert_of_convert(op, rewriter):
+    """convert(convert(x)) -> convert(x)."""
+    src = defining_op(op.operands[0])
+    if src is None or src.name != "tilegpu.convert_layout":
+        return True
+    with rewriter.ip, op.location:
+        new = ir.Operation.create("tilegpu.convert_layout", results=[op.results[0].type],
+                                  operands=[src.operands[0]])
+    rewriter.replace_op(op, new)
+
+
+def _rematerialize(op, rewriter):
+    """convert(splat/constant/make_range) -> the same producer in the wanted layout."""
+    src = defining_op(op.operands[0])
+    if src is None or src.name not in _REMATERIALIZE:
+        return True
+    attrs = {n: src.attributes[n] for n in src.attributes}
+    if src.name == "arith.constant":
+        attrs["value"] = ir.DenseElementsAttr.get_splat(
+            op.results[0].type, ir.DenseElementsAttr(attrs["value"]).get_splat_value())
+    with rewriter.ip, op.location:
+        new = ir.Operation.create(src.name, results=[op.results[0].type],
+                                  operands=list(src.operands), attributes=attrs)
+    rewriter.replace_op(op, new)
+
+
+register(Pass("tilegpu-remove-converts",
+              "Drop no-op layout conversions, fold chains, rematerialize cheap producers",
+              patterns=(("tilegpu.convert_layout", _identity_convert),
+                        ("tilegpu.convert_layout", _convert_of_convert),
+                        ("tilegpu.convert_layout", _rematerialize))))
