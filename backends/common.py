@@ -9,8 +9,9 @@ import mlir.ir as ir
 from tilework.lowering import PassContext, run_pipeline
 
 # our passes of the tile -> tilegpu stage, in order
-TILEGPU_PASSES = ("tile-combine", "canonicalize", "cse", "tilegpu-assign-layouts",
-                  "tilegpu-remove-converts", "cse", "tilegpu-vector-width")
+TILEGPU_PASSES = ("tile-combine", "canonicalize", "cse", "tile-cse", "tilegpu-assign-layouts",
+                  "tile-cse", "tilegpu-remove-converts", "cse", "tile-cse", "tile-combine",
+                  "tilegpu-vector-width")
 
 
 class Backend:

@@ -152,6 +152,16 @@ def base_layout(layout: Layout):
     return layout, list(range(layout.rank))
 
 
+def fastest_dim(layout: Layout):
+    """(the tile dimension along which each thread's elements are contiguous, how many there
+    are per chunk), or (None, 1) when that dimension was sliced away."""
+    base, dmap = base_layout(layout)
+    f = base.order[0]
+    if f not in dmap:
+        return None, 1
+    return dmap.index(f), base.size_per_thread[f]
+
+
 def parse_layout(text: str) -> Layout:
     text = text.strip()
     if text.startswith("#tilegpu.blocked<"):

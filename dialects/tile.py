@@ -126,14 +126,16 @@ irdl.dialect @tile {
   }
   // [end memory]
   // [debug]
-  // print: one line per element (pid, index, prefix, value); is_signed has one entry per arg
+  // print: one line per element of `arg` (pid, index, prefix, value); device_print of several
+  // values is one print per value, `operand` numbering them (-1: the only one)
   irdl.operation @print {
     %a = irdl.any
     %s = irdl.base "#builtin.string"
     %h = irdl.base "#builtin.integer"
-    %g = irdl.base "#builtin.dense_array"
-    irdl.attributes {"prefix" = %s, "hex" = %h, "is_signed" = %g}
-    irdl.operands(args: variadic %a)
+    %g = irdl.base "#builtin.integer"
+    %o = irdl.base "#builtin.integer"
+    irdl.attributes {"prefix" = %s, "hex" = %h, "is_signed" = %g, "operand" = %o}
+    irdl.operands(arg: optional %a)
     irdl.results()
   }
   // assert: traps (reporting msg, file and line) where cond is false; emitted only in debug

@@ -14,6 +14,7 @@ from .layout import layout_of
 class VerificationError(Exception):
     def __init__(self, message: str, location: ir.Location | None = None):
         self.location = location
+        self.message = message
         loc = f"{location}: " if location is not None else ""
         super().__init__(f"{loc}{message}")
 
@@ -183,13 +184,6 @@ def _atomic_cas(op):
         op.operands[0].type, op.operands[2].type, "atomic_cas")
 
 
-@_check("tile.print")
-def _print(op):
-    n = len(ir.DenseI32ArrayAttr(op.attributes["is_signed"]))
-    if n != len(op.operands):
-        return f"print has {len(op.operands)} operands but {n} is_signed flags"
-
-
 @_check("tile.assert")
 def _assert(op):
     if str(T.element_type(op.operands[0].type)) != "i1":
@@ -209,18 +203,44 @@ def _convert(op):
         return "convert_layout changes only the layout"
 
 
-def _check_layouts(op):
-    for v in list(op.results):
-        lay = None
-        try:
-            lay = layout_of(v.type)
-        except ValueError as e:
-            return str(e)
+def _check_layout(v, config):
+    """The layout of `v` (if any) is well formed and fits the module's warp configuration."""
+    try:
+        lay = layout_of(v.type)
         if lay is not None:
-            try:
-                lay.verify(T.shape_of(v.type))
-            except ValueError as e:
-                return str(e)
+            lay.verify(T.shape_of(v.type), *config)
+    except ValueError as e:
+        return str(e)
+
+
+def _check_layouts(op, config):
+    for v in list(op.results):
+        err = _check_layout(v, config)
+        if err:
+            return err
+
+
+def _module_config(op):
+    """(warp size, num_warps) set on the enclosing module by tilegpu-assign-layouts."""
+    m = op
+    while m is not None and m.name != "builtin.module":
+        m = m.parent.operation if m.parent is not None else None
+    if m is None:
+        return (None, None)
+    a = m.attributes
+    ws = ir.IntegerAttr(a["tilegpu.warp_size"]).value if "tilegpu.warp_size" in a else None
+    nw = ir.IntegerAttr(a["tilegpu.num_warps"]).value if "tilegpu.num_warps" in a else None
+    return (ws, nw)
+
+
+@_check("tile.get_program_id")
+def _program_id(op):
+    axis = ir.IntegerAttr(op.attributes["axis"]).value
+    if axis not in (0, 1, 2):
+        return f"axis must be 0, 1 or 2, got {axis}"
+
+
+_check("tile.get_num_programs")(_program_id)
 
 
 def verify(root: ir.Operation | ir.Module) -> None:
@@ -231,9 +251,15 @@ def verify(root: ir.Operation | ir.Module) -> None:
     except ir.MLIRError as e:  # pragma: no cover - message formatting only
         raise VerificationError(str(e)) from None
 
+    config = _module_config(op) if op.name == "builtin.module" else (None, None)
     for o in T.walk_ops(op):
         err = _CHECKS[o.name](o) if o.name in _CHECKS else None
         if err is None:
-            err = _check_layouts(o)
+            err = _check_layouts(o, config)
+        if err is None:
+            for region in o.regions:
+                for block in region.blocks:
+                    for a in block.arguments:
+                        err = err or _check_layout(a, config)
         if err:
             raise VerificationError(f"'{o.name}' op {err}", o.location)

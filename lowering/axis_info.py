@@ -73,7 +73,8 @@ class AxisAnalysis:
                 d = ir.DictAttr(arg_attrs[i])
                 if "tile.divisibility" in d:
                     div = ir.IntegerAttr(d["tile.divisibility"]).value
-            self.info[self._key(a)] = AxisInfo((1,), (div,), (1,))
+            r = max(1, len(T.shape_of(a.type)))
+            self.info[self._key(a)] = AxisInfo((1,) * r, (div,) * r, (1,) * r)
         for op in T.walk_ops(f):
             if op.name == "func.func":
                 continue
@@ -113,6 +114,10 @@ class AxisAnalysis:
             vals = list(ir.DenseI32ArrayAttr(op.attributes["tile.contiguity"]))
             ai = AxisInfo(tuple(max(a, b) for a, b in zip(ai.contiguity, _pad(vals, ai))),
                           ai.divisibility, ai.constancy)
+        if "tile.constancy" in op.attributes:  # tl.max_constancy
+            vals = list(ir.DenseI32ArrayAttr(op.attributes["tile.constancy"]))
+            ai = AxisInfo(ai.contiguity, ai.divisibility,
+                          tuple(max(a, b) for a, b in zip(ai.constancy, _pad(vals, ai))))
         return ai
 
 
@@ -228,18 +233,26 @@ def defining_op(v: ir.Value):
     return owner.operation if hasattr(owner, "operation") else owner
 
 
+# arith.cmpi predicates whose result switches exactly at the constant (x < c, x >= c), with
+# the contiguous operand on the left; the mirrored ones (c > x, c <= x) with it on the right
+_SWITCH_AT_C_LEFT = {2, 5, 6, 9}    # slt, sge, ult, uge
+_SWITCH_AT_C_RIGHT = {4, 3, 8, 7}   # sgt, sle, ugt, ule
+
+
 @rule("arith.cmpi")
 def _cmp(an, op, i):
+    """Contiguous x (runs starting at multiples of D) against a constant divisible by M: the
+    result of x < c / x >= c is constant on aligned groups of gcd(run, D, M); <=, >, == and !=
+    switch inside such a group, so they only keep the operands' common constancy."""
     a, b, n = _binary(an, op)
+    pred = ir.IntegerAttr(op.attributes["predicate"]).value
     k = []
     for j in range(n):
         kk = math.gcd(a.constancy[j], b.constancy[j])
-        # contiguous x (runs starting at multiples of D) against a constant divisible by M:
-        # the result is constant on aligned groups of gcd(run, D, M)
-        if b.constancy[j] > 1 and a.contiguity[j] > 1:
+        if pred in _SWITCH_AT_C_LEFT and b.constancy[j] > 1 and a.contiguity[j] > 1:
             kk = max(kk, math.gcd(math.gcd(a.contiguity[j], a.divisibility[j]),
                                   math.gcd(b.divisibility[j], b.constancy[j])))
-        if a.constancy[j] > 1 and b.contiguity[j] > 1:
+        if pred in _SWITCH_AT_C_RIGHT and a.constancy[j] > 1 and b.contiguity[j] > 1:
             kk = max(kk, math.gcd(math.gcd(b.contiguity[j], b.divisibility[j]),
                                   math.gcd(a.divisibility[j], a.constancy[j])))
         k.append(kk)
@@ -260,6 +273,32 @@ def _logical(an, op, i):
     if op.name in ("arith.extui", "arith.extsi"):
         return AxisInfo(infos[0].contiguity, infos[0].divisibility, tuple(k))
     return AxisInfo((1,) * n, (1,) * n, tuple(k))
+
+
+@rule("tile.expand_dims")
+def _expand_dims(an, op, i):
+    """The new size-1 dimension: each element is its own run, so its divisibility is that of
+    every element (the source's when the source has no runs longer than 1)."""
+    src = an.get(op.operands[0])
+    axis = ir.IntegerAttr(op.attributes["axis"]).value
+    every = src.divisibility[0] if all(c == 1 for c in src.contiguity) else 1
+    if not T.shape_of(op.operands[0].type):
+        every = src.divisibility[0]
+    c, d, k = list(src.contiguity), list(src.divisibility), list(src.constancy)
+    if not T.shape_of(op.operands[0].type):
+        c, d, k = [], [], []
+    c.insert(axis, 1)
+    d.insert(axis, every)
+    k.insert(axis, 1)
+    return AxisInfo(tuple(c), tuple(d), tuple(k))
+
+
+@rule("tile.trans")
+def _trans(an, op, i):
+    src = an.get(op.operands[0])
+    perm = list(ir.DenseI32ArrayAttr(op.attributes["order"]))
+    return AxisInfo(tuple(src.contiguity[p] for p in perm), tuple(src.divisibility[p] for p in perm),
+                    tuple(src.constancy[p] for p in perm))
 
 
 @rule("tilegpu.convert_layout")

@@ -110,8 +110,15 @@ class _Assigner:
         elif name in ("scf.yield", "scf.condition"):
             self.terminator(op)
         elif tens:
-            # elementwise and memory ops: everything in the first tile operand's layout
-            lay = layout_of(op.operands[tens[0]].type)
+            # elementwise and memory ops: everything in the first tile operand's layout, unless
+            # it is a loop-carried accumulator that can adopt another operand's layout
+            fixed = [i for i in tens if not self.flexible(op.operands[i])]
+            lead = fixed[0] if fixed else tens[0]
+            lay = layout_of(op.operands[lead].type)
+            for i in tens:
+                if i != lead and self.flexible(op.operands[i]):
+                    self.retarget_iter_arg(op.operands[i], lay)
+            tens = [lead] + [i for i in tens if i != lead]
             for i in tens[1:]:
                 self.convert(op, i, lay)
             for r in op.results:
@@ -173,9 +180,46 @@ class _Assigner:
         pass  # already carries its result layout
 
     def op_tile_store(self, op, tens):
+        """The value keeps its layout when the pointers (and mask) are cheap to recompute in
+        it; else the value moves to the pointers' layout."""
         lay = layout_of(op.operands[0].type)
-        for i in tens[1:]:
+        val = layout_of(op.operands[1].type)
+        if val != lay and all(_can_remat(op.operands[i], 0) for i in tens if i != 1):
+            lay = val
+        for i in tens:
             self.convert(op, i, lay)
+
+    # ---- loop-carried accumulators ----------------------------------------------------------
+    @staticmethod
+    def _iter_arg(v):
+        """(the scf.for, iter index) if `v` is a loop-carried block argument of an scf.for."""
+        owner = v.owner
+        if not isinstance(owner, ir.Block):
+            return None
+        parent = owner.owner
+        parent = parent.operation if hasattr(parent, "operation") else parent
+        if parent is None or parent.name != "scf.for":
+            return None
+        idx = list(owner.arguments).index(v) if v in list(owner.arguments) else -1
+        return (parent, idx - 1) if idx >= 1 else None
+
+    def flexible(self, v) -> bool:
+        """A loop-carried tile used once in the body and started from a constant or splat:
+        its layout may follow what the loop body computes (no conversion per iteration)."""
+        it = self._iter_arg(v)
+        if it is None or sum(1 for _ in v.uses) != 1:
+            return False
+        init = it[0].operands[3 + it[1]]
+        src = defining_op(init)
+        while src is not None and src.name == "tilegpu.convert_layout":
+            src = defining_op(src.operands[0])
+        return src is not None and src.name in ("arith.constant", "tile.splat")
+
+    def retarget_iter_arg(self, v, layout):
+        loop, i = self._iter_arg(v)
+        self.set(v, layout)
+        self.set(loop.results[i], layout)
+        self.convert(loop, 3 + i, layout)
 
     # ---- regions: loop-carried tiles keep the layout of their initial value --------------
     def region_op(self, op):
@@ -238,9 +282,23 @@ def _assign_layouts(module_op, pctx):
     module_op.attributes["tilegpu.warp_size"] = _i32(ws)
     for f in kernels(module_op):
         a = _Assigner(f, nw, ws)
+        entry = f.regions[0].blocks[0]
+        for arg in entry.arguments:  # tile arguments (functions in lit tests) start in the default
+            if T.is_tensor(arg.type):
+                a.set(arg, a.default(T.shape_of(arg.type)))
         for op in T.walk_ops(f):
             if op.name != "func.func":
                 a.visit(op)
+        _update_function_type(f)
+
+
+def _update_function_type(f):
+    """The function type again agrees with the (retyped) arguments and returned values."""
+    entry = f.regions[0].blocks[0]
+    rets = [op.operation for op in entry.operations if op.operation.name == "func.return"]
+    results = [v.type for v in rets[0].operands] if rets else []
+    f.attributes["function_type"] = ir.TypeAttr.get(
+        ir.FunctionType.get([a.type for a in entry.arguments], results))
 
 
 register(Pass("tilegpu-assign-layouts",
@@ -251,7 +309,12 @@ register(Pass("tilegpu-assign-layouts",
 # ---------------------------------------------------------------------------------------------
 # tilegpu-remove-converts
 
-_REMATERIALIZE = ("tile.splat", "arith.constant", "tile.make_range")
+# ops cheap enough to recompute in another layout instead of moving their results through
+# shared memory (a load only when nothing else uses its result: no memory is read twice)
+_REMAT = {"tile.splat", "arith.constant", "tile.make_range", "tile.addptr", "tile.broadcast",
+          "tile.expand_dims", "tile.load"}
+_REMAT_PREFIXES = ("arith.", "math.")
+_REMAT_DEPTH = 16
 
 
 def _identity_convert(op, rewriter):
@@ -272,19 +335,52 @@ def _convert_of_convert(op, rewriter):
     rewriter.replace_op(op, new)
 
 
-def _rematerialize(op, rewriter):
-    """convert(splat/constant/make_range) -> the same producer in the wanted layout."""
-    src = defining_op(op.operands[0])
-    if src is None or src.name not in _REMATERIALIZE:
-        return True
-    attrs = {n: src.attributes[n] for n in src.attributes}
-    if src.name == "arith.constant":
+def _can_remat(v: ir.Value, depth: int) -> bool:
+    op = defining_op(v)
+    if op is None or depth > _REMAT_DEPTH or op.regions or len(op.results) != 1:
+        return False
+    if not (op.name in _REMAT or op.name.startswith(_REMAT_PREFIXES)):
+        return False
+    if op.name == "tile.load":
+        if "volatile" in op.attributes or sum(1 for _ in v.uses) != 1:
+            return False
+    return all(_can_remat(o, depth + 1) for o in op.operands if T.is_tensor(o.type))
+
+
+def _operand_layout(op, operand: ir.Value, layout):
+    """The layout an operand must have for `op` to produce `layout`."""
+    if op.name == "tile.expand_dims":
+        return Slice(ir.IntegerAttr(op.attributes["axis"]).value, layout)
+    return layout
+
+
+def _remat(v: ir.Value, layout, memo: dict) -> ir.Value:
+    key = (v, layout)
+    if key in memo:
+        return memo[key]
+    op = defining_op(v)
+    operands = [(_remat(o, _operand_layout(op, o, layout), memo) if T.is_tensor(o.type) else o)
+                for o in op.operands]
+    attrs = {n: op.attributes[n] for n in op.attributes}
+    rt = with_layout(v.type, layout)
+    if op.name == "arith.constant":
         attrs["value"] = ir.DenseElementsAttr.get_splat(
-            op.results[0].type, ir.DenseElementsAttr(attrs["value"]).get_splat_value())
-    with rewriter.ip, op.location:
-        new = ir.Operation.create(src.name, results=[op.results[0].type],
-                                  operands=list(src.operands), attributes=attrs)
-    rewriter.replace_op(op, new)
+            rt, ir.DenseElementsAttr(attrs["value"]).get_splat_value())
+    with op.location:
+        new = ir.Operation.create(op.name, results=[rt], operands=operands, attributes=attrs)
+    memo[key] = new.results[0]
+    return new.results[0]
+
+
+def _rematerialize(op, rewriter):
+    """convert(f(g(...))) of cheap producers (ranges, splats, constants, address arithmetic, a
+    load used only here, elementwise math) -> the same chain computed in the wanted layout."""
+    src = op.operands[0]
+    if not _can_remat(src, 0):
+        return True
+    with rewriter.ip:
+        new = _remat(src, layout_of(op.results[0].type), {})
+    rewriter.replace_op(op, [new])
 
 
 register(Pass("tilegpu-remove-converts",

@@ -16,6 +16,7 @@ RULES: dict[tuple[str, str | None], object] = {}
 class LoweringError(Exception):
     def __init__(self, message, location=None):
         self.location = location
+        self.message = message
         super().__init__(f"{location}: {message}" if location is not None else message)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import mlir.ir as ir
 
 from tilework.dialects import tile as T
-from tilework.dialects.layout import Blocked, layout_of
+from tilework.dialects.layout import fastest_dim, layout_of
 
 from .axis_info import AxisAnalysis, defining_op, vector_width
 from .layout_passes import _memory_ops, kernels, module_config  # noqa: F401
@@ -56,10 +56,61 @@ def _addptr_of_addptr(op, rewriter):
     rewriter.replace_op(op, new)
 
 
-register(Pass("tile-combine", "Fold splats of constants, broadcasts of splats and chained addptrs",
+# ops without side effects (IRDL cannot say so, so MLIR's own DCE keeps them)
+PURE_OPS = ("tile.splat", "tile.broadcast", "tile.addptr", "tile.make_range",
+            "tile.expand_dims", "tile.trans", "tile.reshape", "tile.get_program_id",
+            "tile.get_num_programs", "tile.int_to_ptr", "tile.ptr_to_int",
+            "tilegpu.convert_layout")
+
+
+def _erase_dead(op, rewriter):
+    """A side-effect-free tile op whose results are unused -> erased."""
+    if any(True for r in op.results for _ in r.uses):
+        return True
+    rewriter.erase_op(op.operation)
+
+
+register(Pass("tile-combine", "Fold splats of constants, broadcasts of splats and chained "
+                              "addptrs; erase dead tile ops",
               patterns=(("tile.splat", _splat_of_constant),
                         ("tile.broadcast", _broadcast_of_splat),
-                        ("tile.addptr", _addptr_of_addptr))))
+                        ("tile.addptr", _addptr_of_addptr))
+              + tuple((name, _erase_dead) for name in PURE_OPS)))
+
+
+# ---------------------------------------------------------------------------------------------
+# tile-cse: MLIR's cse skips IRDL ops (their effects are unknown); ours are pure
+
+def _op_key(op):
+    return (op.name, tuple(op.operands), tuple(str(r.type) for r in op.results),
+            tuple(sorted((n, str(op.attributes[n])) for n in op.attributes)))
+
+
+def _cse_block(block, scope: dict):
+    for op in list(block.operations):
+        op = op.operation
+        if op.name in PURE_OPS and not op.regions:
+            key = _op_key(op)
+            prev = scope.get(key)
+            if prev is not None:
+                for a, b in zip(op.results, prev.results):
+                    a.replace_all_uses_with(b)
+                op.erase()
+                continue
+            scope[key] = op
+        for region in op.regions:
+            for inner in region.blocks:
+                _cse_block(inner, dict(scope))  # values of the outer scope dominate
+
+
+def _tile_cse(module_op, pctx):
+    for op in module_op.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name == "func.func":
+            _cse_block(op.regions[0].blocks[0], {})
+
+
+register(Pass("tile-cse", "Merge identical side-effect-free tile ops", run=_tile_cse))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -77,13 +128,14 @@ def _set_vector_widths(module_op, pctx):
             args = named_operands(op)
             ptr = args["ptr"]
             lay = layout_of(ptr.type)
-            if not isinstance(lay, Blocked):  # slices: one element per access
-                if lay is not None:
-                    op.attributes["tilegpu.vector_width"] = _i32(1)
+            if lay is None:
                 continue
             shape = T.shape_of(ptr.type)
-            fast = lay.order[0]
-            limit = min(lay.size_per_thread[fast], shape[fast])
+            fast, spt = fastest_dim(lay)
+            if fast is None:  # the contiguous dimension was sliced away
+                op.attributes["tilegpu.vector_width"] = _i32(1)
+                continue
+            limit = min(spt, shape[fast])
             v = vector_width(an, ptr, args["mask"], fast, limit)
             op.attributes["tilegpu.vector_width"] = _i32(v)
 

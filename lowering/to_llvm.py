@@ -293,10 +293,10 @@ def _bits(t: ir.Type) -> int:
 def _lower_block(ctx: LoweringContext, block: ir.Block):
     for op in list(block.operations):
         op = op.operation
-        rule = lookup(op.name, ctx.target)
-        args = [ctx.lowered(v) for v in op.operands]
         with op.location:
             try:
+                rule = lookup(op.name, ctx.target)
+                args = [ctx.lowered(v) for v in op.operands]
                 results = rule(ctx, op, args)
             except LoweringError as e:
                 if e.location is None:

@@ -171,35 +171,33 @@ def _print(ctx, op, args):
     from ..to_llvm import Regs
     prefix = ir.StringAttr(op.attributes["prefix"]).value.replace("%", "%%")
     hex_ = bool(ir.IntegerAttr(op.attributes["hex"]).value)
-    signed = list(ir.DenseI32ArrayAttr(op.attributes["is_signed"]))
+    signed = bool(ir.IntegerAttr(op.attributes["is_signed"]).value)
+    n = ir.IntegerAttr(op.attributes["operand"]).value
     head = "pid (%u, %u, %u)"
+    first = ctx.op1("arith.cmpi", [ctx.thread_id(), ctx.const(0)], ctx.i1,
+                    {"predicate": ir.IntegerAttr.get(ctx.i64, 0)})
     if not args:
-        first = ctx.op1("arith.cmpi", [ctx.thread_id(), ctx.const(0)], ctx.i1,
-                        {"predicate": ir.IntegerAttr.get(ctx.i64, 0)})
         _under(first, lambda: _printf(ctx, head + prefix, _pids(ctx)))
         return []
-    for n, (a, s) in enumerate(zip(args, signed)):
-        operand = f"(operand {n}) " if len(args) > 1 else ""
-        if isinstance(a, Regs):
-            shape, layout = a.shape, a.layout
-            widths = [max(0, math.ceil(math.log10(d))) for d in shape]
-            idx_fmt = ", ".join(f"%{w}u" if w else "%u" for w in widths)
-            pred = owner_predicate(ctx, layout, shape)
-            items = [(list(c), a[c]) for c in a.coords()]
-        else:
-            shape, layout, idx_fmt = (), None, ""
-            pred = ctx.op1("arith.cmpi", [ctx.thread_id(), ctx.const(0)], ctx.i1,
-                           {"predicate": ir.IntegerAttr.get(ctx.i64, 0)})
-            items = [([], a)]
-        conv, how = _spec(items[0][1].type, bool(s), hex_)
-        fmt = f"{head} idx ({idx_fmt}){prefix}{operand}{conv}"
+    a = args[0]
+    if isinstance(a, Regs):
+        shape, layout = a.shape, a.layout
+        widths = [max(0, math.ceil(math.log10(d))) for d in shape]
+        idx_fmt = ", ".join(f"%{w}u" if w else "%u" for w in widths)
+        pred = owner_predicate(ctx, layout, shape)
+        items = [(list(c), a[c]) for c in a.coords()]
+    else:
+        shape, layout, idx_fmt, pred, items = (), None, "", first, [([], a)]
+    conv, how = _spec(items[0][1].type, signed, hex_)
+    tag = f"(operand {n}) " if n >= 0 else ""
+    fmt = f"{head} idx ({idx_fmt}){prefix}{tag}{conv}"
 
-        def body(items=items, layout=layout, shape=shape, fmt=fmt, how=how, s=s):
-            pids = _pids(ctx)
-            for coord, v in items:
-                idx = [ctx.logical_index(layout, shape, d, k) for d, k in enumerate(coord)]
-                _printf(ctx, fmt, pids + idx + [_pass(ctx, v, how, bool(s))])
-        _under(pred, body)
+    def body():
+        pids = _pids(ctx)
+        for coord, v in items:
+            idx = [ctx.logical_index(layout, shape, d, k) for d, k in enumerate(coord)]
+            _printf(ctx, fmt, pids + idx + [_pass(ctx, v, how, signed)])
+    _under(pred, body)
     return []
 
 

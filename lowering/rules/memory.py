@@ -44,7 +44,8 @@ def _addptr(ctx, op, args):
 def _vector_groups(regs, vec):
     """Per-thread coordinates of the first element of each access, with the group's flat
     indices; groups run along the layout's fastest dimension."""
-    fast = regs.layout.order[0]
+    from tilework.dialects.layout import fastest_dim
+    fast = fastest_dim(regs.layout)[0] if vec > 1 else 0
     for c in regs.coords():
         if c[fast] % vec:
             continue

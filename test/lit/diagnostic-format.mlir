@@ -1,4 +1,3 @@
-// XFAIL: *
 // BUG: tilework-opt documents errors as `<loc>: error: <msg>` (the MLIR convention that editors
 // and lit tests match), and errors from MLIR's own verifier come out that way, but errors of
 // tilework.dialects.verify come out as `error: <loc>: <msg>`: run_chunk prints

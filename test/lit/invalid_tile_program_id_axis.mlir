@@ -1,4 +1,3 @@
-// XFAIL: *
 // BUG: the axis of tile.get_program_id / tile.get_num_programs is not range-checked.  A grid
 // has 3 axes, but axis = 3 verifies, and tilegpu-to-llvm then fails with a bare
 // "IndexError: tuple index out of range" (no location) when it picks gpu.block_id's dimension.

@@ -89,8 +89,8 @@ func.func @not_array(%x: i32) {
 
 // -----
 
-// The only tile encoding is #tilegpu.blocked.
-// CHECK-NEXT: error: {{.*}}'tile.splat' op not a #tilegpu.blocked attribute: "foo"
+// Tile encodings are tilegpu layouts.
+// CHECK-NEXT: error: {{.*}}'tile.splat' op unknown layout encoding: "foo"
 func.func @other_encoding(%x: i32) {
   %s = "tile.splat"(%x) : (i32) -> tensor<16xi32, "foo">
   return

@@ -1,4 +1,3 @@
-// XFAIL: *
 // BUG: layouts on block arguments are not verified.  tilework.dialects.verify checks the
 // #tilegpu.blocked encoding of every op *result* (_check_layouts), never of block arguments,
 // so a function (or loop body) argument with an invalid layout passes --verify-only, and the

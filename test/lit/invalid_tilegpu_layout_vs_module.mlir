@@ -1,4 +1,3 @@
-// XFAIL: *
 // BUG: a layout is not checked against the module's warp size and warp count.
 // Blocked.verify(shape, warp_size, num_warps) can check that threads_per_warp multiplies to
 // the warp size and warps_per_cta to num_warps, but tilework.dialects.verify calls it with the

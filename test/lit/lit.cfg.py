@@ -31,20 +31,20 @@ config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir", ".py"]
 config.excludes = ["lit.cfg.py", "Output", "Inputs", "README.md"]
 config.test_source_root = os.path.dirname(os.path.abspath(__file__))
-config.test_exec_root = os.path.join(config.test_source_root, "Output")
+config.test_exec_root = config.test_source_root  # temporaries go to Output/ (git-ignored)
 config.pipefail = True
 
 _PYTHON = sys.executable
 _PYTHON_BIN = os.path.dirname(_PYTHON)
-_REPO = os.path.dirname(os.path.dirname(config.test_source_root))
 
-# Keep what the tools need from the caller's environment (lit starts from a clean one).
+# Keep what the tools need from the caller's environment (lit starts from a clean one), but
+# not TILEWORK_DUMP_PASSES / TILEWORK_DUMP_DIR: dumps would mix into the checked output.
 for var in ("PATH", "HOME", "TMPDIR", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "ROCM_PATH",
-            "TILEWORK_PTXAS", "TILEWORK_CACHE_DIR", "TILEWORK_DUMP_PASSES", "PYTHONPATH"):
+            "TILEWORK_PTXAS", "TILEWORK_CACHE_DIR", "PYTHONPATH"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
-# The compiler must not dump stages next to the tests, and must not read a stale cache.
-config.environment.pop("TILEWORK_DUMP_DIR", None)
+for var in ("TILEWORK_DUMP_PASSES", "TILEWORK_DUMP_DIR"):
+    config.environment.pop(var, None)
 
 
 def _which(name):

@@ -1,4 +1,3 @@
-// XFAIL: *
 // BUG: dead tile ops are never erased.  The tile/tilegpu ops are defined through IRDL, which
 // gives them no memory-effect information, so MLIR treats every tile op as possibly
 // side-effecting: neither the greedy driver of tile-combine nor canonicalize/cse ever erase a

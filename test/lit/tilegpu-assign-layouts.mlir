@@ -12,48 +12,95 @@
 
 // Vector add, fp32, 1024 elements: 4 per thread except on gfx942 with 8 warps (512 threads: 2).
 
+// Every line of the function is checked: each tile (of rank 1) has the one layout L.
 // NV4: module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32}
 // NV4-LABEL: func.func @add_f32
-// NV4-NOT: {{tensor<1024x(i32|i1|f32|!tile.ptr<f32>)>}}
-// NV4: %[[PID:.+]] = "tile.get_program_id"() {axis = 0 : i32} : () -> i32
-// NV4: arith.muli %[[PID]], %{{.+}} : i32
-// NV4: "tile.make_range"() {{.*}} -> tensor<1024xi32, [[L:#tilegpu.blocked<array<i32: 4>, array<i32: 32>, array<i32: 4>, array<i32: 0>>]]>
-// NV4: "tile.splat"(%{{.+}}) : (i32) -> tensor<1024xi32, [[L]]>
-// NV4: arith.cmpi slt, {{.*}} : tensor<1024xi32, [[L]]>
-// NV4: "tile.splat"(%{{.+}}) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>, [[L]]>
-// NV4: "tile.addptr"{{.*}} -> tensor<1024x!tile.ptr<f32>, [[L]]>
-// NV4: "tile.load"{{.*}} : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xi1, [[L]]>) -> tensor<1024xf32, [[L]]>
-// NV4: arith.addf {{.*}} : tensor<1024xf32, [[L]]>
-// NV4: "tile.store"{{.*}} : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xf32, [[L]]>, tensor<1024xi1, [[L]]>) -> ()
-// NV4-NOT: {{tensor<1024x(i32|i1|f32|!tile.ptr<f32>)>}}
-// NV4: return
+// NV4-NEXT: "tile.get_program_id"() {axis = 0 : i32} : () -> i32
+// NV4-NEXT: arith.constant 1024 : i32
+// NV4-NEXT: arith.muli %{{.+}}, %{{.+}} : i32
+// NV4-NEXT: "tile.make_range"() {end = 1024 : i32, start = 0 : i32} : () -> tensor<1024xi32, [[L:#tilegpu.blocked<array<i32: 4>, array<i32: 32>, array<i32: 4>, array<i32: 0>>]]>
+// NV4-NEXT: "tile.splat"(%{{.+}}) : (i32) -> tensor<1024xi32, [[L]]>
+// NV4-NEXT: arith.addi %{{.+}}, %{{.+}} : tensor<1024xi32, [[L]]>
+// NV4-NEXT: "tile.splat"(%{{.+}}) : (i32) -> tensor<1024xi32, [[L]]>
+// NV4-NEXT: arith.cmpi slt, %{{.+}}, %{{.+}} : tensor<1024xi32, [[L]]>
+// NV4-NEXT: "tile.splat"(%{{.+}}) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>, [[L]]>
+// NV4-NEXT: "tile.addptr"(%{{.+}}, %{{.+}}) : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xi32, [[L]]>) -> tensor<1024x!tile.ptr<f32>, [[L]]>
+// NV4-NEXT: "tile.load"(%{{.+}}, %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xi1, [[L]]>) -> tensor<1024xf32, [[L]]>
+// NV4-NEXT: "tile.splat"(%{{.+}}) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>, [[L]]>
+// NV4-NEXT: "tile.addptr"(%{{.+}}, %{{.+}}) : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xi32, [[L]]>) -> tensor<1024x!tile.ptr<f32>, [[L]]>
+// NV4-NEXT: "tile.load"(%{{.+}}, %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xi1, [[L]]>) -> tensor<1024xf32, [[L]]>
+// NV4-NEXT: arith.addf %{{.+}}, %{{.+}} : tensor<1024xf32, [[L]]>
+// NV4-NEXT: "tile.splat"(%{{.+}}) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>, [[L]]>
+// NV4-NEXT: "tile.addptr"(%{{.+}}, %{{.+}}) : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xi32, [[L]]>) -> tensor<1024x!tile.ptr<f32>, [[L]]>
+// NV4-NEXT: "tile.store"(%{{.+}}, %{{.+}}, %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xf32, [[L]]>, tensor<1024xi1, [[L]]>) -> ()
+// NV4-NEXT: return
 
 // NV8: module attributes {tilegpu.num_warps = 8 : i32, tilegpu.warp_size = 32 : i32}
 // NV8-LABEL: func.func @add_f32
-// NV8-NOT: {{tensor<1024x(i32|i1|f32|!tile.ptr<f32>)>}}
-// NV8: "tile.make_range"() {{.*}} -> tensor<1024xi32, [[L:#tilegpu.blocked<array<i32: 4>, array<i32: 32>, array<i32: 8>, array<i32: 0>>]]>
-// NV8: "tile.load"{{.*}} -> tensor<1024xf32, [[L]]>
-// NV8: "tile.store"{{.*}} : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xf32, [[L]]>, tensor<1024xi1, [[L]]>) -> ()
-// NV8-NOT: {{tensor<1024x(i32|i1|f32|!tile.ptr<f32>)>}}
-// NV8: return
+// NV8-NEXT: "tile.get_program_id"() {axis = 0 : i32} : () -> i32
+// NV8-NEXT: arith.constant 1024 : i32
+// NV8-NEXT: arith.muli %{{.+}}, %{{.+}} : i32
+// NV8-NEXT: "tile.make_range"() {end = 1024 : i32, start = 0 : i32} : () -> tensor<1024xi32, [[L:#tilegpu.blocked<array<i32: 4>, array<i32: 32>, array<i32: 8>, array<i32: 0>>]]>
+// NV8-NEXT: "tile.splat"(%{{.+}}) : (i32) -> tensor<1024xi32, [[L]]>
+// NV8-NEXT: arith.addi %{{.+}}, %{{.+}} : tensor<1024xi32, [[L]]>
+// NV8-NEXT: "tile.splat"(%{{.+}}) : (i32) -> tensor<1024xi32, [[L]]>
+// NV8-NEXT: arith.cmpi slt, %{{.+}}, %{{.+}} : tensor<1024xi32, [[L]]>
+// NV8-NEXT: "tile.splat"(%{{.+}}) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>, [[L]]>
+// NV8-NEXT: "tile.addptr"(%{{.+}}, %{{.+}}) : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xi32, [[L]]>) -> tensor<1024x!tile.ptr<f32>, [[L]]>
+// NV8-NEXT: "tile.load"(%{{.+}}, %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xi1, [[L]]>) -> tensor<1024xf32, [[L]]>
+// NV8-NEXT: "tile.splat"(%{{.+}}) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>, [[L]]>
+// NV8-NEXT: "tile.addptr"(%{{.+}}, %{{.+}}) : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xi32, [[L]]>) -> tensor<1024x!tile.ptr<f32>, [[L]]>
+// NV8-NEXT: "tile.load"(%{{.+}}, %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xi1, [[L]]>) -> tensor<1024xf32, [[L]]>
+// NV8-NEXT: arith.addf %{{.+}}, %{{.+}} : tensor<1024xf32, [[L]]>
+// NV8-NEXT: "tile.splat"(%{{.+}}) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>, [[L]]>
+// NV8-NEXT: "tile.addptr"(%{{.+}}, %{{.+}}) : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xi32, [[L]]>) -> tensor<1024x!tile.ptr<f32>, [[L]]>
+// NV8-NEXT: "tile.store"(%{{.+}}, %{{.+}}, %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xf32, [[L]]>, tensor<1024xi1, [[L]]>) -> ()
+// NV8-NEXT: return
 
 // AMD4: module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 64 : i32}
 // AMD4-LABEL: func.func @add_f32
-// AMD4-NOT: {{tensor<1024x(i32|i1|f32|!tile.ptr<f32>)>}}
-// AMD4: "tile.make_range"() {{.*}} -> tensor<1024xi32, [[L:#tilegpu.blocked<array<i32: 4>, array<i32: 64>, array<i32: 4>, array<i32: 0>>]]>
-// AMD4: "tile.load"{{.*}} -> tensor<1024xf32, [[L]]>
-// AMD4: "tile.store"{{.*}} : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xf32, [[L]]>, tensor<1024xi1, [[L]]>) -> ()
-// AMD4-NOT: {{tensor<1024x(i32|i1|f32|!tile.ptr<f32>)>}}
-// AMD4: return
+// AMD4-NEXT: "tile.get_program_id"() {axis = 0 : i32} : () -> i32
+// AMD4-NEXT: arith.constant 1024 : i32
+// AMD4-NEXT: arith.muli %{{.+}}, %{{.+}} : i32
+// AMD4-NEXT: "tile.make_range"() {end = 1024 : i32, start = 0 : i32} : () -> tensor<1024xi32, [[L:#tilegpu.blocked<array<i32: 4>, array<i32: 64>, array<i32: 4>, array<i32: 0>>]]>
+// AMD4-NEXT: "tile.splat"(%{{.+}}) : (i32) -> tensor<1024xi32, [[L]]>
+// AMD4-NEXT: arith.addi %{{.+}}, %{{.+}} : tensor<1024xi32, [[L]]>
+// AMD4-NEXT: "tile.splat"(%{{.+}}) : (i32) -> tensor<1024xi32, [[L]]>
+// AMD4-NEXT: arith.cmpi slt, %{{.+}}, %{{.+}} : tensor<1024xi32, [[L]]>
+// AMD4-NEXT: "tile.splat"(%{{.+}}) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>, [[L]]>
+// AMD4-NEXT: "tile.addptr"(%{{.+}}, %{{.+}}) : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xi32, [[L]]>) -> tensor<1024x!tile.ptr<f32>, [[L]]>
+// AMD4-NEXT: "tile.load"(%{{.+}}, %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xi1, [[L]]>) -> tensor<1024xf32, [[L]]>
+// AMD4-NEXT: "tile.splat"(%{{.+}}) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>, [[L]]>
+// AMD4-NEXT: "tile.addptr"(%{{.+}}, %{{.+}}) : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xi32, [[L]]>) -> tensor<1024x!tile.ptr<f32>, [[L]]>
+// AMD4-NEXT: "tile.load"(%{{.+}}, %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xi1, [[L]]>) -> tensor<1024xf32, [[L]]>
+// AMD4-NEXT: arith.addf %{{.+}}, %{{.+}} : tensor<1024xf32, [[L]]>
+// AMD4-NEXT: "tile.splat"(%{{.+}}) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>, [[L]]>
+// AMD4-NEXT: "tile.addptr"(%{{.+}}, %{{.+}}) : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xi32, [[L]]>) -> tensor<1024x!tile.ptr<f32>, [[L]]>
+// AMD4-NEXT: "tile.store"(%{{.+}}, %{{.+}}, %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xf32, [[L]]>, tensor<1024xi1, [[L]]>) -> ()
+// AMD4-NEXT: return
 
 // AMD8: module attributes {tilegpu.num_warps = 8 : i32, tilegpu.warp_size = 64 : i32}
 // AMD8-LABEL: func.func @add_f32
-// AMD8-NOT: {{tensor<1024x(i32|i1|f32|!tile.ptr<f32>)>}}
-// AMD8: "tile.make_range"() {{.*}} -> tensor<1024xi32, [[L:#tilegpu.blocked<array<i32: 2>, array<i32: 64>, array<i32: 8>, array<i32: 0>>]]>
-// AMD8: "tile.load"{{.*}} -> tensor<1024xf32, [[L]]>
-// AMD8: "tile.store"{{.*}} : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xf32, [[L]]>, tensor<1024xi1, [[L]]>) -> ()
-// AMD8-NOT: {{tensor<1024x(i32|i1|f32|!tile.ptr<f32>)>}}
-// AMD8: return
+// AMD8-NEXT: "tile.get_program_id"() {axis = 0 : i32} : () -> i32
+// AMD8-NEXT: arith.constant 1024 : i32
+// AMD8-NEXT: arith.muli %{{.+}}, %{{.+}} : i32
+// AMD8-NEXT: "tile.make_range"() {end = 1024 : i32, start = 0 : i32} : () -> tensor<1024xi32, [[L:#tilegpu.blocked<array<i32: 2>, array<i32: 64>, array<i32: 8>, array<i32: 0>>]]>
+// AMD8-NEXT: "tile.splat"(%{{.+}}) : (i32) -> tensor<1024xi32, [[L]]>
+// AMD8-NEXT: arith.addi %{{.+}}, %{{.+}} : tensor<1024xi32, [[L]]>
+// AMD8-NEXT: "tile.splat"(%{{.+}}) : (i32) -> tensor<1024xi32, [[L]]>
+// AMD8-NEXT: arith.cmpi slt, %{{.+}}, %{{.+}} : tensor<1024xi32, [[L]]>
+// AMD8-NEXT: "tile.splat"(%{{.+}}) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>, [[L]]>
+// AMD8-NEXT: "tile.addptr"(%{{.+}}, %{{.+}}) : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xi32, [[L]]>) -> tensor<1024x!tile.ptr<f32>, [[L]]>
+// AMD8-NEXT: "tile.load"(%{{.+}}, %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xi1, [[L]]>) -> tensor<1024xf32, [[L]]>
+// AMD8-NEXT: "tile.splat"(%{{.+}}) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>, [[L]]>
+// AMD8-NEXT: "tile.addptr"(%{{.+}}, %{{.+}}) : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xi32, [[L]]>) -> tensor<1024x!tile.ptr<f32>, [[L]]>
+// AMD8-NEXT: "tile.load"(%{{.+}}, %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xi1, [[L]]>) -> tensor<1024xf32, [[L]]>
+// AMD8-NEXT: arith.addf %{{.+}}, %{{.+}} : tensor<1024xf32, [[L]]>
+// AMD8-NEXT: "tile.splat"(%{{.+}}) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>, [[L]]>
+// AMD8-NEXT: "tile.addptr"(%{{.+}}, %{{.+}}) : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xi32, [[L]]>) -> tensor<1024x!tile.ptr<f32>, [[L]]>
+// AMD8-NEXT: "tile.store"(%{{.+}}, %{{.+}}, %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xf32, [[L]]>, tensor<1024xi1, [[L]]>) -> ()
+// AMD8-NEXT: return
+
 // ENC-LABEL: func.func @add_f32
 // ENC-NOT: {{tensor<[0-9x]+(i1|i32|f16|f32|!tile.ptr<f16>|!tile.ptr<f32>)>}}
 // ENC: return
@@ -85,13 +132,26 @@ func.func @add_f32(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %y: !tile.
 // 1024 / threads elsewhere.  A splat tile constant (the `other` value) is retyped too.
 
 // NV4-LABEL: func.func @add_f16
-// NV4: "tile.make_range"() {{.*}} -> tensor<1024xi32, [[L:#tilegpu.blocked<array<i32: 8>, array<i32: 32>, array<i32: 4>, array<i32: 0>>]]>
-// NV4: arith.constant dense<0.000000e+00> : tensor<1024xf16, [[L]]>
-// NV4: "tile.load"{{.*}} : (tensor<1024x!tile.ptr<f16>, [[L]]>, tensor<1024xi1, [[L]]>, tensor<1024xf16, [[L]]>) -> tensor<1024xf16, [[L]]>
-// NV4: arith.addf {{.*}} : tensor<1024xf16, [[L]]>
-// NV4: "tile.store"{{.*}} : (tensor<1024x!tile.ptr<f16>, [[L]]>, tensor<1024xf16, [[L]]>, tensor<1024xi1, [[L]]>) -> ()
-// NV4-NOT: {{tensor<1024x(i32|i1|f16|!tile.ptr<f16>)>}}
-// NV4: return
+// NV4-NEXT: "tile.get_program_id"() {axis = 0 : i32} : () -> i32
+// NV4-NEXT: arith.constant 1024 : i32
+// NV4-NEXT: arith.muli %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} : i32
+// NV4-NEXT: "tile.make_range"() {end = 1024 : i32, start = 0 : i32} : () -> tensor<1024xi32, [[L:#tilegpu.blocked<array<i32: 8>, array<i32: 32>, array<i32: 4>, array<i32: 0>>]]>
+// NV4-NEXT: "tile.splat"(%{{[a-z0-9_]+}}) : (i32) -> tensor<1024xi32, [[L]]>
+// NV4-NEXT: arith.addi %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} : tensor<1024xi32, [[L]]>
+// NV4-NEXT: "tile.splat"(%{{[a-z0-9_]+}}) : (i32) -> tensor<1024xi32, [[L]]>
+// NV4-NEXT: arith.cmpi slt, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} : tensor<1024xi32, [[L]]>
+// NV4-NEXT: arith.constant dense<0.000000e+00> : tensor<1024xf16, [[L]]>
+// NV4-NEXT: "tile.splat"(%{{[a-z0-9_]+}}) : (!tile.ptr<f16>) -> tensor<1024x!tile.ptr<f16>, [[L]]>
+// NV4-NEXT: "tile.addptr"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : (tensor<1024x!tile.ptr<f16>, [[L]]>, tensor<1024xi32, [[L]]>) -> tensor<1024x!tile.ptr<f16>, [[L]]>
+// NV4-NEXT: "tile.load"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<1024x!tile.ptr<f16>, [[L]]>, tensor<1024xi1, [[L]]>, tensor<1024xf16, [[L]]>) -> tensor<1024xf16, [[L]]>
+// NV4-NEXT: "tile.splat"(%{{[a-z0-9_]+}}) : (!tile.ptr<f16>) -> tensor<1024x!tile.ptr<f16>, [[L]]>
+// NV4-NEXT: "tile.addptr"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : (tensor<1024x!tile.ptr<f16>, [[L]]>, tensor<1024xi32, [[L]]>) -> tensor<1024x!tile.ptr<f16>, [[L]]>
+// NV4-NEXT: "tile.load"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f16>, [[L]]>, tensor<1024xi1, [[L]]>) -> tensor<1024xf16, [[L]]>
+// NV4-NEXT: arith.addf %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} : tensor<1024xf16, [[L]]>
+// NV4-NEXT: "tile.splat"(%{{[a-z0-9_]+}}) : (!tile.ptr<f16>) -> tensor<1024x!tile.ptr<f16>, [[L]]>
+// NV4-NEXT: "tile.addptr"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : (tensor<1024x!tile.ptr<f16>, [[L]]>, tensor<1024xi32, [[L]]>) -> tensor<1024x!tile.ptr<f16>, [[L]]>
+// NV4-NEXT: "tile.store"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<1024x!tile.ptr<f16>, [[L]]>, tensor<1024xf16, [[L]]>, tensor<1024xi1, [[L]]>) -> ()
+// NV4-NEXT: return
 
 // NV8-LABEL: func.func @add_f16
 // NV8: "tile.make_range"() {{.*}} -> tensor<1024xi32, [[L:#tilegpu.blocked<array<i32: 4>, array<i32: 32>, array<i32: 8>, array<i32: 0>>]]>
@@ -113,6 +173,7 @@ func.func @add_f32(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %y: !tile.
 // AMD8: "tile.store"{{.*}} : (tensor<1024x!tile.ptr<f16>, [[L]]>, tensor<1024xf16, [[L]]>, tensor<1024xi1, [[L]]>) -> ()
 // AMD8-NOT: {{tensor<1024x(i32|i1|f16|!tile.ptr<f16>)>}}
 // AMD8: return
+
 // ENC-LABEL: func.func @add_f16
 // ENC-NOT: {{tensor<[0-9x]+(i1|i32|f16|f32|!tile.ptr<f16>|!tile.ptr<f32>)>}}
 // ENC: return
@@ -146,11 +207,14 @@ func.func @add_f16(%x: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %y: !tile.
 // 16 (gfx942: 16) threads of a row and 2 (gfx942: 4) rows, warps stack along dim 0.
 
 // NV4-LABEL: func.func @copy_2d
-// NV4: "tile.splat"(%{{.+}}) : (i32) -> tensor<32x64xi32, [[L:#tilegpu.blocked<array<i32: 1, 4>, array<i32: 2, 16>, array<i32: 4, 1>, array<i32: 1, 0>>]]>
-// NV4: "tile.load"{{.*}} : (tensor<32x64x!tile.ptr<f32>, [[L]]>) -> tensor<32x64xf32, [[L]]>
-// NV4: "tile.store"{{.*}} : (tensor<32x64x!tile.ptr<f32>, [[L]]>, tensor<32x64xf32, [[L]]>) -> ()
-// NV4-NOT: {{tensor<32x64x(i32|f32|!tile.ptr<f32>)>}}
-// NV4: return
+// NV4-NEXT: "tile.splat"(%{{[a-z0-9_]+}}) : (i32) -> tensor<32x64xi32, [[L:#tilegpu.blocked<array<i32: 1, 4>, array<i32: 2, 16>, array<i32: 4, 1>, array<i32: 1, 0>>]]>
+// NV4-NEXT: "tile.splat"(%{{[a-z0-9_]+}}) : (!tile.ptr<f32>) -> tensor<32x64x!tile.ptr<f32>, [[L]]>
+// NV4-NEXT: "tile.addptr"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {tile.contiguity = array<i32: 1, 64>, tile.divisibility = array<i32: 1, 16>} : (tensor<32x64x!tile.ptr<f32>, [[L]]>, tensor<32x64xi32, [[L]]>) -> tensor<32x64x!tile.ptr<f32>, [[L]]>
+// NV4-NEXT: "tile.load"(%{{[a-z0-9_]+}}) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<32x64x!tile.ptr<f32>, [[L]]>) -> tensor<32x64xf32, [[L]]>
+// NV4-NEXT: "tile.splat"(%{{[a-z0-9_]+}}) : (!tile.ptr<f32>) -> tensor<32x64x!tile.ptr<f32>, [[L]]>
+// NV4-NEXT: "tile.addptr"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {tile.contiguity = array<i32: 1, 64>, tile.divisibility = array<i32: 1, 16>} : (tensor<32x64x!tile.ptr<f32>, [[L]]>, tensor<32x64xi32, [[L]]>) -> tensor<32x64x!tile.ptr<f32>, [[L]]>
+// NV4-NEXT: "tile.store"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<32x64x!tile.ptr<f32>, [[L]]>, tensor<32x64xf32, [[L]]>) -> ()
+// NV4-NEXT: return
 
 // NV8-LABEL: func.func @copy_2d
 // NV8: "tile.splat"(%{{.+}}) : (i32) -> tensor<32x64xi32, [[L:#tilegpu.blocked<array<i32: 1, 4>, array<i32: 2, 16>, array<i32: 8, 1>, array<i32: 1, 0>>]]>
@@ -169,10 +233,11 @@ func.func @add_f16(%x: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %y: !tile.
 // AMD8: "tile.load"{{.*}} : (tensor<32x64x!tile.ptr<f32>, [[L]]>) -> tensor<32x64xf32, [[L]]>
 // AMD8: "tile.store"{{.*}} : (tensor<32x64x!tile.ptr<f32>, [[L]]>, tensor<32x64xf32, [[L]]>) -> ()
 // AMD8: return
+
 // ENC-LABEL: func.func @copy_2d
 // ENC-NOT: {{tensor<[0-9x]+(i1|i32|f16|f32|!tile.ptr<f16>|!tile.ptr<f32>)>}}
 // ENC: return
-func.func @copy_2d(%p: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %q: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %o: i32) {
+func.func @copy_2d(%p: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %q: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %o: i32) attributes {tile.kernel} {
   %off = "tile.splat"(%o) : (i32) -> tensor<32x64xi32>
   %ps = "tile.splat"(%p) : (!tile.ptr<f32>) -> tensor<32x64x!tile.ptr<f32>>
   %pa = "tile.addptr"(%ps, %off) {tile.contiguity = array<i32: 1, 64>, tile.divisibility = array<i32: 1, 16>} : (tensor<32x64x!tile.ptr<f32>>, tensor<32x64xi32>) -> tensor<32x64x!tile.ptr<f32>>
@@ -189,11 +254,17 @@ func.func @copy_2d(%p: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %q: !tile.
 // rank 1 (1024 elements), even though one CTA tile of it (512 or more) covers it several times.
 
 // NV4-LABEL: func.func @two_sizes_one_rank
-// NV4: "tile.make_range"() {end = 1024 : i32, start = 0 : i32} : () -> tensor<1024xi32, [[L:#tilegpu.blocked<array<i32: 4>, array<i32: 32>, array<i32: 4>, array<i32: 0>>]]>
-// NV4: "tile.make_range"() {end = 128 : i32, start = 0 : i32} : () -> tensor<128xi32, [[L]]>
-// NV4: "tile.load"{{.*}} : (tensor<128x!tile.ptr<f32>, [[L]]>) -> tensor<128xf32, [[L]]>
-// NV4: "tile.store"{{.*}} : (tensor<128x!tile.ptr<f32>, [[L]]>, tensor<128xf32, [[L]]>) -> ()
-// NV4: return
+// NV4-NEXT: "tile.make_range"() {end = 1024 : i32, start = 0 : i32} : () -> tensor<1024xi32, [[L:#tilegpu.blocked<array<i32: 4>, array<i32: 32>, array<i32: 4>, array<i32: 0>>]]>
+// NV4-NEXT: "tile.splat"(%{{[a-z0-9_]+}}) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>, [[L]]>
+// NV4-NEXT: "tile.addptr"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xi32, [[L]]>) -> tensor<1024x!tile.ptr<f32>, [[L]]>
+// NV4-NEXT: "tile.load"(%{{[a-z0-9_]+}}) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<1024x!tile.ptr<f32>, [[L]]>) -> tensor<1024xf32, [[L]]>
+// NV4-NEXT: "tile.store"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xf32, [[L]]>) -> ()
+// NV4-NEXT: "tile.make_range"() {end = 128 : i32, start = 0 : i32} : () -> tensor<128xi32, [[L]]>
+// NV4-NEXT: "tile.splat"(%{{[a-z0-9_]+}}) : (!tile.ptr<f32>) -> tensor<128x!tile.ptr<f32>, [[L]]>
+// NV4-NEXT: "tile.addptr"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : (tensor<128x!tile.ptr<f32>, [[L]]>, tensor<128xi32, [[L]]>) -> tensor<128x!tile.ptr<f32>, [[L]]>
+// NV4-NEXT: "tile.load"(%{{[a-z0-9_]+}}) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<128x!tile.ptr<f32>, [[L]]>) -> tensor<128xf32, [[L]]>
+// NV4-NEXT: "tile.store"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<128x!tile.ptr<f32>, [[L]]>, tensor<128xf32, [[L]]>) -> ()
+// NV4-NEXT: return
 
 // NV8-LABEL: func.func @two_sizes_one_rank
 // NV8: "tile.make_range"() {end = 1024 : i32, start = 0 : i32} : () -> tensor<1024xi32, [[L:#tilegpu.blocked<array<i32: 4>, array<i32: 32>, array<i32: 8>, array<i32: 0>>]]>
@@ -212,10 +283,11 @@ func.func @copy_2d(%p: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %q: !tile.
 // AMD8: "tile.make_range"() {end = 128 : i32, start = 0 : i32} : () -> tensor<128xi32, [[L]]>
 // AMD8: "tile.store"{{.*}} : (tensor<128x!tile.ptr<f32>, [[L]]>, tensor<128xf32, [[L]]>) -> ()
 // AMD8: return
+
 // ENC-LABEL: func.func @two_sizes_one_rank
 // ENC-NOT: {{tensor<[0-9x]+(i1|i32|f16|f32|!tile.ptr<f16>|!tile.ptr<f32>)>}}
 // ENC: return
-func.func @two_sizes_one_rank(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %y: !tile.ptr<f32> {tile.divisibility = 16 : i32}) {
+func.func @two_sizes_one_rank(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %y: !tile.ptr<f32> {tile.divisibility = 16 : i32}) attributes {tile.kernel} {
   %r = "tile.make_range"() {start = 0 : i32, end = 1024 : i32} : () -> tensor<1024xi32>
   %xs = "tile.splat"(%x) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>>
   %xa = "tile.addptr"(%xs, %r) : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f32>>
@@ -234,18 +306,26 @@ func.func @two_sizes_one_rank(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32},
 // Strided accesses (offsets = 2 * range) are not contiguous: one element per thread.
 
 // NV4-LABEL: func.func @strided
-// NV4: "tile.make_range"() {{.*}} -> tensor<1024xi32, [[L:#tilegpu.blocked<array<i32: 1>, array<i32: 32>, array<i32: 4>, array<i32: 0>>]]>
-// NV4: "tile.load"{{.*}} -> tensor<1024xf32, [[L]]>
-// NV4: return
+// NV4-NEXT: "tile.make_range"() {end = 1024 : i32, start = 0 : i32} : () -> tensor<1024xi32, [[L:#tilegpu.blocked<array<i32: 1>, array<i32: 32>, array<i32: 4>, array<i32: 0>>]]>
+// NV4-NEXT: arith.constant dense<2> : tensor<1024xi32, [[L]]>
+// NV4-NEXT: arith.muli %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} : tensor<1024xi32, [[L]]>
+// NV4-NEXT: "tile.splat"(%{{[a-z0-9_]+}}) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>, [[L]]>
+// NV4-NEXT: "tile.addptr"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xi32, [[L]]>) -> tensor<1024x!tile.ptr<f32>, [[L]]>
+// NV4-NEXT: "tile.load"(%{{[a-z0-9_]+}}) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<1024x!tile.ptr<f32>, [[L]]>) -> tensor<1024xf32, [[L]]>
+// NV4-NEXT: "tile.store"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xf32, [[L]]>) -> ()
+// NV4-NEXT: return
 
 // AMD8-LABEL: func.func @strided
 // AMD8: "tile.make_range"() {{.*}} -> tensor<1024xi32, [[L:#tilegpu.blocked<array<i32: 1>, array<i32: 64>, array<i32: 8>, array<i32: 0>>]]>
 // AMD8: "tile.load"{{.*}} -> tensor<1024xf32, [[L]]>
 // AMD8: return
+
+// NV8-LABEL: func.func @strided
+// AMD4-LABEL: func.func @strided
 // ENC-LABEL: func.func @strided
 // ENC-NOT: {{tensor<[0-9x]+(i1|i32|f16|f32|!tile.ptr<f16>|!tile.ptr<f32>)>}}
 // ENC: return
-func.func @strided(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}) {
+func.func @strided(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}) attributes {tile.kernel} {
   %r = "tile.make_range"() {start = 0 : i32, end = 1024 : i32} : () -> tensor<1024xi32>
   %two = arith.constant dense<2> : tensor<1024xi32>
   %off = arith.muli %r, %two : tensor<1024xi32>
@@ -262,18 +342,24 @@ func.func @strided(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}) {
 
 // NV4: module attributes {tilegpu.num_warps = 2 : i32, tilegpu.warp_size = 16 : i32}
 // NV4-LABEL: func.func @module_config
-// NV4: "tile.make_range"() {{.*}} -> tensor<256xi32, [[L:#tilegpu.blocked<array<i32: 4>, array<i32: 16>, array<i32: 2>, array<i32: 0>>]]>
-// NV4: return
+// NV4-NEXT: "tile.make_range"() {end = 256 : i32, start = 0 : i32} : () -> tensor<256xi32, [[L:#tilegpu.blocked<array<i32: 4>, array<i32: 16>, array<i32: 2>, array<i32: 0>>]]>
+// NV4-NEXT: "tile.splat"(%{{[a-z0-9_]+}}) : (!tile.ptr<f32>) -> tensor<256x!tile.ptr<f32>, [[L]]>
+// NV4-NEXT: "tile.addptr"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : (tensor<256x!tile.ptr<f32>, [[L]]>, tensor<256xi32, [[L]]>) -> tensor<256x!tile.ptr<f32>, [[L]]>
+// NV4-NEXT: "tile.load"(%{{[a-z0-9_]+}}) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<256x!tile.ptr<f32>, [[L]]>) -> tensor<256xf32, [[L]]>
+// NV4-NEXT: "tile.store"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<256x!tile.ptr<f32>, [[L]]>, tensor<256xf32, [[L]]>) -> ()
+// NV4-NEXT: return
 
 // AMD8: module attributes {tilegpu.num_warps = 2 : i32, tilegpu.warp_size = 16 : i32}
 // AMD8-LABEL: func.func @module_config
 // AMD8: "tile.make_range"() {{.*}} -> tensor<256xi32, [[L:#tilegpu.blocked<array<i32: 4>, array<i32: 16>, array<i32: 2>, array<i32: 0>>]]>
 // AMD8: return
 module attributes {tilegpu.num_warps = 2 : i32, tilegpu.warp_size = 16 : i32} {
+// NV8-LABEL: func.func @module_config
+// AMD4-LABEL: func.func @module_config
 // ENC-LABEL: func.func @module_config
 // ENC-NOT: {{tensor<[0-9x]+(i1|i32|f16|f32|!tile.ptr<f16>|!tile.ptr<f32>)>}}
 // ENC: return
-  func.func @module_config(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}) {
+  func.func @module_config(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}) attributes {tile.kernel} {
     %r = "tile.make_range"() {start = 0 : i32, end = 256 : i32} : () -> tensor<256xi32>
     %xs = "tile.splat"(%x) : (!tile.ptr<f32>) -> tensor<256x!tile.ptr<f32>>
     %xa = "tile.addptr"(%xs, %r) : (tensor<256x!tile.ptr<f32>>, tensor<256xi32>) -> tensor<256x!tile.ptr<f32>>

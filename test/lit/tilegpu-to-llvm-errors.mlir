@@ -4,23 +4,9 @@
 
 // Tiles must have layouts: tilegpu-assign-layouts runs first.
 // CHECK: error: {{.*}}tile tensor<128xi32> has no layout; run tilegpu-assign-layouts first
-func.func @no_layout(%x: i32) {
+func.func @no_layout(%x: i32) attributes {tile.kernel} {
   %r = "tile.make_range"() {start = 0 : i32, end = 128 : i32} : () -> tensor<128xi32>
   return
-}
-
-// -----
-
-// Only trivial layout conversions lower so far.
-// CHECK-NEXT: error: {{.*}}conversions between different layouts are not supported yet
-#A = #tilegpu.blocked<array<i32: 1>, array<i32: 32>, array<i32: 4>, array<i32: 0>>
-#B = #tilegpu.blocked<array<i32: 4>, array<i32: 32>, array<i32: 4>, array<i32: 0>>
-module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
-  func.func @convert_between_layouts(%x: i32) {
-    %s = "tile.splat"(%x) : (i32) -> tensor<512xi32, #A>
-    %c = "tilegpu.convert_layout"(%s) : (tensor<512xi32, #A>) -> tensor<512xi32, #B>
-    return
-  }
 }
 
 // -----
@@ -30,7 +16,7 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 #A = #tilegpu.blocked<array<i32: 1, 1>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
 #B = #tilegpu.blocked<array<i32: 1, 1>, array<i32: 8, 4>, array<i32: 4, 1>, array<i32: 1, 0>>
 module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
-  func.func @broadcast_between_layouts(%x: i32) {
+  func.func @broadcast_between_layouts(%x: i32) attributes {tile.kernel} {
     %s = "tile.splat"(%x) : (i32) -> tensor<1x32xi32, #A>
     %b = "tile.broadcast"(%s) : (tensor<1x32xi32, #A>) -> tensor<32x32xi32, #B>
     return
@@ -42,7 +28,7 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 // CHECK-NEXT: error: {{.*}}non-splat tile constants are not supported yet
 #A = #tilegpu.blocked<array<i32: 1>, array<i32: 32>, array<i32: 4>, array<i32: 0>>
 module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
-  func.func @non_splat_constant() {
+  func.func @non_splat_constant() attributes {tile.kernel} {
     %c = arith.constant dense<[0, 1, 2, 3]> : tensor<4xi32, #A>
     return
   }
@@ -53,7 +39,7 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 // An op without a lowering rule is named with the target.
 // CHECK-NEXT: error: {{.*}}no lowering rule for 'math.atan' on target 'nvidia'
 module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
-  func.func @no_rule(%x: f32) {
+  func.func @no_rule(%x: f32) attributes {tile.kernel} {
     %c = math.atan %x : f32
     return
   }

@@ -2,6 +2,7 @@
 // RUN: tilework-opt %s --split-input-file --tilegpu-to-llvm --target sm_90a | FileCheck %s --check-prefix=COUNT
 // RUN: tilework-opt %s --split-input-file --tilegpu-to-llvm --target gfx942 | FileCheck %s --check-prefix=AMD
 // RUN: tilework-opt %s --split-input-file --tilegpu-to-llvm --target gfx942 | FileCheck %s --check-prefix=LOWERED
+// RUN: tilework-opt %s --split-input-file --tilegpu-to-llvm --target sm_90a | FileCheck %s --check-prefix=ALIGN16
 
 // tilegpu-to-llvm turns each func.func of tilegpu IR into a gpu.func kernel of a gpu.module
 // that carries the target attribute; every tile becomes the scalars one thread holds, and a
@@ -13,11 +14,15 @@
 // LOWERED-NOT: {{func\.func|"tile\.|!tile\.ptr|tensor<|tilegpu\.blocked|tilegpu\.vector_width}}
 
 // AMD-NOT: nvvm.target
-// AMD: module attributes {gpu.container_module, tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32}
+// AMD: module attributes {gpu.container_module,
+// AMD-SAME: tilegpu.num_warps = 4 : i32,
+// AMD-SAME: tilegpu.warp_size = 32 : i32}
 // AMD-NEXT: gpu.module @kernels [#rocdl.target<chip = "gfx942">]
 // AMD-LABEL: gpu.func @add_kernel(
 // AMD-SAME: known_block_size = array<i32: 128, 1, 1>
-// AMD: module attributes {gpu.container_module, tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 64 : i32}
+// AMD: module attributes {gpu.container_module,
+// AMD-SAME: tilegpu.num_warps = 4 : i32,
+// AMD-SAME: tilegpu.warp_size = 64 : i32}
 // AMD-NEXT: gpu.module @kernels [#rocdl.target<chip = "gfx942">]
 // AMD-LABEL: gpu.func @masked_scalar_and_other(
 // AMD-SAME: known_block_size = array<i32: 256, 1, 1>
@@ -26,8 +31,15 @@
 // Vector add, fp32, 4 warps x 32 threads, each thread owns elements [4t, 4t+4) and
 // [512+4t, 512+4t+4) of the 1024: two masked 16-byte loads per input, two masked stores.
 
-// CHECK: module attributes {gpu.container_module, tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32}
+// CHECK: module attributes {gpu.container_module,
+// CHECK-SAME: tilegpu.num_warps = 4 : i32,
+// CHECK-SAME: tilegpu.warp_size = 32 : i32}
 // CHECK-NEXT: gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">]
+// Every access of @add_kernel is a 16-byte one.
+// ALIGN16-LABEL: gpu.func @add_kernel(
+// ALIGN16-NOT: {{alignment = [0-9] :}}
+// ALIGN16: gpu.return
+
 // CHECK-LABEL: gpu.func @add_kernel(
 // CHECK-SAME: %[[X:[^:]+]]: !llvm.ptr<1>, %[[Y:[^:]+]]: !llvm.ptr<1>, %[[O:[^:]+]]: !llvm.ptr<1>, %[[N:[^:]+]]: i32) kernel
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
@@ -62,10 +74,13 @@
 // CHECK-NEXT: %[[XV4:.+]] = scf.if %[[M4]] -> (vector<4xf32>) {
 // CHECK-NEXT: llvm.load %[[XG4]] {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
 // CHECK: %[[YG0:.+]] = llvm.getelementptr %[[Y]][%[[OFF0]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
+// CHECK: %[[YG4:.+]] = llvm.getelementptr %[[Y]][%[[OFF4]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
 // CHECK: %[[YV0:.+]] = scf.if %[[M0]] -> (vector<4xf32>) {
 // CHECK-NEXT: llvm.load %[[YG0]] {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
 // CHECK: %[[Y0:.+]] = llvm.extractelement %[[YV0]][%c0_i32 : i32] : vector<4xf32>
 // CHECK-NEXT: %[[Y1:.+]] = llvm.extractelement %[[YV0]][%c1_i32 : i32] : vector<4xf32>
+// CHECK: scf.if %[[M4]] -> (vector<4xf32>) {
+// CHECK-NEXT: llvm.load %[[YG4]] {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
 // CHECK: %[[S0:.+]] = arith.addf %[[X0]], %[[Y0]] : f32
 // CHECK-NEXT: %[[S1:.+]] = arith.addf %[[X1]], %[[Y1]] : f32
 // CHECK: %[[OG0:.+]] = llvm.getelementptr %[[O]][%[[OFF0]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
@@ -123,6 +138,8 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 // load of width 4 is one vector load outside any scf.if.  The masked store of width 1 is four
 // guarded scalar stores, the unmasked one a plain vector store.
 
+// CHECK: gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">]
+// ALIGN16-LABEL: gpu.func @masked_scalar_and_other(
 // CHECK-LABEL: gpu.func @masked_scalar_and_other(
 // CHECK-SAME: %[[X:[^:]+]]: !llvm.ptr<1>, %[[N:[^:]+]]: i32) kernel
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
@@ -130,12 +147,16 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 // CHECK-NEXT: %[[TID:.+]] = arith.index_cast %[[TIDX]] : index to i32
 // CHECK-NEXT: arith.remui %[[TID]], %c64_i32 : i32
 // CHECK-NEXT: arith.divui %[[TID]], %c64_i32 : i32
-// CHECK: %[[M0:.+]] = arith.cmpi slt, %[[I0:.+]], %[[N]] : i32
-// CHECK-NEXT: %[[M1:.+]] = arith.cmpi slt, %{{.+}}, %[[N]] : i32
+// CHECK: %[[M0:.+]] = arith.cmpi slt, %[[I0:[^,]+]], %[[N]] : i32
+// CHECK-NEXT: %[[M1:.+]] = arith.cmpi slt, %[[I1:[^,]+]], %[[N]] : i32
+// CHECK-NEXT: %[[M2:.+]] = arith.cmpi slt, %[[I2:[^,]+]], %[[N]] : i32
+// CHECK-NEXT: %[[M3:.+]] = arith.cmpi slt, %[[I3:[^,]+]], %[[N]] : i32
 // CHECK: %[[OTHER:.+]] = arith.constant -1.000000e+00 : f32
 // CHECK-NEXT: %[[G0:.+]] = llvm.getelementptr %[[X]][%[[I0]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
-// CHECK-NEXT: %[[G1:.+]] = llvm.getelementptr %[[X]][%{{.+}}] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
-// CHECK: %[[V0:.+]] = scf.if %[[M0]] -> (f32) {
+// CHECK-NEXT: %[[G1:.+]] = llvm.getelementptr %[[X]][%[[I1]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
+// CHECK-NEXT: %[[G2:.+]] = llvm.getelementptr %[[X]][%[[I2]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
+// CHECK-NEXT: %[[G3:.+]] = llvm.getelementptr %[[X]][%[[I3]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
+// CHECK-NEXT: %[[V0:.+]] = scf.if %[[M0]] -> (f32) {
 // CHECK-NEXT: %[[L:.+]] = llvm.load %[[G0]] {alignment = 4 : i64} : !llvm.ptr<1> -> f32
 // CHECK-NEXT: scf.yield %[[L]] : f32
 // CHECK-NEXT: } else {
@@ -143,9 +164,21 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 // CHECK-NEXT: }
 // CHECK-NEXT: %[[V1:.+]] = scf.if %[[M1]] -> (f32) {
 // CHECK-NEXT: llvm.load %[[G1]] {alignment = 4 : i64} : !llvm.ptr<1> -> f32
-// CHECK: scf.yield %[[OTHER]] : f32
-// CHECK: scf.yield %[[OTHER]] : f32
-// CHECK: scf.yield %[[OTHER]] : f32
+// CHECK-NEXT: scf.yield
+// CHECK-NEXT: } else {
+// CHECK-NEXT: scf.yield %[[OTHER]] : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[V2:.+]] = scf.if %[[M2]] -> (f32) {
+// CHECK-NEXT: llvm.load %[[G2]] {alignment = 4 : i64} : !llvm.ptr<1> -> f32
+// CHECK-NEXT: scf.yield
+// CHECK-NEXT: } else {
+// CHECK-NEXT: scf.yield %[[OTHER]] : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[V3:.+]] = scf.if %[[M3]] -> (f32) {
+// CHECK-NEXT: llvm.load %[[G3]] {alignment = 4 : i64} : !llvm.ptr<1> -> f32
+// CHECK-NEXT: scf.yield
+// CHECK-NEXT: } else {
+// CHECK-NEXT: scf.yield %[[OTHER]] : f32
 // CHECK-NEXT: }
 // CHECK-NEXT: %[[U:.+]] = llvm.load %[[G0]] {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
 // CHECK: scf.if %[[M0]] {
@@ -153,6 +186,12 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 // CHECK-NEXT: }
 // CHECK-NEXT: scf.if %[[M1]] {
 // CHECK-NEXT: llvm.store %[[V1]], %[[G1]] {alignment = 4 : i64} : f32, !llvm.ptr<1>
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.if %[[M2]] {
+// CHECK-NEXT: llvm.store %[[V2]], %[[G2]] {alignment = 4 : i64} : f32, !llvm.ptr<1>
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.if %[[M3]] {
+// CHECK-NEXT: llvm.store %[[V3]], %[[G3]] {alignment = 4 : i64} : f32, !llvm.ptr<1>
 // CHECK-NEXT: }
 // CHECK: %[[P:.+]] = llvm.mlir.poison : vector<4xf32>
 // CHECK-NOT: scf.if
@@ -172,7 +211,7 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 
 #L = #tilegpu.blocked<array<i32: 4>, array<i32: 64>, array<i32: 4>, array<i32: 0>>
 module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 64 : i32} {
-  func.func @masked_scalar_and_other(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %n: i32) {
+  func.func @masked_scalar_and_other(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %n: i32) attributes {tile.kernel} {
     %r = "tile.make_range"() {start = 0 : i32, end = 1024 : i32} : () -> tensor<1024xi32, #L>
     %ns = "tile.splat"(%n) : (i32) -> tensor<1024xi32, #L>
     %m = arith.cmpi slt, %r, %ns : tensor<1024xi32, #L>
@@ -193,17 +232,24 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 64 : i32} {
 // itself loaded: i1 lives in memory as i8 and is compared with 0.  A scalar store (a pointer,
 // not a tile) is done by thread 0 only.
 
+// CHECK: gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">]
+// ALIGN16-LABEL: gpu.func @f16_bool_scalar(
 // CHECK-LABEL: gpu.func @f16_bool_scalar(
 // CHECK-SAME: %[[X:[^:]+]]: !llvm.ptr<1>, %[[B:[^:]+]]: !llvm.ptr<1>, %[[S:[^:]+]]: !llvm.ptr<1>) kernel
+// CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
 // CHECK: %[[TIDX:.+]] = gpu.thread_id x
 // CHECK-NEXT: %[[TID:.+]] = arith.index_cast %[[TIDX]] : index to i32
-// CHECK: %[[BG:.+]] = llvm.getelementptr %[[B]][%{{.+}}] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i8
+// CHECK: %[[XG:.+]] = llvm.getelementptr %[[X]][%[[I0:[0-9a-z_]+]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f16
+// CHECK: %[[BG:.+]] = llvm.getelementptr %[[B]][%[[I0]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i8
 // CHECK: %[[BYTE:.+]] = llvm.load %[[BG]] {alignment = 1 : i64} : !llvm.ptr<1> -> i8
 // CHECK-NEXT: %[[M:.+]] = arith.cmpi ne, %[[BYTE]], %c0_i8 : i8
 // CHECK: %[[V:.+]] = scf.if %[[M]] -> (vector<8xf16>) {
-// CHECK-NEXT: llvm.load %{{.+}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xf16>
-// CHECK: arith.constant dense<0.000000e+00> : vector<8xf16>
-// CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 16 : i64} : vector<8xf16>, !llvm.ptr<1>
+// CHECK-NEXT: llvm.load %[[XG]] {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xf16>
+// CHECK-NEXT: scf.yield
+// CHECK-NEXT: } else {
+// CHECK-NEXT: arith.constant dense<0.000000e+00> : vector<8xf16>
+// CHECK: llvm.extractelement %[[V]][%c7_i32 : i32] : vector<8xf16>
+// CHECK: llvm.store %{{.+}}, %[[XG]] {alignment = 16 : i64} : vector<8xf16>, !llvm.ptr<1>
 // CHECK: %[[C:.+]] = arith.constant 1.000000e+00 : f16
 // CHECK-NEXT: %[[FIRST:.+]] = arith.cmpi eq, %[[TID]], %c0_i32 : i32
 // CHECK-NEXT: scf.if %[[FIRST]] {
@@ -220,7 +266,7 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 64 : i32} {
 
 #L = #tilegpu.blocked<array<i32: 8>, array<i32: 32>, array<i32: 4>, array<i32: 0>>
 module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
-  func.func @f16_bool_scalar(%x: !tile.ptr<f16>, %b: !tile.ptr<i1>, %s: !tile.ptr<f16>) {
+  func.func @f16_bool_scalar(%x: !tile.ptr<f16>, %b: !tile.ptr<i1>, %s: !tile.ptr<f16>) attributes {tile.kernel} {
     %r = "tile.make_range"() {start = 0 : i32, end = 1024 : i32} : () -> tensor<1024xi32, #L>
     %xp = "tile.splat"(%x) : (!tile.ptr<f16>) -> tensor<1024x!tile.ptr<f16>, #L>
     %xa = "tile.addptr"(%xp, %r) : (tensor<1024x!tile.ptr<f16>, #L>, tensor<1024xi32, #L>) -> tensor<1024x!tile.ptr<f16>, #L>
@@ -240,6 +286,12 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 // A 32x64 fp32 tile with layout [1,4] x [2,16] x [4,1]: one CTA pass covers 8x64, so each
 // thread owns 4 rows of 4 contiguous elements: four unmasked 16-byte loads and stores.
 
+// Every access of @copy_2d is a 16-byte one.
+// ALIGN16-LABEL: gpu.func @copy_2d(
+// ALIGN16-NOT: {{alignment = [0-9] :}}
+// ALIGN16: gpu.return
+
+// CHECK: gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">]
 // CHECK-LABEL: gpu.func @copy_2d(
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
 // CHECK-NOT: scf.if
@@ -258,7 +310,7 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 
 #L = #tilegpu.blocked<array<i32: 1, 4>, array<i32: 2, 16>, array<i32: 4, 1>, array<i32: 1, 0>>
 module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
-  func.func @copy_2d(%p: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %q: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %o: i32) {
+  func.func @copy_2d(%p: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %q: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %o: i32) attributes {tile.kernel} {
     %off = "tile.splat"(%o) : (i32) -> tensor<32x64xi32, #L>
     %ps = "tile.splat"(%p) : (!tile.ptr<f32>) -> tensor<32x64x!tile.ptr<f32>, #L>
     %pa = "tile.addptr"(%ps, %off) : (tensor<32x64x!tile.ptr<f32>, #L>, tensor<32x64xi32, #L>) -> tensor<32x64x!tile.ptr<f32>, #L>
@@ -276,8 +328,15 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 // 32..127 repeat the accesses of threads 0..31).  get_program_id(axis=1) is block_id y and
 // get_num_programs(axis=0) grid_dim x.
 
+// Every access of @replicated_small_tile is a 16-byte one.
+// ALIGN16-LABEL: gpu.func @replicated_small_tile(
+// ALIGN16-NOT: {{alignment = [0-9] :}}
+// ALIGN16: gpu.return
+
+// CHECK: gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">]
 // CHECK-LABEL: gpu.func @replicated_small_tile(
 // CHECK-SAME: %[[X:[^:]+]]: !llvm.ptr<1>) kernel
+// CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
 // CHECK: %[[BASE:.+]] = arith.muli %{{.+}}, %c4_i32 : i32
 // CHECK: %[[BY:.+]] = gpu.block_id y
 // CHECK-NEXT: %[[PID:.+]] = arith.index_cast %[[BY]] : index to i32
@@ -293,9 +352,16 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 // CHECK: llvm.store %{{.+}}, %[[G0]] {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
 // CHECK-NEXT: gpu.return
 
+// COUNT-LABEL: gpu.func @replicated_small_tile(
+// COUNT: llvm.load {{%[0-9]+}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// COUNT-NOT: llvm.load
+// COUNT: llvm.store {{%[0-9]+}}, {{%[0-9]+}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// COUNT-NOT: {{llvm.load|llvm.store}}
+// COUNT: gpu.return
+
 #L = #tilegpu.blocked<array<i32: 4>, array<i32: 32>, array<i32: 4>, array<i32: 0>>
 module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
-  func.func @replicated_small_tile(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}) {
+  func.func @replicated_small_tile(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}) attributes {tile.kernel} {
     %pid = "tile.get_program_id"() {axis = 1 : i32} : () -> i32
     %np = "tile.get_num_programs"() {axis = 0 : i32} : () -> i32
     %s = arith.muli %pid, %np : i32

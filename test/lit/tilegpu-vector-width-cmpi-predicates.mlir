@@ -1,4 +1,3 @@
-// XFAIL: *
 // BUG (miscompile): the axis analysis rule for arith.cmpi ignores the predicate.  For a
 // contiguous x whose aligned runs start at multiples of 16, compared with n divisible by 16,
 // only `x < n` and `x >= n` (slt/ult/sge/uge) switch at n itself and so are uniform over
@@ -25,7 +24,7 @@
 // CHECK: "tile.store"(%{{.+}}, %{{.+}}, %[[M_SGT]]) {operandSegmentSizes = array<i32: 1, 1, 1>, tilegpu.vector_width = 1 : i32}
 // CHECK: "tile.store"(%{{.+}}, %{{.+}}, %[[M_EQ]]) {operandSegmentSizes = array<i32: 1, 1, 1>, tilegpu.vector_width = 1 : i32}
 // CHECK: "tile.store"(%{{.+}}, %{{.+}}, %[[M_NE]]) {operandSegmentSizes = array<i32: 1, 1, 1>, tilegpu.vector_width = 1 : i32}
-func.func @mask_predicates(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %n: i32 {tile.divisibility = 16 : i32}) {
+func.func @mask_predicates(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %n: i32 {tile.divisibility = 16 : i32}) attributes {tile.kernel} {
   %pid = "tile.get_program_id"() {axis = 0 : i32} : () -> i32
   %c = arith.constant 1024 : i32
   %s = arith.muli %pid, %c : i32

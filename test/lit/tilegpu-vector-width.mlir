@@ -53,6 +53,7 @@ func.func @add_f32_n_div16(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %y
 // masked accesses go one element at a time.
 
 // CHECK-LABEL: func.func @add_f32_n_unknown
+// AMD8-LABEL: func.func @add_f32_n_unknown
 // CHECK: "tile.load"({{.*}}tilegpu.vector_width = 1 : i32}
 // CHECK: "tile.load"({{.*}}tilegpu.vector_width = 1 : i32}
 // CHECK: "tile.store"({{.*}}tilegpu.vector_width = 1 : i32}
@@ -84,9 +85,10 @@ func.func @add_f32_n_unknown(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, 
 // n divisible by 2 only: the mask is constant over pairs, so the masked load moves 2 x f32.
 
 // CHECK-LABEL: func.func @n_div2
+// AMD8-LABEL: func.func @n_div2
 // CHECK: "tile.load"({{.*}}tilegpu.vector_width = 2 : i32}
 // CHECK: return
-func.func @n_div2(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %n: i32 {tile.divisibility = 2 : i32}) {
+func.func @n_div2(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %n: i32 {tile.divisibility = 2 : i32}) attributes {tile.kernel} {
   %pid = "tile.get_program_id"() {axis = 0 : i32} : () -> i32
   %c = arith.constant 1024 : i32
   %s = arith.muli %pid, %c : i32
@@ -106,6 +108,7 @@ func.func @n_div2(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %n: i32 {ti
 // fp16 with n divisible by 16: 8 x f16 (16 bytes) per access.
 
 // CHECK-LABEL: func.func @add_f16_n_div16
+// AMD8-LABEL: func.func @add_f16_n_div16
 // CHECK: "tile.load"({{.*}}tilegpu.vector_width = 8 : i32}
 // CHECK: "tile.load"({{.*}}tilegpu.vector_width = 8 : i32}
 // CHECK: "tile.store"({{.*}}tilegpu.vector_width = 8 : i32}
@@ -138,6 +141,7 @@ func.func @add_f16_n_div16(%x: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %y
 // narrowed.  A mask that is one value for the whole tile (a splat) does not narrow them.
 
 // CHECK-LABEL: func.func @masked_vs_unmasked
+// AMD8-LABEL: func.func @masked_vs_unmasked
 // CHECK: %[[V0:.+]] = "tile.load"(%[[P:[^,]+]], %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 0>, tilegpu.vector_width = 1 : i32}
 // CHECK: %[[V1:.+]] = "tile.load"(%[[P]]) {operandSegmentSizes = array<i32: 1, 0, 0>, tilegpu.vector_width = 4 : i32}
 // CHECK: %[[V2:.+]] = "tile.load"(%[[P]], %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 0>, tilegpu.vector_width = 4 : i32}
@@ -145,7 +149,7 @@ func.func @add_f16_n_div16(%x: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %y
 // CHECK: "tile.store"(%[[P]], %[[V1]]) {operandSegmentSizes = array<i32: 1, 1, 0>, tilegpu.vector_width = 4 : i32}
 // CHECK: "tile.store"(%[[P]], %[[V2]], %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 1>, tilegpu.vector_width = 4 : i32}
 // CHECK: return
-func.func @masked_vs_unmasked(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %n: i32, %flag: i1) {
+func.func @masked_vs_unmasked(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %n: i32, %flag: i1) attributes {tile.kernel} {
   %pid = "tile.get_program_id"() {axis = 0 : i32} : () -> i32
   %c = arith.constant 1024 : i32
   %s = arith.muli %pid, %c : i32
@@ -171,9 +175,10 @@ func.func @masked_vs_unmasked(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32},
 // A pointer argument not known to be 16-byte aligned: scalar accesses.
 
 // CHECK-LABEL: func.func @unaligned_base
+// AMD8-LABEL: func.func @unaligned_base
 // CHECK: "tile.load"({{.*}}tilegpu.vector_width = 1 : i32}
 // CHECK: return
-func.func @unaligned_base(%x: !tile.ptr<f32>) {
+func.func @unaligned_base(%x: !tile.ptr<f32>) attributes {tile.kernel} {
   %r = "tile.make_range"() {start = 0 : i32, end = 1024 : i32} : () -> tensor<1024xi32>
   %xs = "tile.splat"(%x) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>>
   %xa = "tile.addptr"(%xs, %r) : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f32>>
@@ -187,13 +192,14 @@ func.func @unaligned_base(%x: !tile.ptr<f32>) {
 // aligned (width 1); the same offsets with a `tile.divisibility` hint of 16 are (width 4).
 
 // CHECK-LABEL: func.func @multiple_of_hint
+// AMD8-LABEL: func.func @multiple_of_hint
 // CHECK: arith.addi {{.*}} {tile.divisibility = array<i32: 16>}
 // CHECK: %[[V0:.+]] = "tile.load"({{.*}}tilegpu.vector_width = 1 : i32}
 // CHECK: %[[V1:.+]] = "tile.load"({{.*}}tilegpu.vector_width = 4 : i32}
 // CHECK: "tile.store"(%{{.+}}, %[[V0]]) {{.*}}tilegpu.vector_width = 1 : i32}
 // CHECK: "tile.store"(%{{.+}}, %[[V1]]) {{.*}}tilegpu.vector_width = 4 : i32}
 // CHECK: return
-func.func @multiple_of_hint(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %stride: i32) {
+func.func @multiple_of_hint(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %stride: i32) attributes {tile.kernel} {
   %pid = "tile.get_program_id"() {axis = 0 : i32} : () -> i32
   %b = arith.muli %pid, %stride : i32
   %r = "tile.make_range"() {start = 0 : i32, end = 1024 : i32} : () -> tensor<1024xi32>
@@ -216,6 +222,7 @@ func.func @multiple_of_hint(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %
 // contiguous (width 1) unless `tile.contiguity`/`tile.divisibility` hints say so (width 4).
 
 // CHECK-LABEL: func.func @max_contiguous_hint
+// AMD8-LABEL: func.func @max_contiguous_hint
 // CHECK: %[[I0:.+]] = "tile.load"({{.*}}tilegpu.vector_width = 4 : i32}
 // CHECK: %[[I1:.+]] = "tile.load"({{.*}}tile.contiguity = array<i32: 1024>, tile.divisibility = array<i32: 16>, tilegpu.vector_width = 4 : i32}
 // CHECK: %[[A0:.+]] = "tile.addptr"(%{{.+}}, %[[I0]])
@@ -223,7 +230,7 @@ func.func @multiple_of_hint(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %
 // CHECK: %[[A1:.+]] = "tile.addptr"(%{{.+}}, %[[I1]])
 // CHECK: "tile.load"(%[[A1]]) {{.*}}tilegpu.vector_width = 4 : i32}
 // CHECK: return
-func.func @max_contiguous_hint(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %ip: !tile.ptr<i32> {tile.divisibility = 16 : i32}) {
+func.func @max_contiguous_hint(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %ip: !tile.ptr<i32> {tile.divisibility = 16 : i32}) attributes {tile.kernel} {
   %r = "tile.make_range"() {start = 0 : i32, end = 1024 : i32} : () -> tensor<1024xi32>
   %is = "tile.splat"(%ip) : (!tile.ptr<i32>) -> tensor<1024x!tile.ptr<i32>>
   %ia = "tile.addptr"(%is, %r) : (tensor<1024x!tile.ptr<i32>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<i32>>
@@ -242,10 +249,11 @@ func.func @max_contiguous_hint(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}
 // A 2-D tile: widths run along the fastest dimension (1), contiguous by a hint.
 
 // CHECK-LABEL: func.func @copy_2d
+// AMD8-LABEL: func.func @copy_2d
 // CHECK: "tile.load"({{.*}}tilegpu.vector_width = 4 : i32} : (tensor<32x64x!tile.ptr<f32>
 // CHECK: "tile.store"({{.*}}tilegpu.vector_width = 4 : i32} : (tensor<32x64x!tile.ptr<f32>
 // CHECK: return
-func.func @copy_2d(%p: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %q: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %o: i32) {
+func.func @copy_2d(%p: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %q: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %o: i32) attributes {tile.kernel} {
   %off = "tile.splat"(%o) : (i32) -> tensor<32x64xi32>
   %ps = "tile.splat"(%p) : (!tile.ptr<f32>) -> tensor<32x64x!tile.ptr<f32>>
   %pa = "tile.addptr"(%ps, %off) {tile.contiguity = array<i32: 1, 64>, tile.divisibility = array<i32: 1, 16>} : (tensor<32x64x!tile.ptr<f32>>, tensor<32x64xi32>) -> tensor<32x64x!tile.ptr<f32>>

@@ -54,13 +54,6 @@ def k_with(x, n):
 
 
 @tilework.jit
-def k_while(x, n):
-    i = 0
-    while i < 3:  # MARK
-        i += 1
-
-
-@tilework.jit
 def k_lambda(x, n):
     f = lambda v: v  # MARK  # noqa: E731
 
@@ -126,12 +119,6 @@ def k_mask_shape(x, n):
 
 
 @tilework.jit
-def k_runtime_if(x, n):
-    if n > 0:  # MARK
-        tl.store(x, 1.0)
-
-
-@tilework.jit
 def k_return_value(x, n):
     return n  # MARK
 
@@ -164,7 +151,6 @@ def k_store_ptr_type(x, n):
 
 @pytest.mark.parametrize("fn, message", [
     (k_with, "unsupported Python construct: `with` statements"),
-    (k_while, "`while` loops are not supported yet"),
     (k_lambda, "unsupported Python construct: lambdas"),
     (k_listcomp, "unsupported Python construct: `ListComp`"),
     (k_runtime_arange, "arange end must be a constexpr, got a runtime value"),
@@ -176,7 +162,6 @@ def k_store_ptr_type(x, n):
     (k_dtype, "`&` is not defined for fp32 and fp32"),
     (k_not_tile, "expected a tile or a number, got 'x'"),
     (k_mask_shape, "load mask of shape [32] does not match pointer shape [16]"),
-    (k_runtime_if, "`if` on a runtime value is not supported yet"),
     (k_return_value, "a kernel cannot return a value"),
     (k_recursive, "recursion is not supported: k_recursive() calls itself"),
     (k_store_ptr_type, "store expects a pointer or a tile of pointers, got int32"),

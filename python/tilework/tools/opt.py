@@ -69,7 +69,9 @@ def run_chunk(text: str, steps, pctx, verify_only) -> tuple[int, str]:
                 run_pipeline(module, steps, pctx)
                 verify(module)
         except (VerificationError, LoweringError) as e:
-            return 1, f"error: {e}"
+            if e.location is not None:
+                return 1, f"{e.location}: error: {e.message}"
+            return 1, f"error: {e.message}"
         except ir.MLIRError as e:
             return 1, _format_mlir_error(e)
         except Exception as e:  # a pass failed in Python: report it, do not crash
