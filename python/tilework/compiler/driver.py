@@ -136,6 +136,7 @@ def compile(src, target: str | Target, options: CompileOptions | None = None,
 
     st = StageState()
     ctx = new_context()
+    ctx.tilework_options = options  # read by builtins (device_assert: debug)
     with ctx, ir.Location.unknown(ctx):
         if isinstance(src, ASTSource):
             from tilework.frontend.codegen import build_kernel

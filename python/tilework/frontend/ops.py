@@ -168,8 +168,12 @@ def _segments(*present):
 
 
 @impl
-def load(b, pointer, mask=None, other=None, cache_modifier="", eviction_policy="",
-         volatile=False):
+def load(b, pointer, mask=None, other=None, boundary_check=(), padding_option="",
+         cache_modifier="", eviction_policy="", volatile=False):
+    if ops_memory.is_block_pointer(pointer):  # (argument order as Triton's)
+        return ops_memory.load_block(b, pointer, mask, other, boundary_check, padding_option,
+                                     cache_modifier, eviction_policy, volatile)
+    ops_memory.check_plain_pointer("load", boundary_check, padding_option)
     ptr = S.to_tensor(b, pointer)
     if not ptr.dtype.is_ptr():
         raise SemanticError(f"load expects a pointer or a tile of pointers, got {ptr.dtype}")
@@ -191,7 +195,12 @@ def load(b, pointer, mask=None, other=None, cache_modifier="", eviction_policy="
 
 
 @impl
-def store(b, pointer, value, mask=None, cache_modifier="", eviction_policy=""):
+def store(b, pointer, value, mask=None, boundary_check=(), cache_modifier="",
+          eviction_policy=""):
+    if ops_memory.is_block_pointer(pointer):
+        return ops_memory.store_block(b, pointer, value, mask, boundary_check, cache_modifier,
+                                      eviction_policy)
+    ops_memory.check_plain_pointer("store", boundary_check)
     ptr = S.to_tensor(b, pointer)
     if not ptr.dtype.is_ptr():
         raise SemanticError(f"store expects a pointer or a tile of pointers, got {ptr.dtype}")
@@ -242,6 +251,24 @@ def multiple_of(b, input, values):
 @impl
 def max_contiguous(b, input, values):
     return _hint_attr(b, input, values, "contiguity")
+
+
+@impl
+def max_constancy(b, input, values):
+    vals = _const(values, "max_constancy values")
+    n = 1 if isinstance(vals, int) else len(vals)
+    if n != max(1, len(S.to_tensor(b, input).shape)):
+        raise SemanticError(f"max_constancy of a tile of rank {len(S.to_tensor(b, input).shape)} "
+                            f"needs one value per dimension, got {n}")
+    return _hint_attr(b, input, values, "constancy")
+
+
+@impl
+def assume(b, cond):
+    c = S.to_tensor(b, cond)
+    if not c.dtype.is_bool():
+        c = S.cast(b, c, core.int1)
+    b.create("tile.assume", [c.handle], [])
 
 
 # op families register their builtins in their own modules
