@@ -33,7 +33,7 @@ def reduce_all(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
     tl.store(out_ptr, tl.sum(x, axis=0))
-    tl.store(out_ptr + 1, tl.max(x, axis=0))
+    tl.store(out_ptr + 1, tl.max(tl.where(offs < n, x, -float("inf")), axis=0))
 
 
 @tilework.jit
