@@ -58,15 +58,15 @@ def next_pow2(n):
 
 
 def config(n_cols, elem_bytes):
-    """(BLOCK_N, ROWS, num_warps) for the one-pass kernel: about 16 KiB of input per program,
-    at most 8 fp32 values per thread and row, 4 to 16 warps."""
+    """(BLOCK_N, ROWS, num_warps) for the one-pass kernel: 16 to 64 fp32 values per thread,
+    8 warps up to 8192 columns, 16 beyond (benchmarks/sweep.py on an H200)."""
     block_n = next_pow2(n_cols)
-    rows = max(1, min(16, 16384 // (block_n * elem_bytes)))
-    warps = max(4, min(16, block_n * rows // 256))
+    warps = 8 if block_n <= 8192 else 16
+    rows = max(1, min(32, 4096 // block_n))
     return block_n, rows, warps
 
 
-def softmax(x, out=None, online_above=16384):
+def softmax(x, out=None, online_above=32768):
     """Softmax over the last dimension of a 2-D CUDA tensor."""
     import torch
     n_rows, n_cols = x.shape

@@ -82,7 +82,7 @@ show("carried", carried, {"x_ptr": P32, "out_ptr": P32, "n": tl.int32}, {"BLOCK"
 # CHECK: %[[R:.+]]:2 = scf.for %[[K:.+]] = %[[LB]] to %arg2 step %[[STEP]] iter_args(%[[ACC:.+]] = %[[ZEROS]], %[[COUNT:.+]] = %[[COUNT0]]) -> (tensor<128xf32>, i32)  : i32 {
 # CHECK: "tile.addptr"(%arg0, %[[K]]) : (!tile.ptr<f32>, i32) -> !tile.ptr<f32>
 # CHECK: %[[V:.+]] = "tile.load"
-# CHECK: %[[ACC2:.+]] = arith.addf %[[ACC]], %[[V]] : tensor<128xf32>
+# CHECK: %[[ACC2:.+]] = arith.addf %[[ACC]], %[[V]]{{.*}} : tensor<128xf32>
 # CHECK: %[[COUNT2:.+]] = arith.addi %[[COUNT]], %{{.+}} : i32
 # CHECK-NEXT: scf.yield %[[ACC2]], %[[COUNT2]] : tensor<128xf32>, i32
 # CHECK-NEXT: } {tile.num_stages = 3 : i32}

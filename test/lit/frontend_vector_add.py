@@ -64,7 +64,7 @@ print(tile_ir(add_kernel, tl.float32, XYO, XYO + ("n_elements",)))
 # CHECK-NEXT: %[[YV:.+]] = "tile.load"(%[[YA]], %[[M]]) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi1>) -> tensor<1024xf32>
 # CHECK-DAG: %[[OS:.+]] = "tile.splat"(%[[O]]) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>>
 # CHECK-DAG: %[[OA:.+]] = "tile.addptr"(%[[OS]], %[[OFF]])
-# CHECK-DAG: %[[SUM:.+]] = arith.addf %[[XV]], %[[YV]] : tensor<1024xf32>
+# CHECK-DAG: %[[SUM:.+]] = arith.addf %[[XV]], %[[YV]] fastmath<contract> : tensor<1024xf32>
 # CHECK: "tile.store"(%[[OA]], %[[SUM]], %[[M]]) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<1024x!tile.ptr<f32>>, tensor<1024xf32>, tensor<1024xi1>) -> ()
 # CHECK-NEXT: return
 

@@ -136,11 +136,11 @@ def compile(src, target: str | Target, options: CompileOptions | None = None,
 
     st = StageState()
     ctx = new_context()
-    ctx.tilework_options = options  # read by builtins (device_assert: debug)
     with ctx, ir.Location.unknown(ctx):
         if isinstance(src, ASTSource):
             from tilework.frontend.codegen import build_kernel
-            mod = build_kernel(src.fn, src.signature, src.constants, src.attrs, ctx, name=name)
+            mod = build_kernel(src.fn, src.signature, src.constants, src.attrs, ctx, name=name,
+                               options=options)
             kname = name or src.fn.__name__
             cur, first = mod, 1
             st.outputs["tile"] = mod

@@ -14,6 +14,7 @@ class CompileOptions:
     num_stages: int = 3          # software-pipelining depth (accepted; used by later passes)
     debug: bool = False          # enables tl.device_assert
     opt_level: int = 3           # LLVM/ptxas optimization level
+    enable_fp_fusion: bool = True  # a * b + c may become one fma (as in Triton)
 
     def __post_init__(self):
         nw = self.num_warps
@@ -31,6 +32,8 @@ class CompileOptions:
             env["target"] = os.environ["TILEWORK_TARGET"]
         if os.environ.get("TILEWORK_DEBUG", "") not in ("", "0"):
             env["debug"] = True
+        if os.environ.get("TILEWORK_FP_FUSION", "") in ("0", "1"):
+            env["enable_fp_fusion"] = os.environ["TILEWORK_FP_FUSION"] == "1"
         if os.environ.get("TILEWORK_OPT_LEVEL"):
             env["opt_level"] = int(os.environ["TILEWORK_OPT_LEVEL"])
         env.update({k: v for k, v in overrides.items() if v is not None})

@@ -254,6 +254,19 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
 
     def visit_IfExp(self, node):
         cond = self.visit(node.test)
+        if isinstance(cond, tensor) and not cond.shape:
+            # a runtime scalar condition evaluates only the chosen side (as Triton): the
+            # expression becomes an `if` statement assigning a temporary
+            tmp = f"__ifexp_{node.lineno}_{node.col_offset}"
+            stmt = ast.If(test=node.test,
+                          body=[ast.Assign(targets=[ast.Name(tmp, ast.Store())], value=node.body)],
+                          orelse=[ast.Assign(targets=[ast.Name(tmp, ast.Store())],
+                                             value=node.orelse)])
+            for n in ast.walk(stmt):
+                if not hasattr(n, "lineno") or n is stmt or isinstance(n, (ast.Assign, ast.Name)):
+                    ast.copy_location(n, node)
+            self.visit(stmt)
+            return self.lookup(tmp, node)
         if isinstance(cond, tensor):
             return S.where(self.b, cond, self.visit(node.body), self.visit(node.orelse))
         return self.visit(node.body if unwrap(cond) else node.orelse)
@@ -378,13 +391,14 @@ class _BoundMethod:
 
 
 def build_kernel(jit_fn, signature: dict, constants: dict, attrs: dict, context: ir.Context,
-                 name: str | None = None) -> ir.Module:
+                 name: str | None = None, options=None) -> ir.Module:
     """Emits the tile IR module of `jit_fn` specialized on `signature` (param -> dtype of the
     runtime arguments), `constants` (param -> value) and `attrs` (param -> {attr: int})."""
     tree = jit_fn.parse()
     fdef = tree.body[0]
     b = S.Builder(context)
     b.kernel_name = name or jit_fn.__name__
+    b.options = options  # CompileOptions: builtins read debug, enable_fp_fusion
     with context:
         loc = ir.Location.file(jit_fn.filename, jit_fn.first_line, 1, context)
         module = ir.Module.create(loc)

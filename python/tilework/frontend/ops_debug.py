@@ -28,8 +28,7 @@ def debug_enabled(b) -> bool:
         if d is None:
             d = os.environ.get("TILEWORK_DEBUG", "") not in ("", "0")
         return bool(d)
-    opts = getattr(b.context, "tilework_options", None)
-    return bool(getattr(opts, "debug", False))
+    return bool(getattr(b.options, "debug", False))
 
 
 def _text(x, what) -> str:

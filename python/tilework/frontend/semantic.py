@@ -31,6 +31,7 @@ class SemanticError(Exception):
 
 class Builder:
     is_interpreter = False
+    options = None  # the CompileOptions of the kernel being built
     inline_jit = None  # set by the code generator: inline_jit(jit_fn, args) -> returned value
 
     def __init__(self, context: ir.Context):
@@ -308,6 +309,17 @@ def _kind_index(dt: core.dtype) -> int:
     return 1 if (dt.is_int_unsigned() or dt.is_bool()) else 0
 
 
+_CONTRACTABLE = ("arith.addf", "arith.subf", "arith.mulf")
+_CONTRACT = None
+
+
+def _contract_attr():
+    global _CONTRACT
+    if _CONTRACT is None:
+        _CONTRACT = ir.Attribute.parse("#arith.fastmath<contract>")
+    return _CONTRACT
+
+
 def binary(b: Builder, op: str, x, y) -> tensor:
     x, y = _weak_pair(b, x, y)
     sym = _SYMBOL.get(op, op)
@@ -327,7 +339,10 @@ def binary(b: Builder, op: str, x, y) -> tensor:
     if name is None:
         raise SemanticError(f"`{sym}` is not defined for {x.dtype} and {y.dtype}")
     x, y = cast(b, x, ct), cast(b, y, ct)
-    h = b.create1(name, [x.handle, y.handle], x.handle.type)
+    attrs = None
+    if name in _CONTRACTABLE and getattr(b.options, "enable_fp_fusion", False):
+        attrs = {"fastmath": _contract_attr()}  # lets LLVM fuse a * b + c into an fma, as Triton does
+    h = b.create1(name, [x.handle, y.handle], x.handle.type, attrs)
     return tensor(h, ct, x.shape)
 
 

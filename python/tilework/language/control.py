@@ -1,5 +1,72 @@
-"""tl builtins of the control family (stubs documented here; implementations in
-tilework.frontend.ops_control)."""
-from .core import builtin  # noqa: F401
+"""tl builtins of the control family: the loop iterators `tl.range` and `tl.static_range`.
 
-__all__ = []
+The code generator reads them in `for` statements (`frontend/ops_control.py`): `tl.range`
+becomes an `scf.for` (like Python's `range` in a kernel), `tl.static_range` is unrolled at
+compile time.  The CPU interpreter runs the kernel's Python, where both iterate like Python's
+`range` over the (scalar) bounds.
+"""
+from __future__ import annotations
+
+import builtins
+import operator
+
+from .core import constexpr
+
+__all__ = ["range", "static_range"]
+
+
+def _index(x) -> int:
+    """A bound as a Python int: constexprs unwrap, interpreter scalars convert."""
+    if isinstance(x, constexpr):
+        x = x.value
+    return operator.index(x)
+
+
+class range:  # noqa: A001  (shadows the builtin on purpose, as triton.language.range does)
+    """A runtime loop: `for i in tl.range(start, end, step, num_stages=...)`.
+
+    Like Python's `range` inside a kernel (one argument: the end), it compiles to a real loop
+    (`scf.for`) whose variable is int32, or int64 when a bound is.  The other arguments are
+    compiler hints, accepted as in Triton and recorded on the loop as `tile.<name>`
+    attributes (no pass acts on them yet):
+
+    * num_stages: software-pipeline the loop into this many stages;
+    * loop_unroll_factor: unroll the loop this many times (< 2: no unrolling);
+    * disallow_acc_multi_buffer, flatten, warp_specialize, disable_licm: flags.
+    """
+
+    def __init__(self, arg1, arg2=None, step=None, num_stages=None, loop_unroll_factor=None,
+                 disallow_acc_multi_buffer=False, flatten=False, warp_specialize=False,
+                 disable_licm=False):
+        if arg2 is None:
+            self.start, self.end = constexpr(0), arg1
+        else:
+            self.start, self.end = arg1, arg2
+        self.step = constexpr(1) if step is None else step
+        self.num_stages = num_stages
+        self.loop_unroll_factor = loop_unroll_factor
+        self.disallow_acc_multi_buffer = disallow_acc_multi_buffer
+        self.flatten = flatten
+        self.warp_specialize = warp_specialize
+        self.disable_licm = disable_licm
+
+    def __iter__(self):
+        # only the interpreter iterates (the compiler reads the bounds)
+        return iter(builtins.range(_index(self.start), _index(self.end), _index(self.step)))
+
+
+class static_range:
+    """A loop unrolled at compile time: `for i in tl.static_range(start, end, step)`.
+
+    The bounds must be constexpr; the body is compiled once per value and `i` is a constexpr
+    in each copy (so it can index tuples or size tiles)."""
+
+    def __init__(self, arg1, arg2=None, step=None):
+        if arg2 is None:
+            self.start, self.end = constexpr(0), arg1
+        else:
+            self.start, self.end = arg1, arg2
+        self.step = constexpr(1) if step is None else step
+
+    def __iter__(self):
+        return iter(builtins.range(_index(self.start), _index(self.end), _index(self.step)))

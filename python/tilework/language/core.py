@@ -434,16 +434,21 @@ def broadcast_to(input, shape):
 
 
 @builtin
-def load(pointer, mask=None, other=None, cache_modifier="", eviction_policy="", volatile=False):
-    """Loads the elements that a tile of pointers (or one pointer) points to.
+def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", cache_modifier="",
+         eviction_policy="", volatile=False):
+    """Loads the elements that a tile of pointers (or one pointer, or a block pointer from
+    `make_block_ptr`) points to.
 
     Where `mask` is false nothing is read and the result is `other` (undefined when `other`
-    is None).  `cache_modifier`, `eviction_policy` and `volatile` are accepted hints."""
+    is None).  With a block pointer, `boundary_check` names the dimensions to bound and
+    `padding_option` ("zero", "nan") fills what lies outside.  `cache_modifier` and
+    `eviction_policy` are validated hints; `volatile` is honoured."""
 
 
 @builtin
-def store(pointer, value, mask=None, cache_modifier="", eviction_policy=""):
-    """Stores `value` (broadcast to the pointers' shape) where `mask` is true."""
+def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", eviction_policy=""):
+    """Stores `value` (broadcast to the pointers' shape) where `mask` is true (or, with a block
+    pointer, inside the dimensions named by `boundary_check`)."""
 
 
 @builtin
