@@ -131,6 +131,13 @@ def _load(op):
             return f"load `other` must have the result type {res_t}, got {args['other'].type}"
 
 
+@_check("tile.umulhi")
+def _umulhi(op):
+    t = T.element_type(op.results[0].type)
+    if not isinstance(t, ir.IntegerType) or ir.IntegerType(t).width not in (32, 64):
+        return f"umulhi takes 32- or 64-bit integers, got {t}"
+
+
 @_check("tile.store")
 def _store(op):
     args = _segments(op)

@@ -1,4 +1,182 @@
-"""Lowering rules of the math family."""
+"""Lowering rules of the math family, per target.
+
+Neither target links a device math library, and the upstream conversions would turn `math`
+ops into calls of one (`convert-gpu-to-nvvm`: `__nv_expf`, `__nv_floorf`, `__nv_fmaxf`, ...;
+`convert-gpu-to-rocdl`: `__ocml_*`), left unresolved.  So every math op is rewritten here,
+per element, into LLVM intrinsics the backends select to instructions, or into the
+expansions of `math_approx` (range reduction and polynomials in arith):
+
+| op | NVIDIA f32 | AMD f32 | f64 (both) |
+| --- | --- | --- | --- |
+| exp | ex2.approx.f32(x * log2 e), as Triton | llvm.exp (v_exp_f32, exact split) | expansion |
+| exp2 | llvm.exp2 = ex2.approx.f32 | llvm.exp2 (v_exp_f32 + scaling) | expansion |
+| log, log2 | expansion | llvm.log / llvm.log2 (v_log_f32) | expansion |
+| sin, cos, erf | expansion | expansion | expansion |
+| sqrt (afn) | sqrt.approx.f32, as Triton | llvm.sqrt afn (v_sqrt_f32) | llvm.sqrt |
+| sqrt (no afn) | llvm.sqrt = sqrt.rn.f32 | llvm.sqrt (correctly rounded) | llvm.sqrt |
+| rsqrt | rsqrt.approx.f32, as Triton | v_rsq_f32 (subnormals scaled) | 1 / llvm.sqrt |
+| floor, ceil, absf, absi, fma | llvm.floor, .ceil, .fabs, .abs, .fma (all float types) |
+| maxnumf, minnumf (NVIDIA) | llvm.maxnum, llvm.minnum |
+
+fp16/bf16 operands of the transcendental ops (which the frontend rejects, as Triton does, but
+hand-written IR may have) compute in f32 and round once.  `tile.umulhi` is mul.hi.u32/u64 on
+NVIDIA and the high result of `arith.mului_extended` (v_mul_hi_u32) on AMD.
+"""
 from __future__ import annotations
 
-from ..registry import lower  # noqa: F401
+import mlir.ir as ir
+
+from ..registry import lower
+from . import math_approx as A
+
+
+def _float_kind(t: ir.Type) -> str:
+    return str(t)
+
+
+def _per_element(fn):
+    """A rule applying fn(op, operands) -> value to each element the thread holds."""
+    def rule(ctx, op, args):
+        from ..to_llvm import Regs
+        regs = next((a for a in args if isinstance(a, Regs)), None)
+        if regs is None:
+            return [fn(op, list(args))]
+        out = [fn(op, [a.values[i] if isinstance(a, Regs) else a for a in args])
+               for i in range(len(regs.values))]
+        return [regs.like(out)]
+    return rule
+
+
+def _op(name, operands, rtype, attrs=None) -> ir.Value:
+    return ir.Operation.create(name, results=[rtype], operands=list(operands),
+                               attributes=attrs or {}).results[0]
+
+
+def _call(intrinsic, xs, fastmath=None) -> ir.Value:
+    """`llvm.call_intrinsic` (the typed `llvm.intr.*` ops of exp2, fabs, floor, sqrt, ... are
+    illegal after convert-gpu-to-nvvm/-rocdl, which would turn them into library calls)."""
+    return A.call_intrinsic(intrinsic, list(xs), xs[0].type, fastmath)
+
+
+def _intr(name, fastmath=None):
+    """The LLVM intrinsic `llvm.<name>` on the operands (any float type)."""
+    return lambda op, xs: _call(f"llvm.{name}", xs, fastmath)
+
+
+def _via_f32(fn):
+    """fn(x: f32 or f64) -> value, applied to f16/bf16 through f32 (extend, compute, round)."""
+    def wrapped(op, xs):
+        t = xs[0].type
+        if _float_kind(t) in ("f32", "f64"):
+            return fn(op, xs)
+        f32 = ir.F32Type.get()
+        y = fn(op, [_op("arith.extf", [x], f32) for x in xs])
+        return _op("arith.truncf", [y], t)
+    return wrapped
+
+
+def _expand(algo):
+    """A `math_approx` expansion (f32 and f64)."""
+    return lambda op, xs: algo(A.Emitter(xs[0].type), xs[0])
+
+
+def _afn(op) -> bool:
+    a = op.attributes["fastmath"] if "fastmath" in op.attributes else None
+    return a is not None and "afn" in str(a)
+
+
+# ---- per-op scalar functions (x is f32 or f64) -------------------------------------------------
+
+def _exp_nvidia(op, xs):
+    x = xs[0]
+    if _float_kind(x.type) == "f64":
+        return A.exp(A.Emitter(x.type), x)
+    # Triton's lowering: ex2.approx.f32 (non-ftz) of x * log2(e)
+    log2e = _op("arith.constant", [], x.type, {"value": ir.FloatAttr.get(x.type, 1.4426950408889634)})
+    return _call("llvm.exp2", [_op("arith.mulf", [x, log2e], x.type)])
+
+
+def _f32_intr_else_expand(intr, algo):
+    """f32: the LLVM intrinsic (which the backend selects well); f64: the expansion."""
+    def fn(op, xs):
+        if _float_kind(xs[0].type) == "f32":
+            return _call(f"llvm.{intr}", xs)
+        return algo(A.Emitter(xs[0].type), xs[0])
+    return fn
+
+
+def _sqrt(op, xs):
+    """afn (tl.sqrt) on f32: llvm.sqrt afn, which NVPTX selects as sqrt.approx.f32 (as Triton)
+    and AMDGPU as v_sqrt_f32; otherwise the correctly rounded llvm.sqrt."""
+    fast = _afn(op) and _float_kind(xs[0].type) == "f32"
+    return _intr("sqrt", "afn" if fast else None)(op, xs)
+
+
+def _rsqrt(target):
+    def fn(op, xs):
+        x = xs[0]
+        if _float_kind(x.type) == "f64":
+            one = _op("arith.constant", [], x.type, {"value": ir.FloatAttr.get(x.type, 1.0)})
+            return _op("arith.divf", [one, _call("llvm.sqrt", [x])], x.type)
+        if target == "nvidia":  # Triton's: rsqrt.approx.f32 (subnormal inputs supported)
+            return _call("llvm.nvvm.rsqrt.approx.f", [x])
+        # v_rsq_f32 flushes subnormal inputs: scale them by 2**24 (the result by 2**12)
+        e = A.Emitter(x.type)
+        tiny = e.cmp("olt", x, e.c(2.0 ** -126))
+        r = _call("llvm.amdgcn.rsq", [e.sel(tiny, e.mul(x, e.c(2.0 ** 24)), x)])
+        return e.sel(tiny, e.mul(r, e.c(2.0 ** 12)), r)
+    return fn
+
+
+def _absi(op, xs):  # wraps at the minimum, as two's complement
+    return _op("llvm.intr.abs", xs, xs[0].type, {"is_int_min_poison": ir.BoolAttr.get(False)})
+
+
+_SIN = _expand(lambda e, x: A.sincos(e, x, cos=False))
+_COS = _expand(lambda e, x: A.sincos(e, x, cos=True))
+
+_COMMON = {
+    "math.log": _expand(A.log), "math.log2": _expand(A.log2),
+    "math.sin": _SIN, "math.cos": _COS, "math.erf": _expand(A.erf),
+    "math.floor": _intr("floor"), "math.ceil": _intr("ceil"), "math.absf": _intr("fabs"),
+    "math.fma": _intr("fma"), "math.absi": _absi,
+}
+_RULES = {
+    "nvidia": dict(_COMMON, **{
+        "math.exp": _exp_nvidia, "math.exp2": _f32_intr_else_expand("exp2", A.exp2),
+        "math.sqrt": _sqrt, "math.rsqrt": _rsqrt("nvidia"),
+        # not math ops, but tl.clamp's (and reductions'): convert-gpu-to-nvvm would call
+        # libdevice's fmaxf/fminf for them
+        "arith.maxnumf": _intr("maxnum"), "arith.minnumf": _intr("minnum"),
+    }),
+    "amd": dict(_COMMON, **{
+        "math.exp": _f32_intr_else_expand("exp", A.exp),
+        "math.exp2": _f32_intr_else_expand("exp2", A.exp2),
+        "math.log": _f32_intr_else_expand("log", A.log),
+        "math.log2": _f32_intr_else_expand("log2", A.log2),
+        "math.sqrt": _sqrt, "math.rsqrt": _rsqrt("amd"),
+    }),
+}
+_EXACT_ANY_TYPE = {"math.floor", "math.ceil", "math.absf", "math.fma", "math.absi",
+                   "arith.maxnumf", "arith.minnumf"}
+
+for _target, _table in _RULES.items():
+    for _name, _fn in _table.items():
+        lower(_name, target=_target)(
+            _per_element(_fn if _name in _EXACT_ANY_TYPE else _via_f32(_fn)))
+
+
+def _umulhi(target):
+    """NVIDIA: llvm.nvvm.mulhi.ui/ull (mul.hi.u32/u64, as Triton: a widened multiply may lose
+    the pattern); AMD: the high result of arith.mului_extended (v_mul_hi_u32)."""
+    def fn(op, xs):
+        t = xs[0].type
+        if target == "nvidia":
+            name = "llvm.nvvm.mulhi.ui" if ir.IntegerType(t).width == 32 else "llvm.nvvm.mulhi.ull"
+            return A.call_intrinsic(name, xs, t)
+        return ir.Operation.create("arith.mului_extended", results=[t, t], operands=xs).results[1]
+    return fn
+
+
+for _target in ("nvidia", "amd"):
+    lower("tile.umulhi", target=_target)(_per_element(_umulhi(_target)))
