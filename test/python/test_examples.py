@@ -1,0 +1,149 @@
+"""The memory-bound examples without a GPU: interpreted against numpy, and compiled for sm_90a
+(16-byte loads, no local memory, no spills) and gfx942 (dwordx4 loads)."""
+import math
+
+import numpy as np
+import pytest
+
+import tilework.language as tl
+from tilework import CompileOptions
+from tilework.compiler.driver import ASTSource, compile
+from fused_epilogue import bias_gelu_rowsum
+from layernorm import column_sum, layernorm_bwd, layernorm_fwd
+from softmax import softmax_kernel, softmax_online_kernel
+
+rng = np.random.default_rng()
+H, F = tl.pointer_type(tl.float16), tl.pointer_type(tl.float32)
+ROWS = {"stride": tl.int32, "n_rows": tl.int32, "n_cols": tl.int32}
+
+
+def _aligned(sig):
+    return {k: {"tile.divisibility": 16} for k, v in sig.items() if v.is_ptr() or k in
+            ("stride", "in_stride", "out_stride", "n_cols")}
+
+
+KERNELS = {
+    "softmax": (softmax_kernel, {"out_ptr": H, "in_ptr": H, "in_stride": tl.int32,
+                                 "out_stride": tl.int32, "n_rows": tl.int32,
+                                 "n_cols": tl.int32}, {"BLOCK_N": 1024, "ROWS": 4}, 8),
+    "softmax_online": (softmax_online_kernel, {"out_ptr": H, "in_ptr": H,
+                                               "in_stride": tl.int32, "out_stride": tl.int32,
+                                               "n_cols": tl.int32}, {"BLOCK_N": 4096}, 8),
+    "layernorm_fwd": (layernorm_fwd, {"x_ptr": H, "y_ptr": H, "w_ptr": H, "b_ptr": H,
+                                      "mean_ptr": F, "rstd_ptr": F, **ROWS, "eps": tl.float32},
+                      {"BLOCK_N": 4096, "ROWS": 2, "RMS": False}, 4),
+    "rmsnorm_fwd": (layernorm_fwd, {"x_ptr": H, "y_ptr": H, "w_ptr": H, "b_ptr": H,
+                                    "mean_ptr": F, "rstd_ptr": F, **ROWS, "eps": tl.float32},
+                    {"BLOCK_N": 4096, "ROWS": 2, "RMS": True}, 4),
+    "layernorm_bwd": (layernorm_bwd, {"dy_ptr": H, "x_ptr": H, "w_ptr": H, "mean_ptr": F,
+                                      "rstd_ptr": F, "dx_ptr": H, "dw_part_ptr": F,
+                                      "db_part_ptr": F, **ROWS, "rows_per_prog": tl.int32},
+                      {"BLOCK_N": 4096, "ROWS": 1, "RMS": False}, 8),
+    "bias_gelu_rowsum": (bias_gelu_rowsum, {"x_ptr": H, "bias_ptr": H, "y_ptr": H,
+                                            "sum_ptr": F, **ROWS},
+                         {"BLOCK_N": 4096, "ROWS": 1}, 8),
+}
+
+
+@pytest.mark.parametrize("name", list(KERNELS))
+def test_sm90a_has_16_byte_loads_and_no_local_memory(name):
+    fn, sig, cx, warps = KERNELS[name]
+    ck = compile(ASTSource(fn, sig, cx, _aligned(sig)), "sm_90a",
+                 CompileOptions(num_warps=warps), cache=False)
+    ptx = ck.asm["ptx"]
+    assert "ld.global.v4.b32" in ptx
+    assert ".local" not in ptx
+    info = ck.metadata["ptxas_info"]
+    assert "0 bytes spill stores, 0 bytes spill loads" in info, info
+    assert "0 bytes stack frame" in info, info
+
+
+@pytest.mark.parametrize("name", list(KERNELS))
+def test_gfx942_has_dwordx4_loads(name):
+    fn, sig, cx, warps = KERNELS[name]
+    ck = compile(ASTSource(fn, sig, cx, _aligned(sig)), "gfx942",
+                 CompileOptions(num_warps=warps), cache=False)
+    assert "global_load_dwordx4" in ck.asm["amdgcn"]
+    assert "scratch_" not in ck.asm["amdgcn"]  # no spills to scratch memory
+
+
+def _run(fn, grid, *args, **kw):
+    fn.interpret = True
+    try:
+        fn[grid](*args, **kw)
+    finally:
+        fn.interpret = False
+
+
+@pytest.mark.parametrize("m, n, block, rows", [(37, 200, 256, 4), (5, 1000, 1024, 1),
+                                              (64, 16, 16, 16)])
+def test_softmax_interpreted(m, n, block, rows):
+    x = (rng.standard_normal((m, n)) * 3).astype(np.float32)
+    out = np.full_like(x, np.nan)
+    _run(softmax_kernel, (math.ceil(m / rows),), out, x, n, n, m, n, BLOCK_N=block, ROWS=rows)
+    ref = np.exp(x - x.max(1, keepdims=True))
+    ref /= ref.sum(1, keepdims=True)
+    np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-7)
+
+
+def test_online_softmax_interpreted():
+    x = (rng.standard_normal((3, 5000)) * 3).astype(np.float32)
+    out = np.full_like(x, np.nan)
+    _run(softmax_online_kernel, (3,), out, x, 5000, 5000, 5000, BLOCK_N=1024)
+    ref = np.exp(x - x.max(1, keepdims=True))
+    ref /= ref.sum(1, keepdims=True)
+    np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("rms", [False, True])
+def test_norms_interpreted(rms):
+    m, n = 37, 200
+    x = rng.standard_normal((m, n)).astype(np.float32)
+    w = rng.standard_normal(n).astype(np.float32)
+    b = rng.standard_normal(n).astype(np.float32)
+    y = np.full_like(x, np.nan)
+    mean = np.full(m, np.nan, np.float32)
+    rstd = np.full(m, np.nan, np.float32)
+    _run(layernorm_fwd, (math.ceil(m / 4),), x, y, w, b, mean, rstd, n, m, n, 1e-5,
+         BLOCK_N=256, ROWS=4, RMS=rms)
+    xd = x.astype(np.float64)
+    if rms:
+        r = 1 / np.sqrt((xd * xd).mean(1) + 1e-5)
+        xhat = xd * r[:, None]
+        ref = xhat * w
+    else:
+        mu = xd.mean(1)
+        r = 1 / np.sqrt(((xd - mu[:, None]) ** 2).mean(1) + 1e-5)
+        xhat = (xd - mu[:, None]) * r[:, None]
+        ref = xhat * w + b
+    np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5)
+    dy = rng.standard_normal((m, n)).astype(np.float32)
+    dx = np.full_like(x, np.nan)
+    parts, rpp = 5, 8
+    dwp = np.full((parts, n), np.nan, np.float32)
+    dbp = np.full((parts, n), np.nan, np.float32)
+    _run(layernorm_bwd, (parts,), dy, x, w, mean, rstd, dx, dwp, dbp, n, m, n, rpp,
+         BLOCK_N=256, ROWS=4, RMS=rms)
+    dw = np.full(n, np.nan, np.float32)
+    _run(column_sum, (2,), dwp, dw, parts, n, BLOCK_P=4, BLOCK_N=128)
+    wdy = dy * w
+    if rms:
+        dx_ref = (wdy - xhat * (xhat * wdy).mean(1)[:, None]) * r[:, None]
+    else:
+        dx_ref = (wdy - (xhat * (xhat * wdy).mean(1)[:, None] + wdy.mean(1)[:, None])) \
+            * r[:, None]
+    np.testing.assert_allclose(dx, dx_ref, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(dw, (dy * xhat).sum(0), rtol=1e-4, atol=1e-4)
+
+
+def test_bias_gelu_rowsum_interpreted():
+    m, n = 37, 200
+    x = rng.standard_normal((m, n)).astype(np.float32)
+    b = rng.standard_normal(n).astype(np.float32)
+    y = np.full_like(x, np.nan)
+    s = np.full(m, np.nan, np.float32)
+    _run(bias_gelu_rowsum, (math.ceil(m / 4),), x, b, y, s, n, m, n, BLOCK_N=256, ROWS=4)
+    xb = (x + b).astype(np.float64)
+    ref = 0.5 * xb * (1 + np.vectorize(math.erf)(xb / math.sqrt(2)))
+    np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(s, ref.sum(1), rtol=1e-4, atol=1e-4)
