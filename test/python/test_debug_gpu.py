@@ -68,8 +68,10 @@ SCRIPT = textwrap.dedent('''
 ''')
 
 
-def test_device_assert_traps_with_the_message():
-    r = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
+def test_device_assert_traps_with_the_message(tmp_path):
+    script = tmp_path / "assert_script.py"  # @jit reads the kernel's source from its file
+    script.write_text(SCRIPT)
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                        timeout=300)
     assert "masked ok" in r.stdout and "off ok" in r.stdout
     assert "not reached" not in r.stdout and r.returncode != 0
