@@ -122,14 +122,17 @@ COLD = textwrap.dedent("""
     torch.cuda.synchronize()
     t1 = time.perf_counter()
     assert torch.equal(out, x + y)
-    # host-side launch overhead of a tiny kernel: 2000 launches, then one sync
+    # host-side launch overhead of a tiny kernel: 2000 launches, then one sync; the best of 5
     N = 2000
-    t2 = time.perf_counter()
-    for _ in range(N):
-        add_kernel[(1,)](x, y, out, 1024, BLOCK_SIZE=1024)
-    t3 = time.perf_counter()
-    torch.cuda.synchronize()
-    print(json.dumps({{"import_s": t0 - t_imp, "cold_s": t1 - t0, "launch_us": (t3 - t2) / N * 1e6}}))
+    best = float("inf")
+    for _ in range(5):
+        t2 = time.perf_counter()
+        for _ in range(N):
+            add_kernel[(1,)](x, y, out, 1024, BLOCK_SIZE=1024)
+        t3 = time.perf_counter()
+        torch.cuda.synchronize()
+        best = min(best, (t3 - t2) / N * 1e6)
+    print(json.dumps({{"import_s": t0 - t_imp, "cold_s": t1 - t0, "launch_us": best}}))
 """)
 
 

@@ -135,11 +135,12 @@ def layer_norm_bwd(dy, x, weight, mean, rstd, rms=False, n_progs=None):
     layernorm_bwd[(n_progs,)](dy, x, weight, mean, rstd, dx, dw_part, db_part, x.stride(0),
                               n_rows, n_cols, rows_per_prog, BLOCK_N=block_n, ROWS=rows,
                               RMS=rms, num_warps=warps)
+    # narrow column blocks: enough programs to read the partial rows in parallel
     dw = torch.empty(n_cols, device=x.device, dtype=weight.dtype)
-    grid = ((n_cols + 127) // 128,)
-    column_sum[grid](dw_part, dw, n_progs, n_cols, BLOCK_P=32, BLOCK_N=128)
+    grid = ((n_cols + 31) // 32,)
+    column_sum[grid](dw_part, dw, n_progs, n_cols, BLOCK_P=64, BLOCK_N=32)
     db = None
     if not rms:
         db = torch.empty(n_cols, device=x.device, dtype=weight.dtype)
-        column_sum[grid](db_part, db, n_progs, n_cols, BLOCK_P=32, BLOCK_N=128)
+        column_sum[grid](db_part, db, n_progs, n_cols, BLOCK_P=64, BLOCK_N=32)
     return dx, dw, db
