@@ -19,7 +19,7 @@ from tilework.dialects import tile as T
 from tilework.dialects.layout import Blocked, Slice, default_blocked, layout_of, with_layout
 
 from .axis_info import AxisAnalysis, defining_op, elem_bytes
-from .pass_base import Pass, register
+from .pass_base import Pass, register, replace_with
 
 
 def _i32(v):
@@ -174,7 +174,46 @@ class _Assigner:
         self.set(op.results[0], permute(src, perm))
 
     def op_tile_reshape(self, op, tens):
-        self.set(op.results[0], self.default(T.shape_of(op.results[0].type)))
+        if T.is_tensor(op.results[0].type):  # (a [1] tile reshaped to a scalar has no layout)
+            self.set(op.results[0], self.default(T.shape_of(op.results[0].type)))
+
+    # ---- join/split/cat and dot (lowering/rules/shape_join.py, rules/dot.py) ---------------
+    def op_tile_join(self, op, tens):
+        """Each thread holds both halves: the operand layout plus a last dimension of 2 held
+        in registers (relabelling only)."""
+        from .rules.shape_join import join_layout
+        src = layout_of(op.operands[0].type)
+        if not isinstance(src, Blocked):
+            src = self.default(T.shape_of(op.operands[0].type))
+            self.convert(op, 0, src)
+        self.convert(op, 1, src)
+        self.set(op.results[0], join_layout(src))
+
+    def op_tile_split(self, op, tens):
+        """The operand's layout without its last dimension, once each thread holds both
+        halves (else the operand is converted to such a layout first)."""
+        from .rules.shape_join import join_layout, split_layout
+        src = layout_of(op.operands[0].type)
+        out = split_layout(src)
+        if out is None:
+            out = self.default(T.shape_of(op.results[0].type))
+            self.convert(op, 0, join_layout(out))
+        for r in op.results:
+            self.set(r, out)
+
+    def op_tile_cat(self, op, tens):
+        """The operands' layout when each thread's registers of the two halves make the
+        result's (tiles at least one CTA tile long); else the default (through shared memory)."""
+        from .rules.shape_join import cat_in_registers
+        src = layout_of(op.operands[0].type)
+        self.convert(op, 1, src)
+        shape = T.shape_of(op.results[0].type)
+        self.set(op.results[0], src if cat_in_registers(src, shape) else self.default(shape))
+
+    def op_tile_dot(self, op, tens):
+        """The result takes the accumulator's layout; a and b may stay in any layout (the
+        lowering moves them through shared memory)."""
+        self.set(op.results[0], layout_of(op.operands[2].type))
 
     def op_tilegpu_convert_layout(self, op, tens):
         pass  # already carries its result layout
@@ -329,10 +368,7 @@ def _convert_of_convert(op, rewriter):
     src = defining_op(op.operands[0])
     if src is None or src.name != "tilegpu.convert_layout":
         return True
-    with rewriter.ip, op.location:
-        new = ir.Operation.create("tilegpu.convert_layout", results=[op.results[0].type],
-                                  operands=[src.operands[0]])
-    rewriter.replace_op(op, new)
+    replace_with(rewriter, op, "tilegpu.convert_layout", [src.operands[0]])
 
 
 def _can_remat(v: ir.Value, depth: int) -> bool:

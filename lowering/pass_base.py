@@ -50,6 +50,14 @@ class Pass:
 PASSES: dict[str, Pass] = {}
 
 
+def replace_with(rewriter, op, name: str, operands, attributes=None):
+    """Replaces `op` by a new op `name` of the same result types, built at `op`."""
+    with rewriter.ip, op.location:
+        new = ir.Operation.create(name, results=[r.type for r in op.results],
+                                  operands=list(operands), attributes=attributes or {})
+    rewriter.replace_op(op, new)
+
+
 def register(p: Pass) -> Pass:
     PASSES[p.name] = p
     return p

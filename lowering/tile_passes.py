@@ -12,7 +12,7 @@ from tilework.dialects.layout import fastest_dim, layout_of
 
 from .axis_info import AxisAnalysis, defining_op, vector_width
 from .layout_passes import _memory_ops, kernels, module_config  # noqa: F401
-from .pass_base import Pass, register
+from .pass_base import Pass, register, replace_with
 
 
 # ---------------------------------------------------------------------------------------------
@@ -35,10 +35,7 @@ def _broadcast_of_splat(op, rewriter):
     src = defining_op(op.operands[0])
     if src is None or src.name != "tile.splat":
         return True
-    with rewriter.ip, op.location:
-        new = ir.Operation.create("tile.splat", results=[op.results[0].type],
-                                  operands=[src.operands[0]])
-    rewriter.replace_op(op, new)
+    replace_with(rewriter, op, "tile.splat", [src.operands[0]])
 
 
 def _addptr_of_addptr(op, rewriter):
