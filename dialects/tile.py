@@ -177,6 +177,37 @@ irdl.dialect @tile {
     irdl.operands(src: %t)
     irdl.results(result: %r)
   }
+  // join: a new last dimension of size 2 ([..] x [..] -> [.., 2]); split: its inverse (two
+  // results); cat: two 1-D tiles end to end.  dot: acc + a @ b ([B,]M,K x [B,]K,N -> [B,]M,N);
+  // input_precision is tf32|tf32x3|ieee|bf16x3|bf16x6 (the FMA path computes in fp32)
+  irdl.operation @join {
+    %t = irdl.base "!builtin.tensor"
+    %r = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %t, rhs: %t)
+    irdl.results(result: %r)
+  }
+  irdl.operation @split {
+    %t = irdl.base "!builtin.tensor"
+    %r = irdl.base "!builtin.tensor"
+    irdl.operands(src: %t)
+    irdl.results(lhs: %r, rhs: %r)
+  }
+  irdl.operation @cat {
+    %t = irdl.base "!builtin.tensor"
+    %r = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %t, rhs: %t)
+    irdl.results(result: %r)
+  }
+  irdl.operation @dot {
+    %a = irdl.base "!builtin.tensor"
+    %b = irdl.base "!builtin.tensor"
+    %c = irdl.base "!builtin.tensor"
+    %p = irdl.base "#builtin.string"
+    %n = irdl.base "#builtin.integer"
+    irdl.attributes {"input_precision" = %p, "max_num_imprecise_acc" = %n}
+    irdl.operands(a: %a, b: %b, acc: %c)
+    irdl.results(result: %c)
+  }
   irdl.operation @reduce {
     %a0 = irdl.base "!builtin.tensor"
     %a1 = irdl.base "!builtin.tensor"

@@ -203,6 +203,83 @@ def _assume(op):
         return f"assume condition must be i1, got {op.operands[0].type}"
 
 
+@_check("tile.scan")
+def _scan(op):
+    ins, outs = list(op.operands), list(op.results)
+    if len(ins) != len(outs):
+        return f"scan of {len(ins)} tiles must have {len(ins)} results, not {len(outs)}"
+    shape = T.shape_of(ins[0].type)
+    for a, r in zip(ins, outs):
+        if T.shape_of(a.type) != shape:
+            return "scan operands must have the same shape"
+        if T.shape_of(r.type) != shape or T.element_type(r.type) != T.element_type(a.type):
+            return f"scan of {a.type} cannot produce {r.type}"
+    axis = ir.IntegerAttr(op.attributes["axis"]).value
+    if not 0 <= axis < len(shape):
+        return f"scan axis {axis} is out of range for a tile of rank {len(shape)}"
+    if ir.IntegerAttr(op.attributes["reverse"]).value not in (0, 1):
+        return "scan reverse must be 0 or 1"
+
+
+# ---- join/split/cat and dot (frontend/ops_join.py, ops_dot.py) ------------------------------
+@_check("tile.join")
+def _join(op):
+    a, r = op.operands[0].type, op.results[0].type
+    if op.operands[1].type != a:
+        return f"join operands must have the same type, got {a} and {op.operands[1].type}"
+    if T.element_type(r) != T.element_type(a) or T.shape_of(r) != T.shape_of(a) + (2,):
+        return f"join of {list(T.shape_of(a))} must produce {list(T.shape_of(a) + (2,))} " \
+               f"elements of {T.element_type(a)}, not {r}"
+
+
+@_check("tile.split")
+def _split(op):
+    s, r = op.operands[0].type, op.results[0].type
+    shape = T.shape_of(s)
+    if len(shape) < 2 or shape[-1] != 2:
+        return f"split needs a tile of rank >= 2 whose last dimension is 2, got {list(shape)}"
+    if op.results[1].type != r:
+        return "split results must have the same type"
+    if T.element_type(r) != T.element_type(s) or T.shape_of(r) != shape[:-1]:
+        return f"split of {list(shape)} must produce {list(shape[:-1])} elements of " \
+               f"{T.element_type(s)}, not {r}"
+
+
+@_check("tile.cat")
+def _cat(op):
+    a, r = op.operands[0].type, op.results[0].type
+    if op.operands[1].type != a:
+        return f"cat operands must have the same type, got {a} and {op.operands[1].type}"
+    if len(T.shape_of(a)) != 1:
+        return f"cat takes 1-D tiles, got {list(T.shape_of(a))}"
+    if T.element_type(r) != T.element_type(a) or T.shape_of(r) != (2 * T.shape_of(a)[0],):
+        return f"cat of two {list(T.shape_of(a))} tiles must produce [{2 * T.shape_of(a)[0]}] " \
+               f"elements of {T.element_type(a)}, not {r}"
+
+
+DOT_PRECISIONS = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
+
+
+@_check("tile.dot")
+def _dot(op):
+    a, b, c = (T.shape_of(o.type) for o in op.operands)
+    ea, eb, ec = (str(T.element_type(o.type)) for o in op.operands)
+    if len(a) not in (2, 3) or len(b) != len(a) or len(c) != len(a):
+        return f"dot takes 2-D or 3-D tiles of one rank, got {list(a)}, {list(b)}, {list(c)}"
+    if a[:-2] != b[:-2] or a[-1] != b[-2] or c != a[:-1] + b[-1:]:
+        return f"dot shapes do not agree: {list(a)} x {list(b)} -> {list(c)}"
+    if ea != eb and not (ea.startswith("f8") and eb.startswith("f8")):
+        return f"dot operands must have the same element type, got {ea} and {eb}"
+    if op.results[0].type != op.operands[2].type:
+        return "dot result must have the accumulator's type"
+    want = "i32" if ea.startswith("i") else None
+    if want and ec != want or not want and ec not in ("f16", "f32", "f64"):
+        return f"dot of {ea} cannot accumulate in {ec}"
+    p = ir.StringAttr(op.attributes["input_precision"]).value
+    if p not in DOT_PRECISIONS:
+        return f"dot input_precision must be one of {', '.join(DOT_PRECISIONS)}; got '{p}'"
+
+
 @_check("tilegpu.convert_layout")
 def _convert(op):
     src, res = op.operands[0].type, op.results[0].type

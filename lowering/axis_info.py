@@ -306,6 +306,30 @@ def _convert(an, op, i):
     return an.get(op.operands[0])
 
 
+def _meet(a: AxisInfo, b: AxisInfo) -> AxisInfo:
+    """What holds of both (as for a value that is either: `_join` below)."""
+    return _join(a, b)
+
+
+@rule("tile.join")
+def _join_rule(an, op, i):
+    """Along the old dimensions what holds of both operands; the new one: nothing known."""
+    m = _meet(an.get(op.operands[0]), an.get(op.operands[1]))
+    return AxisInfo(m.contiguity + (1,), m.divisibility + (1,), m.constancy + (1,))
+
+
+@rule("tile.split")
+def _split_rule(an, op, i):
+    src = an.get(op.operands[0])
+    return AxisInfo(src.contiguity[:-1], src.divisibility[:-1], src.constancy[:-1])
+
+
+@rule("tile.cat")
+def _cat_rule(an, op, i):
+    """Each operand fills whole aligned runs of the result (its length is a power of two)."""
+    return _meet(an.get(op.operands[0]), an.get(op.operands[1]))
+
+
 def _bitwidth(t: ir.Type) -> int:
     s = str(t)
     if s.startswith("!tile.ptr"):

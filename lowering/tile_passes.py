@@ -56,7 +56,8 @@ def _addptr_of_addptr(op, rewriter):
 # ops without side effects (IRDL cannot say so, so MLIR's own DCE keeps them)
 PURE_OPS = ("tile.splat", "tile.broadcast", "tile.addptr", "tile.make_range",
             "tile.expand_dims", "tile.trans", "tile.reshape", "tile.get_program_id",
-            "tile.get_num_programs", "tile.int_to_ptr", "tile.ptr_to_int",
+            "tile.get_num_programs", "tile.int_to_ptr", "tile.ptr_to_int", "tile.umulhi",
+            "tile.join", "tile.split", "tile.cat", "tile.dot", "tile.reduce", "tile.scan",
             "tilegpu.convert_layout")
 
 

@@ -182,6 +182,13 @@ class LoweringContext:
 
     def shuffle_xor(self, v: ir.Value, offset: int) -> ir.Value:
         """`v` from the lane `lane ^ offset` (any scalar type up to 64 bits)."""
+        return self.shuffle(v, offset, "xor")
+
+    def shuffle(self, v: ir.Value, offset, mode: str = "xor") -> ir.Value:
+        """`v` from another lane (any scalar type up to 64 bits): gpu.shuffle `mode` xor, up
+        (lane - offset), down (lane + offset) or idx (lane `offset`); `offset` an int or an i32
+        value.  Where the source lane is outside the warp the result is unspecified (NVIDIA
+        gives the lane's own value, AMD's ds_bpermute wraps around): callers select."""
         t = v.type
         bits = _bits(t)
         if bits == 64:  # two 32-bit halves
@@ -191,21 +198,22 @@ class LoweringContext:
             lo = self.op1("arith.trunci", [x], self.i32)
             hi = self.op1("arith.trunci", [self.op1("arith.shrui", [x, self.const(32, i64)], i64)],
                           self.i32)
-            lo, hi = self.shuffle_xor(lo, offset), self.shuffle_xor(hi, offset)
+            lo, hi = self.shuffle(lo, offset, mode), self.shuffle(hi, offset, mode)
             x = self.op1("arith.ori", [self.op1("arith.extui", [lo], i64), self.op1(
                 "arith.shli", [self.op1("arith.extui", [hi], i64), self.const(32, i64)], i64)], i64)
             if is_ptr:
                 return self.op1("llvm.inttoptr", [x], t)
             return x if t == i64 else self.op1("arith.bitcast", [x], t)
         if t == self.i32 or str(t) == "f32":
-            res = gpu.ShuffleOp(v, self.const(offset), self.const(self.warp_size),
-                                gpu.ShuffleMode.XOR)
+            off = self.const(offset) if isinstance(offset, int) else offset
+            res = gpu.ShuffleOp(v, off, self.const(self.warp_size),
+                                getattr(gpu.ShuffleMode, mode.upper()))
             return res.results[0]
         # narrower types travel in an i32
         it = ir.IntegerType.get_signless(bits)
         x = v if T.isa(t, ir.IntegerType) else self.op1("arith.bitcast", [v], it)
         x = self.op1("arith.extui", [x], self.i32) if bits < 32 else x
-        x = self.shuffle_xor(x, offset)
+        x = self.shuffle(x, offset, mode)
         x = self.op1("arith.trunci", [x], it) if bits < 32 else x
         return x if T.isa(t, ir.IntegerType) else self.op1("arith.bitcast", [x], t)
 

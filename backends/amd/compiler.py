@@ -73,7 +73,19 @@ class AMDBackend(Backend):
         st["amdgcn"] = lambda llir, md: self.to_amdgcn(llir, options)
         st["hsaco"] = lambda asm, md: self.to_hsaco(md.outputs["llir"], options)
 
+    @staticmethod
+    def check_resolved(llir: str):
+        """No device-library calls may remain: nothing links ROCm's bitcode libraries here, and
+        an hsaco with undefined symbols fails only when it is loaded."""
+        import re
+        missing = sorted(set(re.findall(r"^declare [^@]*@([\w.$]+)\(", llir, re.M))
+                         - {n for n in re.findall(r"^declare [^@]*@(llvm\.[\w.]+)\(", llir, re.M)})
+        if missing:
+            raise ValueError(f"the AMD code calls functions that are not available without "
+                             f"ROCm's device libraries: {', '.join(missing)}")
+
     def to_amdgcn(self, llir: str, options) -> str:
+        self.check_resolved(llir)
         return _target_machine(self.target.arch, options.opt_level).emit_assembly(_parse(llir))
 
     def to_hsaco(self, llir: str, options) -> bytes:

@@ -1,4 +1,6 @@
 """Lowering rules of tilegpu ops, one module per op family.  Importing registers them."""
 from . import (  # noqa: F401
-    atomic, creation, debug, elementwise, layout, math, memory, program, reduction, scf, shape,
+    atomic, creation, debug, elementwise, layout, math, memory, program, reduction, scan, scf,
+    shape,
 )
+from . import dot, shape_join  # noqa: F401,E402

@@ -171,3 +171,27 @@ def test_import_needs_no_gpu_libraries():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[]"
+
+
+@tilework.jit
+def _num_programs_kernel(out_ptr):
+    tl.store(out_ptr + tl.program_id(0), tl.num_programs(0) * 2 + tl.num_programs(1))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_num_programs_in_arithmetic(target):
+    """gfx942 reads the grid from the dispatch packet (no device-library call, no abort)."""
+    ck = compile(ASTSource(_num_programs_kernel, {"out_ptr": tl.pointer_type(tl.int32)}, {},
+                           {}), target, cache=False)
+    if target == "gfx942":
+        assert "llvm.amdgcn.dispatch.ptr" in ck.asm["llir"]
+        assert "__ockl" not in ck.asm["llir"]
+
+
+def test_amd_rejects_unresolved_library_calls():
+    from tilework.backends.amd.compiler import AMDBackend
+    with pytest.raises(ValueError, match="not available without ROCm's device libraries: "
+                                         "__ocml_exp_f32"):
+        AMDBackend.check_resolved("declare float @__ocml_exp_f32(float)\n"
+                                  "declare i32 @llvm.amdgcn.workitem.id.x()\n")
+    AMDBackend.check_resolved("declare i32 @llvm.amdgcn.workitem.id.x()\n")

@@ -331,7 +331,15 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         if isinstance(fn_u, core.dtype) or fn_u is constexpr:
             return fn_u(*[unwrap(a) for a in args]) if fn_u is constexpr else fn_u
         if fn_u in (builtins.min, builtins.max) and any(isinstance(a, tensor) for a in args):
-            raise self.error(node, f"{fn_u.__name__}() on tiles: use tl.minimum/tl.maximum")
+            # as in Triton: min/max of runtime values are elementwise minimum/maximum
+            if kwargs or len(args) < 2:
+                raise self.error(node, f"{fn_u.__name__}() of runtime values takes two or more "
+                                       f"positional arguments")
+            op = "minimum" if fn_u is builtins.min else "maximum"
+            acc = args[0]
+            for a in args[1:]:
+                acc = S.binary(self.b, op, self._operand(acc, node), self._operand(a, node))
+            return acc
         if any(isinstance(a, tensor) for a in args) or any(isinstance(v, tensor) for v in kwargs.values()):
             what = getattr(fn_u, "__name__", repr(fn_u))
             raise self.error(node, f"unsupported call to `{what}` with tile arguments: only tl "

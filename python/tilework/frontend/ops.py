@@ -272,4 +272,5 @@ def assume(b, cond):
 
 
 # op families register their builtins in their own modules
-from . import ops_control, ops_debug, ops_math, ops_memory, ops_reduction, ops_shape  # noqa: E402,F401
+from . import ops_control, ops_debug, ops_math, ops_memory, ops_reduction, ops_scan, ops_shape  # noqa: E402,F401
+from . import ops_dot, ops_join  # noqa: E402,F401

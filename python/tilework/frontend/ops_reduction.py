@@ -222,11 +222,16 @@ def sum(b, input, axis=None, keep_dims=False, dtype=None):
 def _minmax(b, kind, input, axis, return_indices, tie_break_left, keep_dims):
     x = _tile(b, input, kind)
     axis, keep_dims = _const(axis, "axis"), _const(keep_dims, "keep_dims")
+    if x.dtype.is_bf16():  # as Triton: bf16 compares in fp32
+        x = S.cast(b, x, core.float32)
     if _const(return_indices, "return_indices"):
         idx = _indices(b, x, axis)
         v, i = _reduce_all_axes(b, [x, idx], axis, keep_dims,
                                 _arg_combine(b, kind, _const(tie_break_left, "tie_break_left")))
         return v, i
+    if x.dtype.primitive_bitwidth < 32:  # as Triton: narrow values reduce in 32 bits
+        x = S.cast(b, x, core.float32 if x.dtype.is_floating() else
+                   (core.uint32 if x.dtype.is_int_unsigned() else core.int32))
     return _reduce_all_axes(b, [x], axis, keep_dims, _max_combine(b, kind))[0]
 
 

@@ -77,7 +77,7 @@ def view(b, input, shape):
 
 
 @impl
-def ravel(b, input):
+def ravel(b, input, can_reorder=False):  # can_reorder: accepted (Triton 3.6); order kept
     x = S.to_tensor(b, input)
     return reshape(b, x, (math.prod(x.shape),)) if x.shape else x
 

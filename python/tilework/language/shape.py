@@ -2,6 +2,7 @@
 from .core import builtin
 
 __all__ = ["expand_dims", "reshape", "view", "ravel", "trans", "permute", "broadcast"]
+__all__ += ["join", "split", "interleave", "cat"]
 
 
 @builtin
@@ -20,8 +21,9 @@ def view(input, shape):
 
 
 @builtin
-def ravel(input):
-    """`input` flattened to one dimension, in row-major order."""
+def ravel(input, can_reorder=False):
+    """`input` flattened to one dimension, in row-major order (`can_reorder` is accepted, as in
+    Triton; the order is kept)."""
 
 
 @builtin
@@ -37,3 +39,29 @@ def permute(input, *dims):
 @builtin
 def broadcast(input, other):
     """`input` and `other` broadcast to their common shape (a pair)."""
+
+
+# ---- join/split/interleave/cat (frontend/ops_join.py, lowering/rules/shape_join.py) ----------
+
+@builtin
+def join(a, b):
+    """`a` and `b` (broadcast to one shape) side by side in a new last dimension of size 2:
+    shape `[..., 2]`; two scalars give a tile of shape `[2]`.  The inverse of `split`."""
+
+
+@builtin
+def split(a):
+    """The two halves `(a[..., 0], a[..., 1])` of a tile whose last dimension is 2 (two scalars
+    for a tile of shape `[2]`).  The inverse of `join`."""
+
+
+@builtin
+def interleave(a, b):
+    """`a` and `b` interleaved along their last dimension: `join(a, b)` reshaped to
+    `[..., 2 * a.shape[-1]]`."""
+
+
+@builtin
+def cat(input, other, can_reorder=False):
+    """Two 1-D tiles end to end.  As in Triton, `can_reorder=True` is required (the compiler may
+    then order the elements as it likes); here the order is always `input` then `other`."""

@@ -1,0 +1,176 @@
+"""`tile.dot` on the portable path: FMAs on CUDA cores / the AMD vector ALUs.
+
+acc + a @ b for a [B?, M, K], b [B?, K, N] (the tensor-core lowering is a separate path):
+
+1. a and b go to the shared scratch buffer (whatever their layouts): a transposed, as
+   `A[b][k][m]` at `(b*K + k)*M + m`, and b as `B[b][k][n]` at `(b*K + k)*N + n` (16-byte
+   aligned after A), in their own element types.  A barrier.
+2. Each thread computes its own accumulator elements, in the accumulator's (= the result's)
+   layout, with an `scf.for` over k (not unrolled) carrying them as iter args: per k it reads
+   the A values of its distinct rows and the B values of its distinct columns (vector loads
+   where its rows/columns come in aligned contiguous runs: threads of a warp read neighbouring
+   words of one row of A^T / B, so there are no bank conflicts) and does one fma per element.
+3. fp16/bf16 inputs multiply and accumulate in fp32 (fp16 results are rounded once at the
+   end), fp32 in fp32 (any `input_precision`: tf32 is not emulated), fp64 in fp64, int8 in
+   int32 (wrapping).  fp8 operands are not supported by this path yet.
+
+The next user of the scratch buffer starts with a barrier (as every user does), so the reads
+of step 2 finish before it is overwritten.
+"""
+from __future__ import annotations
+
+import itertools
+
+import mlir.ir as ir
+from mlir.dialects import scf
+
+from tilework.dialects import tile as T
+from tilework.dialects.layout import Blocked, layout_of
+
+from ..axis_info import elem_bytes
+from ..registry import LoweringError, lower
+from .layout import _smem_gep
+from .math_approx import call_intrinsic  # (math.fma would become a libdevice/ocml call)
+
+_SMEM_PTR = "!llvm.ptr<3>"
+
+
+def _compute_type(ctx, elem: ir.Type) -> ir.Type:
+    s = str(elem)
+    if s.startswith("i"):
+        return ctx.i32
+    if s == "f64":
+        return elem
+    return ir.F32Type.get()
+
+
+def _extend(ctx, v: ir.Value, ct: ir.Type) -> ir.Value:
+    """An operand element in the compute type (sign-extended ints, extended floats)."""
+    if v.type == ct:
+        return v
+    if T.isa(ct, ir.IntegerType):
+        return ctx.op1("arith.extsi", [v], ct)
+    return ctx.op1("arith.extf", [v], ct)
+
+
+def _run(layout, shape, dim: int) -> int:
+    """How many of a thread's consecutive elements along `dim` hold consecutive logical indices,
+    the first one a multiple of that count (1 when unknown, e.g. slice layouts)."""
+    if not isinstance(layout, Blocked):
+        return 1
+    return max(1, min(layout.size_per_thread[dim], shape[dim]))
+
+
+def _offset(ctx, v, off: int):
+    return ctx.op1("arith.addi", [v, ctx.const(off)], ctx.i32) if off else v
+
+
+def _mul(ctx, v, c: int):
+    return ctx.op1("arith.muli", [v, ctx.const(c)], ctx.i32) if c != 1 else v
+
+
+class _Operand:
+    """The per-k reads of one operand: for each batch index and each run of the thread's
+    rows (A) / columns (B), a pointer to the element at k = 0; per k a (vector) load."""
+
+    def __init__(self, ctx, base, elem, layout, shape, dim, stride_k: int, batch_stride: int):
+        self.ctx, self.elem, self.stride_k = ctx, elem, stride_k
+        per_thread = layout.elems_per_thread(shape)
+        nb = per_thread[0] if len(shape) == 3 else 1
+        n = per_thread[dim]
+        run = _run(layout, shape, dim)
+        self.vec = max(1, min(run, 16 // elem_bytes(elem)))
+        while n % self.vec:
+            self.vec //= 2
+        self.groups = {}  # (batch coord, first coord along dim) -> pointer at k = 0
+        for bi in range(nb):
+            boff = None
+            if len(shape) == 3:
+                bl = ctx.logical_index(layout, shape, 0, bi) if shape[0] > 1 else ctx.const(0)
+                boff = _mul(ctx, bl, batch_stride)
+            for j in range(0, n, self.vec):
+                idx = ctx.logical_index(layout, shape, dim, j) if shape[dim] > 1 \
+                    else ctx.const(0)
+                if boff is not None:
+                    idx = ctx.op1("arith.addi", [boff, idx], ctx.i32)
+                self.groups[(bi, j)] = _smem_gep(ctx, base, idx, elem)
+
+    def load(self, k_off) -> dict:
+        """{(batch coord, coord along dim): element} at the row k (`k_off` = k * stride_k)."""
+        ctx, out = self.ctx, {}
+        vt = ir.VectorType.get([self.vec], self.elem) if self.vec > 1 else self.elem
+        attrs = {"alignment": ir.IntegerAttr.get(ctx.i64, elem_bytes(self.elem) * self.vec)}
+        for (bi, j), p in self.groups.items():
+            q = _smem_gep(ctx, p, k_off, self.elem)
+            v = ctx.create("llvm.load", [q], [vt], attrs).results[0]
+            if self.vec == 1:
+                out[(bi, j)] = v
+                continue
+            for e in range(self.vec):
+                out[(bi, j + e)] = ctx.op1("llvm.extractelement", [v, ctx.const(e)], self.elem)
+        return out
+
+
+def _store_operand(ctx, regs, base, elem, strides):
+    """Writes every element the thread holds at sum(index_d * strides_d)."""
+    for coord in regs.coords():
+        idx = ctx.linear_index(regs.layout, regs.shape, coord, strides)
+        ctx.create("llvm.store", [regs[coord], _smem_gep(ctx, base, idx, elem)], [])
+
+
+@lower("tile.dot")
+def _dot(ctx, op, args):
+    from ..to_llvm import Regs
+    a, b, acc = args
+    rt = op.results[0].type
+    layout, shape = layout_of(rt), T.shape_of(rt)
+    if acc.layout != layout:
+        raise LoweringError("tile.dot: the result must have the accumulator's layout; run "
+                            "tilegpu-assign-layouts")
+    ea, eb, ec = (T.element_type(v.type) for v in op.operands)
+    if str(ea).startswith("f8") or str(eb).startswith("f8"):
+        raise LoweringError("tile.dot: fp8 operands are not supported by the FMA path yet")
+    ct = _compute_type(ctx, ea)
+    rank = len(shape)
+    batched = rank == 3
+    nb = shape[0] if batched else 1
+    M, N, K = shape[-2], shape[-1], a.shape[-1]
+
+    # 1. a (transposed) and b to shared memory
+    a_bytes = nb * K * M * elem_bytes(ea)
+    b_off = (a_bytes + 15) // 16 * 16
+    base = ctx.smem(b_off + nb * K * N * elem_bytes(eb))
+    i8 = ir.IntegerType.get_signless(8)
+    base_b = _smem_gep(ctx, base, ctx.const(b_off), i8)
+    ctx.barrier()  # an earlier user of the buffer may still be reading
+    _store_operand(ctx, a, base, ea, ([K * M] if batched else []) + [1, M])
+    _store_operand(ctx, b, base_b, eb, ([K * N] if batched else []) + [N, 1])
+    ctx.barrier()
+
+    # 2. the thread's accumulators, over k
+    dm, dn = rank - 2, rank - 1
+    opa = _Operand(ctx, base, ea, layout, shape, dm, M, K * M)
+    opb = _Operand(ctx, base_b, eb, layout, shape, dn, N, K * N)
+    per_thread = layout.elems_per_thread(shape)
+    coords = list(itertools.product(*[range(n) for n in per_thread]))
+    inits = [_extend(ctx, v, ct) for v in acc.values]
+    loop = scf.ForOp(ctx.const(0), ctx.const(K), ctx.const(1), inits)
+    with ir.InsertionPoint(loop.body):
+        k = loop.induction_variable
+        av = opa.load(_mul(ctx, k, M))
+        bv = opb.load(_mul(ctx, k, N))
+        av = {key: _extend(ctx, v, ct) for key, v in av.items()}
+        bv = {key: _extend(ctx, v, ct) for key, v in bv.items()}
+        new = []
+        for c, s in zip(coords, loop.inner_iter_args):
+            bi = c[0] if batched else 0
+            x, y = av[(bi, c[dm])], bv[(bi, c[dn])]
+            if T.isa(ct, ir.IntegerType):
+                new.append(ctx.op1("arith.addi", [s, ctx.op1("arith.muli", [x, y], ct)], ct))
+            else:
+                new.append(call_intrinsic("llvm.fma", [x, y, s], ct))
+        scf.YieldOp(new)
+    out = list(loop.results)
+    if ct != ec:  # fp16 results: rounded once, at the end
+        out = [ctx.op1("arith.truncf", [v], ec) for v in out]
+    return [Regs(layout, shape, out)]

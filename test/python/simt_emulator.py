@@ -1,0 +1,600 @@
+"""A small SIMT emulator of the per-thread code `tilegpu-to-llvm` emits, for tests without a GPU.
+
+It runs the `gpu.func` of a kernel's `tilegpu` stage after `tilegpu-to-llvm` (arith, math,
+scf, llvm memory ops, gpu ids, shuffles and barriers), all threads of a program in lockstep:
+every SSA value is a numpy array over the threads; `scf.if` runs both sides under a mask of
+active threads; `gpu.shuffle` reads other lanes of the same warp.
+
+Shared memory is checked for races: a thread reading bytes another thread wrote, or writing
+bytes another thread read or wrote (a different value), with no `gpu.barrier` in between is
+an error, as are two threads of one store writing different values to one byte.  Global
+memory accesses outside the arrays passed as arguments are errors too.
+
+    emu = Emulator.from_kernel(kernel, signature, constants, "sm_80", num_warps=4)
+    emu.run(grid, x, out, n)   # numpy arrays for pointers (written in place), ints, floats
+
+Not a model of timing or of lane divergence (shuffles and barriers must be reached by every
+thread, which is what the lowering emits).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import mlir.ir as ir
+
+_INT = {1: np.bool_, 8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
+_UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+_FLOAT = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
+_GLOBAL_SHIFT = 40
+_SMEM_BASE = 1 << 60
+
+
+class EmulationError(Exception):
+    pass
+
+
+def _np(t: ir.Type):
+    """(numpy dtype, vector length or 0) of an MLIR type."""
+    s = str(t)
+    if s.startswith("vector<"):
+        n, e = s[len("vector<"):-1].split("x", 1)
+        return _np(ir.Type.parse(e))[0], int(n)
+    if s in _FLOAT:
+        return _FLOAT[s], 0
+    if s == "index" or s.startswith("!llvm.ptr"):
+        return np.int64, 0
+    if s.startswith("i"):
+        return _INT[int(s[1:])], 0
+    raise EmulationError(f"type {s} is not emulated")
+
+
+def _bits(dt) -> int:
+    return 1 if dt == np.bool_ else np.dtype(dt).itemsize * 8
+
+
+def _unsigned(a):
+    if a.dtype == np.bool_:
+        return a.astype(np.uint8)
+    if a.dtype.kind == "u":
+        return a
+    return a.view(_UINT[a.dtype.itemsize * 8])
+
+
+def _as(a, dt):
+    """Reinterpret or wrap the integers of `a` to `dt` (two's complement)."""
+    if dt == np.bool_:
+        return (a & 1).astype(np.bool_) if a.dtype != np.bool_ else a
+    return a.astype(dt)
+
+
+class Emulator:
+    def __init__(self, module: ir.Module, num_warps: int, warp_size: int):
+        self.module = module
+        self.nw, self.ws = num_warps, warp_size
+        self.T = num_warps * warp_size
+        self.func = None
+        for op in module.body.operations:
+            if op.operation.name == "gpu.module":
+                for f in op.operation.regions[0].blocks[0].operations:
+                    if f.operation.name == "gpu.func":
+                        self.func = f.operation
+        if self.func is None:
+            raise EmulationError("no gpu.func in the module")
+        attrs = self.func.attributes
+        self.shared = ir.IntegerAttr(attrs["tilegpu.shared"]).value if "tilegpu.shared" in attrs \
+            else 0
+
+    @classmethod
+    def from_kernel(cls, kernel, signature: dict, constants: dict, target="sm_80",
+                    num_warps=4, rewrite=None):
+        """Compiles `kernel` (every stage: the compile-only check) and lowers its `tilegpu`
+        stage, first passed through `rewrite(text) -> text` if given (e.g. to force other
+        layouts)."""
+        from tilework import CompileOptions
+        from tilework.backends import parse_target
+        from tilework.compiler.driver import ASTSource, compile
+        from tilework.dialects import tile as T
+        from tilework.lowering import PassContext, run_pipeline
+        ck = compile(ASTSource(kernel, signature, constants, {}), target,
+                     CompileOptions(num_warps=num_warps), cache=False)
+        tgt = parse_target(target)
+        ctx = T.new_context()
+        with ctx:
+            text = ck.asm["tilegpu"]
+            m = ir.Module.parse(rewrite(text) if rewrite is not None else text)
+            run_pipeline(m, ("tilegpu-to-llvm",),
+                         PassContext(backend=tgt.backend, arch=tgt.arch, num_warps=num_warps,
+                                     warp_size=tgt.warp_size))
+        emu = cls(m, num_warps, tgt.warp_size)
+        emu.context = ctx
+        emu.compiled = ck
+        return emu
+
+    # ---- running --------------------------------------------------------------------------
+    def run(self, grid, *args):
+        grid = tuple(grid) + (1,) * (3 - len(grid))
+        self.buffers = []
+        block = self.func.regions[0].blocks[0]
+        if len(args) != len(block.arguments):
+            raise EmulationError(f"the kernel takes {len(block.arguments)} arguments, "
+                                 f"got {len(args)}")
+        env0 = {}
+        for a, v in zip(block.arguments, args):
+            if isinstance(v, np.ndarray):
+                if not v.flags.c_contiguous:
+                    raise EmulationError("arrays must be contiguous")
+                self.buffers.append(v.reshape(-1).view(np.uint8))
+                addr = len(self.buffers) << _GLOBAL_SHIFT
+                env0[a] = np.full(self.T, addr, np.int64)
+            else:
+                dt, _ = _np(a.type)
+                env0[a] = np.full(self.T, v, dt)
+        self.grid = grid
+        for z in range(grid[2]):
+            for y in range(grid[1]):
+                for x in range(grid[0]):
+                    self.pid = (x, y, z)
+                    self.smem = np.zeros(max(self.shared, 1), np.uint8)
+                    self.w_epoch = np.full(self.smem.size, -1, np.int64)
+                    self.w_thread = np.full(self.smem.size, -1, np.int64)
+                    self.r_epoch = np.full(self.smem.size, -1, np.int64)
+                    self.r_thread = np.full(self.smem.size, -1, np.int64)
+                    self.epoch = 0
+                    env = dict(env0)
+                    self.exec_block(block, env, np.ones(self.T, np.bool_))
+
+    def exec_block(self, block, env, active):
+        """Runs the ops of `block`; returns the operands of its terminator (scf.yield)."""
+        for op in block.operations:
+            op = op.operation
+            name = op.name
+            if name in ("scf.yield", "gpu.return"):
+                return [env[v] for v in op.operands]
+            handler = getattr(self, "op_" + name.replace(".", "_"), None)
+            if handler is None:
+                raise EmulationError(f"op {name} is not emulated")
+            outs = handler(op, [env[v] for v in op.operands], env, active)
+            if outs is not None:
+                for r, v in zip(op.results, outs):
+                    env[r] = v
+        return []
+
+    # ---- control flow ---------------------------------------------------------------------
+    def op_scf_if(self, op, args, env, active):
+        cond = args[0].astype(np.bool_)
+        then_b = op.regions[0].blocks[0]
+        t = self.exec_block(then_b, dict(env), active & cond)
+        if len(op.regions) > 1 and len(op.regions[1].blocks):
+            e = self.exec_block(op.regions[1].blocks[0], dict(env), active & ~cond)
+        else:
+            e = []
+        out = []
+        for a, b in zip(t, e):
+            c = cond if a.ndim == 1 else cond[:, None]
+            out.append(np.where(c, a, b))
+        return out
+
+    def op_scf_for(self, op, args, env, active):
+        lb, ub, step = (int(a[0]) for a in args[:3])
+        if any(len(set(a.tolist())) != 1 for a in args[:3]):
+            raise EmulationError("scf.for with bounds that differ between threads")
+        vals = list(args[3:])
+        body = op.regions[0].blocks[0]
+        iv_dt, _ = _np(body.arguments[0].type)
+        for i in range(lb, ub, step):
+            benv = dict(env)
+            benv[body.arguments[0]] = np.full(self.T, i, iv_dt)
+            for a, v in zip(list(body.arguments)[1:], vals):
+                benv[a] = v
+            vals = self.exec_block(body, benv, active)
+        return vals
+
+    # ---- ids --------------------------------------------------------------------------------
+    def _dim(self, op):
+        return "xyz".index(str(op.attributes["dimension"]).split()[-1].rstrip(">"))
+
+    def op_gpu_thread_id(self, op, args, env, active):
+        d = self._dim(op)
+        return [np.arange(self.T, dtype=np.int64) if d == 0 else np.zeros(self.T, np.int64)]
+
+    def op_gpu_block_id(self, op, args, env, active):
+        return [np.full(self.T, self.pid[self._dim(op)], np.int64)]
+
+    def op_gpu_grid_dim(self, op, args, env, active):
+        return [np.full(self.T, self.grid[self._dim(op)], np.int64)]
+
+    def op_gpu_block_dim(self, op, args, env, active):
+        d = self._dim(op)
+        return [np.full(self.T, self.T if d == 0 else 1, np.int64)]
+
+    def op_gpu_barrier(self, op, args, env, active):
+        if not active.all():
+            raise EmulationError("gpu.barrier reached by only some threads")
+        self.epoch += 1
+
+    def op_gpu_shuffle(self, op, args, env, active):
+        v, off, width = args
+        mode = str(op.attributes["mode"])
+        w = int(width[0])
+        if w != self.ws:
+            raise EmulationError(f"shuffle width {w} != warp size {self.ws}")
+        tid = np.arange(self.T)
+        lane = tid % self.ws
+        off = off.astype(np.int64)
+        if "xor" in mode:
+            src = lane ^ off
+        elif "up" in mode:
+            src = lane - off
+        elif "down" in mode:
+            src = lane + off
+        else:
+            src = off
+        ok = (src >= 0) & (src < self.ws)
+        src_t = np.where(ok, tid - lane + src, tid)
+        if not active[src_t[active & ok]].all():
+            raise EmulationError("gpu.shuffle reads an inactive lane")
+        return [v[src_t], ok]
+
+    # ---- constants and arithmetic ---------------------------------------------------------
+    def op_arith_constant(self, op, args, env, active):
+        t = op.results[0].type
+        dt, n = _np(t)
+        attr = op.attributes["value"]
+        if n:
+            v = ir.DenseElementsAttr(attr).get_splat_value()
+            x = ir.FloatAttr(v).value if np.dtype(dt).kind == "f" else ir.IntegerAttr(v).value
+            return [np.array([x]).astype(dt).repeat(self.T * n).reshape(self.T, n)]
+        if np.dtype(dt).kind == "f":
+            return [np.full(self.T, ir.FloatAttr(attr).value, dt)]
+        if dt == np.bool_:
+            return [np.full(self.T, bool(ir.IntegerAttr(attr).value & 1))]
+        val = ir.IntegerAttr(attr).value
+        return [np.array([val], dtype=np.int64).astype(dt).repeat(self.T)]
+
+    def _int2(self, fn, args, unsigned=False):
+        """fn on 64-bit copies of the operands (zero-extended if `unsigned`), wrapped back."""
+        a, b = args
+        dt = a.dtype
+        if unsigned:
+            a, b = _unsigned(a).astype(np.uint64), _unsigned(b).astype(np.uint64)
+        else:
+            a, b = a.astype(np.int64), b.astype(np.int64)
+        with np.errstate(all="ignore"):
+            r = np.asarray(fn(a, b))
+        if dt == np.bool_:
+            return [(r & 1).astype(np.bool_)]
+        return [r.astype(dt)]
+
+    def op_arith_addi(self, op, a, env, act):
+        return self._int2(np.add, a)
+
+    def op_arith_subi(self, op, a, env, act):
+        return self._int2(np.subtract, a)
+
+    def op_arith_muli(self, op, a, env, act):
+        return self._int2(np.multiply, a)
+
+    def op_arith_andi(self, op, a, env, act):
+        return [a[0] & a[1]]
+
+    def op_arith_ori(self, op, a, env, act):
+        return [a[0] | a[1]]
+
+    def op_arith_xori(self, op, a, env, act):
+        return [a[0] ^ a[1]]
+
+    def op_arith_divui(self, op, a, env, act):
+        return self._int2(lambda x, y: np.where(y == 0, 0, x // np.where(y == 0, 1, y)), a,
+                          unsigned=True)
+
+    def op_arith_remui(self, op, a, env, act):
+        return self._int2(lambda x, y: np.where(y == 0, 0, x % np.where(y == 0, 1, y)), a,
+                          unsigned=True)
+
+    def op_arith_divsi(self, op, a, env, act):
+        def f(x, y):
+            x, y = x.astype(np.int64), y.astype(np.int64)
+            ys = np.where(y == 0, 1, y)
+            q = np.abs(x) // np.abs(ys) * np.sign(x) * np.sign(ys)
+            return np.where(y == 0, 0, q)
+        return self._int2(f, a)
+
+    def op_arith_remsi(self, op, a, env, act):
+        def f(x, y):
+            x, y = x.astype(np.int64), y.astype(np.int64)
+            ys = np.where(y == 0, 1, y)
+            q = np.abs(x) // np.abs(ys) * np.sign(x) * np.sign(ys)
+            return np.where(y == 0, 0, x - q * ys)
+        return self._int2(f, a)
+
+    def op_arith_shli(self, op, a, env, act):
+        return self._int2(lambda x, y: np.left_shift(x, y), a)
+
+    def op_arith_shrui(self, op, a, env, act):
+        return self._int2(lambda x, y: np.right_shift(x, y), a, unsigned=True)
+
+    def op_arith_shrsi(self, op, a, env, act):
+        return self._int2(lambda x, y: np.right_shift(x, y), a)
+
+    def op_arith_maxsi(self, op, a, env, act):
+        return [np.maximum(a[0], a[1])]
+
+    def op_arith_minsi(self, op, a, env, act):
+        return [np.minimum(a[0], a[1])]
+
+    def op_arith_maxui(self, op, a, env, act):
+        return [np.maximum(_unsigned(a[0]), _unsigned(a[1])).view(a[0].dtype)]
+
+    def op_arith_minui(self, op, a, env, act):
+        return [np.minimum(_unsigned(a[0]), _unsigned(a[1])).view(a[0].dtype)]
+
+    _CMPI = {0: np.equal, 1: np.not_equal, 2: np.less, 3: np.less_equal, 4: np.greater,
+             5: np.greater_equal, 6: np.less, 7: np.less_equal, 8: np.greater,
+             9: np.greater_equal}
+
+    def op_arith_cmpi(self, op, a, env, act):
+        p = ir.IntegerAttr(op.attributes["predicate"]).value
+        x, y = a
+        if p >= 6:
+            x, y = _unsigned(x), _unsigned(y)
+        return [self._CMPI[p](x, y)]
+
+    def op_arith_cmpf(self, op, a, env, act):
+        p = ir.IntegerAttr(op.attributes["predicate"]).value
+        x, y = a
+        unord = np.isnan(x) | np.isnan(y)
+        base = {1: np.equal, 2: np.greater, 3: np.greater_equal, 4: np.less, 5: np.less_equal,
+                6: np.not_equal}
+        with np.errstate(all="ignore"):
+            if p == 0:
+                return [np.zeros(x.shape, np.bool_)]
+            if p == 15:
+                return [np.ones(x.shape, np.bool_)]
+            if p == 7:
+                return [~unord]
+            if p == 14:
+                return [unord]
+            if p <= 6:
+                return [base[p](x, y) & ~unord]
+            return [base[p - 7](x, y) | unord]
+
+    def op_arith_select(self, op, a, env, act):
+        c, x, y = a
+        c = c.astype(np.bool_)
+        return [np.where(c if x.ndim == 1 else c[:, None], x, y)]
+
+    def _f(self, fn, a):
+        with np.errstate(all="ignore"):
+            return [np.asarray(fn(*a)).astype(a[0].dtype)]
+
+    def op_arith_addf(self, op, a, env, act):
+        return self._f(np.add, a)
+
+    def op_arith_subf(self, op, a, env, act):
+        return self._f(np.subtract, a)
+
+    def op_arith_mulf(self, op, a, env, act):
+        return self._f(np.multiply, a)
+
+    def op_arith_divf(self, op, a, env, act):
+        return self._f(np.divide, a)
+
+    def op_arith_negf(self, op, a, env, act):
+        return [-a[0]]
+
+    def op_arith_maxnumf(self, op, a, env, act):
+        return self._f(np.fmax, a)
+
+    def op_arith_minnumf(self, op, a, env, act):
+        return self._f(np.fmin, a)
+
+    def op_arith_maximumf(self, op, a, env, act):
+        return self._f(np.maximum, a)
+
+    def op_arith_minimumf(self, op, a, env, act):
+        return self._f(np.minimum, a)
+
+    def op_math_fma(self, op, a, env, act):
+        x, y, z = (v.astype(np.float64) for v in a)
+        return [(x * y + z).astype(a[0].dtype)]
+
+    def op_math_absf(self, op, a, env, act):
+        return [np.abs(a[0])]
+
+    # ---- casts ----------------------------------------------------------------------------
+    def _res(self, op):
+        return _np(op.results[0].type)[0]
+
+    def op_arith_extsi(self, op, a, env, act):
+        x = a[0]
+        if x.dtype == np.bool_:
+            return [np.where(x, -1, 0).astype(self._res(op))]
+        return [x.astype(self._res(op))]
+
+    def op_arith_extui(self, op, a, env, act):
+        return [_unsigned(a[0]).astype(self._res(op))]
+
+    def op_arith_trunci(self, op, a, env, act):
+        dt = self._res(op)
+        x = a[0]
+        if dt == np.bool_:
+            return [(x & 1).astype(np.bool_)]
+        return [_unsigned(x).astype(_UINT[_bits(dt)]).view(dt)]
+
+    def op_arith_index_cast(self, op, a, env, act):
+        return [a[0].astype(self._res(op))]
+
+    def op_arith_extf(self, op, a, env, act):
+        return [a[0].astype(self._res(op))]
+
+    def op_arith_truncf(self, op, a, env, act):
+        return [a[0].astype(self._res(op))]
+
+    def op_arith_sitofp(self, op, a, env, act):
+        x = a[0].astype(np.int64) if a[0].dtype == np.bool_ else a[0]
+        return [x.astype(self._res(op))]
+
+    def op_arith_uitofp(self, op, a, env, act):
+        return [_unsigned(a[0]).astype(self._res(op))]
+
+    def op_arith_fptosi(self, op, a, env, act):
+        with np.errstate(all="ignore"):
+            return [np.trunc(a[0]).astype(self._res(op))]
+
+    def op_arith_fptoui(self, op, a, env, act):
+        dt = self._res(op)
+        with np.errstate(all="ignore"):
+            return [np.trunc(a[0]).astype(_UINT[_bits(dt)]).view(dt)]
+
+    def op_arith_bitcast(self, op, a, env, act):
+        return [a[0].view(self._res(op))]
+
+    # ---- memory ---------------------------------------------------------------------------
+    def op_llvm_mlir_addressof(self, op, a, env, act):
+        return [np.full(self.T, _SMEM_BASE, np.int64)]
+
+    def op_llvm_getelementptr(self, op, a, env, act):
+        raw = list(ir.DenseI32ArrayAttr(op.attributes["rawConstantIndices"]))
+        if len(raw) != 1:
+            raise EmulationError("only one-index GEPs are emulated")
+        elem = ir.TypeAttr(op.attributes["elem_type"]).value
+        dt, n = _np(elem)
+        size = (1 if dt == np.bool_ else np.dtype(dt).itemsize) * max(n, 1)
+        idx = a[1].astype(np.int64) if raw[0] == -2147483648 else raw[0]
+        return [a[0] + idx * size]
+
+    def op_llvm_ptrtoint(self, op, a, env, act):
+        return [a[0].astype(self._res(op))]
+
+    def op_llvm_inttoptr(self, op, a, env, act):
+        return [a[0].astype(np.int64)]
+
+    def op_llvm_mlir_poison(self, op, a, env, act):
+        dt, n = _np(op.results[0].type)
+        return [np.zeros((self.T, n) if n else self.T, dt)]
+
+    op_llvm_mlir_undef = op_llvm_mlir_poison
+
+    def op_llvm_extractelement(self, op, a, env, act):
+        v, i = a
+        return [v[np.arange(self.T), i.astype(np.int64)]]
+
+    def op_llvm_insertelement(self, op, a, env, act):
+        v, x, i = a
+        v = v.copy()
+        v[np.arange(self.T), i.astype(np.int64)] = x
+        return [v]
+
+    def _bytes(self, addrs, size, act):
+        """(is shared, buffer, byte indices [active, size]) of accesses at `addrs`."""
+        a = addrs[act]
+        if not a.size:
+            return None, None, np.zeros((0, size), np.int64)
+        shared = a >= _SMEM_BASE
+        if shared.any() and not shared.all():
+            raise EmulationError("one access mixes shared and global memory")
+        if shared.all():
+            off = a - _SMEM_BASE
+            buf = self.smem
+        else:
+            ids = a >> _GLOBAL_SHIFT
+            bid = int(ids[0]) - 1
+            if not 0 <= bid < len(self.buffers):
+                raise EmulationError(f"access at {int(a[0]):#x} is outside every argument")
+            buf = self.buffers[bid]
+            off = a - ((bid + 1) << _GLOBAL_SHIFT)
+        if (off < 0).any() or (off + size > buf.size).any():
+            bad = int(off[(off < 0) | (off + size > buf.size)][0])
+            raise EmulationError(f"out-of-bounds {'shared' if shared.all() else 'global'} "
+                                 f"access at byte {bad} of {buf.size}")
+        return bool(shared.all()), buf, off[:, None] + np.arange(size)
+
+    def op_llvm_load(self, op, a, env, act):
+        dt, n = _np(op.results[0].type)
+        isz = 1 if dt == np.bool_ else np.dtype(dt).itemsize
+        size = isz * max(n, 1)
+        out = np.zeros((self.T, n) if n else self.T, dt)
+        for sel in self._split(a[0], act):
+            shared, buf, idx = self._bytes(a[0], size, sel)
+            if not idx.size:
+                continue
+            if shared:
+                self._check_read(idx, np.nonzero(sel)[0])
+            raw = buf[idx]  # [A, size]
+            vals = raw.copy().view(np.uint8 if dt == np.bool_ else dt)
+            vals = vals.astype(np.bool_) if dt == np.bool_ else vals
+            out[sel] = vals if n else vals[:, 0]
+        return [out]
+
+    def op_llvm_store(self, op, a, env, act):
+        v, p = a
+        dt = v.dtype
+        n = v.shape[1] if v.ndim == 2 else 0
+        isz = 1 if dt == np.bool_ else dt.itemsize
+        size = isz * max(n, 1)
+        for sel in self._split(p, act):
+            shared, buf, idx = self._bytes(p, size, sel)
+            if not idx.size:
+                continue
+            vals = v[sel]
+            vals = vals.astype(np.uint8) if dt == np.bool_ else vals
+            raw = np.ascontiguousarray(vals).reshape(len(idx), -1).view(np.uint8)
+            if shared:
+                self._check_write(idx, raw, np.nonzero(sel)[0])
+            buf[idx] = raw
+
+    def _split(self, addrs, act):
+        """Masks of the active threads per array (one access may span several arrays)."""
+        a = addrs
+        region = np.where(a >= _SMEM_BASE, -1, a >> _GLOBAL_SHIFT)
+        for r in sorted(set(region[act].tolist())):
+            yield act & (region == r)
+
+    # ---- shared-memory race checks ----------------------------------------------------------
+    def _check_read(self, idx, threads):
+        b = idx.reshape(-1)
+        t = np.repeat(threads, idx.shape[1])
+        e = self.epoch
+        bad = (self.w_epoch[b] == e) & (self.w_thread[b] != t)
+        if bad.any():
+            i = int(np.nonzero(bad)[0][0])
+            raise EmulationError(f"shared-memory race: thread {t[i]} reads byte {b[i]} that "
+                                 f"thread {self.w_thread[b[i]]} wrote with no barrier between")
+        # readers: one thread, or -2 for several
+        fresh = self.r_epoch[b] != e
+        self.r_thread[b[fresh]] = t[fresh]
+        other = ~fresh & (self.r_thread[b] != t)
+        self.r_thread[b[other]] = -2
+        self.r_epoch[b] = e
+        ub, counts = np.unique(b, return_counts=True)
+        multi = ub[counts > 1]
+        if multi.size:
+            # several threads of this access read the byte (or one thread twice: harmless)
+            for x in multi:
+                if len(set(t[b == x].tolist())) > 1:
+                    self.r_thread[x] = -2
+
+    def _check_write(self, idx, raw, threads):
+        b = idx.reshape(-1)
+        v = raw.reshape(-1)
+        t = np.repeat(threads, idx.shape[1])
+        e = self.epoch
+        war = (self.r_epoch[b] == e) & (self.r_thread[b] != t)
+        if war.any():
+            i = int(np.nonzero(war)[0][0])
+            raise EmulationError(f"shared-memory race: thread {t[i]} writes byte {b[i]} that "
+                                 f"another thread read with no barrier between")
+        waw = (self.w_epoch[b] == e) & (self.w_thread[b] != t) & (self.smem[b] != v)
+        if waw.any():
+            i = int(np.nonzero(waw)[0][0])
+            raise EmulationError(f"shared-memory race: threads {t[i]} and "
+                                 f"{self.w_thread[b[i]]} write different values to byte {b[i]}")
+        order = np.argsort(b, kind="stable")
+        bs, vs = b[order], v[order]
+        same = bs[1:] == bs[:-1]
+        if (same & (vs[1:] != vs[:-1])).any():
+            i = int(np.nonzero(same & (vs[1:] != vs[:-1]))[0][0])
+            raise EmulationError(f"shared-memory race: one store writes different values to "
+                                 f"byte {bs[i]} from several threads")
+        self.w_epoch[b] = e
+        self.w_thread[b] = t

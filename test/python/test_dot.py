@@ -1,0 +1,435 @@
+"""tl.dot on the portable (FMA) path: Triton 3.6's argument rules and messages, result dtypes,
+the interpreter against float64 numpy (a tiled matmul with a masked K loop and sizes that are
+not multiples of the blocks), the compiled code run on the CPU simulator of gpu_sim.py, and
+compilation for sm_80/sm_90a/gfx942 (no spills at 64x64x32 with 4 warps, the K loop not
+unrolled, no library calls)."""
+import re
+
+import numpy as np
+import pytest
+
+import tilework
+import tilework.language as tl
+from tilework import CompilationError, CompileOptions
+from tilework.compiler.driver import ASTSource, compile
+
+import gpu_sim
+from dot_kernels import batched_dot, dot_slices, dot_tile, matmul_kernel
+
+TARGETS = ["sm_80", "sm_90a", "gfx942"]
+interpreted = tilework.jit(interpret=True)
+
+
+@pytest.fixture
+def rng(request):
+    return np.random.default_rng(abs(hash(request.node.name)) % 2**32)
+
+
+def cdiv(a, b):
+    return (a + b - 1) // b
+
+
+def ptr(d):
+    return tl.pointer_type(d)
+
+
+# ---- inputs and error bounds --------------------------------------------------------------
+
+# name -> (input dtype, accumulator dtype, output dtype, numpy input dtype, numpy output dtype)
+CASES = {
+    "fp32": (tl.float32, tl.float32, tl.float32, np.float32, np.float32),
+    "fp16_acc32": (tl.float16, tl.float32, tl.float16, np.float16, np.float16),
+    "fp16_acc16": (tl.float16, tl.float16, tl.float16, np.float16, np.float16),
+    "bf16": (tl.bfloat16, tl.float32, tl.float32, np.uint16, np.float32),
+    "int8": (tl.int8, tl.int32, tl.int32, np.int8, np.int32),
+    "fp64": (tl.float64, tl.float64, tl.float64, np.float64, np.float64),
+}
+
+
+def _bf16_bits(x):
+    """float32 values rounded to bf16 (ties to even): their 16-bit patterns."""
+    b = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    return (((b + 0x7FFF + ((b >> 16) & 1)) >> 16) & 0xFFFF).astype(np.uint16)
+
+
+def _bf16_values(bits):
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def _operands(rng, case, m, k, n):
+    """(a, b as passed to the kernel, a, b as float64 values)."""
+    npin = CASES[case][3]
+    if case == "int8":
+        a = rng.integers(-128, 128, (m, k)).astype(np.int8)
+        b = rng.integers(-128, 128, (k, n)).astype(np.int8)
+        return a, b, a.astype(np.float64), b.astype(np.float64)
+    a, b = rng.standard_normal((m, k)), rng.standard_normal((k, n))
+    if case == "bf16":
+        a, b = _bf16_bits(a), _bf16_bits(b)
+        return a, b, _bf16_values(a).astype(np.float64), _bf16_values(b).astype(np.float64)
+    a, b = a.astype(npin), b.astype(npin)
+    return a, b, a.astype(np.float64), b.astype(np.float64)
+
+
+def check_matmul(c, a64, b64, case, bk):
+    """Each element within the error bound of its accumulation: fp32 (fp64) products summed in
+    fp32 (fp64); an fp16 accumulator rounded once per K block; fp16 outputs rounded once."""
+    ref = a64 @ b64
+    if case == "int8":  # int32 accumulation wraps, as on the GPU
+        np.testing.assert_array_equal(c, ((ref.astype(np.int64) + 2**31) % 2**32 - 2**31))
+        return
+    k = a64.shape[1]
+    absref = np.abs(a64) @ np.abs(b64)
+    eps = 2.0**-52 if case == "fp64" else 2.0**-23
+    tol = k * eps * absref
+    if case == "fp16_acc16":
+        tol += cdiv(k, bk) * 2.0**-10 * absref
+    if CASES[case][4] == np.float16:
+        tol += 2.0**-11 * np.abs(ref)
+    err = np.abs(c.astype(np.float64) - ref)
+    assert (err <= tol + 1e-300).all(), (err.max(), (err - tol).max())
+
+
+MATMUL_SIG = ("a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_ak", "stride_bk",
+              "stride_bn", "stride_cm", "stride_cn")
+
+
+def matmul_signature(case):
+    din, _, dout, _, _ = CASES[case]
+    sig = {"a_ptr": ptr(din), "b_ptr": ptr(din), "c_ptr": ptr(dout)}
+    sig.update({p: tl.int32 for p in MATMUL_SIG[3:]})
+    return sig
+
+
+def compile_matmul(case, bm, bn, bk, plus_eq=False, target="sm_80", num_warps=4):
+    return compile(ASTSource(matmul_kernel, matmul_signature(case),
+                             dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, ACC=CASES[case][1],
+                                  PLUS_EQ=plus_eq), {}),
+                   target, CompileOptions(num_warps=num_warps), cache=False)
+
+
+# ---- the interpreter ------------------------------------------------------------------------
+
+def _torch_bf16(bits):
+    torch = pytest.importorskip("torch")
+    return torch.from_numpy(bits.view(np.int16)).view(torch.bfloat16)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("m, n, k, bm, bn, bk", [
+    (100, 70, 45, 32, 32, 32), (64, 64, 64, 64, 64, 32), (1, 130, 17, 16, 64, 32),
+    (37, 16, 96, 64, 16, 32)])
+def test_matmul_interpreted(case, m, n, k, bm, bn, bk, rng):
+    din, acc, dout, npin, npout = CASES[case]
+    a, b, a64, b64 = _operands(rng, case, m, k, n)
+    c = np.full((m, n), 7, npout)
+    if case == "bf16":  # numpy has no bfloat16: CPU torch tensors
+        a, b = _torch_bf16(a), _torch_bf16(b)
+    interpreted(matmul_kernel.fn)[(cdiv(m, bm), cdiv(n, bn))](
+        a, b, c, m, n, k, k, 1, n, 1, n, 1, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, ACC=acc,
+        PLUS_EQ=False)
+    check_matmul(c, a64, b64, case, bk)
+
+
+@pytest.mark.parametrize("case", ["fp32", "fp16_acc16", "int8"])
+def test_matmul_plus_equals_interpreted(case, rng):
+    """`acc += tl.dot(a, b)` (Triton's tutorial form) instead of `acc = tl.dot(a, b, acc)`."""
+    din, acc, dout, npin, npout = CASES[case]
+    m, n, k = 50, 40, 100
+    a, b, a64, b64 = _operands(rng, case, m, k, n)
+    c = np.zeros((m, n), npout)
+    interpreted(matmul_kernel.fn)[(2, 1)](a, b, c, m, n, k, k, 1, n, 1, n, 1, BLOCK_M=32,
+                                           BLOCK_N=64, BLOCK_K=32, ACC=acc, PLUS_EQ=True)
+    check_matmul(c, a64, b64, case, 32)
+
+
+@pytest.mark.parametrize("mode", ["plain", "acc", "trans_a", "trans_b"])
+def test_dot_tile_interpreted(mode, rng):
+    m, n, k = 16, 32, 64
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    c = rng.standard_normal((m, n)).astype(np.float32)
+    d = np.zeros((m, n), np.float32)
+    aa = np.ascontiguousarray(a.T) if mode == "trans_a" else a
+    bb = np.ascontiguousarray(b.T) if mode == "trans_b" else b
+    interpreted(dot_tile.fn)[(1,)](aa, bb, c, d, M=m, N=n, K=k, MODE=mode, OUT=tl.float32,
+                                   PRECISION="tf32")
+    ref = a.astype(np.float64) @ b + (c if mode == "acc" else 0)
+    np.testing.assert_allclose(d, ref, rtol=0, atol=k * 2.0**-22 * (np.abs(a) @ np.abs(b) +
+                                                                   np.abs(c)).max())
+
+
+def test_batched_dot_interpreted(rng):
+    bsz, m, n, k = 4, 16, 32, 16
+    a = rng.standard_normal((bsz, m, k)).astype(np.float32)
+    b = rng.standard_normal((bsz, k, n)).astype(np.float32)
+    c = np.zeros((bsz, m, n), np.float32)
+    interpreted(batched_dot.fn)[(1,)](a, b, c, B=bsz, M=m, N=n, K=k)
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
+
+
+# ---- compiled code, run on the CPU simulator (gpu_sim.py) -----------------------------------
+
+@pytest.mark.parametrize("case, m, n, k, bm, bn, bk, warps", [
+    ("fp32", 100, 70, 45, 32, 64, 16, 4), ("fp16_acc32", 70, 33, 40, 32, 32, 16, 4),
+    ("fp16_acc16", 40, 40, 64, 64, 32, 32, 2), ("bf16", 33, 20, 24, 32, 32, 16, 1),
+    ("int8", 50, 60, 70, 64, 64, 32, 4), ("fp64", 20, 20, 20, 16, 32, 16, 8)])
+def test_matmul_compiled_simulated(case, m, n, k, bm, bn, bk, warps, rng):
+    ck = compile_matmul(case, bm, bn, bk, num_warps=warps)
+    a, b, a64, b64 = _operands(rng, case, m, k, n)
+    c = np.full((m, n), 7, CASES[case][4])
+    gpu_sim.run(ck, (cdiv(m, bm), cdiv(n, bn)), a, b, c, m, n, k, k, 1, n, 1, n, 1)
+    check_matmul(c, a64, b64, case, bk)
+
+
+@pytest.mark.parametrize("mode", ["plain", "acc", "trans_a", "trans_b"])
+@pytest.mark.parametrize("m, n, k, warps", [(16, 16, 16, 4), (64, 32, 16, 4), (32, 64, 32, 8),
+                                            (8, 8, 16, 1), (128, 16, 16, 2)])
+def test_dot_tile_compiled_simulated(mode, m, n, k, warps, rng):
+    """Whole tiles in every layout the defaults give them, replicated ones included."""
+    P = ptr(tl.float32)
+    ck = compile(ASTSource(dot_tile, dict(a_ptr=P, b_ptr=P, c_ptr=P, d_ptr=P),
+                           dict(M=m, N=n, K=k, MODE=mode, OUT=tl.float32, PRECISION="ieee"),
+                           {}), "sm_80", CompileOptions(num_warps=warps), cache=False)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    c = rng.standard_normal((m, n)).astype(np.float32)
+    d = np.zeros((m, n), np.float32)
+    aa = np.ascontiguousarray(a.T) if mode == "trans_a" else a
+    bb = np.ascontiguousarray(b.T) if mode == "trans_b" else b
+    gpu_sim.run(ck, (1,), aa, bb, c, d)
+    ref = a.astype(np.float64) @ b + (c if mode == "acc" else 0)
+    np.testing.assert_allclose(d, ref, rtol=0, atol=k * 2.0**-22 * (np.abs(a) @ np.abs(b) +
+                                                                   np.abs(c)).max())
+
+
+def test_batched_dot_compiled_simulated(rng):
+    bsz, m, n, k = 2, 16, 32, 16
+    P = ptr(tl.float32)
+    ck = compile(ASTSource(batched_dot, dict(a_ptr=P, b_ptr=P, c_ptr=P),
+                           dict(B=bsz, M=m, N=n, K=k), {}), "sm_80", cache=False)
+    a = rng.standard_normal((bsz, m, k)).astype(np.float32)
+    b = rng.standard_normal((bsz, k, n)).astype(np.float32)
+    c = np.zeros((bsz, m, n), np.float32)
+    gpu_sim.run(ck, (1,), a, b, c)
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("how", ["interpreter", "simulated"])
+@pytest.mark.parametrize("m, n, k, warps", [(16, 32, 16, 4), (32, 16, 32, 2)])
+def test_dot_of_slice_layouts(how, m, n, k, warps, rng):
+    a = rng.standard_normal((m, k, 2)).astype(np.float32)
+    b = rng.standard_normal((k, n, 2)).astype(np.float32)
+    c = rng.standard_normal((m, n, 2)).astype(np.float32)
+    d = np.zeros((m, n), np.float32)
+    if how == "interpreter":
+        interpreted(dot_slices.fn)[(1,)](a, b, c, d, M=m, N=n, K=k)
+    else:
+        P = ptr(tl.float32)
+        ck = compile(ASTSource(dot_slices, dict(a_ptr=P, b_ptr=P, c_ptr=P, d_ptr=P),
+                               dict(M=m, N=n, K=k), {}), "sm_80",
+                     CompileOptions(num_warps=warps), cache=False)
+        line = next(ln for ln in ck.asm["tilegpu"].splitlines() if '"tile.dot"' in ln)
+        assert line.count("#tilegpu.slice") == 4, line
+        gpu_sim.run(ck, (1,), a, b, c, d)
+    ref = a.sum(2).astype(np.float64) @ b.sum(2) + c.sum(2)
+    np.testing.assert_allclose(d, ref, rtol=0, atol=1e-4)
+
+
+# ---- compilation for the three targets -------------------------------------------------------
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("case", ["fp32", "fp16_acc32", "fp16_acc16", "bf16", "int8"])
+def test_matmul_compiles_without_spills(target, case):
+    ck = compile_matmul(case, 64, 64, 32, target=target)
+    assert "tile.dot" in ck.asm["tilegpu"]
+    llir = ck.asm["llir"]
+    assert "@__nv_" not in llir and "@__ocml" not in llir  # no device library is linked
+    if target.startswith("sm"):
+        assert "0 bytes spill stores" in ck.metadata["ptxas_info"], ck.metadata["ptxas_info"]
+    else:
+        assert ".vgpr_spill_count: 0" in ck.asm["amdgcn"]
+        assert ".sgpr_spill_count: 0" in ck.asm["amdgcn"]
+    assert ck.metadata["shared"] >= 64 * 32 * 2  # A and B went through shared memory
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_k_loop_is_not_unrolled(target):
+    """One fma per accumulator element in the loop body (64x64 over 128 threads: 32; over 256
+    lanes of gfx942: 16), not K times as many."""
+    P = ptr(tl.float32)
+    ck = compile(ASTSource(dot_tile, dict(a_ptr=P, b_ptr=P, c_ptr=P, d_ptr=P),
+                           dict(M=64, N=64, K=32, MODE="plain", OUT=tl.float32,
+                                PRECISION="ieee"), {}), target, cache=False)
+    if target.startswith("sm"):
+        assert len(re.findall(r"\bfma\.rn\.f32", ck.asm["ptx"])) == 32
+        assert "ld.shared.v4" in ck.asm["ptx"]  # the thread's B columns in one access
+        assert "0 bytes spill stores" in ck.metadata["ptxas_info"]
+    else:
+        assert len(re.findall(r"v_fma\w*_f32", ck.asm["amdgcn"])) == 16
+    assert "scf.for" not in ck.asm["tilegpu"]  # the loop is made by the lowering
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_batched_dot_compiles(target):
+    P = ptr(tl.float32)
+    ck = compile(ASTSource(batched_dot, dict(a_ptr=P, b_ptr=P, c_ptr=P),
+                           dict(B=2, M=16, N=16, K=16), {}), target, cache=False)
+    assert re.search(r'"tile\.dot".*tensor<2x16x16xf32', ck.asm["tile"])
+
+
+# ---- result dtypes and Triton's checks ------------------------------------------------------
+
+@tilework.jit
+def _dot_check(a_ptr, b_ptr, c_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr,
+               K: tl.constexpr, K2: tl.constexpr, RANK: tl.constexpr, USE_ACC: tl.constexpr,
+               PREC: tl.constexpr, ALLOW: tl.constexpr, IMP: tl.constexpr, OUT: tl.constexpr):
+    rm = tl.arange(0, M)[:, None]
+    rn = tl.arange(0, N)[None, :]
+    if RANK == 1:
+        a = tl.load(a_ptr + tl.arange(0, K))
+        b = tl.load(b_ptr + tl.arange(0, K))
+    else:
+        a = tl.load(a_ptr + rm * K + tl.arange(0, K)[None, :])
+        b = tl.load(b_ptr + tl.arange(0, K2)[:, None] * N + rn)
+    acc = None
+    if USE_ACC:
+        acc = tl.load(c_ptr + rm * N + rn)
+    d = tl.dot(a, b, acc, input_precision=PREC, allow_tf32=ALLOW, max_num_imprecise_acc=IMP,
+               out_dtype=OUT)
+    tl.store(out_ptr + rm * N + rn, d)
+
+
+def _check(da, db=None, dc=tl.float32, dout=tl.float32, target="sm_90a", options=None, **kw):
+    const = dict(M=16, N=16, K=16, K2=None, RANK=2, USE_ACC=False, PREC=None, ALLOW=None,
+                 IMP=None, OUT=tl.float32)
+    const.update(kw)
+    if const["K2"] is None:
+        const["K2"] = const["K"]
+    sig = {"a_ptr": ptr(da), "b_ptr": ptr(db or da), "c_ptr": ptr(dc), "out_ptr": ptr(dout)}
+    return compile(ASTSource(_dot_check, sig, const, {}), target,
+                   options or CompileOptions(), cache=False)
+
+
+def _dot_line(ck):
+    return next(ln for ln in ck.asm["tile"].splitlines() if '"tile.dot"' in ln)
+
+
+@pytest.mark.parametrize("da, kw, result", [
+    (tl.float32, {}, "f32"), (tl.bfloat16, {}, "f32"), (tl.float64, {}, "f64"),
+    (tl.float16, {}, "f32"), (tl.float16, {"OUT": tl.float16}, "f16"),
+    (tl.int8, {"K": 32}, "i32"), (tl.int8, {"K": 32, "OUT": tl.int32}, "i32"),
+    (tl.float32, {"OUT": tl.float16}, "f32"),  # fp32 inputs ignore out_dtype, as in Triton
+])
+def test_result_dtypes(da, kw, result):
+    line = _dot_line(_check(da, dout=tl.float32, **kw))
+    assert line.rstrip().endswith(f"-> tensor<16x16x{result}>"), line
+
+
+@pytest.mark.parametrize("kw, prec", [
+    ({}, "tf32"), ({"ALLOW": True}, "tf32"), ({"ALLOW": False}, "ieee"),
+    ({"PREC": "ieee"}, "ieee"), ({"PREC": "TF32X3"}, "tf32x3"), ({"PREC": "bf16x3"}, "bf16x3")])
+def test_input_precision(kw, prec):
+    assert f'input_precision = "{prec}"' in _dot_line(_check(tl.float32, **kw))
+
+
+def test_accumulator_operand():
+    line = _dot_line(_check(tl.float16, dc=tl.float16, USE_ACC=True, OUT=tl.float16))
+    assert "tensor<16x16xf16>" in line.split("->")[-1]
+    line = _dot_line(_check(tl.int8, dc=tl.int32, K=32, USE_ACC=True, OUT=tl.int32))
+    assert "tensor<16x16xi32>" in line.split("->")[-1]
+
+
+def test_small_m_n_are_accepted_as_in_triton_3_6():
+    """Triton 3.6 pads small M/N for the tensor cores: only K has a lower bound on NVIDIA."""
+    _check(tl.float32, M=1, N=8, K=16)
+    _check(tl.float16, M=8, N=1, K=16)
+    _check(tl.int8, M=2, N=2, K=32)
+
+
+@pytest.mark.parametrize("da, db, dc, kw, message", [
+    (tl.float32, tl.float16, tl.float32, {}, "Both operands must be same dtype. Got fp32 and fp16"),
+    (tl.int16, None, tl.float32, {}, "Unsupported lhs dtype int16"),
+    (tl.uint8, None, tl.float32, {"K": 32}, "only int8 supported!"),
+    (tl.float32, None, tl.float32, {"RANK": 1}, "Both inputs must be either 2D or 3D; "
+                                                 "(lhs: [16] vs rhs: [16])"),
+    (tl.float32, None, tl.float32, {"K2": 32},
+     "First input shape ([16, 16]) and second input shape [32, 16] are not compatible for "
+     "matmul (second index of first shape (16) must be equal to first index of second shape "
+     "(32)"),
+    (tl.float32, None, tl.float32, {"K": 8, "K2": 8},
+     "Input shapes should have M >= 1, N >= 1 and K >= 16"),
+    (tl.float16, None, tl.float32, {"K": 8, "K2": 8},
+     "Input shapes should have M >= 1, N >= 1 and K >= 16"),
+    (tl.int8, None, tl.float32, {}, "Input shapes should have M >= 1, N >= 1 and K >= 32"),
+    (tl.float16, None, tl.float32, {"OUT": tl.bfloat16},
+     "out_dtype=bfloat16 is unsupported. Please use out_dtype=float32/float16 and cast with "
+     "`.to(tl.bfloat16)`"),
+    (tl.float32, None, tl.float32, {"PREC": "fp64"},
+     "input_precision must be one of ('tf32', 'tf32x3', 'ieee', 'bf16x3', 'bf16x6'). Got fp64"),
+    (tl.float32, None, tl.float32, {"PREC": "ieee", "ALLOW": True},
+     "Only one of input_precision and allow_tf32 can be specified"),
+    (tl.float16, None, tl.float16, {"USE_ACC": True},
+     "dot accumulator must have shape [16, 16] and the dtype out_dtype=fp32"),
+    (tl.int8, None, tl.int32, {"K": 32, "USE_ACC": True},
+     "dot accumulator must have shape [16, 16] and the dtype out_dtype=fp32"),
+    (tl.float16, None, tl.float32, {"OUT": tl.int32},
+     "out_dtype must be float32 or float16 for fp16 inputs"),
+])
+def test_rejections(da, db, dc, kw, message):
+    with pytest.raises(CompilationError, match=re.escape(message)):
+        _check(da, db, dc, **kw)
+
+
+def test_amd_minimum_sizes_follow_the_target():
+    """Triton's HIP backend: no bound for fp16/fp32 on CDNA, M, N >= 16 otherwise; tf32 on
+    CDNA3 only."""
+    opts = CompileOptions(target="gfx942")
+    _check(tl.float16, K=8, K2=8, target="gfx942", options=opts)
+    _check(tl.float32, M=1, N=1, K=1, K2=1, target="gfx942", options=opts)
+    with pytest.raises(CompilationError, match=re.escape(
+            "Input shapes should have M >= 16, N >= 16 and K >= 1")):
+        _check(tl.bfloat16, M=8, target="gfx942", options=opts)
+    with pytest.raises(CompilationError, match=re.escape(
+            "input_precision must be one of ('ieee', 'bf16x3', 'bf16x6', 'tf32'). Got tf32x3")):
+        _check(tl.float32, PREC="tf32x3", target="gfx942", options=opts)
+
+
+def test_rejection_in_the_interpreter():
+    a = np.ones((16, 16), np.float32)
+    with pytest.raises(Exception, match=re.escape("Both operands must be same dtype")):
+        interpreted(_dot_check.fn)[(1,)](a, a.astype(np.float16), a, a, M=16, N=16, K=16,
+                                         K2=16, RANK=2, USE_ACC=False, PREC=None, ALLOW=None,
+                                         IMP=None, OUT=tl.float32)
+
+
+def _tile_module(sig, **kw):
+    """The tile IR of _dot_check (the frontend only: fp8 loads do not lower yet)."""
+    import mlir.ir as ir
+    from tilework.dialects import new_context
+    from tilework.frontend.codegen import build_kernel
+    const = dict(M=16, N=16, K=32, K2=32, RANK=2, USE_ACC=False, PREC=None, ALLOW=None,
+                 IMP=None, OUT=tl.float32)
+    const.update(kw)
+    with new_context() as ctx, ir.Location.unknown():
+        return str(build_kernel(_dot_check, sig, const, {}, ctx, options=CompileOptions()))
+
+
+FP8_SIG = {"a_ptr": ptr(tl.float8e4nv), "b_ptr": ptr(tl.float8e5), "c_ptr": ptr(tl.float32),
+           "out_ptr": ptr(tl.float32)}
+
+
+def test_fp8_operands_in_the_frontend():
+    """fp8 x fp8 (any two kinds) is a valid tl.dot with out_dtype fp32 or fp16; the FMA
+    lowering does not take fp8 yet (nor do loads of fp8)."""
+    text = _tile_module(FP8_SIG)
+    assert re.search(r'"tile\.dot".*tensor<16x32xf8E4M3FN>.*tensor<32x16xf8E5M2>.*'
+                     r'-> tensor<16x16xf32>', text)
+    assert "-> tensor<16x16xf16>" in _tile_module(FP8_SIG, OUT=tl.float16)
+    assert "max_num_imprecise_acc = 32" in _tile_module(FP8_SIG, IMP=32)
+    with pytest.raises(CompilationError, match=re.escape(
+            "max_num_imprecise_acc (64) must be <= K (32)")):
+        _tile_module(FP8_SIG, IMP=64)
+    with pytest.raises(CompilationError, match=re.escape(
+            "Input shapes should have M >= 1, N >= 1 and K >= 32")):
+        _tile_module(FP8_SIG, K=16, K2=16)
