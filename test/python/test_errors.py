@@ -290,3 +290,43 @@ def test_calling_a_kernel_directly():
 def test_builtin_outside_kernel():
     with pytest.raises(RuntimeError, match="tl.program_id can only be called inside"):
         tl.program_id(0)
+
+
+@tilework.jit
+def k_fp8_load(x, n):
+    v = tl.load(x + tl.arange(0, 16))  # MARK
+
+
+@tilework.jit
+def k_fp8_cast(x, n):
+    v = tl.load(x + tl.arange(0, 16)).to(tl.float8e4nv)  # MARK
+
+
+@pytest.mark.parametrize("dt", [tl.float8e4nv, tl.float8e5])
+def test_fp8_is_rejected_cleanly(dt):
+    expect(k_fp8_load, f"{dt} tiles are not supported yet", "# MARK",
+           signature={"x": tl.pointer_type(dt), "n": tl.int32})
+
+
+def test_fp8_cast_is_rejected_cleanly():
+    expect(k_fp8_cast, "fp8e4nv tiles are not supported yet", "# MARK")
+
+
+@tilework.jit
+def k_likes(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(y_ptr + offs, x + tl.zeros_like(x) + tl.full_like(x, 2))
+
+
+def test_zeros_like_and_full_like():
+    x = np.random.randn(32).astype(np.float32)
+    y = np.full(32, np.nan, np.float32)
+    k_likes.interpret = True
+    try:
+        k_likes[(1,)](x, y, BLOCK=32)
+    finally:
+        k_likes.interpret = False
+    np.testing.assert_array_equal(y, x + 2)
+    aot(k_likes, {"x_ptr": tl.pointer_type(tl.float32), "y_ptr": tl.pointer_type(tl.float32)},
+        {"BLOCK": 32})

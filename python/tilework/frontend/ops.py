@@ -107,6 +107,19 @@ def zeros(b, shape, dtype):
 
 
 @impl
+def zeros_like(b, input):
+    x = S.to_tensor(b, input)
+    return full(b, x.shape or (1,), 0, x.dtype) if x.shape else S.to_tensor(b, 0, hint=x.dtype)
+
+
+@impl
+def full_like(b, input, value):
+    x = S.to_tensor(b, input)
+    return full(b, x.shape, value, x.dtype) if x.shape else S.cast(b, S.to_tensor(b, _const(
+        value, "value"), hint=x.dtype), x.dtype)
+
+
+@impl
 def broadcast_to(b, input, shape):
     return S.broadcast_to(b, S.to_tensor(b, input), _shape(shape))
 
@@ -178,6 +191,8 @@ def load(b, pointer, mask=None, other=None, boundary_check=(), padding_option=""
     if not ptr.dtype.is_ptr():
         raise SemanticError(f"load expects a pointer or a tile of pointers, got {ptr.dtype}")
     elem = ptr.dtype.element_ty
+    if elem.is_fp8():
+        S.check_fp8(elem)
     m = _mask(b, mask, ptr.shape, "load")
     o = None
     if other is not None and not (isinstance(other, constexpr) and other.value is None):
@@ -205,6 +220,8 @@ def store(b, pointer, value, mask=None, boundary_check=(), cache_modifier="",
     if not ptr.dtype.is_ptr():
         raise SemanticError(f"store expects a pointer or a tile of pointers, got {ptr.dtype}")
     elem = ptr.dtype.element_ty
+    if elem.is_fp8():
+        S.check_fp8(elem)
     val = value if isinstance(value, tensor) else S._weak_scalar(b, value, elem)
     if val.dtype.is_ptr():
         raise SemanticError("storing pointers is not supported")

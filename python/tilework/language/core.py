@@ -424,6 +424,16 @@ def full(shape, value, dtype):
 
 
 @builtin
+def zeros_like(input):
+    """Zeros of `input`'s shape and dtype."""
+
+
+@builtin
+def full_like(input, value):
+    """`value` in `input`'s shape and dtype."""
+
+
+@builtin
 def zeros(shape, dtype):
     """A tile of `shape` filled with zeros of `dtype`."""
 
