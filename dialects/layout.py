@@ -79,6 +79,17 @@ class Blocked(Layout):
         """Per-dimension count of the elements one thread holds."""
         return tuple(r * min(s, n) for r, s, n in zip(self.reps(shape), self.size_per_thread, shape))
 
+    def strides(self, dim: int) -> tuple[int, int]:
+        """(lane stride, warp stride) of `dim`: lanes (warps) `stride` apart are neighbours
+        along `dim`, since dimensions earlier in `order` vary fastest."""
+        lane = warp = 1
+        for d in self.order:
+            if d == dim:
+                break
+            lane *= self.threads_per_warp[d]
+            warp *= self.warps_per_cta[d]
+        return lane, warp
+
     def num_threads(self) -> int:
         return math.prod(self.threads_per_warp) * math.prod(self.warps_per_cta)
 

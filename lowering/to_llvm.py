@@ -111,12 +111,7 @@ class LoweringContext:
             tid = self.thread_id()
             lane = self.op1("arith.remui", [tid, self.const(self.warp_size)], self.i32)
             warp = self.op1("arith.divui", [tid, self.const(self.warp_size)], self.i32)
-            lane_stride = warp_stride = 1
-            for d in layout.order:
-                if d == dim:
-                    break
-                lane_stride *= layout.threads_per_warp[d]
-                warp_stride *= layout.warps_per_cta[d]
+            lane_stride, warp_stride = layout.strides(dim)
             ld = self.op1("arith.remui", [self.op1("arith.divui", [lane, self.const(lane_stride)],
                                                     self.i32),
                                            self.const(layout.threads_per_warp[dim])], self.i32)

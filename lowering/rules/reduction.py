@@ -50,11 +50,7 @@ def _reduce(ctx, op, args):
 
     # 2. across lanes: xor butterflies over the distinct lanes along the axis
     lanes = max(1, min(base.threads_per_warp[pa], n // spt))
-    stride = 1
-    for d in base.order:
-        if d == pa:
-            break
-        stride *= base.threads_per_warp[d]
+    stride = base.strides(pa)[0]
     step = 1
     while step < lanes:
         for oc, acc in groups.items():
@@ -85,11 +81,7 @@ def _across_warps(ctx, op, fn, groups, base, pa, warps, shape, axis, layout):
     rsize = 1
     for s in rshape:
         rsize *= s
-    wstride = 1
-    for d in base.order:
-        if d == pa:
-            break
-        wstride *= base.warps_per_cta[d]
+    wstride = base.strides(pa)[1]
     warp_a = ctx.op1("arith.remui", [ctx.op1("arith.divui", [ctx.warp_id(), ctx.const(wstride)],
                                              ctx.i32), ctx.const(warps)], ctx.i32)  # copies of warps share slots
     types = [_smem_type(ctx, v.type) for v in next(iter(groups.values()))]

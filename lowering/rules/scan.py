@@ -102,12 +102,7 @@ def _scan(ctx, op, args):
     tpw = base.threads_per_warp[pa]
     lanes = max(1, min(tpw, n // spt))             # distinct lanes along the axis
     warps = max(1, min(base.warps_per_cta[pa], n // (spt * tpw)))
-    lane_stride = warp_stride = 1
-    for d in base.order:
-        if d == pa:
-            break
-        lane_stride *= base.threads_per_warp[d]
-        warp_stride *= base.warps_per_cta[d]
+    lane_stride, warp_stride = base.strides(pa)
 
     others = [range(c) for d, c in enumerate(src.per_thread) if d != axis]
     groups = list(itertools.product(*others))
