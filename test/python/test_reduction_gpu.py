@@ -55,7 +55,9 @@ def test_reduce_to_scalar(n, block, warps):
     out = torch.full((2,), float("nan"), device="cuda")
     reduce_all[(1,)](x, out, n, BLOCK=block, num_warps=warps)
     torch.cuda.synchronize()
-    torch.testing.assert_close(out[0], x.sum(), rtol=1e-5, atol=1e-3)
+    # an fp32 sum: its error grows with the magnitudes it adds
+    tol = 4e-7 * max(1, n).bit_length() * x.abs().sum().item()
+    torch.testing.assert_close(out[0].double(), x.double().sum(), rtol=0, atol=tol)
     assert out[1] == x.max()
 
 

@@ -62,7 +62,10 @@ def test_cat(n, warps):
     cat_kernel[(1,)](a, b, out, s, N=n, num_warps=warps)
     torch.cuda.synchronize()
     assert torch.equal(out, torch.cat([a, b]))  # tilework keeps the order (Triton may not)
-    torch.testing.assert_close(s[0], torch.cat([a, b]).sum(), rtol=1e-5, atol=1e-4)
+    both = torch.cat([a, b]).double()
+    # an fp32 sum: its error grows with the magnitudes it adds
+    tol = 4e-7 * max(2, 2 * n).bit_length() * both.abs().sum().item()
+    torch.testing.assert_close(s[0].double(), both.sum(), rtol=0, atol=tol)
 
 
 def test_scalars():
