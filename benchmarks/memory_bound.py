@@ -3,7 +3,7 @@ RMSNorm (forward and backward), and a fused bias + GELU + row-sum epilogue.  Che
 result, then times the median of CUDA-event timings, rotating among several input sets so that
 the L2 cache does not serve repeated runs.  Bandwidth counts bytes read plus written.
 
-    python benchmarks/memory_bound.py [--quick]
+    python benchmarks/memory_bound.py
 """
 from __future__ import annotations
 
@@ -63,9 +63,7 @@ def copy_bw(nbytes):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true")
-    args = ap.parse_args()
+    argparse.ArgumentParser(description=__doc__.split("\n")[0]).parse_args()
     import triton_kernels as tk
     from fused_epilogue import bias_gelu_sum
     from layernorm import layer_norm, layer_norm_bwd
@@ -116,7 +114,6 @@ def main():
             t["torch"] = bench(lambda a: torch.nn.functional.layer_norm(a, (n,), w, b, 1e-5),
                                sets)
         add(f"{label} fwd fp16 {m}x{n}", 2 * x.numel() * 2, t)
-        dy = torch.randn_like(x)
         bsets = [(torch.randn_like(x), s[0]) for s in sets]
         t = {"tilework": bench(lambda g, a: layer_norm_bwd(g, a, w, mean, rstd, rms=rms), bsets)}
         if not rms:

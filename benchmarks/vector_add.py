@@ -13,7 +13,6 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import time
 
 import torch
 

@@ -89,7 +89,7 @@ def run_pipeline(module: ir.Module, steps, pctx: PassContext, dump: bool | None 
         pm.enable_ir_printing(print_after_all=True, print_module_scope=True)
     try:
         pm.run(module.operation)
-    except ir.MLIRError as e:
+    except ir.MLIRError:
         if errors:
             raise errors[0] from None
         raise

@@ -1,7 +1,6 @@
 """Ops that create or reshape tiles: make_range, splat, broadcast, constants, layout conversion."""
 from __future__ import annotations
 
-import math
 
 import mlir.ir as ir
 

@@ -4,7 +4,6 @@ On a tile the op is applied to each element the thread holds; on scalars it is r
 per-thread types (pointers become `!llvm.ptr<1>`)."""
 from __future__ import annotations
 
-from tilework.dialects import tile as T
 
 from ..registry import lower
 

@@ -58,6 +58,7 @@ def test_reduce_2d_compiles(target, op, axis, bm, bn, warps):
     ck = compile(ASTSource(reduce_2d, sig, {"OP": op, "AXIS": axis, "BM": bm, "BN": bn}, {}),
                  target, CompileOptions(num_warps=warps), cache=False)
     asm = ck.asm.get("ptx") or ck.asm["amdgcn"]
+    assert "reduce_2d" in asm
     assert "tile.reduce" in ck.asm["tile"]
     assert "#tilegpu.slice" in ck.asm["tilegpu"]
     if target.startswith("sm") and bm * bn // (warps * 32) <= 16:
