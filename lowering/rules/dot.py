@@ -12,7 +12,7 @@ acc + a @ b for a [B?, M, K], b [B?, K, N] (the tensor-core lowering is a separa
    words of one row of A^T / B, so there are no bank conflicts) and does one fma per element.
 3. fp16/bf16 inputs multiply and accumulate in fp32 (fp16 results are rounded once at the
    end), fp32 in fp32 (any `input_precision`: tf32 is not emulated), fp64 in fp64, int8 in
-   int32 (wrapping).  fp8 operands are not supported by this path yet.
+   int32 (wrapping); fp8 operands are decoded from their bytes to fp32.
 
 The next user of the scratch buffer starts with a barrier (as every user does), so the reads
 of step 2 finish before it is overwritten.
@@ -29,7 +29,7 @@ from tilework.dialects.layout import Blocked, layout_of
 
 from ..axis_info import elem_bytes
 from ..registry import LoweringError, lower
-from .layout import _smem_gep
+from .layout import _from_smem, _smem_gep, _smem_type, _to_smem
 from .math_approx import call_intrinsic  # (math.fma would become a libdevice/ocml call)
 
 _SMEM_PTR = "!llvm.ptr<3>"
@@ -50,6 +50,9 @@ def _extend(ctx, v: ir.Value, ct: ir.Type) -> ir.Value:
         return v
     if T.isa(ct, ir.IntegerType):
         return ctx.op1("arith.extsi", [v], ct)
+    if str(v.type).startswith("f8"):  # float8 has no LLVM type: decoded from its bits
+        from .fp8 import _f8_to_f32
+        return _f8_to_f32(ctx, v)
     return ctx.op1("arith.extf", [v], ct)
 
 
@@ -128,9 +131,12 @@ def _dot(ctx, op, args):
         raise LoweringError("tile.dot: the result must have the accumulator's layout; run "
                             "tilegpu-assign-layouts")
     ea, eb, ec = (T.element_type(v.type) for v in op.operands)
-    if str(ea).startswith("f8") or str(eb).startswith("f8"):
-        raise LoweringError("tile.dot: fp8 operands are not supported by the FMA path yet")
-    ct = _compute_type(ctx, ea)
+    ct = _compute_type(ctx, ea if not str(ea).startswith("f8") else ir.F32Type.get())
+    # float8 has no LLVM type: its bytes go through shared memory
+    fa, fb = ea, eb
+    ea, eb = (_smem_type(ctx, t) for t in (fa, fb))
+    a = a.like([_to_smem(ctx, v, ea) for v in a.values])
+    b = b.like([_to_smem(ctx, v, eb) for v in b.values])
     rank = len(shape)
     batched = rank == 3
     nb = shape[0] if batched else 1
@@ -159,8 +165,8 @@ def _dot(ctx, op, args):
         k = loop.induction_variable
         av = opa.load(_mul(ctx, k, M))
         bv = opb.load(_mul(ctx, k, N))
-        av = {key: _extend(ctx, v, ct) for key, v in av.items()}
-        bv = {key: _extend(ctx, v, ct) for key, v in bv.items()}
+        av = {key: _extend(ctx, _from_smem(ctx, v, fa), ct) for key, v in av.items()}
+        bv = {key: _extend(ctx, _from_smem(ctx, v, fb), ct) for key, v in bv.items()}
         new = []
         for c, s in zip(coords, loop.inner_iter_args):
             bi = c[0] if batched else 0

@@ -26,7 +26,7 @@ def _regs(values_layout, shape, values):
 def _smem_type(ctx, t: ir.Type) -> ir.Type:
     """How an element is kept in shared memory: booleans as bytes, pointers as i64."""
     s = str(t)
-    if s == "i1":
+    if s == "i1" or s.startswith("f8"):  # float8 has no LLVM type: its byte
         return ir.IntegerType.get_signless(8)
     if s.startswith("!llvm.ptr"):
         return ctx.i64
@@ -39,6 +39,8 @@ def _to_smem(ctx, v, st):
         return v
     if str(t) == "i1":
         return ctx.op1("arith.extui", [v], st)
+    if str(t).startswith("f8"):
+        return ctx.op1("arith.bitcast", [v], st)
     return ctx.op1("llvm.ptrtoint", [v], st)
 
 
@@ -47,6 +49,8 @@ def _from_smem(ctx, v, t):
         return v
     if str(t) == "i1":
         return ctx.op1("arith.trunci", [v], t)
+    if str(t).startswith("f8"):
+        return ctx.op1("arith.bitcast", [v], t)
     return ctx.op1("llvm.inttoptr", [v], t)
 
 

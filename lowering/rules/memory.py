@@ -26,9 +26,17 @@ def _gep(ctx, base, offset, elem_type):
     })
 
 
+_BYTE_TYPES = ("i1", "f8E4M3FN", "f8E5M2")
+
+
 def _mem_type(t: ir.Type) -> ir.Type:
-    """How an element type is stored: booleans take a byte."""
-    return ir.IntegerType.get_signless(8) if str(t) == "i1" else t
+    """How an element type is stored: booleans take a byte; float8 values are moved as bytes
+    (`arith.bitcast` i8 <-> f8 at the boundary, so no f8 type reaches an LLVM memory op)."""
+    return ir.IntegerType.get_signless(8) if str(t) in _BYTE_TYPES else t
+
+
+def _is_f8(t: ir.Type) -> bool:
+    return str(t) in _BYTE_TYPES[1:]
 
 
 @lower("tile.addptr")
@@ -78,12 +86,16 @@ def _pack(ctx, values, elem, vec):
 
 
 def _to_mem(ctx, v, elem, mem):
+    if _is_f8(elem):
+        return ctx.op1("arith.bitcast", [v], mem)
     return v if elem == mem else ctx.op1("arith.extui", [v], mem)
 
 
 def _from_mem(ctx, v, elem, mem):
     if elem == mem:
         return v
+    if _is_f8(elem):
+        return ctx.op1("arith.bitcast", [v], elem)
     return ctx.op1("arith.cmpi", [v, ctx.const(0, mem)], elem,
                    {"predicate": ir.IntegerAttr.get(ctx.i64, 1)})  # ne
 
@@ -109,8 +121,22 @@ def _load(ctx, op, args):
     ptr, mask, other = lowered["ptr"], lowered.get("mask"), lowered.get("other")
     elem = T.element_type(op.results[0].type)
     mem = _mem_type(elem)
+    if _is_f8(elem):  # moved as bytes (other included); bitcast to f8 after extraction
+        if other is not None:
+            other = other.like([_to_mem(ctx, o, elem, mem) for o in other.values]) \
+                if isinstance(other, Regs) else _to_mem(ctx, other, elem, mem)
+        out = _load_elems(ctx, op, mem, (ptr, mask, other))
+        return [out.like([_from_mem(ctx, x, elem, mem) for x in out.values])
+                if isinstance(out, Regs) else _from_mem(ctx, out, elem, mem)]
+    return [_load_elems(ctx, op, elem, (ptr, mask, other))]
+
+
+def _load_elems(ctx, op, elem, operands):
+    from ..to_llvm import Regs
+    ptr, mask, other = operands
+    mem = _mem_type(elem)
     if not isinstance(ptr, Regs):
-        return [_guarded_load(ctx, op, ptr, mask, other, elem, mem, 1)]
+        return _guarded_load(ctx, op, ptr, mask, other, elem, mem, 1)
     vec = _width(op)
     out = [None] * len(ptr.values)
     for idxs in _vector_groups(ptr, vec):
@@ -119,7 +145,7 @@ def _load(ctx, op, args):
         v = _guarded_load(ctx, op, ptr.values[idxs[0]], m, o, elem, mem, vec)
         for i, x in zip(idxs, _extract(ctx, v, elem, vec) if vec > 1 else [v]):
             out[i] = x
-    return [ptr.like(out)]
+    return ptr.like(out)
 
 
 def _guarded_load(ctx, op, p, m, other, elem, mem, vec):

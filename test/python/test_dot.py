@@ -419,8 +419,26 @@ FP8_SIG = {"a_ptr": ptr(tl.float8e4nv), "b_ptr": ptr(tl.float8e5), "c_ptr": ptr(
            "out_ptr": ptr(tl.float32)}
 
 
-def test_fp8_operands_are_rejected_until_fp8_lowers():
-    """fp8 tiles have no lowering yet: their loads fail cleanly at the source line (the
-    frontend's fp8 dot rules return once fp8 loads and casts lower)."""
-    with pytest.raises(CompilationError, match="fp8e4nv tiles are not supported yet"):
-        _tile_module(FP8_SIG)
+def test_fp8_operands_in_the_frontend():
+    """fp8 x fp8 (any two kinds) is a valid tl.dot with out_dtype fp32 or fp16."""
+    text = _tile_module(FP8_SIG)
+    assert re.search(r'"tile\.dot".*tensor<16x32xf8E4M3FN>.*tensor<32x16xf8E5M2>.*'
+                     r'-> tensor<16x16xf32>', text)
+    assert "-> tensor<16x16xf16>" in _tile_module(FP8_SIG, OUT=tl.float16)
+    assert "max_num_imprecise_acc = 32" in _tile_module(FP8_SIG, IMP=32)
+    with pytest.raises(CompilationError, match=re.escape(
+            "max_num_imprecise_acc (64) must be <= K (32)")):
+        _tile_module(FP8_SIG, IMP=64)
+    with pytest.raises(CompilationError, match=re.escape(
+            "Input shapes should have M >= 1, N >= 1 and K >= 32")):
+        _tile_module(FP8_SIG, K=16, K2=16)
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a", "gfx942"])
+def test_fp8_dot_compiles(target):
+    """fp8 operands are decoded from their bytes in the FMA loop (no LLVM float8 type)."""
+    from tilework.compiler.driver import ASTSource, compile
+    const = dict(M=16, N=16, K=32, K2=32, RANK=2, USE_ACC=False, PREC=None, ALLOW=None,
+                 IMP=None, OUT=tl.float32)
+    ck = compile(ASTSource(_dot_check, FP8_SIG, const, {}), target, cache=False)
+    assert "tile.dot" in ck.asm["tile"]

@@ -191,8 +191,6 @@ def load(b, pointer, mask=None, other=None, boundary_check=(), padding_option=""
     if not ptr.dtype.is_ptr():
         raise SemanticError(f"load expects a pointer or a tile of pointers, got {ptr.dtype}")
     elem = ptr.dtype.element_ty
-    if elem.is_fp8():
-        S.check_fp8(elem)
     m = _mask(b, mask, ptr.shape, "load")
     o = None
     if other is not None and not (isinstance(other, constexpr) and other.value is None):
@@ -220,8 +218,6 @@ def store(b, pointer, value, mask=None, boundary_check=(), cache_modifier="",
     if not ptr.dtype.is_ptr():
         raise SemanticError(f"store expects a pointer or a tile of pointers, got {ptr.dtype}")
     elem = ptr.dtype.element_ty
-    if elem.is_fp8():
-        S.check_fp8(elem)
     val = value if isinstance(value, tensor) else S._weak_scalar(b, value, elem)
     if val.dtype.is_ptr():
         raise SemanticError("storing pointers is not supported")

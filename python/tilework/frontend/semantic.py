@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import mlir.ir as ir
 
-from tilework.dialects import tile as T
-
 from ..language import core
 from ..language.core import constexpr, tensor
 from .types import tensor_ir_type, to_ir
@@ -71,10 +69,10 @@ class Builder:
 # --------------------------------------------------------------------------------------------
 # scalars and promotion
 
-def check_fp8(dt: core.dtype):
-    """float8 tiles have no lowering yet (conversions need their own code on each target)."""
-    raise SemanticError(f"{dt} tiles are not supported yet: loads, stores and casts of "
-                        f"float8 are not lowered (use float16 or bfloat16)")
+def check_fp8(dt: core.dtype, what: str = "arithmetic"):
+    """float8 tiles are loaded, stored and converted (`.to`), but not computed on directly."""
+    raise SemanticError(f"{what} on {dt} tiles is not supported: convert them first, e.g. "
+                        f"x.to(tl.float32) (loads, stores and casts of float8 are supported)")
 
 
 def python_scalar_dtype(v) -> core.dtype:
@@ -139,6 +137,8 @@ def integer_promote(a: core.dtype, b: core.dtype) -> core.dtype:
 
 
 def computation_type(a: core.dtype, b: core.dtype, op: str) -> core.dtype:
+    if a.is_fp8() and b.is_fp8():
+        check_fp8(a if a.is_fp8() else b, f"`{_SYMBOL.get(op, op)}`")
     if a.is_floating() or b.is_floating():
         if a.is_floating() and b.is_floating():
             if a != b and _FLOAT_RANK[a.name] == _FLOAT_RANK[b.name]:
@@ -238,8 +238,9 @@ def cast(b: Builder, x, dst: core.dtype, bitcast: bool = False) -> tensor:
         dst = dst.value
     if not isinstance(dst, core.dtype):
         raise SemanticError(f"cast target must be a dtype, got {dst!r}")
-    if src != dst and (src.is_fp8() or dst.is_fp8()):
-        check_fp8(src if src.is_fp8() else dst)
+    if src != dst and not bitcast and (src.is_fp8() or dst.is_fp8()) and \
+            not (src.is_floating() and dst.is_floating()) and not (src.is_ptr() or dst.is_ptr()):
+        return cast(b, cast(b, x, core.float32), dst)  # fp8 <-> ints and bools through fp32
     if src == dst:
         return x
     ty = tensor_ir_type(dst, x.shape)

@@ -61,6 +61,8 @@ _ELEM = {
     "i32": (np.int32, np.int32), "i64": (np.int64, np.int64),
     "f16": (np.float16, np.float16), "bf16": (np.float32, np.uint16),
     "f32": (np.float32, np.float32), "f64": (np.float64, np.float64),
+    # float8: registers hold the (exact) value as float32, memory the byte
+    "f8E4M3FN": (np.float32, np.uint8), "f8E5M2": (np.float32, np.uint8),
 }
 _BYTES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "f16": 2, "bf16": 2, "f32": 4,
           "f64": 8, "f8E4M3FN": 1, "f8E5M2": 1}
@@ -68,12 +70,13 @@ _BYTES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "f16": 2, "bf16": 2, "
 
 class _Info:
     """What the interpreter needs of an MLIR type: numpy dtypes, shape, pointee."""
-    __slots__ = ("elem", "np", "mem", "shape", "bf16", "pointee", "size", "_pointee")
+    __slots__ = ("elem", "np", "mem", "shape", "bf16", "f8", "pointee", "size", "_pointee")
 
     def __init__(self, ty: ir.Type):
         self.shape = T.shape_of(ty)
         self.elem = str(T.element_type(ty))
         self.bf16 = self.elem == "bf16"
+        self.f8 = self.elem if self.elem in _F8 else None
         self.pointee = self._pointee = None
         if self.elem.startswith("!tile.ptr<"):
             self.np = self.mem = np.dtype(np.uint64)
@@ -129,13 +132,56 @@ def _round_bf16(x):
     return r.astype(np.uint32).view(np.float32)
 
 
+# float8 kind -> (mantissa bits, exponent bias, largest finite magnitude's bits); the
+# conversions are bit for bit those of lowering/rules/fp8.py
+_F8 = {"f8E4M3FN": (3, 7, 0x7E), "f8E5M2": (2, 15, 0x7B)}
+
+
+def _f8_decode(bits, kind):
+    """fp8 bit patterns (uint8) -> float32 values (exact)."""
+    w = np.asarray(bits).astype(np.uint16)
+    if kind == "f8E5M2":
+        return (w << np.uint16(8)).view(np.float16).astype(np.float32)
+    mag, sign = w & np.uint16(0x7F), w & np.uint16(0x80)
+    h = (mag << np.uint16(7)) | (sign << np.uint16(8))
+    f = h.view(np.float16).astype(np.float32) * np.float32(256)
+    nan = ((sign.astype(np.uint32) << np.uint32(24)) | np.uint32(0x7FC00000)).view(np.float32)
+    return np.where(mag == 0x7F, nan, f).astype(np.float32)
+
+
+def _f8_encode(x, kind):
+    """float32 values -> fp8 bit patterns (uint8): nearest even, finite overflow saturated to
+    the largest finite value, inf kept where the format has it (e5m2; e4m3fn saturates),
+    NaN -> 0x7f (sign kept)."""
+    man, bias, maxbits = _F8[kind]
+    shift = np.uint32(23 - man)
+    u = np.asarray(x, np.float32).view(np.uint32)
+    sign = (u & np.uint32(0x80000000)) >> np.uint32(24)
+    a = u & np.uint32(0x7FFFFFFF)
+    with np.errstate(all="ignore"):
+        ar = a - np.uint32((127 - bias) << 23)
+        r = (ar + np.uint32((1 << (23 - man - 1)) - 1) + ((ar >> shift) & np.uint32(1))) >> shift
+        t = a.view(np.float32) * np.float32(2.0 ** (bias - 1 + man)) + np.float32(2.0 ** 23)
+    r = np.where(r > maxbits, np.uint32(maxbits), r)
+    sub = t.view(np.uint32) - np.uint32(0x4B000000)
+    res = np.where(a < np.uint32((128 - bias) << 23), sub, r)
+    if kind == "f8E5M2":
+        res = np.where(a == np.uint32(0x7F800000), np.uint32(0x7C), res)
+    res = np.where(a > np.uint32(0x7F800000), np.uint32(0x7F), res)
+    return (res | sign).astype(np.uint8)
+
+
 def _to_memory(vals, info: _Info):
+    if info.f8:
+        return _f8_encode(vals, info.f8)
     if info.bf16:
         return (_round_bf16(vals).view(np.uint32) >> np.uint32(16)).astype(np.uint16)
     return np.asarray(vals).astype(info.mem, copy=False)
 
 
 def _from_memory(raw, info: _Info):
+    if info.f8:
+        return _f8_decode(raw, info.f8)
     if info.bf16:
         return (raw.astype(np.uint32) << np.uint32(16)).view(np.float32)
     if info.np == np.bool_:
@@ -231,10 +277,22 @@ def _bitcast(b, ops, rt, at):
     src = _info(ops[0].type)
     x = np.asarray(ops[0])
     bits = (_round_bf16(x).view(np.uint32) >> np.uint32(16)).astype(np.uint16) if src.bf16 else x
+    if src.f8:
+        bits = _f8_encode(x, src.f8)
+    if rt.f8:
+        return _f8_decode(np.asarray(bits).view(np.uint8), rt.f8)
     if rt.bf16:
         wide = np.asarray(bits).view(np.uint16).astype(np.uint32)
         return (wide << np.uint32(16)).view(np.float32)
     return np.asarray(bits).view(rt.np)
+
+
+def _convf(ops, rt):
+    """extf/truncf; to float8 through float32 (f64 rounded to f32 first, as compiled)."""
+    x = np.asarray(ops[0])
+    if rt.f8:
+        return _f8_decode(_f8_encode(x.astype(np.float32), rt.f8), rt.f8)
+    return x.astype(rt.np)
 
 
 def _segments(name, ops, at):
@@ -313,8 +371,8 @@ _OPS = {
     "arith.cmpf": _cmpf,
     "arith.select": _ew(np.where),
     # conversions
-    "arith.extf": lambda b, ops, rt, at: np.asarray(ops[0]).astype(rt.np),
-    "arith.truncf": lambda b, ops, rt, at: np.asarray(ops[0]).astype(rt.np),
+    "arith.extf": lambda b, ops, rt, at: _convf(ops, rt),
+    "arith.truncf": lambda b, ops, rt, at: _convf(ops, rt),
     "arith.extsi": lambda b, ops, rt, at: _s(ops[0]).astype(rt.np),
     "arith.extui": lambda b, ops, rt, at: _u(ops[0]).astype(rt.np),
     "arith.trunci": lambda b, ops, rt, at: _u(ops[0]).astype(_UNSIGNED[rt.np]),

@@ -1,0 +1,154 @@
+"""float8 conversions: `arith.extf` from and `arith.truncf` to f8E4M3FN / f8E5M2.
+
+Neither backend has a portable fp8 conversion instruction (and no device library is linked), so
+both are expanded here into target-independent integer/float arith on the bit patterns; every
+other `extf`/`truncf` goes to the generic elementwise rule.  fp8 values live in registers as
+their own MLIR type; memory holds bytes (`memory._mem_type`), and the conversions go through an
+`arith.bitcast` to i8.
+
+fp8 -> f32 (exact), through f16 bits:
+  e5m2:   f16 bits = b << 8 (same exponent bias and inf/NaN encoding as f16).
+  e4m3fn: f16 bits = (b & 0x7f) << 7 | (b & 0x80) << 8, then times 2^8 in f32 (subnormals
+          included: f16 subnormals extend exactly); NaN (sign kept) where b & 0x7f == 0x7f.
+  Then `arith.extf`/`truncf` to the destination (f16, bf16 and f64 hold every fp8 value).
+
+f32 -> fp8, round to nearest even, finite overflow saturating (as Triton's `cvt.rn.satfinite`
+on NVIDIA); inf stays inf in e5m2 (so that MLIR's folding of truncf(extf(x)) into x agrees):
+  a = |x| bits; NaN -> 0x7f | sign; normal range: (a - rebias + half - 1 + lsb) >> shift,
+  clamped to the largest finite value (inf too); subnormal range: |x| * 2^k + 2^23 in f32 (the
+  add rounds to an integer, ties to even) minus 2^23's bits.  f16/bf16 sources extend to f32
+  first (exact); f64 sources are rounded to f32 first (a double rounding).
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+
+from ..registry import lower
+from .elementwise import _elementwise
+
+# kind -> (mantissa bits, exponent bias, largest finite magnitude's bits)
+F8 = {"f8E4M3FN": (3, 7, 0x7E), "f8E5M2": (2, 15, 0x7B)}
+
+
+def is_f8(t: ir.Type) -> bool:
+    return str(t) in F8
+
+
+def _s32(v: int) -> int:
+    v &= 0xFFFFFFFF
+    return v - (1 << 32) if v >= 1 << 31 else v
+
+
+class _B:
+    """Small arith builder on scalars."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.i8 = ir.IntegerType.get_signless(8)
+        self.i16 = ir.IntegerType.get_signless(16)
+        self.i32 = ctx.i32
+        self.f16 = ir.F16Type.get()
+        self.f32 = ir.F32Type.get()
+
+    def op(self, name, xs, t, attrs=None):
+        return self.ctx.op1(name, xs, t, attrs)
+
+    def c(self, v, t=None):
+        t = t or self.i32
+        return self.ctx.const(_s32(v) if t == self.i32 else v, t)
+
+    def fc(self, v):
+        return self.op("arith.constant", [], self.f32, {"value": ir.FloatAttr.get(self.f32, v)})
+
+    def bin(self, name, x, y):
+        return self.op(name, [x, y], x.type)
+
+    def cmp(self, pred: int, x, y):
+        return self.op("arith.cmpi", [x, y], self.ctx.i1,
+                       {"predicate": ir.IntegerAttr.get(self.ctx.i64, pred)})
+
+    def sel(self, c, x, y):
+        return self.op("arith.select", [c, x, y], x.type)
+
+
+_EQ, _UGT, _ULT = 0, 8, 6
+
+
+def _f8_to_f32(ctx, v: ir.Value) -> ir.Value:
+    b = _B(ctx)
+    kind = str(v.type)
+    byte = b.op("arith.bitcast", [v], b.i8)
+    w = b.op("arith.extui", [byte], b.i16)
+    if kind == "f8E5M2":
+        h = b.bin("arith.shli", w, b.c(8, b.i16))
+        return b.op("arith.extf", [b.op("arith.bitcast", [h], b.f16)], b.f32)
+    mag = b.bin("arith.andi", w, b.c(0x7F, b.i16))
+    sign = b.bin("arith.andi", w, b.c(0x80, b.i16))
+    h = b.bin("arith.ori", b.bin("arith.shli", mag, b.c(7, b.i16)),
+              b.bin("arith.shli", sign, b.c(8, b.i16)))
+    f = b.op("arith.extf", [b.op("arith.bitcast", [h], b.f16)], b.f32)
+    f = b.bin("arith.mulf", f, b.fc(256.0))
+    sign32 = b.bin("arith.shli", b.op("arith.extui", [sign], b.i32), b.c(24))
+    nan = b.op("arith.bitcast", [b.bin("arith.ori", sign32, b.c(0x7FC00000))], b.f32)
+    return b.sel(b.cmp(_EQ, mag, b.c(0x7F, b.i16)), nan, f)
+
+
+def _f32_to_f8(ctx, x: ir.Value, kind: str) -> ir.Value:
+    b = _B(ctx)
+    man, bias, maxbits = F8[kind]
+    shift = 23 - man
+    u = b.op("arith.bitcast", [x], b.i32)
+    sign = b.bin("arith.shrui", b.bin("arith.andi", u, b.c(0x80000000)), b.c(24))
+    a = b.bin("arith.andi", u, b.c(0x7FFFFFFF))
+    # normal range: rebias the exponent, round the mantissa to `man` bits (ties to even)
+    ar = b.bin("arith.subi", a, b.c((127 - bias) << 23))
+    lsb = b.bin("arith.andi", b.bin("arith.shrui", ar, b.c(shift)), b.c(1))
+    r = b.bin("arith.addi", ar, b.bin("arith.addi", b.c((1 << (shift - 1)) - 1), lsb))
+    r = b.bin("arith.shrui", r, b.c(shift))
+    r = b.sel(b.cmp(_UGT, r, b.c(maxbits)), b.c(maxbits), r)  # satfinite (inf too)
+    # subnormal range: |x| * 2^(bias - 1 + man) rounded to an integer by adding 2^23
+    absx = b.op("arith.bitcast", [a], b.f32)
+    t = b.bin("arith.addf", b.bin("arith.mulf", absx, b.fc(float(2 ** (bias - 1 + man)))),
+              b.fc(float(2 ** 23)))
+    sub = b.bin("arith.subi", b.op("arith.bitcast", [t], b.i32), b.c(0x4B000000))
+    res = b.sel(b.cmp(_ULT, a, b.c((128 - bias) << 23)), sub, r)
+    if kind == "f8E5M2":  # inf stays inf where the format has one
+        res = b.sel(b.cmp(_EQ, a, b.c(0x7F800000)), b.c(0x7C), res)
+    res = b.sel(b.cmp(_UGT, a, b.c(0x7F800000)), b.c(0x7F), res)  # NaN
+    res = b.bin("arith.ori", res, sign)
+    return b.op("arith.bitcast", [b.op("arith.trunci", [res], b.i8)], ir.Type.parse(kind))
+
+
+def _ext(ctx, v, dst):
+    f = _f8_to_f32(ctx, v)
+    s = str(dst)
+    if s == "f32":
+        return f
+    if is_f8(dst):
+        return _f32_to_f8(ctx, f, s)
+    return ctx.op1("arith.extf" if s == "f64" else "arith.truncf", [f], dst)
+
+
+def _trunc(ctx, v, dst):
+    s = str(v.type)
+    if is_f8(v.type):
+        f = _f8_to_f32(ctx, v)
+    elif s == "f32":
+        f = v
+    else:
+        f = ctx.op1("arith.truncf" if s == "f64" else "arith.extf", [v], ir.F32Type.get())
+    return _f32_to_f8(ctx, f, str(dst))
+
+
+@lower("arith.extf", "arith.truncf")
+def _convert(ctx, op, args):
+    from ..to_llvm import Regs
+    src = ctx.scalar_type(op.operands[0].type)
+    dst = ctx.scalar_type(op.results[0].type)
+    if not (is_f8(src) or is_f8(dst)):
+        return _elementwise(ctx, op, args)
+    fn = _trunc if is_f8(dst) else _ext
+    x = args[0]
+    if isinstance(x, Regs):
+        return [x.like([fn(ctx, v, dst) for v in x.values])]
+    return [fn(ctx, x, dst)]
