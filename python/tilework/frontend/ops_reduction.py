@@ -23,16 +23,22 @@ def _segments(n):
     return ir.DenseI32ArrayAttr.get([1] + [1 if i < n else 0 for i in range(1, MAX_OPERANDS)])
 
 
+def check_operands(inputs: list, what: str) -> int:
+    """1 to MAX_OPERANDS tiles of one shape (reduce, scan); returns how many."""
+    n = len(inputs)
+    if not 1 <= n <= MAX_OPERANDS:
+        raise SemanticError(f"{what} takes 1 to {MAX_OPERANDS} tiles, got {n}")
+    if any(t.shape != inputs[0].shape for t in inputs):
+        raise SemanticError(f"{what} operands have different shapes: "
+                            f"{[list(t.shape) for t in inputs]}")
+    return n
+
+
 def reduce_tiles(b, inputs: list, axis: int, combine) -> list:
     """Reduces same-shape `inputs` along `axis` with `combine(lhs, rhs) -> list` (lists of
     scalar tensors, one per input)."""
-    n = len(inputs)
-    if not 1 <= n <= MAX_OPERANDS:
-        raise SemanticError(f"reduce takes 1 to {MAX_OPERANDS} tiles, got {n}")
+    n = check_operands(inputs, "reduce")
     shape = inputs[0].shape
-    if any(t.shape != shape for t in inputs):
-        raise SemanticError(f"reduce operands have different shapes: "
-                            f"{[list(t.shape) for t in inputs]}")
     rshape = shape[:axis] + shape[axis + 1:]
     if getattr(b, "is_interpreter", False):
         return _interpret_reduce(b, inputs, axis, combine)

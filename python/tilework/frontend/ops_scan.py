@@ -17,7 +17,7 @@ from ..language import core
 from ..language.core import tensor
 from . import semantic as S
 from .ops import _const, impl
-from .ops_reduction import MAX_OPERANDS, _segments, combine_function
+from .ops_reduction import _segments, check_operands, combine_function
 from .ops_shape import _axis
 from .semantic import SemanticError
 from .types import tensor_ir_type
@@ -26,13 +26,8 @@ from .types import tensor_ir_type
 def scan_tiles(b, inputs: list, axis: int, reverse: bool, combine) -> list:
     """Inclusive scan of same-shape `inputs` along `axis` with `combine(lhs, rhs) -> list`
     (lists of scalar tensors, one per input; lhs holds the earlier elements)."""
-    n = len(inputs)
-    if not 1 <= n <= MAX_OPERANDS:
-        raise SemanticError(f"associative_scan takes 1 to {MAX_OPERANDS} tiles, got {n}")
+    n = check_operands(inputs, "associative_scan")
     shape = inputs[0].shape
-    if any(t.shape != shape for t in inputs):
-        raise SemanticError(f"associative_scan operands have different shapes: "
-                            f"{[list(t.shape) for t in inputs]}")
     checked = _checked(b, inputs, combine)
     if getattr(b, "is_interpreter", False):
         return _interpret_scan(b, inputs, axis, reverse, checked)
