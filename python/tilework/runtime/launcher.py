@@ -57,6 +57,35 @@ def _tensor_entry(fn, name, a):
                   fn.fn, exc=TypeError)
 
 
+_NOPARAM = object()  # an argument that is part of the key only (None, an int equal to 1)
+
+
+def arg_entry(fn: JITFunction, name: str, nospec: bool, a):
+    """(key entry, parameter value or _NOPARAM) of one runtime argument."""
+    t = type(a)
+    if t is core.constexpr:
+        a = a.value
+        t = type(a)
+    if t is int:
+        if a == 1 and not nospec:
+            return 1, _NOPARAM
+        for lo, hi, ty in ((-2**31, 2**31, "i32"), (-2**63, 2**63, "i64"), (0, 2**64, "u64")):
+            if lo <= a < hi:
+                return (ty, not nospec and a % 16 == 0), a
+        raise located(f"argument `{name}` of {fn.__name__}: integer {a} does not fit in 64 "
+                      f"bits", fn.fn, exc=ValueError)
+    if t is float:
+        return "fp32", a
+    if t is bool:
+        return "i1", a
+    if t in _TORCH_TYPES and a.is_cuda:
+        ptr = a.data_ptr()
+        return (a.dtype, ptr & 15 == 0), ptr
+    if a is None:
+        return None, _NOPARAM
+    return _tensor_entry(fn, name, a)
+
+
 def key_and_params(fn: JITFunction, values):
     """The variant key and the kernel parameter values of one launch (their C types follow
     from the key, so they are fixed per compiled variant: metadata["param_kinds"])."""
@@ -65,42 +94,44 @@ def key_and_params(fn: JITFunction, values):
         if is_cx:
             key.append(a.value if type(a) is core.constexpr else a)
             continue
-        t = type(a)
-        if t is core.constexpr:
-            a = a.value
-            t = type(a)
-        if t is int:
-            if a == 1 and not nospec:
-                key.append(1)
-            elif -2**31 <= a < 2**31:
-                key.append(("i32", not nospec and a % 16 == 0))
-                params.append(a)
-            elif -2**63 <= a < 2**63:
-                key.append(("i64", not nospec and a % 16 == 0))
-                params.append(a)
-            elif a < 2**64:
-                key.append(("u64", not nospec and a % 16 == 0))
-                params.append(a)
-            else:
-                raise located(f"argument `{name}` of {fn.__name__}: integer {a} does not fit "
-                              f"in 64 bits", fn.fn, exc=ValueError)
-        elif t is float:
-            key.append("fp32")
-            params.append(a)
-        elif t is bool:
-            key.append("i1")
-            params.append(a)
-        elif t in _TORCH_TYPES and a.is_cuda:
-            ptr = a.data_ptr()
-            key.append((a.dtype, ptr & 15 == 0))
-            params.append(ptr)
-        elif a is None:
-            key.append(None)
-        else:
-            entry, ptr = _tensor_entry(fn, name, a)
-            key.append(entry)
-            params.append(ptr)
+        k, p = arg_entry(fn, name, nospec, a)
+        key.append(k)
+        if p is not _NOPARAM:
+            params.append(p)
     return tuple(key), params
+
+
+def fast_key_and_params(fn: JITFunction):
+    """`key_and_params` generated for one kernel: the common arguments (CUDA torch tensors,
+    int32 ints) are inlined, everything else goes through `arg_entry`; same results."""
+    n = len(fn.arg_names)
+    lines = ["def _kp(values):", f"    {', '.join(f'a{i}' for i in range(n))}, = values"]
+    params = []
+    for i, (name, is_cx, nospec) in enumerate(zip(fn.arg_names, fn._is_constexpr, fn._nospec)):
+        a = f"a{i}"
+        if is_cx:
+            lines.append(f"    k{i} = {a}.value if type({a}) is _CX else {a}")
+            continue
+        int_ok = f"-2147483648 <= {a} < 2147483648" + ("" if nospec else f" and {a} != 1")
+        lines += [f"    t = type({a})",
+                  f"    if t in _TT and {a}.is_cuda:",
+                  f"        p{i} = {a}.data_ptr()",
+                  f"        k{i} = ({a}.dtype, not p{i} & 15)",
+                  f"    elif t is int and {int_ok}:",
+                  f"        p{i} = {a}",
+                  f"        k{i} = ('i32', {'False' if nospec else f'not {a} & 15'})",
+                  "    else:",
+                  f"        k{i}, p{i} = _entry(_fn, {name!r}, {nospec}, {a})"]
+        params.append(f"p{i}")
+    lines.append(f"    key = ({''.join(f'k{i}, ' for i in range(n))})")
+    lines.append(f"    params = [{', '.join(params)}]")
+    lines.append("    if _NP in params:")
+    lines.append("        params = [p for p in params if p is not _NP]")
+    lines.append("    return key, params")
+    ns = {"_CX": core.constexpr, "_TT": _TORCH_TYPES, "_entry": arg_entry, "_fn": fn,
+          "_NP": _NOPARAM}
+    exec("\n".join(lines), ns)
+    return ns["_kp"]
 
 
 def specialization(fn: JITFunction, values):
@@ -176,7 +207,10 @@ def run(fn: JITFunction, grid, args, kwargs, launch: bool = True):
             return None  # nothing to compile
         from .interpreter import interpret
         return interpret(fn, grid, values, dict(zip(LAUNCH_OPTIONS, opts)))
-    key, params = key_and_params(fn, values)
+    kp = fn._key_and_params
+    if kp is None:
+        kp = fn._key_and_params = fast_key_and_params(fn)
+    key, params = kp(values)
     k = fn.cache.get((key, opts))
     if k is None:
         k = fn.cache[(key, opts)] = _compile_variant(fn, values, opts)
