@@ -28,11 +28,12 @@ def main():
     k = add_kernel.warmup(x, y, o, 1024, BLOCK_SIZE=1024)
     rt = launcher._get_runtime()
     values = (x, y, o, 1024, 1024)
-    _, params = launcher.key_and_params(add_kernel, values)
+    kp = launcher.fast_key_and_params(add_kernel)
+    _, params = kp(values)
     rows = {
         "tilework launch": per_call_us(lambda: add_kernel[(1,)](x, y, o, 1024, BLOCK_SIZE=1024)),
         "  binder": per_call_us(lambda: add_kernel._binder(x, y, o, 1024, BLOCK_SIZE=1024)),
-        "  key_and_params": per_call_us(lambda: launcher.key_and_params(add_kernel, values)),
+        "  key and parameters": per_call_us(lambda: kp(values)),
         "  stream()": per_call_us(rt.stream),
         "  rt.launch": per_call_us(lambda: rt.launch(k, (1, 1, 1), params)),
     }
