@@ -12,6 +12,7 @@ import tilework.language as tl
 from tilework import CompilationError
 from tilework.compiler.driver import ASTSource, compile
 from tilework.compiler.options import CompileOptions
+from located import assert_located, line_of  # noqa: E402
 
 THIS = os.path.abspath(__file__)
 TARGETS = ["sm_80", "sm_90a", "gfx942"]
@@ -365,23 +366,12 @@ def test_out_of_bounds_atomic_is_reported():
 
 # ---- rejections ------------------------------------------------------------------------------
 
-def line_of(fn, marker):
-    import inspect
-    lines, start = inspect.getsourcelines(fn.fn)
-    for i, text in enumerate(lines):
-        if marker in text:
-            return start + i
-    raise AssertionError(marker)
 
 
 def expect_error(fn, sig, message, constants=None):
     with pytest.raises(CompilationError) as ei:
         compile(ASTSource(fn, sig, constants or {}, {}), "sm_90a", cache=False)
-    e = ei.value
-    assert message in e.message, e.message
-    assert os.path.abspath(e.filename) == THIS
-    assert e.lineno == line_of(fn, "# ERR"), (e.lineno, str(e))
-    assert "MLIR" not in str(e) and "Traceback" not in str(e)
+    assert_located(ei.value, message, THIS, line_of(fn, "# ERR"))
 
 
 @tilework.jit

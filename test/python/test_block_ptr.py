@@ -1,7 +1,6 @@
 """Block pointers (tl.make_block_ptr / tl.advance, tl.load/tl.store with boundary_check and
 padding_option): compiled for sm_80, sm_90a and gfx942, run in the interpreter against numpy
 (non-power-of-two shapes, poisoned outputs), and every rejection with its message and line."""
-import inspect
 import os
 
 import numpy as np
@@ -11,6 +10,7 @@ import tilework
 import tilework.language as tl
 from tilework import CompilationError
 from tilework.compiler.driver import ASTSource, compile
+from located import assert_located, line_of  # noqa: E402
 
 THIS = os.path.abspath(__file__)
 TARGETS = ["sm_80", "sm_90a", "gfx942"]
@@ -209,12 +209,6 @@ def test_block_pointer_is_desugared_in_the_tile_ir():
 
 # ---- rejections ------------------------------------------------------------------------------
 
-def line_of(fn, marker="# ERR"):
-    lines, start = inspect.getsourcelines(fn.fn)
-    for i, text in enumerate(lines):
-        if marker in text:
-            return start + i
-    raise AssertionError(marker)
 
 
 @tilework.jit
@@ -342,11 +336,7 @@ def test_rejections(fn, message):
     with pytest.raises(CompilationError) as ei:
         compile(ASTSource(fn, {"x": tl.pointer_type(tl.float32), "n": tl.int32}, {}, {}),
                 "sm_90a", cache=False)
-    e = ei.value
-    assert message in e.message, e.message
-    assert os.path.abspath(e.filename) == THIS
-    assert e.lineno == line_of(fn), (e.lineno, str(e))
-    assert "MLIR" not in str(e) and "Traceback" not in str(e)
+    assert_located(ei.value, message, THIS, line_of(fn))
 
 
 def test_nan_padding_of_integers_is_rejected():

@@ -4,7 +4,6 @@ tl.static_range, `while`, `return` inside runtime `if`s, and the rejected constr
 Each kernel compiles for sm_90a and gfx942 (no GPU needed) and runs in the interpreter
 against numpy on fresh random inputs, outputs poisoned first.  test_control_flow_gpu.py runs
 the same kernels compiled, on a GPU."""
-import inspect
 import os
 import re
 
@@ -15,6 +14,7 @@ import tilework
 import tilework.language as tl
 from tilework import CompilationError
 from tilework.compiler.driver import ASTSource, compile
+from located import line_of  # noqa: E402
 
 THIS = os.path.abspath(__file__)
 SENTINEL = -777
@@ -566,12 +566,6 @@ def test_language_iterators_outside_kernels():
 
 # ---- rejected constructs: message and line ---------------------------------------------------
 
-def line_of(fn, marker):
-    lines, start = inspect.getsourcelines(fn.fn)
-    for i, text in enumerate(lines):
-        if marker in text:
-            return start + i
-    raise AssertionError(marker)
 
 
 def expect(fn, message, where=None):
