@@ -23,18 +23,24 @@ def _combine(ctx, fn, a: list, b: list) -> list:
     return ctx.inline_func(fn, list(a) + list(b))
 
 
-@lower("tile.reduce")
-def _reduce(ctx, op, args):
-    from ..to_llvm import Regs
+def along_axis(op, args):
+    """What reduce and scan start from: (axis, combine function, operands, the root blocked
+    layout, its dimension under the axis, the axis length, elements per thread chunk)."""
     axis = ir.IntegerAttr(op.attributes["axis"]).value
     fn = ir.FlatSymbolRefAttr(op.attributes["combine"]).value
     srcs = list(args)
+    base, dmap = base_layout(srcs[0].layout)
+    pa = dmap[axis]
+    n = srcs[0].shape[axis]
+    return axis, fn, srcs, base, pa, n, min(base.size_per_thread[pa], n)
+
+
+@lower("tile.reduce")
+def _reduce(ctx, op, args):
+    from ..to_llvm import Regs
+    axis, fn, srcs, base, pa, n, spt = along_axis(op, args)
     src = srcs[0]
     shape, layout = src.shape, src.layout
-    base, dmap = base_layout(layout)
-    pa = dmap[axis]
-    n = shape[axis]
-    spt = min(base.size_per_thread[pa], n)
 
     # 1. within the thread: combine along the axis, one accumulator per other coordinate
     others = [range(c) for d, c in enumerate(src.per_thread) if d != axis]

@@ -32,11 +32,12 @@ import itertools
 import mlir.ir as ir
 from mlir.dialects import scf
 
-from tilework.dialects.layout import Slice, base_layout, layout_of
+from tilework.dialects.layout import Slice, layout_of
 
 from ..axis_info import elem_bytes
 from ..registry import lower
 from .layout import _from_smem, _smem_gep, _smem_type, _to_smem
+from .reduction import along_axis
 
 _EQ, _NE, _UGE = 0, 1, 9
 
@@ -88,16 +89,10 @@ def _position(ctx, ident, stride: int, count: int, reverse: bool):
 @lower("tile.scan")
 def _scan(ctx, op, args):
     from ..to_llvm import Regs
-    axis = ir.IntegerAttr(op.attributes["axis"]).value
     reverse = bool(ir.IntegerAttr(op.attributes["reverse"]).value)
-    fn = ir.FlatSymbolRefAttr(op.attributes["combine"]).value
-    srcs = list(args)
+    axis, fn, srcs, base, pa, n, spt = along_axis(op, args)  # spt: elements of a chunk
     src = srcs[0]
     shape, layout = src.shape, src.layout
-    base, dmap = base_layout(layout)
-    pa = dmap[axis]
-    n = shape[axis]
-    spt = min(base.size_per_thread[pa], n)       # elements of a chunk
     reps = src.per_thread[axis] // spt             # chunks (repetitions of the CTA tile)
     tpw = base.threads_per_warp[pa]
     lanes = max(1, min(tpw, n // spt))             # distinct lanes along the axis

@@ -17,7 +17,7 @@ from ..language import core
 from ..language.core import tensor
 from . import semantic as S
 from .ops import _const, impl
-from .ops_reduction import _segments, check_operands, combine_function
+from .ops_reduction import _segments, _tile, check_operands, combine_function
 from .ops_shape import _axis
 from .semantic import SemanticError
 from .types import tensor_ir_type
@@ -94,15 +94,6 @@ def _interpret_scan(b, inputs, axis, reverse, combine):
 
 # ---- the builtins -------------------------------------------------------------------------------
 
-def _scan_tile(b, input, what):
-    x = S.to_tensor(b, input)
-    if not x.shape:
-        raise SemanticError(f"{what} needs a tile, got a scalar")
-    if x.dtype.is_ptr():
-        raise SemanticError(f"{what} of pointers is not supported")
-    return x
-
-
 def _scan_axis(axis, rank, what):
     axis = _const(axis, f"{what} axis")
     if axis is None:
@@ -121,7 +112,7 @@ def _reverse(reverse, what):
 def associative_scan(b, input, axis, combine_fn, reverse=False):
     is_tuple = isinstance(input, (tuple, list))
     inputs = list(input) if is_tuple else [input]
-    inputs = [_scan_tile(b, t, "associative_scan") for t in inputs]
+    inputs = [_tile(b, t, "associative_scan") for t in inputs]
     axis = _scan_axis(axis, len(inputs[0].shape), "associative_scan")
     reverse = _reverse(reverse, "associative_scan")
     if isinstance(combine_fn, core.constexpr):  # passed through a @jit helper's parameter
@@ -159,7 +150,7 @@ def _promote(b, x, dtype, widen_ints: bool):
 
 @impl
 def cumsum(b, input, axis=0, reverse=False, dtype=None):
-    x = _scan_tile(b, input, "cumsum")
+    x = _tile(b, input, "cumsum")
     a = _scan_axis(axis, len(x.shape), "cumsum")
     x = _promote(b, x, dtype, widen_ints=True)
     return scan_tiles(b, [x], a, _reverse(reverse, "cumsum"),
@@ -168,7 +159,7 @@ def cumsum(b, input, axis=0, reverse=False, dtype=None):
 
 @impl
 def cumprod(b, input, axis=0, reverse=False, dtype=None):
-    x = _scan_tile(b, input, "cumprod")
+    x = _tile(b, input, "cumprod")
     a = _scan_axis(axis, len(x.shape), "cumprod")
     x = _promote(b, x, dtype, widen_ints=False)
     if x.dtype.is_bool():  # a product of booleans is their `and` (i1 `mul` is not promoted)
