@@ -334,3 +334,32 @@ def test_zeros_like_and_full_like():
     np.testing.assert_array_equal(y, x + 2)
     aot(k_likes, {"x_ptr": tl.pointer_type(tl.float32), "y_ptr": tl.pointer_type(tl.float32)},
         {"BLOCK": 32})
+
+
+@tilework.jit
+def k_min_one_arg(x, n):
+    v = min(n)  # MARK
+
+
+@tilework.jit
+def k_max_runtime(x_ptr, y_ptr, n):
+    tl.store(y_ptr, max(n, tl.load(x_ptr), 3))
+
+
+def test_min_of_one_runtime_value():
+    expect(k_min_one_arg, "min() of runtime values takes two or more positional arguments",
+           "# MARK")
+
+
+def test_max_of_runtime_values_is_elementwise():
+    x = np.array([5], np.int32)
+    for n, want in ((1, 5), (9, 9), (-4, 5)):
+        y = np.array([-99], np.int32)
+        k_max_runtime.interpret = True
+        try:
+            k_max_runtime[(1,)](x, y, n)
+        finally:
+            k_max_runtime.interpret = False
+        assert y[0] == want
+    aot(k_max_runtime, {"x_ptr": tl.pointer_type(tl.int32), "y_ptr": tl.pointer_type(tl.int32),
+                        "n": tl.int32})
