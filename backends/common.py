@@ -25,7 +25,8 @@ class Backend:
     def pass_context(self, options) -> PassContext:
         return PassContext(backend=self.target.backend, arch=self.target.arch,
                            num_warps=options.num_warps, warp_size=self.target.warp_size,
-                           extra={"gpu_target_attr": self.gpu_target_attr(options)})
+                           extra={"gpu_target_attr": self.gpu_target_attr(options),
+                                  "maxnreg": options.maxnreg})
 
     def stages(self, options) -> "OrderedDict[str, object]":
         pctx = self.pass_context(options)

@@ -313,7 +313,7 @@ def _lower_block(ctx: LoweringContext, block: ir.Block):
             ctx.values[r] = v
 
 
-def _convert_func(f, gpu_module, target, arch, num_warps, warp_size, functions):
+def _convert_func(f, gpu_module, target, arch, num_warps, warp_size, functions, maxnreg=None):
     f = f.operation
     name = ir.StringAttr(f.attributes["sym_name"]).value
     ftype = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
@@ -326,6 +326,8 @@ def _convert_func(f, gpu_module, target, arch, num_warps, warp_size, functions):
         nthreads = num_warps * warp_size
         gf.attributes["known_block_size"] = ir.DenseI32ArrayAttr.get([nthreads, 1, 1])
         gf.attributes["tilegpu.num_warps"] = i32(num_warps)
+        if maxnreg and target == "nvidia":  # ptxas fits the cap (Triton's `maxnreg`)
+            gf.attributes["nvvm.maxnreg"] = i32(maxnreg)
         entry = gf.body.blocks.append(*arg_types)
     ctx.entry = entry
     src_entry = f.regions[0].blocks[0]
@@ -356,7 +358,8 @@ def _to_llvm(module_op, pctx):
     functions = {ir.StringAttr(h.attributes["sym_name"]).value: h for h in helpers}
     shared = 0
     for f in funcs:
-        shared = max(shared, _convert_func(f, gm, pctx.backend, pctx.arch, nw, ws, functions))
+        shared = max(shared, _convert_func(f, gm, pctx.backend, pctx.arch, nw, ws, functions,
+                                           pctx.extra.get("maxnreg")))
         f.erase()
     for h in helpers:
         h.erase()

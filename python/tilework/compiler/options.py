@@ -15,6 +15,7 @@ class CompileOptions:
     debug: bool = False          # enables tl.device_assert
     opt_level: int = 3           # LLVM/ptxas optimization level
     enable_fp_fusion: bool = True  # a * b + c may become one fma (as in Triton)
+    maxnreg: int | None = None   # NVIDIA: cap on registers per thread (more programs per SM)
 
     def __post_init__(self):
         nw = self.num_warps
@@ -22,6 +23,9 @@ class CompileOptions:
             raise ValueError(f"num_warps must be a power of two between 1 and 32, got {nw!r}")
         if not isinstance(self.num_stages, int) or self.num_stages < 1:
             raise ValueError(f"num_stages must be a positive int, got {self.num_stages!r}")
+        if self.maxnreg is not None and (not isinstance(self.maxnreg, int)
+                                         or not 16 <= self.maxnreg <= 255):
+            raise ValueError(f"maxnreg must be an int between 16 and 255, got {self.maxnreg!r}")
         if self.opt_level not in (0, 1, 2, 3):
             raise ValueError(f"opt_level must be 0..3, got {self.opt_level!r}")
 

@@ -14,7 +14,7 @@ import textwrap
 
 from ..language import core
 
-LAUNCH_OPTIONS = ("num_warps", "num_stages", "target", "debug", "opt_level")
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "target", "debug", "opt_level", "maxnreg")
 
 
 def _is_constexpr_annotation(ann) -> bool:

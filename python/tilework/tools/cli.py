@@ -76,7 +76,8 @@ def parse_signature(fn, signature: str, constexprs: dict):
 def cmd_compile(args) -> int:
     from ..compiler.driver import ASTSource, compile, dump_kernel
     from ..compiler.options import CompileOptions
-    opts = CompileOptions.from_env(target=args.target, num_warps=args.num_warps)
+    opts = CompileOptions.from_env(target=args.target, num_warps=args.num_warps,
+                                   maxnreg=args.maxnreg)
     constexprs = {}
     for c in args.constexpr or []:
         k, eq, v = c.partition("=")
@@ -138,6 +139,8 @@ def main(argv=None) -> int:
     c.add_argument("--signature", default="", help="e.g. '*fp32:16,*fp32:16,i32'")
     c.add_argument("--constexpr", action="append", metavar="NAME=VALUE")
     c.add_argument("--num-warps", type=int, default=4)
+    c.add_argument("--maxnreg", type=int, default=None,
+                   help="NVIDIA: cap on registers per thread")
     c.add_argument("--emit", default="all", help="'all' or comma-separated stage names")
     c.add_argument("--start", default=None, help="start from this stage's text (e.g. tilegpu)")
     c.add_argument("-o", "--output", default=".", help="output directory")
