@@ -2,8 +2,11 @@
 
 * `tile-combine`: small algebraic rewrites on tile IR.
 * `tilegpu-vector-width`: records on each load/store how many elements one access moves.
+* `tilegpu-compare-runs`: records on comparisons the runs of equal results a thread holds.
 """
 from __future__ import annotations
+
+import math
 
 import mlir.ir as ir
 
@@ -141,3 +144,36 @@ def _set_vector_widths(module_op, pctx):
 register(Pass("tilegpu-vector-width",
               "Record each load/store's access width from the axis analysis and its layout",
               run=_set_vector_widths))
+
+
+# ---------------------------------------------------------------------------------------------
+# tilegpu-compare-runs
+
+def _set_compare_runs(module_op, pctx):
+    """A mask like `cols < n` (n divisible by 16) is equal on each aligned group of a thread's
+    contiguous elements: the lowering then compares once per group, not once per element."""
+    for f in kernels(module_op):
+        an = AxisAnalysis(f)
+        for op in _walk(f):
+            if op.name not in ("arith.cmpi", "arith.cmpf") or not T.is_tensor(op.results[0].type):
+                continue
+            lay = layout_of(op.results[0].type)
+            fast, spt = fastest_dim(lay) if lay is not None else (None, 1)
+            if fast is None or spt < 2:
+                continue
+            run = math.gcd(an.get(op.results[0]).constancy[fast], spt)
+            if run > 1:
+                op.attributes["tilegpu.runs"] = ir.DenseI32ArrayAttr.get([fast, run])
+
+
+def _walk(op):
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                yield inner.operation
+                yield from _walk(inner.operation)
+
+
+register(Pass("tilegpu-compare-runs",
+              "Record on comparisons the runs of equal results along a thread's elements",
+              run=_set_compare_runs))

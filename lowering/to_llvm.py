@@ -166,6 +166,23 @@ class LoweringContext:
 
     def barrier(self):
         gpu.barrier()
+        self.smem_readers = False
+
+    # The shared buffer is reused by every user (reductions, scans, conversions): a user
+    # writes, synchronizes, reads.  Before writing it must wait for the previous user's
+    # readers, unless a barrier already came after them; at the start of a kernel nothing
+    # reads it.  Region bodies (loops) start and end with readers assumed.
+    smem_readers = False
+
+    def smem_begin(self):
+        """Before writing the shared buffer: a barrier only if earlier readers may remain."""
+        if self.smem_readers:
+            self.barrier()
+
+    def smem_publish(self):
+        """After writing the shared buffer: a barrier; the buffer then has readers."""
+        self.barrier()
+        self.smem_readers = True
 
     def smem(self, nbytes: int) -> ir.Value:
         """The base of the kernel's shared memory (!llvm.ptr<3>), at least `nbytes` long.
@@ -241,7 +258,9 @@ class LoweringContext:
     def lower_block(self, block: ir.Block):
         """Lowers every op of `block` at the current insertion point (rules of region ops
         call this for their bodies, after mapping the block arguments in `values`)."""
+        self.smem_readers = True  # an earlier iteration may have left readers
         _lower_block(self, block)
+        self.smem_readers = True
 
     # flattening tiles to scalars and back: region ops (scf.for/if/while) carry the scalars
     @staticmethod

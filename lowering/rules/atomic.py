@@ -191,13 +191,13 @@ def share(ctx, owner, slots, values, t, nslots):
     store into shared memory, a barrier, then everyone loads."""
     base = ctx.smem(nslots * max(1, _bits(t) // 8))
     ptrs = [_smem_ptr(ctx, base, s, t) for s in slots]
-    ctx.barrier()  # earlier users of the scratch buffer are done
+    ctx.smem_begin()
     if_op = scf.IfOp(owner, [], has_else=False)
     with ir.InsertionPoint(if_op.then_block):
         for p, v in zip(ptrs, values):
             ctx.create("llvm.store", [v, p], [])
         scf.YieldOp([])
-    ctx.barrier()
+    ctx.smem_publish()
     return [ctx.op1("llvm.load", [p], t) for p in ptrs]
 
 

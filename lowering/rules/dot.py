@@ -148,10 +148,10 @@ def _dot(ctx, op, args):
     base = ctx.smem(b_off + nb * K * N * elem_bytes(eb))
     i8 = ir.IntegerType.get_signless(8)
     base_b = _smem_gep(ctx, base, ctx.const(b_off), i8)
-    ctx.barrier()  # an earlier user of the buffer may still be reading
+    ctx.smem_begin()
     _store_operand(ctx, a, base, ea, ([K * M] if batched else []) + [1, M])
     _store_operand(ctx, b, base_b, eb, ([K * N] if batched else []) + [N, 1])
-    ctx.barrier()
+    ctx.smem_publish()
 
     # 2. the thread's accumulators, over k
     dm, dn = rank - 2, rank - 1

@@ -5,6 +5,12 @@ per-thread types (pointers become `!llvm.ptr<1>`)."""
 from __future__ import annotations
 
 
+import math
+
+import mlir.ir as ir
+
+from tilework.dialects.layout import fastest_dim
+
 from ..registry import lower
 
 # op name -> (kind); every listed op keeps its attributes (predicates, fastmath flags)
@@ -43,8 +49,29 @@ def _elementwise(ctx, op, args):
     regs = next((a for a in args if isinstance(a, Regs)), None)
     if regs is None:
         return list(ctx.create(op.name, args, rtypes, attrs).results)
+    runs = attrs.pop("tilegpu.runs", None)
+    lead = _run_leads(regs, runs) if runs is not None else None
     out = []
     for i in range(len(regs.values)):
+        if lead is not None and lead[i] != i:  # equal to the first of its run
+            out.append(out[lead[i]])
+            continue
         operands = [a.values[i] if isinstance(a, Regs) else a for a in args]
         out.append(ctx.create(op.name, operands, rtypes, attrs).results[0])
     return [regs.like(out)]
+
+
+def _run_leads(regs, runs):
+    """For each element the thread holds, the index of the first element of its run of equal
+    results (`tilegpu.runs` = [dim, run]: aligned runs along the thread's contiguous chunks)."""
+    dim, run = list(ir.DenseI32ArrayAttr(runs))
+    _, spt = fastest_dim(regs.layout)
+    chunk = min(spt, regs.shape[dim])
+    g = math.gcd(run, chunk)
+    leads = []
+    for coord in regs.coords():
+        k = coord[dim]
+        c = list(coord)
+        c[dim] = k - (k % chunk) % g
+        leads.append(regs.flat(c))
+    return leads

@@ -66,12 +66,12 @@ def through_smem(ctx, src, src_shape, dst_layout, dst_shape, scalar_type):
     st = _smem_type(ctx, scalar_type)
     nbytes = math.prod(src_shape) * elem_bytes(st)
     base = ctx.smem(nbytes)
-    ctx.barrier()  # an earlier user of the buffer may still be reading
+    ctx.smem_begin()
     for coord in src.coords():
         idx = ctx.linear_index(src.layout, src_shape, coord)
         p = _smem_gep(ctx, base, idx, st)
         ctx.create("llvm.store", [_to_smem(ctx, src[coord], st), p], [])
-    ctx.barrier()
+    ctx.smem_publish()
     per_thread = dst_layout.elems_per_thread(dst_shape)
     vals = []
     import itertools

@@ -15,6 +15,7 @@ expansions of `math_approx` (range reduction and polynomials in arith):
 | sqrt (afn) | sqrt.approx.f32, as Triton | llvm.sqrt afn (v_sqrt_f32) | llvm.sqrt |
 | sqrt (no afn) | llvm.sqrt = sqrt.rn.f32 | llvm.sqrt (correctly rounded) | llvm.sqrt |
 | rsqrt | rsqrt.approx.f32, as Triton | v_rsq_f32 (subnormals scaled) | 1 / llvm.sqrt |
+| divf (`/`, tl.fdiv) | div.full.f32, as Triton (tl.div_rn: div.rn) | IEEE fdiv | fdiv |
 | floor, ceil, absf, absi, fma | llvm.floor, .ceil, .fabs, .abs, .fma (all float types) |
 | maxnumf, minnumf (NVIDIA) | llvm.maxnum, llvm.minnum |
 
@@ -128,6 +129,14 @@ def _rsqrt(target):
     return fn
 
 
+def _divf_nvidia(op, xs):
+    """f32 `/` and tl.fdiv: div.full.f32 (at most 2 ulp, as Triton; no slow path for IEEE
+    rounding); tl.div_rn (marked `tile.rn`) and f64 stay correctly rounded."""
+    if _float_kind(xs[0].type) == "f32" and "tile.rn" not in op.attributes:
+        return _call("llvm.nvvm.div.full", xs)
+    return _op("arith.divf", xs, xs[0].type)
+
+
 def _absi(op, xs):  # wraps at the minimum, as two's complement
     return _op("llvm.intr.abs", xs, xs[0].type, {"is_int_min_poison": ir.BoolAttr.get(False)})
 
@@ -144,7 +153,7 @@ _COMMON = {
 _RULES = {
     "nvidia": dict(_COMMON, **{
         "math.exp": _exp_nvidia, "math.exp2": _f32_intr_else_expand("exp2", A.exp2),
-        "math.sqrt": _sqrt, "math.rsqrt": _rsqrt("nvidia"),
+        "math.sqrt": _sqrt, "math.rsqrt": _rsqrt("nvidia"), "arith.divf": _divf_nvidia,
         # not math ops, but tl.clamp's (and reductions'): convert-gpu-to-nvvm would call
         # libdevice's fmaxf/fminf for them
         "arith.maxnumf": _intr("maxnum"), "arith.minnumf": _intr("minnum"),

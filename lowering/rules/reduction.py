@@ -102,7 +102,7 @@ def _across_warps(ctx, op, fn, groups, base, pa, warps, shape, axis, layout):
     bases = [_smem_gep(ctx, smem, ctx.const(o), i8) for o in offsets]
     # the reduced tile's row-major index of each group, from the operand's layout
     rlayout = Slice(axis, layout)
-    ctx.barrier()
+    ctx.smem_begin()
     idx = {}
     for oc in groups:
         idx[oc] = ctx.linear_index(rlayout, rshape, oc) if rshape else ctx.const(0)
@@ -111,7 +111,7 @@ def _across_warps(ctx, op, fn, groups, base, pa, warps, shape, axis, layout):
                                       idx[oc]], ctx.i32)
         for v, t, bptr in zip(acc, types, bases):
             ctx.create("llvm.store", [_to_smem(ctx, v, t), _smem_gep(ctx, bptr, slot, t)], [])
-    ctx.barrier()
+    ctx.smem_publish()
     out = {}
     for oc, acc in groups.items():
         total = None

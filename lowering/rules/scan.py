@@ -210,7 +210,7 @@ def _across_warps(ctx, fn, op, groups, reps, last_rep, lanes, warps, lane_stride
         row = _i32(ctx, "arith.addi", ctx.const(r * rsize), ridx[oc])
         return _i32(ctx, "arith.addi", _i32(ctx, "arith.muli", row, ctx.const(warps)), w)
 
-    ctx.barrier()  # an earlier user of the buffer may still be reading
+    ctx.smem_begin()
     last = None
     if lanes > 1:  # only the warp's last lane (in scan order) holds its total
         lane_raw, _ = _position(ctx, ctx.lane_id(), lane_stride, lanes, False)
@@ -231,7 +231,7 @@ def _across_warps(ctx, fn, op, groups, reps, last_rep, lanes, warps, lane_stride
             scf.YieldOp([])
     else:
         store_all()
-    ctx.barrier()
+    ctx.smem_publish()
 
     warp_ok = _cmp(ctx, _NE, warp_pos, ctx.const(0))
     after = [_cmp(ctx, _UGE, warp_pos, ctx.const(j + 1)) for j in range(warps - 1)]

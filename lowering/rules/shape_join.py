@@ -88,12 +88,12 @@ def gather_through_smem(ctx, writes, reads, nelems: int, scalar_type):
     Regs per read."""
     st = _smem_type(ctx, scalar_type)
     base = ctx.smem(nelems * elem_bytes(st))
-    ctx.barrier()  # an earlier user of the buffer may still be reading
+    ctx.smem_begin()
     for src, index in writes:
         for coord in src.coords():
             p = _smem_gep(ctx, base, index(logical(ctx, src.layout, src.shape, coord)), st)
             ctx.create("llvm.store", [_to_smem(ctx, src[coord], st), p], [])
-    ctx.barrier()
+    ctx.smem_publish()
     out = []
     for layout, shape, index in reads:
         vals = []

@@ -115,7 +115,7 @@ def fma(b, x, y, z):
     return _emit(b, "math.fma", [x, y, z])
 
 
-def _divf(b, name, x, y):
+def _divf(b, name, x, y, attrs=None):
     x, y = S.to_tensor(b, x), S.to_tensor(b, y)  # as Triton: a Python int stays an int
     if not x.dtype.is_floating() or not y.dtype.is_floating():
         raise SemanticError(f"tl.{name}: both operands of {name} must have floating scalar "
@@ -123,7 +123,7 @@ def _divf(b, name, x, y):
     x, y = _common(b, name, x, y)
     if x.dtype.primitive_bitwidth < 32:  # Triton divides fp16/bf16 (and fp8) in fp32
         x, y = S.cast(b, x, core.float32), S.cast(b, y, core.float32)
-    return _emit(b, "arith.divf", [x, y])
+    return _emit(b, "arith.divf", [x, y], attrs)
 
 
 @impl
@@ -137,7 +137,8 @@ def fdiv(b, x, y, ieee_rounding=False):
 @impl
 def div_rn(b, x, y):
     _check("div_rn", _F32, x, y)
-    return _divf(b, "div_rn", x, y)
+    # correctly rounded; `/` and tl.fdiv may be 2 ulp off on NVIDIA (div.full.f32, as Triton)
+    return _divf(b, "div_rn", x, y, {"tile.rn": ir.UnitAttr.get()})
 
 
 @impl
