@@ -66,6 +66,56 @@ def softmax_prefetch2(out_ptr, in_ptr, stride, n_rows, n_cols, BLOCK_N: tl.const
 
 
 @tilework.jit
+def _softmax_row(out_ptr, x, row, stride, n_rows, cols, cmask):
+    m = tl.max(x, axis=0).to(tl.float32)
+    s = tl.sum(tl.exp(x.to(tl.float32) - m), axis=0)
+    y = tl.exp(x.to(tl.float32) - m) * (1.0 / s)
+    tl.store(out_ptr + row * stride + cols, y.to(out_ptr.dtype.element_ty),
+             mask=cmask & (row < n_rows))
+
+
+@tilework.jit
+def _row_load(in_ptr, row, stride, n_rows, cols, cmask):
+    return tl.load(in_ptr + row * stride + cols, mask=cmask & (row < n_rows), other=-float("inf"))
+
+
+@tilework.jit
+def softmax_ring3(out_ptr, in_ptr, stride, n_rows, n_cols, BLOCK_N: tl.constexpr):
+    """Three row buffers in a ring, unrolled so that no buffer is copied: two rows are in
+    flight while the third is reduced."""
+    pid = tl.program_id(0)
+    g = tl.num_programs(0)
+    cols = tl.arange(0, BLOCK_N)
+    cm = cols < n_cols
+    a = _row_load(in_ptr, pid, stride, n_rows, cols, cm)
+    b = _row_load(in_ptr, pid + g, stride, n_rows, cols, cm)
+    c = _row_load(in_ptr, pid + 2 * g, stride, n_rows, cols, cm)
+    for base in range(pid, n_rows, 3 * g):
+        _softmax_row(out_ptr, a, base, stride, n_rows, cols, cm)
+        a = _row_load(in_ptr, base + 3 * g, stride, n_rows, cols, cm)
+        _softmax_row(out_ptr, b, base + g, stride, n_rows, cols, cm)
+        b = _row_load(in_ptr, base + 4 * g, stride, n_rows, cols, cm)
+        _softmax_row(out_ptr, c, base + 2 * g, stride, n_rows, cols, cm)
+        c = _row_load(in_ptr, base + 5 * g, stride, n_rows, cols, cm)
+
+
+@tilework.jit
+def softmax_ring2(out_ptr, in_ptr, stride, n_rows, n_cols, BLOCK_N: tl.constexpr):
+    """Two row buffers, unrolled: one row in flight while the other is reduced."""
+    pid = tl.program_id(0)
+    g = tl.num_programs(0)
+    cols = tl.arange(0, BLOCK_N)
+    cm = cols < n_cols
+    a = _row_load(in_ptr, pid, stride, n_rows, cols, cm)
+    b = _row_load(in_ptr, pid + g, stride, n_rows, cols, cm)
+    for base in range(pid, n_rows, 2 * g):
+        _softmax_row(out_ptr, a, base, stride, n_rows, cols, cm)
+        a = _row_load(in_ptr, base + 2 * g, stride, n_rows, cols, cm)
+        _softmax_row(out_ptr, b, base + g, stride, n_rows, cols, cm)
+        b = _row_load(in_ptr, base + 3 * g, stride, n_rows, cols, cm)
+
+
+@tilework.jit
 def softmax_persist(out_ptr, in_ptr, stride, n_rows, n_cols, BLOCK_N: tl.constexpr):
     pid = tl.program_id(0)
     step = tl.num_programs(0)
@@ -125,8 +175,12 @@ def main(which=("softmax", "layernorm")):
                 for _ in range(n_sets(4 * m * n))]
         cands = [("example", lambda a, o: softmax(a, o)),
                  ("triton", lambda a, o: tk.softmax(a, o))]
-        for warps in (8, 16, 32):
-            for g in sorted({min(m, sms), min(m, 128), min(m, 2 * sms), min(m, 4 * sms)}):
+        for warps in (16, 32):
+            for g in sorted({min(m, sms), min(m, 128), min(m, 2 * sms)}):
+                for kern, nm in ((softmax_ring2, "ring2"), (softmax_ring3, "ring3")):
+                    cands.append((f"{nm} w={warps} g={g}",
+                                  lambda a, o, g=g, warps=warps, kern=kern:
+                                  kern[(g,)](o, a, n, m, n, BLOCK_N=n, num_warps=warps)))
                 for hold in (True, False):
                     cands.append((f"prefetch w={warps} g={g} hold16={hold}",
                                   lambda a, o, g=g, warps=warps, hold=hold:

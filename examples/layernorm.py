@@ -95,11 +95,12 @@ def next_pow2(n):
 
 
 def fwd_config(n_cols, elem_bytes):
-    """(BLOCK_N, ROWS, num_warps): two 4096-wide rows per 4-warp program measured best for
-    8192x4096 fp16 on an H200 (benchmarks/sweep.py)."""
+    """(BLOCK_N, ROWS, num_warps): one 4096-wide row per 8-warp program (16 values a thread,
+    40 registers, 6 programs per multiprocessor) measured best for 8192x4096 fp16 on an H200
+    (benchmarks/sweep_prefetch.py)."""
     block_n = next_pow2(n_cols)
-    rows = max(1, min(8, 8192 // block_n))
-    warps = max(4, min(16, block_n * rows // 2048))
+    rows = max(1, min(8, 4096 // block_n))
+    warps = max(4, min(16, block_n * rows // 512))
     return block_n, rows, warps
 
 

@@ -2,6 +2,10 @@
 
 `softmax_kernel`: one pass.  Each program owns ROWS rows, holds them in registers as one
 [ROWS, BLOCK_N] tile (BLOCK_N >= n_cols), and reads and writes each element once.
+`softmax_prefetch_kernel`: for long rows (16384 to 32768 columns), where one row fills a
+multiprocessor's registers and a program per row would stop loading while it reduces: one
+program per multiprocessor walks rows with a stride, loading its next row before reducing the
+current one (kept in its 16-bit type, exp computed twice) so that a load is always in flight.
 `softmax_online_kernel`: for rows longer than one tile, streams each row in BLOCK_N chunks
 keeping a running maximum and a running sum rescaled as the maximum grows (online softmax),
 then a second sweep writes the outputs: 2 reads + 1 write per element.
@@ -24,6 +28,26 @@ def softmax_kernel(out_ptr, in_ptr, in_stride, out_stride, n_rows, n_cols,
     y = num * inv[:, None]
     tl.store(out_ptr + rows[:, None] * out_stride + cols[None, :],
              y.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@tilework.jit
+def softmax_prefetch_kernel(out_ptr, in_ptr, in_stride, out_stride, n_rows, n_cols,
+                            BLOCK_N: tl.constexpr):
+    pid = tl.program_id(0)
+    step = tl.num_programs(0)
+    cols = tl.arange(0, BLOCK_N)
+    cmask = cols < n_cols
+    # the row after the last is read again as the last (never stored): fewer predicates
+    nxt = tl.load(in_ptr + tl.minimum(pid, n_rows - 1) * in_stride + cols, mask=cmask,
+                  other=-float("inf"))
+    for row in range(pid, n_rows, step):
+        x = nxt
+        ahead = tl.minimum(row + step, n_rows - 1)
+        nxt = tl.load(in_ptr + ahead * in_stride + cols, mask=cmask, other=-float("inf"))
+        m = tl.max(x, axis=0).to(tl.float32)
+        s = tl.sum(tl.exp(x.to(tl.float32) - m), axis=0)
+        y = tl.exp(x.to(tl.float32) - m) * (1.0 / s)
+        tl.store(out_ptr + row * out_stride + cols, y.to(out_ptr.dtype.element_ty), mask=cmask)
 
 
 @tilework.jit
@@ -74,6 +98,12 @@ def softmax(x, out=None, online_above=32768):
     if n_cols > online_above:
         softmax_online_kernel[(n_rows,)](out, x, x.stride(0), out.stride(0), n_cols,
                                          BLOCK_N=4096, num_warps=8)
+        return out
+    if n_cols > 8192 and x.element_size() == 2:
+        sms = torch.cuda.get_device_properties(x.device).multi_processor_count
+        softmax_prefetch_kernel[(min(n_rows, sms),)](
+            out, x, x.stride(0), out.stride(0), n_rows, n_cols, BLOCK_N=next_pow2(n_cols),
+            num_warps=16)
         return out
     block_n, rows, warps = config(n_cols, x.element_size())
     softmax_kernel[((n_rows + rows - 1) // rows,)](out, x, x.stride(0), out.stride(0), n_rows,

@@ -10,7 +10,7 @@ from tilework import CompileOptions
 from tilework.compiler.driver import ASTSource, compile
 from fused_epilogue import bias_gelu_rowsum
 from layernorm import column_sum, layernorm_bwd, layernorm_fwd
-from softmax import softmax_kernel, softmax_online_kernel
+from softmax import softmax_kernel, softmax_online_kernel, softmax_prefetch_kernel
 
 rng = np.random.default_rng()
 H, F = tl.pointer_type(tl.float16), tl.pointer_type(tl.float32)
@@ -26,6 +26,10 @@ KERNELS = {
     "softmax": (softmax_kernel, {"out_ptr": H, "in_ptr": H, "in_stride": tl.int32,
                                  "out_stride": tl.int32, "n_rows": tl.int32,
                                  "n_cols": tl.int32}, {"BLOCK_N": 1024, "ROWS": 4}, 8),
+    "softmax_prefetch": (softmax_prefetch_kernel, {"out_ptr": H, "in_ptr": H,
+                                                   "in_stride": tl.int32,
+                                                   "out_stride": tl.int32, "n_rows": tl.int32,
+                                                   "n_cols": tl.int32}, {"BLOCK_N": 32768}, 16),
     "softmax_online": (softmax_online_kernel, {"out_ptr": H, "in_ptr": H,
                                                "in_stride": tl.int32, "out_stride": tl.int32,
                                                "n_cols": tl.int32}, {"BLOCK_N": 4096}, 8),
@@ -84,6 +88,19 @@ def test_softmax_interpreted(m, n, block, rows):
     ref = np.exp(x - x.max(1, keepdims=True))
     ref /= ref.sum(1, keepdims=True)
     np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("m, progs", [(11, 3), (2, 5), (9, 9)])
+def test_prefetch_softmax_interpreted(m, progs):
+    """Programs walk rows with a stride, loading the next row first: row counts that are not
+    a multiple of the programs, and more programs than rows."""
+    x = (rng.standard_normal((m, 300)) * 3).astype(np.float16)
+    out = np.full_like(x, np.nan)
+    _run(softmax_prefetch_kernel, (progs,), out, x, 300, 300, m, 300, BLOCK_N=512)
+    xf = x.astype(np.float64)
+    ref = np.exp(xf - xf.max(1, keepdims=True))
+    ref /= ref.sum(1, keepdims=True)
+    np.testing.assert_allclose(out.astype(np.float64), ref, rtol=2e-3, atol=1e-6)
 
 
 def test_online_softmax_interpreted():

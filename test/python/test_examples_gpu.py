@@ -15,7 +15,8 @@ TOL = {torch.float16: 2e-3, torch.bfloat16: 1.6e-2, torch.float32: 1e-5}
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("rows, cols", [(1823, 781), (16384, 1024), (7, 5000), (33, 1),
-                                        (5, 40000), (1024, 32768)])
+                                        (5, 40000), (1024, 32768), (3, 20000),
+                                        (1000, 16385)])
 def test_softmax(dtype, rows, cols):
     x = torch.randn(rows, cols, device="cuda", dtype=dtype) * 4
     out = torch.full_like(x, float("nan"))

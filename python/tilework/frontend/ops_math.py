@@ -131,7 +131,9 @@ def fdiv(b, x, y, ieee_rounding=False):
     if not isinstance(_const(ieee_rounding, "ieee_rounding"), bool):
         raise SemanticError(f"tl.fdiv: ieee_rounding must be a constexpr bool, got "
                             f"{_const(ieee_rounding, 'ieee_rounding')!r}")
-    return _divf(b, "fdiv", x, y)  # ieee_rounding is ignored, as in Triton 3.6
+    # ieee_rounding=True rounds correctly (Triton 3.6 ignores it: its fdiv is `/`)
+    return _divf(b, "fdiv", x, y, {"tile.rn": ir.UnitAttr.get()} if _const(
+        ieee_rounding, "ieee_rounding") else None)
 
 
 @impl
