@@ -69,6 +69,19 @@ class AMDBackend(Backend):
         return (f"gpu.module(convert-gpu-to-rocdl{{chipset={self.target.arch} "
                 f"index-bitwidth=32}},convert-arith-to-llvm,convert-math-to-llvm)",)
 
+    def to_llir(self, mod, md) -> str:
+        # device_print's descriptors, which the lowering left on the gpu.module, go into the
+        # metadata: the runtime formats the print buffer's records with them
+        import json
+        import mlir.ir as ir
+        from tilework.lowering.rules.debug import PRINTS_ATTR
+        from tilework.runtime import printbuf
+        attrs = self.gpu_module(mod).attributes
+        if PRINTS_ATTR in attrs:
+            formats = json.loads(ir.StringAttr(attrs[PRINTS_ATTR]).value)
+            md.metadata["print"] = {"buffer": printbuf.SYMBOL, "formats": formats}
+        return super().to_llir(mod, md)
+
     def add_binary_stages(self, st, options):
         st["amdgcn"] = lambda llir, md: self.to_amdgcn(llir, options)
         st["hsaco"] = lambda asm, md: self.to_hsaco(md.outputs["llir"], options)

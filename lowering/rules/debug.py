@@ -4,8 +4,11 @@
   `pid (%u, %u, %u) idx (%Nu, ...)<prefix>(operand n) <value>\\n`: a format-string global, an
   args struct on the stack (floats as double, small ints as i32).  Each element is printed by
   the thread owning it (copies held by other threads are skipped); scalars by thread 0.
-  AMD has no printf without the device libraries: nothing is emitted and a warning is given
-  once per process.
+* print (AMD, no printf without ROCm's device libraries): each printing thread reserves
+  records with one atomic add on the buffer the runtime owns (its address in the global
+  `tilework_print_buf`) and writes them; the host formats them after the launch from the
+  descriptors this rule records on the gpu.module (`tilework.prints`, copied into the
+  kernel's metadata).  Layout: `tilework.runtime.printbuf`.
 * assert: per thread, if any element's condition is false: NVIDIA `__assertfail(msg, file,
   line, function, 1)` (the CUDA runtime prints "file:line: function: block: [..], thread:
   [..] Assertion `msg` failed." and the kernel traps); AMD `llvm.trap` (no message).
@@ -13,19 +16,20 @@
 """
 from __future__ import annotations
 
+import json
 import math
 import re
-import warnings
 
 import mlir.ir as ir
 from mlir.dialects import gpu, scf
 
 from tilework.dialects import tile as T
+from tilework.runtime import printbuf as PB  # the buffer layout; no MLIR, no GPU
 
 from ..registry import lower
-from .atomic import owner_predicate
+from .atomic import BIN_OP, ORDERING, owner_predicate
 
-_AMD_PRINT_WARNED = False
+PRINTS_ATTR = "tilework.prints"  # on the gpu.module: the AMD print descriptors (JSON)
 
 
 # ---- module-level symbols ----------------------------------------------------------------------
@@ -100,6 +104,8 @@ def _bits(t) -> int:
     s = str(t)
     if s.startswith("!llvm.ptr"):
         return 64
+    if s.startswith("f8"):  # f8E4M3FN, ...: the digits are not the width
+        return 8
     return 16 if s == "bf16" else int("".join(c for c in s if c.isdigit()))
 
 
@@ -158,46 +164,143 @@ def _pids(ctx):
             for d in (gpu.Dimension.x, gpu.Dimension.y, gpu.Dimension.z)]
 
 
-@lower("tile.print")
-def _print(ctx, op, args):
-    global _AMD_PRINT_WARNED
-    if ctx.target == "amd":
-        if not _AMD_PRINT_WARNED:
-            _AMD_PRINT_WARNED = True
-            warnings.warn("tl.device_print prints nothing on AMD targets (no printf without "
-                          "the ROCm device libraries); use the interpreter "
-                          "(TILEWORK_INTERPRET=1) to see values", stacklevel=2)
-        return []
-    from ..to_llvm import Regs
-    prefix = ir.StringAttr(op.attributes["prefix"]).value.replace("%", "%%")
-    hex_ = bool(ir.IntegerAttr(op.attributes["hex"]).value)
-    signed = bool(ir.IntegerAttr(op.attributes["is_signed"]).value)
-    n = ir.IntegerAttr(op.attributes["operand"]).value
-    head = "pid (%u, %u, %u)"
-    first = ctx.op1("arith.cmpi", [ctx.thread_id(), ctx.const(0)], ctx.i1,
-                    {"predicate": ir.IntegerAttr.get(ctx.i64, 0)})
-    if not args:
-        _under(first, lambda: _printf(ctx, head + prefix, _pids(ctx)))
-        return []
-    a = args[0]
-    if isinstance(a, Regs):
-        shape, layout = a.shape, a.layout
-        widths = [max(0, math.ceil(math.log10(d))) for d in shape]
-        idx_fmt = ", ".join(f"%{w}u" if w else "%u" for w in widths)
-        pred = owner_predicate(ctx, layout, shape)
-        items = [(list(c), a[c]) for c in a.coords()]
-    else:
-        shape, layout, idx_fmt, pred, items = (), None, "", first, [([], a)]
+def _printfs(ctx, prefix, n, hex_, signed, shape, layout, items):
+    """NVIDIA: one vprintf per element."""
+    head, prefix = "pid (%u, %u, %u)", prefix.replace("%", "%%")
+    pids = _pids(ctx)
+    if items[0][1] is None:
+        _printf(ctx, head + prefix, pids)
+        return
+    widths = [max(0, math.ceil(math.log10(d))) for d in shape]
+    idx_fmt = ", ".join(f"%{w}u" if w else "%u" for w in widths)
     conv, how = _spec(items[0][1].type, signed, hex_)
     tag = f"(operand {n}) " if n >= 0 else ""
     fmt = f"{head} idx ({idx_fmt}){prefix}{tag}{conv}"
+    for coord, v in items:
+        idx = [ctx.logical_index(layout, shape, d, k) for d, k in enumerate(coord)]
+        _printf(ctx, fmt, pids + idx + [_pass(ctx, v, how, signed)])
 
-    def body():
+
+# ---- print on AMD: records in the runtime's buffer -------------------------------------------
+
+def _kind(t, signed, hex_):
+    """(value kind, bit width) of a per-thread scalar type, as printbuf.KINDS."""
+    if str(t).startswith("!llvm.ptr"):
+        return "p", 64
+    bits = _bits(t)
+    if hex_:
+        return "x", bits
+    if not T.isa(t, ir.IntegerType):
+        return "f", bits
+    return ("i" if signed else "u"), bits
+
+
+def _widen(ctx, v, kind):
+    """`v` as a record's 8-byte value: f64 for kind f, else i64."""
+    t = v.type
+    if kind == "f":
+        return v if str(t) == "f64" else ctx.op1("arith.extf", [v], ir.F64Type.get())
+    if kind == "p":
+        return ctx.op1("llvm.ptrtoint", [v], ctx.i64)
+    if not T.isa(t, ir.IntegerType):  # hex of a float: its bits
+        v = ctx.op1("arith.bitcast", [v], ir.IntegerType.get_signless(_bits(t)))
+    if _bits(v.type) < 64:
+        v = ctx.op1("arith.extsi" if kind == "i" else "arith.extui", [v], ctx.i64)
+    return v
+
+
+def _descriptor(ctx, desc: dict) -> int:
+    """The id of `desc` in the gpu.module's list (the backend copies it into the metadata)."""
+    gm = _module_block(ctx).owner
+    gm = gm.operation if hasattr(gm, "operation") else gm
+    descs = json.loads(ir.StringAttr(gm.attributes[PRINTS_ATTR]).value) \
+        if PRINTS_ATTR in gm.attributes else []
+    if desc not in descs:
+        descs.append(desc)
+        gm.attributes[PRINTS_ATTR] = ir.StringAttr.get(json.dumps(descs))
+    return descs.index(desc)
+
+
+def _print_buffer(ctx) -> ir.Value:
+    """The buffer's address, loaded from the global the runtime fills in after loading the
+    module (protected visibility, as clang gives HIP __device__ variables: exported, so
+    hipModuleGetGlobal finds it, and addressed directly)."""
+    block = _module_block(ctx)
+    if PB.SYMBOL not in _symbols(block):
+        op = ir.Operation.parse(
+            f"llvm.mlir.global external protected @{PB.SYMBOL}() {{addr_space = 1 : i32, "
+            "alignment = 8 : i64} : !llvm.ptr<1> {\n  %0 = llvm.mlir.zero : !llvm.ptr<1>\n"
+            "  llvm.return %0 : !llvm.ptr<1>\n}")
+        ir.InsertionPoint.at_block_begin(block).insert(op)
+    g = ctx.op1("llvm.mlir.addressof", [], ctx.gptr,
+                {"global_name": ir.FlatSymbolRefAttr.get(PB.SYMBOL)})
+    return ctx.op1("llvm.load", [g], ctx.gptr)
+
+
+def _at(ctx, base, off):
+    """`base` + `off` bytes (an int or an i64 value)."""
+    dyn = not isinstance(off, int)
+    return ctx.op1("llvm.getelementptr", [base, off] if dyn else [base], ctx.gptr, {
+        "rawConstantIndices": ir.DenseI32ArrayAttr.get([-2147483648 if dyn else off]),
+        "elem_type": ir.TypeAttr.get(ir.IntegerType.get_signless(8))})
+
+
+def _records(ctx, prefix, n, hex_, signed, shape, layout, items):
+    """AMD: reserve len(items) records with one atomic add, write those that fit."""
+    v0 = items[0][1]
+    kind, bits = _kind(v0.type, signed, hex_) if v0 is not None else (None, 0)
+    desc = ctx.const(_descriptor(ctx, {"prefix": prefix, "operand": n, "kind": kind,
+                                       "bits": bits, "shape": list(shape)}))
+    buf = _print_buffer(ctx)
+    i64 = ctx.i64
+    ult = {"predicate": ir.IntegerAttr.get(i64, 6)}
+    set_up = ctx.op1("arith.cmpi", [ctx.const(0, i64), ctx.op1("llvm.ptrtoint", [buf], i64)],
+                     ctx.i1, ult)  # null: no runtime set the buffer up, print nothing
+
+    def write():
+        start = ctx.op1("llvm.atomicrmw", [buf, ctx.const(len(items) * PB.RECORD, i64)], i64, {
+            "bin_op": ir.IntegerAttr.get(i64, BIN_OP["add"]),
+            "ordering": ir.IntegerAttr.get(i64, ORDERING["relaxed"]),
+            "syncscope": ir.StringAttr.get("agent"), "alignment": ir.IntegerAttr.get(i64, 8)})
+        cap = ctx.op1("llvm.load", [_at(ctx, buf, 8)], i64)
         pids = _pids(ctx)
-        for coord, v in items:
-            idx = [ctx.logical_index(layout, shape, d, k) for d, k in enumerate(coord)]
-            _printf(ctx, fmt, pids + idx + [_pass(ctx, v, how, signed)])
-    _under(pred, body)
+        for k, (coord, v) in enumerate(items):
+            off = ctx.op1("arith.addi", [start, ctx.const(k * PB.RECORD, i64)], i64) \
+                if k else start
+            end = ctx.op1("arith.addi", [off, ctx.const(PB.RECORD, i64)], i64)
+            fits = ctx.op1("arith.cmpi", [end, cap], ctx.i1,  # ule: the rest is dropped
+                           {"predicate": ir.IntegerAttr.get(i64, 7)})
+
+            def store(off=off, coord=coord, v=v):
+                rec = _at(ctx, buf, ctx.op1("arith.addi", [off, ctx.const(PB.HEADER, i64)], i64))
+                fields = [(PB.DESC, desc), (PB.PID, pids[0]), (PB.PID + 4, pids[1]),
+                          (PB.PID + 8, pids[2]), (PB.TID, ctx.thread_id()),
+                          (PB.INDEX, ctx.linear_index(layout, shape, coord))]
+                if v is not None:
+                    fields.append((PB.VALUE, _widen(ctx, v, kind)))
+                for o, x in fields:
+                    ctx.create("llvm.store", [x, _at(ctx, rec, o)], [])
+            _under(fits, store)
+    _under(set_up, write)
+
+
+@lower("tile.print")
+def _print(ctx, op, args):
+    from ..to_llvm import Regs
+    prefix = ir.StringAttr(op.attributes["prefix"]).value
+    hex_ = bool(ir.IntegerAttr(op.attributes["hex"]).value)
+    signed = bool(ir.IntegerAttr(op.attributes["is_signed"]).value)
+    n = ir.IntegerAttr(op.attributes["operand"]).value
+    first = ctx.op1("arith.cmpi", [ctx.thread_id(), ctx.const(0)], ctx.i1,
+                    {"predicate": ir.IntegerAttr.get(ctx.i64, 0)})
+    a = args[0] if args else None
+    if isinstance(a, Regs):  # each element by the thread owning it
+        shape, layout, pred = a.shape, a.layout, owner_predicate(ctx, a.layout, a.shape)
+        items = [(list(c), a[c]) for c in a.coords()]
+    else:  # a scalar or the prefix alone: once per program
+        shape, layout, pred, items = (), None, first, [([], a)]
+    emit = _records if ctx.target == "amd" else _printfs
+    _under(pred, lambda: emit(ctx, prefix, n, hex_, signed, shape, layout, items))
     return []
 
 

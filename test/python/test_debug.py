@@ -1,8 +1,8 @@
 """tl.device_print, tl.device_assert and the hints tl.assume / tl.max_constancy: output format
 in the interpreter, what the compiled code calls (vprintf, __assertfail, llvm.assume) for
-sm_80, sm_90a and gfx942, the debug option, and the rejections with their lines."""
+sm_80, sm_90a and gfx942, the debug option, and the rejections with their lines.  AMD's
+print buffer: test_print_amd.py."""
 import os
-import warnings
 
 import numpy as np
 import pytest
@@ -97,19 +97,6 @@ def test_print_escapes_percent_and_prints_once_per_element():
     assert 'c"pid (%u, %u, %u) idx () 100%%: %i\\0A\\00"' in llir
     assert 'idx (%2u) r: %i' in llir
     assert llir.count("call i32 @vprintf") == 2  # one per op: each thread prints its element
-
-
-def test_print_on_amd_warns_and_emits_nothing():
-    from tilework.lowering.rules import debug as rules
-    rules._AMD_PRINT_WARNED = False
-    sig = {"x": tl.pointer_type(tl.float32), "n": tl.int32}
-    with pytest.warns(UserWarning, match="prints nothing on AMD"):
-        ck = compile(ASTSource(tilework.jit(printer), sig, {"BLOCK": 64}, {}), "gfx942",
-                     cache=False)
-    assert "printf" not in ck.asm["llir"]
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # once per process
-        compile(ASTSource(tilework.jit(printer), sig, {"BLOCK": 128}, {}), "gfx942", cache=False)
 
 
 # ---- device_assert -------------------------------------------------------------------------------

@@ -1,11 +1,19 @@
 """AMD runtime through hip-python: loads hsaco code objects into the current device and
-launches on the current stream (PyTorch's when it is in use)."""
+launches on the current stream (PyTorch's when it is in use).
+
+device_print: a kernel that prints has `print` in its metadata.  Its module gets a buffer
+(allocated once per module, kept for its lifetime) whose address is stored into the module's
+global `tilework_print_buf`; after each launch of that kernel the runtime waits for the
+stream, formats the records (`printbuf`) to stdout, reports dropped ones and resets the
+counter.  TILEWORK_PRINT_BUFFER_SIZE sets the buffer's bytes (default 8 MiB)."""
 from __future__ import annotations
 
 import ctypes
+import os
 import struct
 import sys
 
+from . import printbuf
 from .cuda import LoadedKernel
 
 _PACK = {"p": "P", "i": "i", "l": "q", "L": "Q", "f": "f", "b": "?"}
@@ -13,6 +21,22 @@ _PACK = {"p": "P", "i": "i", "l": "q", "L": "Q", "f": "f", "b": "?"}
 
 class HipError(RuntimeError):
     pass
+
+
+class HipKernel(LoadedKernel):
+    __slots__ = ("printbuf",)  # device address of the print buffer, or None
+
+
+def print_buffer_size() -> int:
+    raw = os.environ.get("TILEWORK_PRINT_BUFFER_SIZE", "")
+    try:
+        size = int(raw, 0) if raw else 8 << 20
+    except ValueError:
+        size = -1
+    if size < printbuf.HEADER + printbuf.RECORD:
+        raise ValueError(f"TILEWORK_PRINT_BUFFER_SIZE={raw!r}: want a number of bytes, at "
+                         f"least {printbuf.HEADER + printbuf.RECORD}")
+    return size
 
 
 class HipRuntime:
@@ -44,7 +68,44 @@ class HipRuntime:
         mod = self._check(hip.hipModuleLoadData(ck.binary), f"loading {ck.name}")
         fn = self._check(hip.hipModuleGetFunction(mod, ck.name.encode()), f"finding {ck.name}")
         block = ck.metadata["num_warps"] * ck.metadata["warp_size"]
-        return LoadedKernel(ck, mod, fn, block, ck.metadata.get("shared", 0))
+        k = HipKernel(ck, mod, fn, block, ck.metadata.get("shared", 0))
+        k.printbuf = self._print_buffer(mod, ck) if "print" in ck.metadata else None
+        return k
+
+    def _print_buffer(self, mod, ck) -> int:
+        """Allocates the module's print buffer and points its global at it."""
+        hip, sym = self.hip, ck.metadata["print"]["buffer"]
+        size = print_buffer_size()
+        gptr, nbytes = self._check(hip.hipModuleGetGlobal(mod, sym.encode()),
+                                   f"{ck.name}: finding {sym}")
+        if nbytes != 8:
+            raise HipError(f"{ck.name}: {sym} has {nbytes} bytes, expected a pointer (8)")
+        buf = int(self._check(hip.hipMalloc(size), f"{ck.name}: allocating {size} bytes "
+                                                    "for device_print"))
+        self._check(hip.hipMemcpyHtoD(buf, printbuf.header(size - printbuf.HEADER),
+                                      printbuf.HEADER), f"{ck.name}: initializing {sym}")
+        self._check(hip.hipMemcpyHtoD(int(gptr), struct.pack("<Q", buf), 8),
+                    f"{ck.name}: setting {sym}")
+        return buf
+
+    def _flush_prints(self, k):
+        """Prints the records the launch left in k's buffer and empties it."""
+        hip, buf = self.hip, k.printbuf
+        self._check(hip.hipStreamSynchronize(self.stream()), f"running {k.name}")
+        head = bytearray(printbuf.HEADER)
+        self._check(hip.hipMemcpyDtoH(head, buf, len(head)), f"{k.name}: reading prints")
+        written, dropped = printbuf.counts(head)
+        data = bytearray(written * printbuf.RECORD)
+        if data:
+            self._check(hip.hipMemcpyDtoH(data, buf + printbuf.HEADER, len(data)),
+                        f"{k.name}: reading prints")
+        self._check(hip.hipMemcpyHtoD(buf, bytes(8), 8), f"{k.name}: resetting prints")
+        lines = printbuf.format_records(k.metadata["print"]["formats"], data)
+        if lines:
+            print("\n".join(lines), flush=True)
+        if dropped:
+            print(f"tilework: {k.name}: {dropped} device_print records dropped (the buffer "
+                  f"is full; raise TILEWORK_PRINT_BUFFER_SIZE)", file=sys.stderr, flush=True)
 
     def stream(self):
         torch = sys.modules.get("torch")
@@ -65,3 +126,5 @@ class HipRuntime:
         self._check(self.hip.hipModuleLaunchKernel(
             k.function, grid[0], grid[1], grid[2], k.block, 1, 1, k.shared, self.stream(),
             None, extra), f"launching {k.name}")
+        if k.printbuf is not None:
+            self._flush_prints(k)
