@@ -11,8 +11,13 @@ acc + a @ b for a [B?, M, K], b [B?, K, N] (the tensor-core lowering is a separa
    where its rows/columns come in aligned contiguous runs: threads of a warp read neighbouring
    words of one row of A^T / B, so there are no bank conflicts) and does one fma per element.
 3. fp16/bf16 inputs multiply and accumulate in fp32 (fp16 results are rounded once at the
-   end), fp32 in fp32 (any `input_precision`: tf32 is not emulated), fp64 in fp64, int8 in
-   int32 (wrapping); fp8 operands are decoded from their bytes to fp32.
+   end), fp64 in fp64, int8 in int32 (wrapping); fp8 operands are decoded from their bytes to
+   fp32.  fp32 inputs accumulate in fp32; with `input_precision="tf32"` (Triton's default)
+   each operand element is first rounded to tf32 (10 explicit mantissa bits, to nearest,
+   ties away from zero, as PTX's `cvt.rna.tf32.f32` that cuBLAS and Triton's tf32x3 split
+   use), in integer arith so that both targets do the same, once per element as it is
+   written to shared memory (`_round_tf32`); "ieee", "tf32x3", "bf16x3" and "bf16x6" keep
+   full fp32.
 
 The next user of the scratch buffer starts with a barrier (as every user does), so the reads
 of step 2 finish before it is overwritten.
@@ -54,6 +59,26 @@ def _extend(ctx, v: ir.Value, ct: ir.Type) -> ir.Value:
         from .fp8 import _f8_to_f32
         return _f8_to_f32(ctx, v)
     return ctx.op1("arith.extf", [v], ct)
+
+
+TF32_DROPPED_BITS = 13  # fp32 has 23 explicit mantissa bits, tf32 10
+
+
+def _round_tf32(ctx, v: ir.Value) -> ir.Value:
+    """An fp32 value rounded to the nearest tf32 value, ties away from zero (PTX's
+    `cvt.rna.tf32.f32`), kept as fp32: half a tf32 ulp added to the bits (sign-magnitude, so
+    the magnitude rounds; a carry moves into the exponent, up to inf above the largest tf32)
+    and the low 13 bits cleared.  Infinities come back unchanged; NaN is kept as it is."""
+    i32 = ctx.i32
+    half, mask = 1 << (TF32_DROPPED_BITS - 1), -(1 << TF32_DROPPED_BITS)  # 0x1000, 0xffffe000
+    u = ctx.op1("arith.bitcast", [v], i32)
+    r = ctx.op1("arith.andi", [ctx.op1("arith.addi", [u, ctx.const(half)], i32),
+                               ctx.const(mask)], i32)
+    mag = ctx.op1("arith.andi", [u, ctx.const(0x7FFFFFFF)], i32)
+    nan = ctx.op1("arith.cmpi", [mag, ctx.const(0x7F800000)], ctx.i1,
+                  {"predicate": ir.IntegerAttr.get(ctx.i64, 8)})  # ugt: NaN
+    r = ctx.op1("arith.select", [nan, u, r], i32)
+    return ctx.op1("arith.bitcast", [r], v.type)
 
 
 def _run(layout, shape, dim: int) -> int:
@@ -132,6 +157,10 @@ def _dot(ctx, op, args):
                             "tilegpu-assign-layouts")
     ea, eb, ec = (T.element_type(v.type) for v in op.operands)
     ct = _compute_type(ctx, ea if not str(ea).startswith("f8") else ir.F32Type.get())
+    if str(ea) == "f32" and str(eb) == "f32" and \
+            ir.StringAttr(op.attributes["input_precision"]).value == "tf32":
+        a = a.like([_round_tf32(ctx, v) for v in a.values])  # tf32 tensor-core operands
+        b = b.like([_round_tf32(ctx, v) for v in b.values])
     # float8 has no LLVM type: its bytes go through shared memory
     fa, fb = ea, eb
     ea, eb = (_smem_type(ctx, t) for t in (fa, fb))

@@ -42,3 +42,51 @@ print("shared:", ck.metadata["shared"])
 # CHECK: ^bb3:
 # CHECK-COUNT-8: llvm.fptrunc %{{.+}} : f32 to f16
 # CHECK: shared: 2048
+
+# fp32 operands: with input_precision "tf32" (the default) each element is rounded to tf32
+# (cvt.rna.tf32.f32's rounding in integer arith: + 0x1000, & 0xffffe000, NaN kept) before it
+# is written to shared memory; "ieee" writes the fp32 values unchanged.
+
+
+@tilework.jit
+def dot32(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+          PREC: tl.constexpr):
+    rm = tl.arange(0, M)[:, None]
+    rn = tl.arange(0, N)[None, :]
+    rk = tl.arange(0, K)
+    a = tl.load(a_ptr + rm * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * N + rn)
+    tl.store(c_ptr + rm * N + rn, tl.dot(a, b, input_precision=PREC))
+
+
+F = tl.pointer_type(tl.float32)
+for prec in ("tf32", "ieee"):
+    ck = compile(ASTSource(dot32, dict(a_ptr=F, b_ptr=F, c_ptr=F), dict(M=16, N=16, K=16,
+                                                                       PREC=prec), {}),
+                 "sm_90a", cache=False)
+    print("precision:", prec)
+    print(ck.asm["llvm"])
+
+# CHECK-LABEL: precision: tf32
+# CHECK-LABEL: llvm.func @dot32
+# CHECK-DAG: [[INF:%[0-9]+]] = llvm.mlir.constant(2139095040 : i32) : i32
+# CHECK-DAG: [[ABS:%[0-9]+]] = llvm.mlir.constant(2147483647 : i32) : i32
+# CHECK-DAG: [[MASK:%[0-9]+]] = llvm.mlir.constant(-8192 : i32) : i32
+# CHECK-DAG: [[HALF:%[0-9]+]] = llvm.mlir.constant(4096 : i32) : i32
+# CHECK: [[BITS:%[0-9]+]] = llvm.bitcast %{{[0-9]+}} : f32 to i32
+# CHECK-NEXT: [[UP:%[0-9]+]] = llvm.add [[BITS]], [[HALF]] : i32
+# CHECK-NEXT: [[RND:%[0-9]+]] = llvm.and [[UP]], [[MASK]] : i32
+# CHECK-NEXT: [[MAG:%[0-9]+]] = llvm.and [[BITS]], [[ABS]] : i32
+# CHECK-NEXT: [[NAN:%[0-9]+]] = llvm.icmp "ugt" [[MAG]], [[INF]] : i32
+# CHECK-NEXT: [[SEL:%[0-9]+]] = llvm.select [[NAN]], [[BITS]], [[RND]] : i1, i32
+# CHECK-NEXT: [[TF32:%[0-9]+]] = llvm.bitcast [[SEL]] : i32 to f32
+# CHECK: llvm.store [[TF32]], %{{[0-9]+}} : f32, !llvm.ptr<3>
+# CHECK: nvvm.barrier0
+# CHECK: llvm.call_intrinsic "llvm.fma"
+# CHECK-LABEL: precision: ieee
+# CHECK-LABEL: llvm.func @dot32
+# CHECK-NOT: -8192
+# CHECK: llvm.store %{{[0-9]+}}, %{{[0-9]+}} : f32, !llvm.ptr<3>
+# CHECK-NOT: -8192
+# CHECK: nvvm.barrier0
+# CHECK: llvm.call_intrinsic "llvm.fma"

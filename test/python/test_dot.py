@@ -2,7 +2,8 @@
 the interpreter against float64 numpy (a tiled matmul with a masked K loop and sizes that are
 not multiples of the blocks), the compiled code run on the CPU simulator of gpu_sim.py, and
 compilation for sm_80/sm_90a/gfx942 (no spills at 64x64x32 with 4 warps, the K loop not
-unrolled, no library calls)."""
+unrolled, no library calls).  fp32 operands are rounded to tf32 (to nearest, ties away from
+zero) with input_precision "tf32", Triton's default: references round them with tf32_round."""
 import re
 
 import numpy as np
@@ -56,6 +57,25 @@ def _bf16_values(bits):
     return (bits.astype(np.uint32) << 16).view(np.float32)
 
 
+def tf32_round(x):
+    """float32 values rounded to the nearest tf32 value (10 explicit mantissa bits), ties away
+    from zero (PTX's cvt.rna.tf32.f32), as float32.  Computed from the two tf32 neighbours in
+    float64, not with the implementation's bit trick; inf and NaN unchanged, and a value at
+    least half a tf32 ulp above the largest tf32 value becomes inf."""
+    x = np.asarray(x, np.float32)
+    with np.errstate(invalid="ignore"):
+        x64 = x.astype(np.float64)
+    fin = np.isfinite(x64)
+    a = np.where(fin, np.abs(x64), 0.0)
+    _, e = np.frexp(a)  # a = m * 2**e, 0.5 <= m < 1
+    ulp = np.where(a >= 2.0**-126, np.ldexp(1.0, e - 11), 2.0**-136)  # tf32 spacing
+    lo = np.floor(a / ulp) * ulp
+    hi = lo + ulp
+    r = np.copysign(np.where(a - lo >= hi - a, hi, lo), x64)
+    with np.errstate(over="ignore"):
+        return np.where(fin, r.astype(np.float32), x)
+
+
 def _operands(rng, case, m, k, n):
     """(a, b as passed to the kernel, a, b as float64 values)."""
     npin = CASES[case][3]
@@ -71,9 +91,13 @@ def _operands(rng, case, m, k, n):
     return a, b, a.astype(np.float64), b.astype(np.float64)
 
 
-def check_matmul(c, a64, b64, case, bk):
+def check_matmul(c, a64, b64, case, bk, precision="tf32"):
     """Each element within the error bound of its accumulation: fp32 (fp64) products summed in
-    fp32 (fp64); an fp16 accumulator rounded once per K block; fp16 outputs rounded once."""
+    fp32 (fp64); an fp16 accumulator rounded once per K block; fp16 outputs rounded once.
+    fp32 operands are rounded to tf32 first with `precision` "tf32" (matmul_kernel's default;
+    products of tf32 values are exact in fp32)."""
+    if case == "fp32" and precision == "tf32":
+        a64, b64 = (tf32_round(v).astype(np.float64) for v in (a64, b64))
     ref = a64 @ b64
     if case == "int8":  # int32 accumulation wraps, as on the GPU
         np.testing.assert_array_equal(c, ((ref.astype(np.int64) + 2**31) % 2**32 - 2**31))
@@ -154,6 +178,7 @@ def test_dot_tile_interpreted(mode, rng):
     bb = np.ascontiguousarray(b.T) if mode == "trans_b" else b
     interpreted(dot_tile.fn)[(1,)](aa, bb, c, d, M=m, N=n, K=k, MODE=mode, OUT=tl.float32,
                                    PRECISION="tf32")
+    a, b = tf32_round(a), tf32_round(b)  # the accumulator is not rounded
     ref = a.astype(np.float64) @ b + (c if mode == "acc" else 0)
     np.testing.assert_allclose(d, ref, rtol=0, atol=k * 2.0**-22 * (np.abs(a) @ np.abs(b) +
                                                                    np.abs(c)).max())
@@ -165,7 +190,8 @@ def test_batched_dot_interpreted(rng):
     b = rng.standard_normal((bsz, k, n)).astype(np.float32)
     c = np.zeros((bsz, m, n), np.float32)
     interpreted(batched_dot.fn)[(1,)](a, b, c, B=bsz, M=m, N=n, K=k)
-    np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(c, tf32_round(a).astype(np.float64) @ tf32_round(b), rtol=1e-5,
+                               atol=1e-5)
 
 
 # ---- compiled code, run on the CPU simulator (gpu_sim.py) -----------------------------------
@@ -212,7 +238,8 @@ def test_batched_dot_compiled_simulated(rng):
     b = rng.standard_normal((bsz, k, n)).astype(np.float32)
     c = np.zeros((bsz, m, n), np.float32)
     gpu_sim.run(ck, (1,), a, b, c)
-    np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(c, tf32_round(a).astype(np.float64) @ tf32_round(b), rtol=1e-5,
+                               atol=1e-5)
 
 
 @pytest.mark.parametrize("how", ["interpreter", "simulated"])
@@ -232,7 +259,7 @@ def test_dot_of_slice_layouts(how, m, n, k, warps, rng):
         line = next(ln for ln in ck.asm["tilegpu"].splitlines() if '"tile.dot"' in ln)
         assert line.count("#tilegpu.slice") == 4, line
         gpu_sim.run(ck, (1,), a, b, c, d)
-    ref = a.sum(2).astype(np.float64) @ b.sum(2) + c.sum(2)
+    ref = tf32_round(a.sum(2)).astype(np.float64) @ tf32_round(b.sum(2)) + c.sum(2)
     np.testing.assert_allclose(d, ref, rtol=0, atol=1e-4)
 
 
@@ -403,16 +430,17 @@ def test_rejection_in_the_interpreter():
                                          IMP=None, OUT=tl.float32)
 
 
-def _tile_module(sig, **kw):
-    """The tile IR of _dot_check (the frontend only: fp8 loads do not lower yet)."""
+def _tile_module(sig, target=None, **kw):
+    """The tile IR of _dot_check (the frontend only), for `target`'s options when given."""
     import mlir.ir as ir
     from tilework.dialects import new_context
     from tilework.frontend.codegen import build_kernel
     const = dict(M=16, N=16, K=32, K2=32, RANK=2, USE_ACC=False, PREC=None, ALLOW=None,
                  IMP=None, OUT=tl.float32)
     const.update(kw)
+    options = CompileOptions(target=target) if target else CompileOptions()
     with new_context() as ctx, ir.Location.unknown():
-        return str(build_kernel(_dot_check, sig, const, {}, ctx, options=CompileOptions()))
+        return str(build_kernel(_dot_check, sig, const, {}, ctx, options=options))
 
 
 FP8_SIG = {"a_ptr": ptr(tl.float8e4nv), "b_ptr": ptr(tl.float8e5), "c_ptr": ptr(tl.float32),
@@ -442,3 +470,185 @@ def test_fp8_dot_compiles(target):
                  IMP=None, OUT=tl.float32)
     ck = compile(ASTSource(_dot_check, FP8_SIG, const, {}), target, cache=False)
     assert "tile.dot" in ck.asm["tile"]
+
+
+# ---- tf32: fp32 operands rounded as the tensor cores' operands -------------------------------
+
+def _f32(bits):
+    return np.array(bits, np.uint32).view(np.float32)
+
+
+# (fp32 bits, tf32 bits): ties (low 13 bits 0x1000) go away from zero, both signs; carries
+# into the exponent; subnormals; the largest finite values; infinities
+TF32_CASES = [
+    (0x3F800000, 0x3F800000), (0x3F801000, 0x3F802000), (0xBF801000, 0xBF802000),
+    (0x3F800FFF, 0x3F800000), (0x3F801001, 0x3F802000), (0x3F803000, 0x3F804000),
+    (0x3F802FFF, 0x3F802000), (0x3FFFF000, 0x40000000), (0xC07FF800, 0xC0800000),
+    (0x00001000, 0x00002000), (0x00000FFF, 0x00000000), (0x807FF000, 0x80800000),
+    (0x00003000, 0x00004000), (0x7F7FE000, 0x7F7FE000), (0x7F7FEFFF, 0x7F7FE000),
+    (0x7F7FF000, 0x7F800000), (0xFF7FFFFF, 0xFF800000), (0x7F800000, 0x7F800000),
+    (0xFF800000, 0xFF800000),
+]
+
+
+def test_tf32_round_reference():
+    """The test reference, and the interpreter's bit trick, on the edge cases; NaN kept."""
+    from tilework.runtime.interp_shape import round_tf32
+    x = _f32([c[0] for c in TF32_CASES])
+    want = np.array([c[1] for c in TF32_CASES], np.uint32)
+    np.testing.assert_array_equal(tf32_round(x).view(np.uint32), want)
+    np.testing.assert_array_equal(round_tf32(x).view(np.uint32), want)
+    nans = _f32([0x7FC00000, 0x7F800001, 0xFFFFFFFF, 0x7F801000])
+    np.testing.assert_array_equal(round_tf32(nans).view(np.uint32), nans.view(np.uint32))
+    assert np.isnan(tf32_round(nans)).all()
+    rng = np.random.default_rng(7)
+    r = (rng.standard_normal(100000) * 10.0 ** rng.uniform(-40, 38, 100000)).astype(np.float32)
+    np.testing.assert_array_equal(tf32_round(r).view(np.uint32), round_tf32(r).view(np.uint32))
+
+
+def _identity_operand(rng, m=16):
+    """[m, 16] fp32 values: rows 0..7 carry an edge case at their diagonal element (read
+    there only: an inf times the identity's zeros makes NaN elsewhere in its row), rows 8..15
+    finite ties, near-ties, subnormals and random values."""
+    a = (rng.standard_normal((m, 16)) * 10.0 ** rng.uniform(-3, 3, (m, 16))).astype(np.float32)
+    hi = rng.integers(0, 1 << 19, (8, 16)).astype(np.uint32) << np.uint32(13)
+    low = rng.choice(np.array([0x1000, 0x0FFF, 0x1001, 0x1FFF, 0x0001], np.uint32), (8, 16))
+    ordinary = (hi | low) & np.uint32(0xBFFFFFFF)  # exponents below 128: finite
+    ordinary[:, :4] = rng.integers(1, 1 << 23, (8, 4)).astype(np.uint32)  # subnormals
+    a[8:] = ordinary.view(np.float32)
+    special = _f32([0x7F800000, 0xFF800000, 0x7FC00000, 0x7F7FFFFF, 0xFF7FF000, 0x7F7FEFFF,
+                    0x3F801000, 0xBF801000])
+    a[np.arange(8), np.arange(8)] = special
+    return a
+
+
+def _check_identity(d, a, precision):
+    want = tf32_round(a) if precision == "tf32" else a
+    np.testing.assert_array_equal(d[8:].view(np.uint32), want[8:].view(np.uint32))
+    diag, wdiag = d[np.arange(8), np.arange(8)], want[np.arange(8), np.arange(8)]
+    assert np.array_equal(np.isnan(diag), np.isnan(wdiag))
+    ok = ~np.isnan(wdiag)
+    np.testing.assert_array_equal(diag[ok].view(np.uint32), wdiag[ok].view(np.uint32))
+
+
+@pytest.mark.parametrize("how", ["interpreter", "simulated"])
+@pytest.mark.parametrize("precision", ["tf32", "ieee"])
+def test_tf32_rounding_of_operands(how, precision, rng):
+    """a @ I: each result element is one operand element rounded as the dot rounds it."""
+    a = _identity_operand(rng)
+    eye = np.eye(16, dtype=np.float32)
+    d = np.full((16, 16), 7.0, np.float32)
+    const = dict(M=16, N=16, K=16, MODE="plain", OUT=tl.float32, PRECISION=precision)
+    if how == "interpreter":
+        interpreted(dot_tile.fn)[(1,)](a, eye, eye, d, **const)
+    else:
+        P = ptr(tl.float32)
+        ck = compile(ASTSource(dot_tile, dict(a_ptr=P, b_ptr=P, c_ptr=P, d_ptr=P), const, {}),
+                     "sm_80", cache=False)
+        gpu_sim.run(ck, (1,), a, eye, eye, d)
+    _check_identity(d, a, precision)
+    d2 = np.full((16, 16), 7.0, np.float32)  # and the identity on the left: b's rounding
+    if how == "interpreter":
+        interpreted(dot_tile.fn)[(1,)](eye, np.ascontiguousarray(a.T), eye, d2, **const)
+    else:
+        gpu_sim.run(ck, (1,), eye, np.ascontiguousarray(a.T), eye, d2)
+    _check_identity(np.ascontiguousarray(d2.T), a, precision)
+
+
+# input_precision / allow_tf32 -> what the FMA path computes: tf32-rounded operands, or fp32
+PRECISION_KW = [("default", {}, "tf32"), ("tf32", {"PREC": "tf32"}, "tf32"),
+                ("allow_tf32", {"ALLOW": True}, "tf32"), ("ieee", {"PREC": "ieee"}, "ieee"),
+                ("no_tf32", {"ALLOW": False}, "ieee"), ("tf32x3", {"PREC": "tf32x3"}, "ieee"),
+                ("bf16x3", {"PREC": "bf16x3"}, "ieee"), ("bf16x6", {"PREC": "bf16x6"}, "ieee")]
+
+
+def _run_dot_check(how, a, b, **kw):
+    m, k = a.shape
+    n = b.shape[1]
+    const = dict(M=m, N=n, K=k, K2=k, RANK=2, USE_ACC=False, PREC=None, ALLOW=None, IMP=None,
+                 OUT=tl.float32)
+    const.update(kw)
+    out = np.full((m, n), 7.0, np.float32)
+    c = np.zeros((m, n), np.float32)
+    if how == "interpreter":
+        interpreted(_dot_check.fn)[(1,)](a, b, c, out, **const)
+    else:
+        P = ptr(tl.float32)
+        ck = compile(ASTSource(_dot_check, dict(a_ptr=P, b_ptr=P, c_ptr=P, out_ptr=P), const,
+                               {}), "sm_80", cache=False)
+        gpu_sim.run(ck, (1,), a, b, c, out)
+    return out
+
+
+def check_tf32_vs_ieee(outs, a, b):
+    """`outs`: name -> result of PRECISION_KW.  tf32 results: within the fp32 accumulation
+    bound of the product of the tf32-rounded operands (their products are exact in fp32), and
+    not within it of the fp32 product; ieee ones: within the bound of the float64 product."""
+    k = a.shape[1]
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    at, bt = tf32_round(a).astype(np.float64), tf32_round(b).astype(np.float64)
+    tol_ieee = k * 2.0**-23 * (np.abs(a64) @ np.abs(b64))
+    tol_tf32 = k * 2.0**-23 * (np.abs(at) @ np.abs(bt))
+    for name, _, computed in PRECISION_KW:
+        d = outs[name].astype(np.float64)
+        if computed == "tf32":
+            assert (np.abs(d - at @ bt) <= tol_tf32).all(), name
+            np.testing.assert_array_equal(outs[name], outs["default"])  # the same code
+        else:
+            assert (np.abs(d - a64 @ b64) <= tol_ieee).all(), name
+            np.testing.assert_array_equal(outs[name], outs["ieee"])
+    tf, ieee = outs["default"], outs["ieee"]
+    assert (tf != ieee).mean() > 0.9  # tf32 is emulated: nearly every element differs
+    assert (np.abs(tf - a64 @ b64) > tol_ieee).mean() > 0.5  # beyond fp32 accumulation
+
+
+@pytest.mark.parametrize("how", ["interpreter", "simulated"])
+@pytest.mark.parametrize("m, n, k", [(32, 32, 64), (16, 64, 32)])
+def test_tf32_differs_from_ieee(how, m, n, k, rng):
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    outs = {name: _run_dot_check(how, a, b, **kw) for name, kw, _ in PRECISION_KW}
+    check_tf32_vs_ieee(outs, a, b)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("prec", ["tf32", "ieee"])
+def test_tf32_rounding_compiles(target, prec):
+    """Integer ops on the operands' bits, before shared memory, on every target (gfx942 allows
+    tf32, as Triton's CDNA3); none with "ieee"."""
+    P = ptr(tl.float32)
+    ck = compile(ASTSource(dot_tile, dict(a_ptr=P, b_ptr=P, c_ptr=P, d_ptr=P),
+                           dict(M=32, N=32, K=32, MODE="plain", OUT=tl.float32,
+                                PRECISION=prec), {}), target, cache=False)
+    llvm = ck.asm["llvm"]
+    assert ("llvm.mlir.constant(-8192 : i32)" in llvm) == (prec == "tf32")
+    assert "@__nv_" not in ck.asm["llir"] and "@__ocml" not in ck.asm["llir"]
+    assert ck.asm["ptx" if target.startswith("sm") else "amdgcn"]
+
+
+@pytest.mark.parametrize("target, prec, message", [
+    ("gfx90a", "tf32", "input_precision must be one of ('ieee', 'bf16x3', 'bf16x6'). Got tf32"),
+    ("gfx942", "tf32x3",
+     "input_precision must be one of ('ieee', 'bf16x3', 'bf16x6', 'tf32'). Got tf32x3"),
+    ("sm_90a", "tf32x5",
+     "input_precision must be one of ('tf32', 'tf32x3', 'ieee', 'bf16x3', 'bf16x6'). Got tf32x5"),
+    ("sm_80", "fp32",
+     "input_precision must be one of ('tf32', 'tf32x3', 'ieee', 'bf16x3', 'bf16x6'). Got fp32"),
+])
+def test_input_precision_per_target(target, prec, message):
+    """Triton's allowed_dot_input_precisions: CUDA's list; HIP's, with tf32 on CDNA3 only."""
+    sig = {"a_ptr": ptr(tl.float32), "b_ptr": ptr(tl.float32), "c_ptr": ptr(tl.float32),
+           "out_ptr": ptr(tl.float32)}
+    with pytest.raises(CompilationError, match=re.escape(message)):
+        _tile_module(sig, PREC=prec, K=16, K2=16, target=target)
+
+
+def test_default_precision_per_target():
+    """tf32 where the target allows it (NVIDIA, gfx942), else ieee (other AMD chips)."""
+    sig = {"a_ptr": ptr(tl.float32), "b_ptr": ptr(tl.float32), "c_ptr": ptr(tl.float32),
+           "out_ptr": ptr(tl.float32)}
+    for target, want in [("sm_80", "tf32"), ("gfx942", "tf32"), ("gfx90a", "ieee")]:
+        text = _tile_module(sig, K=16, K2=16, target=target)
+        assert f'input_precision = "{want}"' in text, (target, text)
+    assert 'input_precision = "ieee"' in _tile_module(sig, K=16, K2=16, target="gfx942",
+                                                       ALLOW=False)

@@ -1,5 +1,7 @@
 """tl.dot on the GPU (the portable FMA path) against torch.matmul and float64 references
-(skipped without a GPU).  Same kernels and error bounds as test_dot.py."""
+(skipped without a GPU).  Same kernels and error bounds as test_dot.py; fp32 operands are
+rounded to tf32 (ties away from zero) with input_precision "tf32", the default, so the
+references round them too (tf32_round)."""
 import numpy as np
 import pytest
 
@@ -8,12 +10,19 @@ torch = pytest.importorskip("torch")
 
 import tilework.language as tl  # noqa: E402
 from dot_kernels import batched_dot, dot_tile, matmul_kernel, softmax_2d, softmax_rows  # noqa: E402
-from test_dot import CASES, cdiv, check_matmul  # noqa: E402
+from test_dot import (CASES, PRECISION_KW, _dot_check, _identity_operand,  # noqa: E402
+                      _check_identity, cdiv, check_matmul, check_tf32_vs_ieee, tf32_round)
 
 TORCH = {"fp32": torch.float32, "fp16_acc32": torch.float16, "fp16_acc16": torch.float16,
          "bf16": torch.bfloat16, "int8": torch.int8, "fp64": torch.float64}
 OUT = {np.float32: torch.float32, np.float16: torch.float16, np.int32: torch.int32,
        np.float64: torch.float64}
+
+
+def _tf32(t):
+    """An fp32 CUDA tensor with its elements rounded to tf32 (the test reference's rounding;
+    torch.matmul of these, in fp32, is the reference of a tf32 tl.dot)."""
+    return torch.from_numpy(tf32_round(t.cpu().numpy())).to(t.device)
 
 
 def _inputs(case, m, k, n):
@@ -39,7 +48,10 @@ def test_matmul(case, m, n, k, bm, bn, bk, warps, plus_eq):
     torch.cuda.synchronize()
     check_matmul(c.cpu().double().numpy() if case != "int8" else c.cpu().numpy(),
                  a.cpu().double().numpy(), b.cpu().double().numpy(), case, bk)
-    if case in ("fp32", "fp64"):  # and against torch.matmul itself (no tf32 in torch by default)
+    if case == "fp32":  # and against torch.matmul of the tf32-rounded operands (in fp32)
+        torch.testing.assert_close(c, torch.matmul(_tf32(a), _tf32(b)), rtol=k * 2e-7,
+                                   atol=k * 2e-7)
+    elif case == "fp64":  # and against torch.matmul itself
         torch.testing.assert_close(c, torch.matmul(a, b), rtol=k * 2e-7, atol=k * 2e-7)
     elif case in ("fp16_acc32", "bf16"):  # (fp16_acc16 rounds per K block: only the bound)
         torch.testing.assert_close(c.float(), torch.matmul(a, b).float(), rtol=2e-2, atol=2e-2)
@@ -55,7 +67,7 @@ def test_matmul_strided_inputs():
         a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
         c.stride(1), BLOCK_M=32, BLOCK_N=32, BLOCK_K=16, ACC=tl.float32, PLUS_EQ=False)
     torch.cuda.synchronize()
-    torch.testing.assert_close(c, a @ b, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(c, _tf32(a) @ _tf32(b), rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("mode", ["plain", "acc", "trans_a", "trans_b"])
@@ -72,8 +84,9 @@ def test_dot_tile(mode, m, n, k, warps, precision):
     dot_tile[(1,)](aa, bb, c, d, M=m, N=n, K=k, MODE=mode, OUT=tl.float32, PRECISION=precision,
                    num_warps=warps)
     torch.cuda.synchronize()
+    if precision == "tf32":  # the operands rounded to tf32 (not the accumulator)
+        a, b = _tf32(a), _tf32(b)
     ref = a.double() @ b.double() + (c.double() if mode == "acc" else 0)
-    # the FMA path computes in fp32 whatever the input_precision
     torch.testing.assert_close(d.double(), ref, rtol=0, atol=k * 2.0**-22 * (
         a.abs().double() @ b.abs().double() + c.abs().double()).max().item())
 
@@ -99,7 +112,46 @@ def test_batched_dot(bsz, m, n, k, warps):
     c = torch.empty(bsz, m, n, device="cuda")
     batched_dot[(1,)](a, b, c, B=bsz, M=m, N=n, K=k, num_warps=warps)
     torch.cuda.synchronize()
-    torch.testing.assert_close(c, torch.bmm(a, b), rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(c, torch.bmm(_tf32(a), _tf32(b)), rtol=1e-4, atol=1e-4)
+
+
+# ---- tf32 ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("precision", ["tf32", "ieee"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_tf32_rounding_of_operands(precision, seed):
+    """a @ I and I @ a: one rounded operand element per result element (ties, subnormals,
+    the largest finite values, inf and NaN)."""
+    a = _identity_operand(np.random.default_rng(seed))
+    eye = torch.eye(16, device="cuda")
+    ta = torch.from_numpy(a).cuda()
+    d = torch.full((16, 16), 7.0, device="cuda")
+    d2 = torch.full((16, 16), 7.0, device="cuda")
+    const = dict(M=16, N=16, K=16, MODE="plain", OUT=tl.float32, PRECISION=precision)
+    dot_tile[(1,)](ta, eye, eye, d, **const)
+    dot_tile[(1,)](eye, ta.t().contiguous(), eye, d2, **const)
+    torch.cuda.synchronize()
+    _check_identity(d.cpu().numpy(), a, precision)
+    _check_identity(np.ascontiguousarray(d2.cpu().numpy().T), a, precision)
+
+
+@pytest.mark.parametrize("m, n, k, warps", [(32, 32, 64, 4), (16, 64, 32, 2), (64, 64, 128, 8)])
+def test_tf32_differs_from_ieee(m, n, k, warps):
+    """Every way of asking for tf32 (the default, input_precision, allow_tf32) rounds the
+    operands; ieee, allow_tf32=False, tf32x3, bf16x3 and bf16x6 compute in fp32."""
+    a = torch.randn(m, k, device="cuda")
+    b = torch.randn(k, n, device="cuda")
+    c = torch.zeros(m, n, device="cuda")
+    outs = {}
+    for name, kw, _ in PRECISION_KW:
+        const = dict(M=m, N=n, K=k, K2=k, RANK=2, USE_ACC=False, PREC=None, ALLOW=None,
+                     IMP=None, OUT=tl.float32)
+        const.update(kw)
+        out = torch.full((m, n), 7.0, device="cuda")
+        _dot_check[(1,)](a, b, c, out, num_warps=warps, **const)
+        torch.cuda.synchronize()
+        outs[name] = out.cpu().numpy()
+    check_tf32_vs_ieee(outs, a.cpu().numpy(), b.cpu().numpy())
 
 
 # ---- softmax ----------------------------------------------------------------------------------

@@ -17,7 +17,8 @@ from .semantic import SemanticError
 from .types import tensor_ir_type
 
 # Triton's CUDAOptions.allowed_dot_input_precisions (HIP: "ieee", "bf16x3", "bf16x6" and, on
-# CDNA3, "tf32"); the FMA path computes every one of them in fp32.
+# CDNA3, "tf32").  The FMA path (lowering/rules/dot.py) rounds fp32 operands to tf32 for "tf32"
+# (to nearest, ties away from zero, as cvt.rna.tf32.f32) and computes the others in fp32.
 ALLOWED_INPUT_PRECISIONS = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
 _DOT_DTYPES = ("int8", "uint8", "fp16", "bf16", "fp32", "fp64")
 

@@ -6,6 +6,9 @@ This is the one place these rules live (docs/language.md has them as a table):
   with a float tile becomes that float; a float with an int tile becomes fp32).  Alone, an int
   is int32 (int64 if it does not fit) and a float is fp32.
 * Floats win over ints; the wider float wins; fp16 with bf16 gives fp32.
+* float8 follows Triton's `computation_type_impl`: one float8 kind with itself stays that kind
+  (computed in fp32 and rounded back once), two kinds give fp16, fp16 wins over float8, bf16
+  with float8 gives fp32; `/` and `%` with a float8 operand compute in fp32 (at least).
 * Two ints: the wider wins; at equal width unsigned wins (C's rules).
 * `/` on ints computes in fp32; `//` and `%` on ints truncate toward zero (C semantics).
 * Comparisons give int1.  Shapes broadcast as in numpy (missing leading dimensions are added,
@@ -70,9 +73,10 @@ class Builder:
 # scalars and promotion
 
 def check_fp8(dt: core.dtype, what: str = "arithmetic"):
-    """float8 tiles are loaded, stored and converted (`.to`), but not computed on directly."""
+    """Ops outside `_FP8_OPS` (bitwise ops, `tl.clamp`, `tl.fma`, ...) on two float8 tiles."""
     raise SemanticError(f"{what} on {dt} tiles is not supported: convert them first, e.g. "
-                        f"x.to(tl.float32) (loads, stores and casts of float8 are supported)")
+                        f"x.to(tl.float32) (arithmetic, comparisons, `tl.where`, "
+                        f"`tl.maximum`/`tl.minimum` and reductions of float8 are supported)")
 
 
 def python_scalar_dtype(v) -> core.dtype:
@@ -137,18 +141,50 @@ def integer_promote(a: core.dtype, b: core.dtype) -> core.dtype:
 
 
 def computation_type(a: core.dtype, b: core.dtype, op: str) -> core.dtype:
-    if a.is_fp8() and b.is_fp8():
-        check_fp8(a if a.is_fp8() else b, f"`{_SYMBOL.get(op, op)}`")
+    if a.is_fp8() or b.is_fp8():
+        return _fp8_computation_type(a, b, op)
     if a.is_floating() or b.is_floating():
         if a.is_floating() and b.is_floating():
             if a != b and _FLOAT_RANK[a.name] == _FLOAT_RANK[b.name]:
-                return core.float32  # fp16 with bf16, or two fp8 kinds
+                return core.float32  # fp16 with bf16
             return a if _FLOAT_RANK[a.name] >= _FLOAT_RANK[b.name] else b
-        f = a if a.is_floating() else b
-        return core.float32 if f.is_fp8() else f
+        return a if a.is_floating() else b
     if op == "truediv":
         return core.float32
     return integer_promote(a, b)
+
+
+# float8 operands (Triton's `computation_type_impl`, python/triton/language/semantic.py, with
+# the `/`-and-`%` rule asserted by its test_fp8_div_mod_promotion):
+_DIV_OR_MOD = ("truediv", "floordiv", "mod")
+# same-kind float8 results of these are computed in fp32 and rounded back once (`binary`)
+_FP8_ROUNDED = ("add", "sub", "mul", "maximum", "minimum")
+# what two float8 tiles may do; anything else (bitwise ops, tl.clamp, tl.fma) is check_fp8's
+_FP8_OPS = _FP8_ROUNDED + _DIV_OR_MOD + ("where", "fdiv", "div_rn",
+                                         "lt", "le", "gt", "ge", "eq", "ne")
+
+
+def _fp8_computation_type(a: core.dtype, b: core.dtype, op: str) -> core.dtype:
+    """Triton's order: fp64, then fp32, then fp16 (float8 with fp16 is fp16), bf16 with
+    anything but bf16 is fp32, one float8 kind with itself stays that kind, two kinds give
+    fp16; `/`, `%` (and `//`, floor of `/`) compute anything narrower than fp32 in fp32.
+    An integer tile with float8 gives fp32 (Triton raises `unexpected type`)."""
+    if a.is_fp8() and b.is_fp8() and op not in _FP8_OPS:
+        check_fp8(a, f"`{_SYMBOL.get(op, op)}`")
+    other = b if a.is_fp8() else a
+    if other.is_fp64():
+        ct = core.float64
+    elif other.is_fp32() or other.is_bf16():
+        ct = core.float32
+    elif other.is_fp16():
+        ct = core.float16
+    elif other.is_fp8():
+        ct = a if a == b else core.float16
+    else:
+        ct = core.float32
+    if op in _DIV_OR_MOD and ct.primitive_bitwidth < 32:
+        ct = core.float32
+    return ct
 
 
 def _weak_pair(b: Builder, x, y):
@@ -330,6 +366,8 @@ def _contract_attr():
 
 
 def binary(b: Builder, op: str, x, y) -> tensor:
+    if op in _DIV_OR_MOD:
+        x, y = _fp8_div_scalar(b, x, y)
     x, y = _weak_pair(b, x, y)
     sym = _SYMBOL.get(op, op)
     # pointer arithmetic
@@ -340,6 +378,9 @@ def binary(b: Builder, op: str, x, y) -> tensor:
     except SemanticError as e:
         raise SemanticError(f"{e} in `{sym}`") from None
     ct = computation_type(x.dtype, y.dtype, op)
+    if ct.is_fp8():  # one float8 kind: computed in fp32 (exactly, or correctly rounded), then
+        r = binary(b, op, cast(b, x, core.float32), cast(b, y, core.float32))
+        return cast(b, r, ct)  # rounded once to the float8 type, as `.to()` rounds
     names = ARITH[op]
     name = names[_kind_index(ct)]
     if name is None and op == "floordiv" and ct.is_floating():
@@ -353,6 +394,19 @@ def binary(b: Builder, op: str, x, y) -> tensor:
         attrs = {"fastmath": _contract_attr()}  # lets LLVM fuse a * b + c into an fma, as Triton does
     h = b.create1(name, [x.handle, y.handle], x.handle.type, attrs)
     return tensor(h, ct, x.shape)
+
+
+def _fp8_div_scalar(b: Builder, x, y):
+    """`/`, `%`, `//` of a float8 tile and a Python number: the number becomes an fp32
+    constant (Triton makes it in the fp32 computation type; it is not rounded to float8)."""
+    if isinstance(x, tensor) == isinstance(y, tensor):
+        return x, y
+    t, v = (x, y) if isinstance(x, tensor) else (y, x)
+    v = v.value if isinstance(v, constexpr) else v
+    if not t.dtype.is_fp8() or not isinstance(v, (bool, int, float)):
+        return x, y
+    c = b.constant(v, core.float32)
+    return (x, c) if isinstance(x, tensor) else (c, y)
 
 
 def compare(b: Builder, op: str, x, y) -> tensor:
@@ -369,6 +423,8 @@ def compare(b: Builder, op: str, x, y) -> tensor:
         ct = core.uint64
     else:
         ct = computation_type(x.dtype, y.dtype, op)
+        if ct.is_fp8():  # compared as fp32 values (exact)
+            ct = core.float32
     x, y = cast(b, x, ct), cast(b, y, ct)
     pred = COMPARE[op][_kind_index(ct)]
     rt = tensor_ir_type(core.int1, x.shape)
@@ -414,6 +470,9 @@ def minus(b, x) -> tensor:
     x = to_tensor(b, x)
     if x.dtype.is_ptr():
         raise SemanticError("unary `-` is not defined for pointers")
+    if x.dtype.is_fp8():  # the sign bit flipped (no float8 arithmetic reaches LLVM)
+        bits = binary(b, "xor", cast(b, x, core.uint8, bitcast=True), 0x80)
+        return cast(b, bits, x.dtype, bitcast=True)
     if x.dtype.is_floating():
         return tensor(b.create1("arith.negf", [x.handle], x.handle.type), x.dtype, x.shape)
     return binary(b, "sub", 0, x)

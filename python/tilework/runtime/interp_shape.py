@@ -28,12 +28,28 @@ ROWS = {
 
 # ---- join/cat and dot (frontend/ops_join.py, ops_dot.py; split evaluates in the frontend) ----
 
+def round_tf32(x):
+    """float32 values rounded to the nearest tf32 value, ties away from zero (PTX's
+    cvt.rna.tf32.f32), as float32: the integer arith of lowering/rules/dot.py's _round_tf32
+    (half a tf32 ulp added to the bits, the low 13 bits cleared; NaN kept)."""
+    u = np.asarray(x, np.float32).view(np.uint32)
+    r = (u + np.uint32(0x1000)) & np.uint32(0xFFFFE000)
+    nan = (u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
+    return np.where(nan, u, r).astype(np.uint32).view(np.float32)
+
+
 def _dot(b, ops, rt, at):
     """np.matmul in the precision of the FMA path: int8 in int32 (wrapping), fp64 in fp64,
-    everything else in fp32 (fp16 results rounded once, by the interpreter's cast)."""
+    everything else in fp32 (fp16 results rounded once, by the interpreter's cast); fp32
+    operands rounded to tf32 first with input_precision "tf32"."""
+    import mlir.ir as ir
+    from tilework.dialects import tile as T
     x, y, c = (np.asarray(o) for o in ops)
     if np.issubdtype(x.dtype, np.integer):
         return (np.matmul(x.astype(np.int64), y.astype(np.int64)) + c).astype(np.int32)
+    if str(T.element_type(ops[0].type)) == "f32" and str(T.element_type(ops[1].type)) == "f32" \
+            and ir.StringAttr(at["input_precision"]).value == "tf32":
+        x, y = round_tf32(x), round_tf32(y)
     ct = np.float64 if c.dtype == np.float64 else np.float32
     return np.matmul(x.astype(ct), y.astype(ct)) + c.astype(ct)
 
