@@ -16,6 +16,7 @@ expansions of `math_approx` (range reduction and polynomials in arith):
 | sqrt (no afn) | llvm.sqrt = sqrt.rn.f32 | llvm.sqrt (correctly rounded) | llvm.sqrt |
 | rsqrt | rsqrt.approx.f32, as Triton | v_rsq_f32 (subnormals scaled) | 1 / llvm.sqrt |
 | divf (`/`, tl.fdiv) | div.full.f32, as Triton (tl.div_rn: div.rn) | IEEE fdiv | fdiv |
+| remf (float `%`) | exact fmod by binary long division (math_approx.fmod; f16/bf16 through f32, exactly) |
 | floor, ceil, absf, absi, fma | llvm.floor, .ceil, .fabs, .abs, .fma (all float types) |
 | maxnumf, minnumf (NVIDIA) | llvm.maxnum, llvm.minnum |
 
@@ -149,6 +150,8 @@ _COMMON = {
     "math.sin": _SIN, "math.cos": _COS, "math.erf": _expand(A.erf),
     "math.floor": _intr("floor"), "math.ceil": _intr("ceil"), "math.absf": _intr("fabs"),
     "math.fma": _intr("fma"), "math.absi": _absi,
+    # float `%` (C fmod; convert-gpu-to-nvvm/-rocdl would call the library's fmodf)
+    "arith.remf": lambda op, xs: A.fmod(A.Emitter(xs[0].type), xs[0], xs[1]),
 }
 _RULES = {
     "nvidia": dict(_COMMON, **{

@@ -451,3 +451,39 @@ def erf(e: Emitter, x):
         hi = e.sub(e.c(1.0), erfc)
     hi = e.intr("copysign", hi, x)
     return e.sel(e.isnan(x), x, e.sel(small, lo, hi))
+
+
+# ---- fmod ----------------------------------------------------------------------------------------
+
+def fmod(e: Emitter, x, y):
+    """C fmod, exact: |x| is reduced by |y| * 2**k, the largest such multiple not above it
+    (r - t is exact since t <= r < 2t), until it is below |y| (at most the exponent range
+    steps, each halving r at least).  NaN for x infinite, y zero or NaNs; x for y infinite."""
+    from mlir.dialects import scf
+    ax, ay = e.intr("fabs", x), e.intr("fabs", y)
+    inf = e.c(float("inf"))
+    bad = e.op("arith.ori", [e.op("arith.ori", [e.isnan(x), e.isnan(y)], e.i1),
+                             e.op("arith.ori", [e.cmp("oeq", ax, inf),
+                                                e.cmp("oeq", ay, e.c(0.0))], e.i1)], e.i1)
+    one = e.c(1.0)
+    r0, d = e.sel(bad, e.c(0.0), ax), e.sel(bad, one, ay)  # a loop that ends at once
+    fr = ir.Type.parse(f"!llvm.struct<({e.name}, i32)>")
+
+    def exponent(v):
+        s = call_intrinsic("llvm.frexp", [v], fr)
+        return e.op("llvm.extractvalue", [s], e.i32,
+                    {"position": ir.DenseI64ArrayAttr.get([1])})
+
+    loop = scf.WhileOp([e.ty], [r0])
+    before = loop.before.blocks.append(e.ty)
+    with ir.InsertionPoint(before):
+        scf.ConditionOp(e.cmp("oge", before.arguments[0], d), [before.arguments[0]])
+    after = loop.after.blocks.append(e.ty)
+    with ir.InsertionPoint(after):
+        r = after.arguments[0]
+        k = e.i("subi", exponent(r), exponent(d))
+        t = call_intrinsic("llvm.ldexp", [d, k], e.ty)
+        t = e.sel(e.cmp("ogt", t, r), e.mul(t, e.c(0.5)), t)
+        scf.YieldOp([e.sub(r, t)])
+    res = e.intr("copysign", loop.results[0], x)
+    return e.sel(bad, e.c(float("nan")), res)

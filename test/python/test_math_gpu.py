@@ -3,6 +3,7 @@ bounds documented in docs/language.md (math_kernels.gpu_bound).  Skipped without
 import numpy as np
 import pytest
 
+import tilework
 import tilework.language as tl
 
 import math_kernels as K
@@ -129,3 +130,32 @@ def test_ternary(fn, d, rng):
         if fn == "clamp":
             want = np.where(np.isnan(x), y, want)
         assert np.array_equal(o, want.astype(o.dtype), equal_nan=True)
+
+
+@tilework.jit
+def _mod_kernel(x_ptr, y_ptr, o_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(o_ptr + offs, tl.load(x_ptr + offs, mask=m) % tl.load(y_ptr + offs, mask=m),
+             mask=m)
+
+
+@pytest.mark.parametrize("d", ["fp32", "fp64", "fp16"])
+def test_float_mod_is_exact_fmod(d, rng):
+    """Float `%` is C fmod (the sign of x), exact: huge and tiny ratios, subnormals, signed
+    zeros, infinities and NaN, against numpy's fmod."""
+    dt = K.NP[d]
+    n = 30_011
+    mag = {"fp16": 12, "fp32": 60, "fp64": 300}[d]
+    x = (rng.standard_normal(n) * 10.0 ** rng.uniform(-mag, mag, n)).astype(dt)
+    y = (rng.standard_normal(n) * 10.0 ** rng.uniform(-mag, mag, n)).astype(dt)
+    sp = K.specials(d)
+    x[:sp.size * sp.size] = np.repeat(sp, sp.size)
+    y[:sp.size * sp.size] = np.tile(sp, sp.size)
+    out = poisoned(n, d)
+    _mod_kernel[(tl.cdiv(n, 1024),)](cuda(x, d), cuda(y, d), out, n, BLOCK=1024)
+    got = host(out)
+    with np.errstate(all="ignore"):
+        want = np.fmod(x, y)
+    assert np.array_equal(got, want, equal_nan=True), (x[got != want][:5], y[got != want][:5])
+    assert np.array_equal(np.signbit(got[want == 0]), np.signbit(want[want == 0]))
