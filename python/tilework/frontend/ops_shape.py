@@ -53,10 +53,16 @@ def _shape_arg(shape):
     return tuple(int(_const(s, "shape")) for s in shape)
 
 
+def _shape_varargs(shape: tuple):
+    """A shape given as Triton's `*shape`: one tuple (or int), or the dimensions one by one
+    (`x.reshape(4, 16)`)."""
+    return shape[0] if len(shape) == 1 else shape
+
+
 @impl
-def reshape(b, input, shape, can_reorder=False):
+def reshape(b, input, *shape, can_reorder=False):
     x = S.to_tensor(b, input)
-    shape = _shape_arg(shape)
+    shape = _shape_arg(_shape_varargs(shape))
     if math.prod(shape) != math.prod(x.shape or (1,)):
         raise SemanticError(f"reshape of {list(x.shape)} ({math.prod(x.shape or (1,))} elements) "
                             f"to {list(shape)} ({math.prod(shape)} elements)")
@@ -72,8 +78,8 @@ def reshape(b, input, shape, can_reorder=False):
 
 
 @impl
-def view(b, input, shape):
-    return reshape(b, input, shape)
+def view(b, input, *shape):
+    return reshape(b, input, _shape_varargs(shape))
 
 
 @impl

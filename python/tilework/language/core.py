@@ -247,7 +247,8 @@ class tensor:
     def __bool__(self):
         if active_builder() is None or self.shape:
             raise TypeError("a tile has no Python truth value inside a kernel; compare it "
-                            "explicitly or use tl.where")
+                            "explicitly or use tl.where (for `not x` on a tile, which the "
+                            "interpreter cannot run, write `x == 0`)")
         return bool(self.handle)
 
     def _scalar(self, kind):

@@ -11,13 +11,14 @@ def expand_dims(input, axis):
 
 
 @builtin
-def reshape(input, shape, can_reorder=False):
-    """`input` with the same elements, in row-major order, as a tile of `shape`."""
+def reshape(input, *shape, can_reorder=False):
+    """`input` with the same elements, in row-major order, as a tile of `shape`: one tuple
+    (`tl.reshape(x, (4, 16))`) or the dimensions one by one (`x.reshape(4, 16)`), as Triton."""
 
 
 @builtin
-def view(input, shape):
-    """Like `reshape` (element order kept)."""
+def view(input, *shape):
+    """Like `reshape` (element order kept); `shape` as for `reshape`."""
 
 
 @builtin
