@@ -4,7 +4,7 @@
 # one upstream `math` op on the tile (tl.sqrt with fastmath<afn>, tl.sqrt_rn without), abs is
 # math.absf/absi, sigmoid is 1 / (1 + exp(-x)), fma math.fma, fdiv/div_rn arith.divf,
 # clamp maxnumf+minnumf (maximumf+minimumf with PropagateNan.ALL), maximum/minimum
-# arith.maximumf/minsi/maxui, where arith.select, umulhi tile.umulhi, cdiv (x + d - 1) // d,
+# arith.maxnumf (maximumf with PropagateNan.ALL)/minsi/maxui, where arith.select, umulhi tile.umulhi, cdiv (x + d - 1) // d,
 # softmax max-reduce, exp, sum-reduce, divf.  And the elementwise promotion on the way:
 # fp16 with fp32 extends to fp32, int with float converts (sitofp / uitofp), fp16/bf16
 # division computes in fp32, clamp of bf16 computes in fp32, umulhi of int32 and uint32 is
@@ -55,6 +55,7 @@ def multi(x_ptr, h_ptr, b_ptr, i_ptr, u_ptr, o_ptr, oi_ptr):
     u = tl.load(u_ptr + offs)  # uint32
     tl.store(o_ptr + offs, tl.fma(x, h, 1.0))
     tl.store(o_ptr + offs, tl.maximum(x, h))
+    tl.store(o_ptr + offs, tl.minimum(x, h, propagate_nan=tl.PropagateNan.ALL))
     tl.store(oi_ptr + offs, tl.minimum(i, 3))
     tl.store(oi_ptr + offs, tl.maximum(u, i).to(tl.int32))
     tl.store(o_ptr + offs, tl.clamp(x, 0.0, 6.0))
@@ -122,7 +123,8 @@ show("multi", multi, {"x_ptr": P(tl.float32), "h_ptr": P(tl.float16), "b_ptr": P
 # CHECK-NEXT: %[[ONE:.+]] = "tile.splat"(%{{.+}}) : (f32) -> tensor<16xf32>
 # CHECK-NEXT: math.fma %[[X]], %[[HX]], %[[ONE]] : tensor<16xf32>
 # CHECK: %[[HX2:.+]] = arith.extf %[[H]] : tensor<16xf16> to tensor<16xf32>
-# CHECK-NEXT: arith.maximumf %[[X]], %[[HX2]] : tensor<16xf32>
+# CHECK-NEXT: arith.maxnumf %[[X]], %[[HX2]] : tensor<16xf32>
+# CHECK: arith.minimumf %[[X]], %{{.+}} : tensor<16xf32>
 # CHECK: arith.minsi %[[I]], %{{.+}} : tensor<16xi32>
 # uint32 with int32: unsigned (C's rules)
 # CHECK: arith.maxui %[[U]], %[[I]] : tensor<16xi32>

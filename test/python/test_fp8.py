@@ -419,7 +419,8 @@ def reference(op, xt, yt, rt, xb, yb):
             "add": lambda: x + y, "sub": lambda: x - y, "mul": lambda: x * y,
             "truediv": lambda: x / y, "mod": lambda: np.fmod(x, y),
             "floordiv": lambda: np.floor(f32(x / y)),
-            "maximum": lambda: np.maximum(x, y), "minimum": lambda: np.minimum(x, y),
+            # tl.maximum/minimum as Triton's default (PropagateNan.NONE): NaN gives the other
+            "maximum": lambda: np.fmax(x, y), "minimum": lambda: np.fmin(x, y),
             "lt": lambda: x < y, "le": lambda: x <= y, "gt": lambda: x > y,
             "ge": lambda: x >= y, "eq": lambda: x == y, "ne": lambda: x != y,
             "where": lambda: np.where(o % 3 == 0, x, y), "fdiv": lambda: x / y,

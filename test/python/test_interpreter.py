@@ -274,14 +274,29 @@ def test_where_maximum_minimum(rng):
         tl.store(out_ptr + offs, tl.where(x > 0, x, y * 2))
         tl.store(out_ptr + BLOCK + offs, tl.maximum(x, y))
         tl.store(out_ptr + 2 * BLOCK + offs, tl.minimum(x, 0.25))
+        tl.store(out_ptr + 3 * BLOCK + offs, tl.maximum(x, y, propagate_nan=tl.PropagateNan.ALL))
 
     x, y = rand(rng, 32, np.float32), rand(rng, 32, np.float32)
     x[3] = np.nan
-    out = poison(96, np.float32)
+    out = poison(128, np.float32)
     wmm[(1,)](x, y, out, BLOCK=32)
     np.testing.assert_array_equal(out[:32], np.where(x > 0, x, y * 2))
-    np.testing.assert_array_equal(out[32:64], np.maximum(x, y))  # NaN propagates
-    np.testing.assert_array_equal(out[64:], np.minimum(x, np.float32(0.25)))
+    # as Triton: by default a NaN operand gives the other one; PropagateNan.ALL gives NaN
+    np.testing.assert_array_equal(out[32:64], np.fmax(x, y))
+    np.testing.assert_array_equal(out[64:96], np.fmin(x, np.float32(0.25)))
+    np.testing.assert_array_equal(out[96:], np.maximum(x, y))
+    assert np.isnan(out[96 + 3]) and not np.isnan(out[32 + 3])
+
+
+def test_maximum_propagate_nan_must_be_a_propagate_nan(rng):
+    @interpreted
+    def bad(x_ptr, BLOCK: tl.constexpr):
+        x = tl.load(x_ptr + tl.arange(0, BLOCK))
+        tl.store(x_ptr + tl.arange(0, BLOCK), tl.maximum(x, x, propagate_nan=True))
+
+    with pytest.raises(Exception, match="tl.maximum: propagate_nan must be tl.PropagateNan.NONE "
+                                        "or tl.PropagateNan.ALL, got True"):
+        bad[(1,)](rand(rng, 16, np.float32), BLOCK=16)
 
 
 def bf16_round(x):

@@ -217,3 +217,21 @@ def test_member_functions_and_ravel_can_reorder(rng):
     np.testing.assert_array_equal(lo, x[:, 0])
     np.testing.assert_array_equal(hi, x[:, 1])
     np.testing.assert_array_equal(r, x.reshape(-1))
+
+
+@interpreted
+def _shape_varargs(x_ptr, o_ptr, p_ptr):
+    x = tl.load(x_ptr + tl.arange(0, 8))
+    tl.store(o_ptr + tl.arange(0, 16), tl.ravel(x.reshape(2, 4).broadcast_to(2, 2, 4)))
+    y = tl.broadcast_to(tl.view(x, 1, 8), 2, 8)
+    tl.store(p_ptr + tl.arange(0, 16), tl.ravel(y))
+
+
+def test_shape_as_dimensions_one_by_one(rng):
+    """reshape/view/broadcast_to take the shape as one tuple or dimension by dimension, as
+    Triton's (`x.reshape(2, 4)`)."""
+    x = rng.standard_normal(8).astype(np.float32)
+    o, p = np.full(16, np.nan, np.float32), np.full(16, np.nan, np.float32)
+    _shape_varargs[(1,)](x, o, p)
+    np.testing.assert_array_equal(o, np.broadcast_to(x.reshape(2, 4), (2, 2, 4)).ravel())
+    np.testing.assert_array_equal(p, np.broadcast_to(x, (2, 8)).ravel())

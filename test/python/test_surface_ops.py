@@ -370,7 +370,7 @@ def make_float_ops(rng, param):
         o, c = outs
         with np.errstate(all="ignore"):
             want = [a + b, a - b, a * b, a / dv, np.floor(a / dv), -a,
-                    np.maximum(a, b) + np.minimum(a, d.type(0.5)), np.where(a > b, a, b * 2),
+                    np.fmax(a, b) + np.fmin(a, d.type(0.5)), np.where(a > b, a, b * 2),
                     a * 2 + 1]
         names = ["+", "-", "*", "/", "//", "unary -", "maximum/minimum", "where", "a*2+1"]
         for k, (name, w) in enumerate(zip(names, want)):

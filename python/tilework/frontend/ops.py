@@ -120,8 +120,9 @@ def full_like(b, input, value):
 
 
 @impl
-def broadcast_to(b, input, shape):
-    return S.broadcast_to(b, S.to_tensor(b, input), _shape(shape))
+def broadcast_to(b, input, *shape):
+    return S.broadcast_to(b, S.to_tensor(b, input), _shape(shape[0] if len(shape) == 1
+                                                            else shape))
 
 
 @impl
@@ -134,14 +135,24 @@ def where(b, condition, x, y):
     return S.where(b, condition, x, y)
 
 
-@impl
-def minimum(b, x, y):
-    return S.binary(b, "minimum", x, y)
+def _min_max(b, name, x, y, propagate_nan):
+    from ..language.math import PropagateNan
+    pn = _const(propagate_nan, "propagate_nan")
+    pn = PropagateNan.NONE if pn is None else pn
+    if pn not in (PropagateNan.NONE, PropagateNan.ALL):
+        raise SemanticError(f"tl.{name}: propagate_nan must be tl.PropagateNan.NONE or "
+                            f"tl.PropagateNan.ALL, got {pn!r}")
+    return S.binary(b, name if pn is PropagateNan.ALL else name + "_num", x, y)
 
 
 @impl
-def maximum(b, x, y):
-    return S.binary(b, "maximum", x, y)
+def minimum(b, x, y, propagate_nan=None):
+    return _min_max(b, "minimum", x, y, propagate_nan)
+
+
+@impl
+def maximum(b, x, y, propagate_nan=None):
+    return _min_max(b, "maximum", x, y, propagate_nan)
 
 
 _CACHE = ("", ".ca", ".cg", ".cs", ".cv", ".wb", ".wt")

@@ -158,7 +158,7 @@ def computation_type(a: core.dtype, b: core.dtype, op: str) -> core.dtype:
 # the `/`-and-`%` rule asserted by its test_fp8_div_mod_promotion):
 _DIV_OR_MOD = ("truediv", "floordiv", "mod")
 # same-kind float8 results of these are computed in fp32 and rounded back once (`binary`)
-_FP8_ROUNDED = ("add", "sub", "mul", "maximum", "minimum")
+_FP8_ROUNDED = ("add", "sub", "mul", "maximum", "minimum", "maximum_num", "minimum_num")
 # what two float8 tiles may do; anything else (bitwise ops, tl.clamp, tl.fma) is check_fp8's
 _FP8_OPS = _FP8_ROUNDED + _DIV_OR_MOD + ("where", "fdiv", "div_rn",
                                          "lt", "le", "gt", "ge", "eq", "ne")
@@ -327,6 +327,9 @@ ARITH = {
     "rshift": ("arith.shrsi", "arith.shrui", None),
     "maximum": ("arith.maxsi", "arith.maxui", "arith.maximumf"),
     "minimum": ("arith.minsi", "arith.minui", "arith.minimumf"),
+    # tl.maximum/minimum without NaN propagation (Triton's default): the non-NaN operand
+    "maximum_num": ("arith.maxsi", "arith.maxui", "arith.maxnumf"),
+    "minimum_num": ("arith.minsi", "arith.minui", "arith.minnumf"),
 }
 
 # comparisons: (signed, unsigned, float) predicates of arith.cmpi / arith.cmpf

@@ -440,8 +440,9 @@ def zeros(shape, dtype):
 
 
 @builtin
-def broadcast_to(input, shape):
-    """`input` broadcast to `shape` (size-1 dimensions grow)."""
+def broadcast_to(input, *shape):
+    """`input` broadcast to `shape` (size-1 dimensions grow): one tuple or the dimensions one
+    by one (`x.broadcast_to(2, 4)`), as Triton."""
 
 
 @builtin
@@ -473,13 +474,14 @@ def where(condition, x, y):
 
 
 @builtin
-def minimum(x, y):
-    """Elementwise minimum."""
+def minimum(x, y, propagate_nan=None):
+    """Elementwise minimum.  As Triton: with `propagate_nan=tl.PropagateNan.NONE` (the
+    default) a NaN operand gives the other operand; with `tl.PropagateNan.ALL`, NaN."""
 
 
 @builtin
-def maximum(x, y):
-    """Elementwise maximum."""
+def maximum(x, y, propagate_nan=None):
+    """Elementwise maximum; NaN operands as for `minimum`."""
 
 
 @builtin
