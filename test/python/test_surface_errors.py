@@ -242,26 +242,13 @@ def test_constexpr_value_of_the_wrong_kind():
     expect_located(e_constexpr_value, "arange bounds must be constexpr ints", {"B": 16.5})
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "a runtime value passed to a `tl.constexpr` parameter of a @jit helper is accepted at the "
-    "call (the error comes later, inside the helper, at the first use that needs a "
-    "constexpr); Triton-like behaviour would reject it at the call.  The check belongs in "
-    "frontend/codegen.py (call_jit)"))
 def test_runtime_value_for_a_constexpr_parameter_is_rejected_at_the_call():
     with pytest.raises(CompilationError) as ei:
         _compile(e_constexpr_param)
     e = ei.value
     assert e.lineno == line_of(e_constexpr_param, "# ERR"), (e.lineno, e.message)
-
-
-def test_runtime_value_for_a_constexpr_parameter_fails_inside_the_helper():
-    """What happens today (see the xfail above): the error names the helper's line and the
-    call chain leads back to the call."""
-    with pytest.raises(CompilationError) as ei:
-        _compile(e_constexpr_param)
-    e = ei.value
-    assert "arange end must be a constexpr, got a runtime value" in e.message
-    assert e.call_chain and e.call_chain[0][1] == line_of(e_constexpr_param, "# ERR")
+    assert ("_needs_constexpr(): `N` is a tl.constexpr parameter, got a runtime value of type "
+            "int32") in e.message
 
 
 # ---- the same mistakes in the interpreter: the message, and the kernel's line in the traceback

@@ -381,6 +381,11 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         except TypeError as e:
             raise self.error(node, f"{jfn.__name__}(): {e}") from None
         bound.apply_defaults()
+        for name in jfn.constexprs:  # as Triton: checked at the call, not at a later use
+            v = bound.arguments.get(name)
+            if isinstance(v, tensor):
+                raise self.error(node, f"{jfn.__name__}(): `{name}` is a tl.constexpr "
+                                       f"parameter, got a runtime value of type {v.dtype}")
         scope = {}
         for name, v in bound.arguments.items():
             scope[name] = v if isinstance(v, (tensor, constexpr)) else constexpr(v)
