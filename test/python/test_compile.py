@@ -195,3 +195,17 @@ def test_amd_rejects_unresolved_library_calls():
         AMDBackend.check_resolved("declare float @__ocml_exp_f32(float)\n"
                                   "declare i32 @llvm.amdgcn.workitem.id.x()\n")
     AMDBackend.check_resolved("declare i32 @llvm.amdgcn.workitem.id.x()\n")
+
+
+def test_maxnreg_caps_registers_on_nvidia_only():
+    """`maxnreg` (as Triton's) reaches ptxas as `.maxnreg`, and is part of the cache key;
+    AMD ignores it."""
+    from tilework import CompileOptions
+    src = vector_add_source(tl.float32)
+    ck = compile(src, "sm_90a", CompileOptions(maxnreg=24), cache=False)
+    assert ".maxnreg 24" in ck.asm["ptx"]
+    regs = int(re.search(r"Used (\d+) registers", ck.metadata["ptxas_info"]).group(1))
+    assert regs <= 24
+    assert ".maxnreg" not in compile(src, "sm_90a", cache=False).asm["ptx"]
+    assert CompileOptions(maxnreg=24).key() != CompileOptions().key()
+    assert compile(src, "gfx942", CompileOptions(maxnreg=24), cache=False).asm["amdgcn"]

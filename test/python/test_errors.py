@@ -271,6 +271,8 @@ def test_integer_out_of_range():
     ({"num_warps": 3}, "num_warps must be a power of two"),
     ({"num_stages": 0}, "num_stages must be a positive int"),
     ({"opt_level": 7}, "opt_level must be 0..3"),
+    ({"maxnreg": 8}, "maxnreg must be an int between 16 and 255, got 8"),
+    ({"maxnreg": 40.0}, "maxnreg must be an int between 16 and 255, got 40.0"),
 ])
 def test_bad_options(opts, message):
     with pytest.raises(ValueError, match=message):
