@@ -211,8 +211,7 @@ def main(which=("softmax", "layernorm")):
     sets = [(torch.randn(m, n, device="cuda", dtype=torch.float16),
              torch.empty(m, n, device="cuda", dtype=torch.float16))
             for _ in range(n_sets(4 * m * n))]
-    cands = [("example", lambda a, o: o.copy_(layer_norm(a, w, b)[0]) if False else
-              layer_norm(a, w, b)),
+    cands = [("example", lambda a, o: layer_norm(a, w, b)),
              ("triton", lambda a, o: tk.layer_norm(a, w, b))]
     from layernorm import layernorm_fwd
     for rows, warps in ((1, 4), (1, 8), (2, 8)):

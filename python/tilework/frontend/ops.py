@@ -119,10 +119,15 @@ def full_like(b, input, value):
         value, "value"), hint=x.dtype), x.dtype)
 
 
+def _shape_varargs(shape: tuple):
+    """A shape given as Triton's `*shape`: one tuple (or int), or the dimensions one by one
+    (`x.reshape(4, 16)`)."""
+    return shape[0] if len(shape) == 1 else shape
+
+
 @impl
 def broadcast_to(b, input, *shape):
-    return S.broadcast_to(b, S.to_tensor(b, input), _shape(shape[0] if len(shape) == 1
-                                                            else shape))
+    return S.broadcast_to(b, S.to_tensor(b, input), _shape(_shape_varargs(shape)))
 
 
 @impl
@@ -135,13 +140,20 @@ def where(b, condition, x, y):
     return S.where(b, condition, x, y)
 
 
-def _min_max(b, name, x, y, propagate_nan):
+def propagate_nan_arg(name, propagate_nan):
+    """The `propagate_nan` of tl.maximum/minimum/clamp: NONE (also for None) or ALL."""
     from ..language.math import PropagateNan
     pn = _const(propagate_nan, "propagate_nan")
     pn = PropagateNan.NONE if pn is None else pn
     if pn not in (PropagateNan.NONE, PropagateNan.ALL):
         raise SemanticError(f"tl.{name}: propagate_nan must be tl.PropagateNan.NONE or "
                             f"tl.PropagateNan.ALL, got {pn!r}")
+    return pn
+
+
+def _min_max(b, name, x, y, propagate_nan):
+    from ..language.math import PropagateNan
+    pn = propagate_nan_arg(name, propagate_nan)
     return S.binary(b, name if pn is PropagateNan.ALL else name + "_num", x, y)
 
 

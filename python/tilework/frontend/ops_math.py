@@ -15,7 +15,7 @@ from ..language import core
 from ..language.core import constexpr, tensor
 from ..language.math import PropagateNan, _cdiv_host
 from . import semantic as S
-from .ops import _const, impl
+from .ops import _const, impl, propagate_nan_arg
 from .semantic import SemanticError
 
 _F32_F64 = ("fp32", "fp64")
@@ -145,10 +145,7 @@ def div_rn(b, x, y):
 
 @impl
 def clamp(b, x, min, max, propagate_nan=PropagateNan.NONE):
-    pn = _const(propagate_nan, "propagate_nan")
-    if pn not in (PropagateNan.NONE, PropagateNan.ALL):
-        raise SemanticError(f"tl.clamp: propagate_nan must be tl.PropagateNan.NONE or "
-                            f"tl.PropagateNan.ALL, got {pn!r}")
+    pn = propagate_nan_arg("clamp", propagate_nan)
     ts = []
     for v in (x, min, max):  # as Triton: Python floats are fp32 here (not weakly typed), so
         v = S.to_tensor(b, v)  # clamp(fp16 tile, 0.0, 1.0) is fp32; bf16 computes in fp32

@@ -8,7 +8,7 @@ import mlir.ir as ir
 
 from ..language.core import constexpr, tensor
 from . import semantic as S
-from .ops import _const, impl
+from .ops import _const, _shape_varargs, impl
 from .semantic import SemanticError
 from .types import tensor_ir_type
 
@@ -51,12 +51,6 @@ def _shape_arg(shape):
     if isinstance(shape, int):
         shape = (shape,)
     return tuple(int(_const(s, "shape")) for s in shape)
-
-
-def _shape_varargs(shape: tuple):
-    """A shape given as Triton's `*shape`: one tuple (or int), or the dimensions one by one
-    (`x.reshape(4, 16)`)."""
-    return shape[0] if len(shape) == 1 else shape
 
 
 @impl
