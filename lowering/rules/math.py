@@ -15,7 +15,7 @@ expansions of `math_approx` (range reduction and polynomials in arith):
 | sqrt (afn) | sqrt.approx.f32, as Triton | llvm.sqrt afn (v_sqrt_f32) | llvm.sqrt |
 | sqrt (no afn) | llvm.sqrt = sqrt.rn.f32 | llvm.sqrt (correctly rounded) | llvm.sqrt |
 | rsqrt | rsqrt.approx.f32, as Triton | v_rsq_f32 (subnormals scaled) | 1 / llvm.sqrt |
-| divf (`/`, tl.fdiv) | div.full.f32, as Triton (tl.div_rn: div.rn) | IEEE fdiv | fdiv |
+| divf (`/`, tl.fdiv) | div.full.f32, as Triton (tl.div_rn and fp16/bf16 operands: div.rn) | IEEE fdiv | fdiv |
 | remf (float `%`) | exact fmod by binary long division (math_approx.fmod; f16/bf16 through f32, exactly) |
 | floor, ceil, absf, absi, fma | llvm.floor, .ceil, .fabs, .abs, .fma (all float types) |
 | maxnumf, minnumf (NVIDIA) | llvm.maxnum, llvm.minnum |
@@ -27,6 +27,8 @@ NVIDIA and the high result of `arith.mului_extended` (v_mul_hi_u32) on AMD.
 from __future__ import annotations
 
 import mlir.ir as ir
+
+from tilework.dialects import tile as T
 
 from ..registry import lower
 from . import math_approx as A
@@ -130,10 +132,23 @@ def _rsqrt(target):
     return fn
 
 
+def _widened_16bit(v: ir.Value) -> bool:
+    """`v` is an `arith.extf` of an fp16/bf16 value (or tile)."""
+    if not isinstance(v, ir.OpResult):
+        return False
+    owner = v.owner.operation
+    return owner.name == "arith.extf" and str(
+        T.element_type(owner.operands[0].type)) in ("f16", "bf16")
+
+
 def _divf_nvidia(op, xs):
-    """f32 `/` and tl.fdiv: div.full.f32 (at most 2 ulp, as Triton; no slow path for IEEE
-    rounding); tl.div_rn (marked `tile.rn`) and f64 stay correctly rounded."""
-    if _float_kind(xs[0].type) == "f32" and "tile.rn" not in op.attributes:
+    """f32 `/` and tl.fdiv: div.full.f32 (about 2 ulp, as Triton; no slow path for IEEE
+    rounding); tl.div_rn (marked `tile.rn`) and f64 stay correctly rounded.  So does a
+    quotient of two fp16/bf16 values widened to f32 (Triton's `/` of 16-bit floats): there
+    div.full.f32 was seen 2.01 ulp off and giving FLT_MAX for quotients that round to inf, and
+    the user wrote no f32 operand to ask for its speed."""
+    if (_float_kind(xs[0].type) == "f32" and "tile.rn" not in op.attributes
+            and not all(_widened_16bit(v) for v in op.operands)):
         return _call("llvm.nvvm.div.full", xs)
     return _op("arith.divf", xs, xs[0].type)
 

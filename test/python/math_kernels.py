@@ -107,10 +107,11 @@ EXACT = ("floor", "ceil", "abs", "sqrt_rn", "fdiv", "fdiv_ieee", "div_rn", "fma"
          "clamp_all")
 
 
-def gpu_bound(fn, d, x):
-    """The per-element ulp bound on a GPU (an array when it depends on x)."""
-    if fn == "fdiv" and d != "fp64":  # `/` and tl.fdiv in fp32: div.full.f32, as Triton
-        return 2.0
+def gpu_bound(fn, d, x, src=None):
+    """The per-element ulp bound on a GPU (an array when it depends on x); `src`: the
+    operands' dtype where it differs from the result's `d`."""
+    if fn == "fdiv" and d != "fp64" and src not in ("fp16", "bf16"):
+        return 2.0  # `/` and tl.fdiv of fp32 operands: div.full.f32, as Triton
     if fn in EXACT or (fn == "sqrt" and d == "fp64"):
         return 0.5
     if (fn, d) in (("exp", "fp32"), ("sigmoid", "fp32")):  # 63.8 ulp at most, measured
