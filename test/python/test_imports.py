@@ -15,6 +15,7 @@ backends), counting top-level and function-local imports, relative and absolute,
 from __future__ import annotations
 
 import ast
+import fnmatch
 import pathlib
 from dataclasses import dataclass
 
@@ -45,11 +46,20 @@ LAYERS = {
 # by the runtime)
 LEAVES = {"tilework.errors", "tilework.version", "tilework.runtime.printbuf"}
 
-# Edges of the lowering that other work in progress removes (the layout passes <-> rules
-# cycle, `Regs` imported lazily from to_llvm, rules sharing private shared-memory helpers).
-# Each is (importer, imported module, name or None); remove entries as they go.  An entry
-# that no longer matches an edge fails `test_known_lowering_exceptions_still_exist`.
-KNOWN_LOWERING_EDGES = set()
+# The lowering's remaining known edges, which work in progress on `to_llvm.py` and
+# `rules/layout.py` removes: (importer, fnmatch pattern; imported module; the names taken,
+# all of which must be among these; why).  Every other edge of the lowering is checked like
+# the rest of the package.  Drop an entry when its edges go: one that matches no edge fails
+# `test_known_lowering_edges_still_exist`.
+KNOWN_LOWERING_EDGES = [
+    ("tilework.lowering.rules.*", "tilework.lowering.to_llvm", ("Regs",),
+     "the rules <-> to_llvm cycle: to_llvm imports the rules (registration) and the rules "
+     "import its Regs in functions; goes when Regs moves to a leaf module"),
+    ("tilework.lowering.rules.*", "tilework.lowering.rules.layout",
+     ("_from_smem", "_smem_gep", "_smem_type", "_to_smem"),
+     "shared-memory helpers private to rules/layout.py; go to the public "
+     "lowering/shared_memory.py"),
+]
 
 
 @dataclass(frozen=True)
@@ -59,6 +69,18 @@ class Edge:
     line: int
     lazy: bool        # inside a function
     names: tuple = ()  # names taken from dst (`from dst import a, b`)
+
+
+@dataclass(frozen=True)
+class Private:
+    src: str          # the module using the name
+    owner: str        # the module the name belongs to
+    name: str
+    line: int
+    text: str
+
+    def __str__(self):
+        return f"{self.src}:{self.line}: {self.text}"
 
 
 def _module_name(prefix: str, root: pathlib.Path, path: pathlib.Path) -> str:
@@ -164,8 +186,8 @@ class _Imports(ast.NodeVisitor):
             else:
                 names.append(a.name)
             if _is_private(a.name):
-                self.private.append(f"{self.module}:{node.lineno}: `from {base} import "
-                                    f"{a.name}`")
+                self.private.append(Private(self.module, base, a.name, node.lineno,
+                                            f"`from {base} import {a.name}`"))
         if names or all(f"{base}.{a.name}" not in MODULES for a in node.names):
             self.edges.append(Edge(self.module, base, node.lineno, self.depth > 0,
                                    tuple(names)))
@@ -189,7 +211,8 @@ class _Attributes(ast.NodeVisitor):
                     mod = f"{mod}.{attr}"
                     continue
                 if _is_private(attr) and mod != self.module:
-                    self.private.append(f"{self.module}:{node.lineno}: `{mod}.{attr}`")
+                    self.private.append(Private(self.module, mod, attr, node.lineno,
+                                                f"`{mod}.{attr}`"))
                 break
             return  # the chain was resolved as a whole
         self.generic_visit(node)
@@ -262,9 +285,13 @@ def heavy_modules(graph: Graph) -> set:
     return heavy
 
 
+def _known_entry(src: str, dst: str, names) -> bool:
+    return any(fnmatch.fnmatchcase(src, s) and dst == d and names and set(names) <= set(n)
+               for s, d, n, _ in KNOWN_LOWERING_EDGES)
+
+
 def _known(e: Edge) -> bool:
-    return any(e.src == s and e.dst == d and (n is None or n in e.names)
-               for s, d, n in KNOWN_LOWERING_EDGES)
+    return _known_entry(e.src, e.dst, e.names)
 
 
 def find_cycle(edges) -> list | None:
@@ -330,8 +357,8 @@ def test_no_import_cycles():
 
 
 def test_no_private_names_across_modules():
-    assert not GRAPH.private, "private names used across modules:\n  " + "\n  ".join(
-        GRAPH.private)
+    bad = [str(p) for p in GRAPH.private if not _known_entry(p.src, p.owner, (p.name,))]
+    assert not bad, "private names used across modules:\n  " + "\n  ".join(bad)
 
 
 def test_imports_go_down_the_layers():
@@ -366,10 +393,11 @@ def test_function_local_imports_only_defer_heavy_dependencies():
     assert not bad, "function-local imports that defer nothing:\n  " + "\n  ".join(bad)
 
 
-def test_known_lowering_exceptions_still_exist():
-    for s, d, n in KNOWN_LOWERING_EDGES:
-        assert layer(s) in ("lowering", "backends"), (s, d)
-        assert any(e.src == s and e.dst == d and (n is None or n in e.names)
+def test_known_lowering_edges_still_exist():
+    for s, d, n, why in KNOWN_LOWERING_EDGES:
+        assert s.startswith("tilework.lowering.") and d.startswith("tilework.lowering."), s
+        assert why and n, s
+        assert any(fnmatch.fnmatchcase(e.src, s) and e.dst == d and set(e.names) & set(n)
                    for e in GRAPH.edges), f"{s} -> {d} ({n}) is gone: drop it from the list"
 
 
@@ -384,9 +412,20 @@ def test_the_checks_catch_violations():
     assert [(x.dst, x.lazy) for x in imp.edges] == [
         ("tilework.runtime.jit", False), ("tilework.language.core", False),
         ("tilework.frontend.ops", True)]
-    assert len(imp.private) == 1
+    assert [str(p) for p in imp.private] == [
+        "tilework.frontend.codegen:2: `from tilework.language.core import _x`"]
     attrs = _Attributes("tilework.frontend.codegen", imp.bound)
     attrs.visit(ast.parse("jit._launcher()\njit.jit\n"))
-    assert attrs.private == ["tilework.frontend.codegen:1: `tilework.runtime.jit._launcher`"]
+    assert [str(p) for p in attrs.private] == [
+        "tilework.frontend.codegen:1: `tilework.runtime.jit._launcher`"]
+    # the allow-list covers the lowering's named edges only
+    assert _known(Edge("tilework.lowering.rules.scan", "tilework.lowering.to_llvm", 1, True,
+                       ("Regs",)))
+    assert not _known(Edge("tilework.lowering.rules.scan", "tilework.lowering.to_llvm", 1,
+                           True, ("Regs", "Other")))
+    assert not _known(Edge("tilework.lowering.to_llvm", "tilework.lowering.rules.scan", 1,
+                           False, ()))
+    assert not _known(Edge("tilework.frontend.ops", "tilework.lowering.to_llvm", 1, True,
+                           ("Regs",)))
     assert "language" in _below("runtime") and "runtime" not in _below("compiler")
     assert "frontend" not in _below("backends") and "lowering" not in _below("frontend")
