@@ -49,7 +49,7 @@ def _run(b, addrs, mask, rt, update, what):
     if lanes.size == 0:
         return old.reshape(rt.shape)
     a = addrs[lanes]
-    b.memory._locate(a, rt.size, what, (lanes, addrs.size))  # bounds, named after the op
+    b.memory.locate(a, rt.size, what, (lanes, addrs.size))  # bounds, named after the op
     if np.unique(a).size == a.size:  # distinct addresses: one vectorized step
         cur = b.memory.load(a, info, (lanes, addrs.size))
         b.memory.store(a, update(cur, lanes), info, (lanes, addrs.size))

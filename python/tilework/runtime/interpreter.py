@@ -394,7 +394,7 @@ class _Memory:
                      for m in merged]
         self.views = {}  # (region, dtype) -> typed view of the region
 
-    def _locate(self, addrs, nbytes, what, lanes):
+    def locate(self, addrs, nbytes, what, lanes):
         """[(region, lanes in it (None: all), byte offsets)] of `addrs`; IndexError if any
         is out of bounds.  `lanes` = (flat tile index of each address, tile size)."""
         idx = np.searchsorted(self.starts, addrs, side="right").astype(np.int64) - 1
@@ -430,7 +430,7 @@ class _Memory:
     def load(self, addrs, info: _Info, lanes):
         out = np.empty(addrs.size, info.mem)
         if addrs.size:
-            for r, sel, off in self._locate(addrs, info.size, "load", lanes):
+            for r, sel, off in self.locate(addrs, info.size, "load", lanes):
                 buf, i = self._view(r, info.mem, off)
                 vals = buf[i].view(info.mem)
                 if sel is None:
@@ -442,7 +442,7 @@ class _Memory:
     def store(self, addrs, vals, info: _Info, lanes):
         if not addrs.size:
             return
-        groups = self._locate(addrs, info.size, "store", lanes)
+        groups = self.locate(addrs, info.size, "store", lanes)
         vals = np.ascontiguousarray(_to_memory(vals, info))
         for r, sel, off in groups:
             if not self.regions[r][2]:
