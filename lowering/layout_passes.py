@@ -19,31 +19,13 @@ from tilework.dialects import tile as T
 from tilework.dialects.layout import Blocked, Slice, default_blocked, layout_of, with_layout
 
 from .axis_info import AxisAnalysis, defining_op, elem_bytes
+from .layout_choice import cat_in_registers, join_layout, split_layout
+from .module_info import kernels, memory_ops, module_config  # noqa: F401  (to_llvm's import)
 from .pass_base import Pass, register, replace_with
 
 
 def _i32(v):
     return ir.IntegerAttr.get(ir.IntegerType.get_signless(32), int(v))
-
-
-def module_config(module_op: ir.Operation, pctx) -> tuple[int, int]:
-    """num_warps and warp size: from the module's attributes if set, else the pass context."""
-    attrs = module_op.attributes
-    nw = ir.IntegerAttr(attrs["tilegpu.num_warps"]).value if "tilegpu.num_warps" in attrs \
-        else pctx.num_warps
-    ws = ir.IntegerAttr(attrs["tilegpu.warp_size"]).value if "tilegpu.warp_size" in attrs \
-        else pctx.warp_size
-    return nw, ws
-
-
-def kernels(module_op):
-    """The kernels of a module (combine functions of reductions are private helpers)."""
-    return [op.operation for op in module_op.regions[0].blocks[0].operations
-            if op.operation.name == "func.func" and "tile.kernel" in op.operation.attributes]
-
-
-def _memory_ops(f):
-    return [op for op in T.walk_ops(f) if op.name in ("tile.load", "tile.store")]
 
 
 def choose_defaults(f, num_warps, warp_size) -> dict[int, Blocked]:
@@ -58,7 +40,7 @@ def choose_defaults(f, num_warps, warp_size) -> dict[int, Blocked]:
             if s and (len(s) not in shapes or math.prod(s) > math.prod(shapes[len(s)])):
                 shapes[len(s)] = s
     vec: dict[int, int] = {}
-    for op in _memory_ops(f):
+    for op in memory_ops(f):
         ptr = op.operands[0]
         s = T.shape_of(ptr.type)
         if not s:
@@ -177,11 +159,10 @@ class _Assigner:
         if T.is_tensor(op.results[0].type):  # (a [1] tile reshaped to a scalar has no layout)
             self.set(op.results[0], self.default(T.shape_of(op.results[0].type)))
 
-    # ---- join/split/cat and dot (lowering/rules/shape_join.py, rules/dot.py) ---------------
+    # ---- join/split/cat and dot (lowering/layout_choice.py, rules/dot.py) -----------------
     def op_tile_join(self, op, tens):
         """Each thread holds both halves: the operand layout plus a last dimension of 2 held
         in registers (relabelling only)."""
-        from .rules.shape_join import join_layout
         src = layout_of(op.operands[0].type)
         if not isinstance(src, Blocked):
             src = self.default(T.shape_of(op.operands[0].type))
@@ -192,7 +173,6 @@ class _Assigner:
     def op_tile_split(self, op, tens):
         """The operand's layout without its last dimension, once each thread holds both
         halves (else the operand is converted to such a layout first)."""
-        from .rules.shape_join import join_layout, split_layout
         src = layout_of(op.operands[0].type)
         out = split_layout(src)
         if out is None:
@@ -204,7 +184,6 @@ class _Assigner:
     def op_tile_cat(self, op, tens):
         """The operands' layout when each thread's registers of the two halves make the
         result's (tiles at least one CTA tile long); else the default (through shared memory)."""
-        from .rules.shape_join import cat_in_registers
         src = layout_of(op.operands[0].type)
         self.convert(op, 1, src)
         shape = T.shape_of(op.results[0].type)

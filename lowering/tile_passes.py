@@ -12,9 +12,11 @@ import mlir.ir as ir
 
 from tilework.dialects import tile as T
 from tilework.dialects.layout import fastest_dim, layout_of
+from tilework.dialects.verify import named_operands
 
 from .axis_info import AxisAnalysis, defining_op, vector_width
-from .layout_passes import _memory_ops, kernels, module_config  # noqa: F401
+from .module_info import kernels, module_config  # noqa: F401
+from .module_info import memory_ops as _memory_ops
 from .pass_base import Pass, register, replace_with
 
 
@@ -122,7 +124,6 @@ def _i32(v):
 
 
 def _set_vector_widths(module_op, pctx):
-    from tilework.dialects.verify import named_operands
     for f in kernels(module_op):
         an = AxisAnalysis(f)
         for op in _memory_ops(f):

@@ -10,6 +10,9 @@ import subprocess
 import sys
 import tempfile
 
+from tilework.lowering.rules.debug import PRINTS_ATTR
+from tilework.runtime import printbuf
+
 from ..common import Backend
 
 TRIPLE = "amdgcn-amd-amdhsa"
@@ -74,8 +77,6 @@ class AMDBackend(Backend):
         # metadata: the runtime formats the print buffer's records with them
         import json
         import mlir.ir as ir
-        from tilework.lowering.rules.debug import PRINTS_ATTR
-        from tilework.runtime import printbuf
         attrs = self.gpu_module(mod).attributes
         if PRINTS_ATTR in attrs:
             formats = json.loads(ir.StringAttr(attrs[PRINTS_ATTR]).value)

@@ -9,6 +9,8 @@ import tempfile
 
 import mlir.ir as ir
 
+from tilework.lowering import PassContext, run_pipeline
+
 from ..common import Backend
 
 PTX_FEATURES = "+ptx80"
@@ -60,7 +62,6 @@ class NVIDIABackend(Backend):
         mod = md.outputs.get("llvm")
         if mod is None:
             return _llir_to_ptx(src, self.target.arch)
-        from tilework.lowering import PassContext, run_pipeline
         run_pipeline(mod, ("gpu-module-to-binary{format=isa}",), PassContext())
         for op in mod.body.operations:
             if op.operation.name == "gpu.binary":

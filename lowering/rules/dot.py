@@ -34,6 +34,7 @@ from tilework.dialects.layout import Blocked, layout_of
 
 from ..axis_info import elem_bytes
 from ..registry import LoweringError, lower
+from .fp8 import f8_to_f32
 from .layout import _from_smem, _smem_gep, _smem_type, _to_smem
 from .math_approx import call_intrinsic  # (math.fma would become a libdevice/ocml call)
 
@@ -56,8 +57,7 @@ def _extend(ctx, v: ir.Value, ct: ir.Type) -> ir.Value:
     if T.isa(ct, ir.IntegerType):
         return ctx.op1("arith.extsi", [v], ct)
     if str(v.type).startswith("f8"):  # float8 has no LLVM type: decoded from its bits
-        from .fp8 import _f8_to_f32
-        return _f8_to_f32(ctx, v)
+        return f8_to_f32(ctx, v)
     return ctx.op1("arith.extf", [v], ct)
 
 

@@ -42,7 +42,7 @@ ELEMENTWISE = {
 
 
 @lower(*ELEMENTWISE)
-def _elementwise(ctx, op, args):
+def lower_elementwise(ctx, op, args):
     from ..to_llvm import Regs
     attrs = {n: op.attributes[n] for n in op.attributes}
     rtypes = [ctx.scalar_type(r.type) for r in op.results]

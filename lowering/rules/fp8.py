@@ -24,7 +24,7 @@ from __future__ import annotations
 import mlir.ir as ir
 
 from ..registry import lower
-from .elementwise import _elementwise
+from .elementwise import lower_elementwise
 
 # kind -> (mantissa bits, exponent bias, largest finite magnitude's bits)
 F8 = {"f8E4M3FN": (3, 7, 0x7E), "f8E5M2": (2, 15, 0x7B)}
@@ -74,7 +74,7 @@ class _B:
 _EQ, _UGT, _ULT = 0, 8, 6
 
 
-def _f8_to_f32(ctx, v: ir.Value) -> ir.Value:
+def f8_to_f32(ctx, v: ir.Value) -> ir.Value:
     b = _B(ctx)
     kind = str(v.type)
     byte = b.op("arith.bitcast", [v], b.i8)
@@ -120,7 +120,7 @@ def _f32_to_f8(ctx, x: ir.Value, kind: str) -> ir.Value:
 
 
 def _ext(ctx, v, dst):
-    f = _f8_to_f32(ctx, v)
+    f = f8_to_f32(ctx, v)
     s = str(dst)
     if s == "f32":
         return f
@@ -132,7 +132,7 @@ def _ext(ctx, v, dst):
 def _trunc(ctx, v, dst):
     s = str(v.type)
     if is_f8(v.type):
-        f = _f8_to_f32(ctx, v)
+        f = f8_to_f32(ctx, v)
     elif s == "f32":
         f = v
     else:
@@ -146,7 +146,7 @@ def _convert(ctx, op, args):
     src = ctx.scalar_type(op.operands[0].type)
     dst = ctx.scalar_type(op.results[0].type)
     if not (is_f8(src) or is_f8(dst)):
-        return _elementwise(ctx, op, args)
+        return lower_elementwise(ctx, op, args)
     fn = _trunc if is_f8(dst) else _ext
     x = args[0]
     if isinstance(x, Regs):

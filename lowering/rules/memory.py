@@ -11,6 +11,7 @@ import mlir.ir as ir
 from mlir.dialects import scf
 
 from tilework.dialects import tile as T
+from tilework.dialects.layout import fastest_dim
 from tilework.dialects.verify import named_operands
 
 from ..axis_info import elem_bytes
@@ -52,7 +53,6 @@ def _addptr(ctx, op, args):
 def _vector_groups(regs, vec):
     """Per-thread coordinates of the first element of each access, with the group's flat
     indices; groups run along the layout's fastest dimension."""
-    from tilework.dialects.layout import fastest_dim
     fast = fastest_dim(regs.layout)[0] if vec > 1 else 0
     for c in regs.coords():
         if c[fast] % vec:

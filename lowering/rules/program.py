@@ -5,6 +5,7 @@ import mlir.ir as ir
 from mlir.dialects import gpu
 
 from ..registry import lower
+from .math_approx import call_intrinsic
 
 _DIMS = (gpu.Dimension.x, gpu.Dimension.y, gpu.Dimension.z)
 
@@ -28,7 +29,6 @@ def _num_programs_amd(ctx, op, args):
     """From the HSA dispatch packet: grid_size (work-items, u32 at byte 12 + 4 * axis) over
     workgroup_size (u16 at byte 4 + 2 * axis).  rocdl.grid.dim would become a call of the
     device library (__ockl_get_num_groups), which is not linked here."""
-    from .math_approx import call_intrinsic
     axis = _axis(op)
     packet = call_intrinsic("llvm.amdgcn.dispatch.ptr", [], ir.Type.parse("!llvm.ptr<4>"))
     i8, i16 = ir.IntegerType.get_signless(8), ir.IntegerType.get_signless(16)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import mlir.ir as ir
 from mlir.dialects import scf
 
+from tilework.dialects.layout import layout_of
+
 from ..registry import LoweringError, lower
 
 
@@ -100,7 +102,6 @@ def _check_layouts(ctx, op, args, first=0):
         targets = list(parent.results)
     for i, (a, t) in enumerate(zip(args, targets)):
         if isinstance(a, Regs):
-            from tilework.dialects.layout import layout_of
             want = layout_of(t.type)
             if want != a.layout:
                 raise LoweringError(f"'{op.name}' operand {i + first} has layout {a.layout} "

@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 
 import mlir.ir as ir
 
-from tilework import __version__
+from tilework import backends, dialects, lowering
 from tilework.backends import Target, get_backend, parse_target
 from tilework.dialects import new_context, verify
+from tilework.frontend.codegen import build_kernel
+from tilework.version import __version__
 
 from .cache import FileCache
 from .options import CompileOptions
@@ -77,11 +79,10 @@ def compiler_hash() -> str:
     reads kernels an older one cached."""
     global _COMPILER_HASH
     if _COMPILER_HASH is None:
-        import tilework
-        from tilework import backends, dialects, lowering
         h = hashlib.sha256(__version__.encode())
-        for pkg in (tilework, dialects, lowering, backends):
-            root = os.path.dirname(pkg.__file__)
+        roots = [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]  # tilework
+        roots += [os.path.dirname(p.__file__) for p in (dialects, lowering, backends)]
+        for root in roots:
             for d, dirs, files in sorted(os.walk(root)):
                 dirs.sort()
                 for f in sorted(files):
@@ -138,7 +139,6 @@ def compile(src, target: str | Target, options: CompileOptions | None = None,
     ctx = new_context()
     with ctx, ir.Location.unknown(ctx):
         if isinstance(src, ASTSource):
-            from tilework.frontend.codegen import build_kernel
             mod = build_kernel(src.fn, src.signature, src.constants, src.attrs, ctx, name=name,
                                options=options)
             kname = name or src.fn.__name__

@@ -16,9 +16,11 @@ from mlir.dialects import func as func_d
 from ..errors import CompilationError
 from ..language import core
 from ..language.core import constexpr, tensor
+from ..language.function import JITFunction
 from . import semantic as S
 from .ops import IMPLS
-from .ops_control import ControlFlow, _Return, _Undefined
+from .ops_control import ControlFlow, ReturnSignal, Undefined
+from .ops_shape import subscript
 from .semantic import SemanticError
 from .types import to_ir
 
@@ -96,7 +98,7 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             self.b.loc = ir.Location.file(self.filename, line, col + 1, self.b.context)
         try:
             return super().visit(node)
-        except (CompilationError, _Return):
+        except (CompilationError, ReturnSignal):
             raise
         except SemanticError as e:
             raise self.error(node, str(e)) from None
@@ -173,7 +175,7 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
     def lookup(self, name, node):
         if name in self.scope:
             v = self.scope[name]
-            if isinstance(v, _Undefined):
+            if isinstance(v, Undefined):
                 raise self.error(node, v.message)
             return v
         g = self.fn.fn.__globals__
@@ -297,7 +299,6 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         base = self.visit(node.value)
         idx = self.visit(node.slice)
         if isinstance(base, tensor):
-            from .ops_shape import subscript
             return subscript(self.b, base, idx)
         try:
             v = unwrap(base)[unwrap(idx)]
@@ -325,8 +326,7 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         name = getattr(fn_u, "__tilework_builtin__", None)
         if name is not None:
             return self.call_builtin(name, args, kwargs, node)
-        from ..runtime.jit import JITFunction  # jit functions are inlined
-        if isinstance(fn_u, JITFunction):
+        if isinstance(fn_u, JITFunction):  # jit functions are inlined
             return self.call_jit(fn_u, args, kwargs, node)
         if isinstance(fn_u, core.dtype) or fn_u is constexpr:
             return fn_u(*[unwrap(a) for a in args]) if fn_u is constexpr else fn_u
@@ -393,7 +393,7 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         tree = jfn.parse()
         try:
             child.visit_body(tree.body[0].body)
-        except _Return:
+        except ReturnSignal:
             pass
         return child.returned
 
@@ -438,7 +438,7 @@ def build_kernel(jit_fn, signature: dict, constants: dict, attrs: dict, context:
         with ir.InsertionPoint(entry):
             try:
                 gen.visit_body(fdef.body)
-            except _Return:
+            except ReturnSignal:
                 if gen.returned is not None:
                     raise gen.error(gen.return_node, "a kernel cannot return a value") from None
             with loc:

@@ -33,15 +33,15 @@ from mlir.dialects import scf
 from ..language import control, core
 from ..language.core import constexpr, tensor
 from . import semantic as S
-from .ops import impl  # noqa: F401  (control builtins would register here)
+from .ops_core import impl  # noqa: F401  (control builtins would register here)
 from .types import tensor_ir_type, to_ir
 
 
-class _Return(Exception):
+class ReturnSignal(Exception):
     """Raised by `return`: unwinds to the inlined call or the kernel (value: `gen.returned`)."""
 
 
-class _Undefined:
+class Undefined:
     """The value of a name not defined on every path to here: reading it is an error."""
 
     def __init__(self, message: str):
@@ -119,7 +119,7 @@ def _fits(x, dt: core.dtype) -> bool:
     if isinstance(x, bool):
         return dt.is_bool()
     if isinstance(x, int):
-        return dt.is_floating() or (dt.is_int() and S._fits(x, dt))
+        return dt.is_floating() or (dt.is_int() and S.fits(x, dt))
     return dt.is_floating()
 
 
@@ -132,7 +132,7 @@ def _number_dtype(*xs) -> core.dtype:
 
 
 def _describe(v) -> str:
-    if isinstance(v, _Undefined):
+    if isinstance(v, Undefined):
         return "undefined"
     if isinstance(v, tensor):
         return f"{v.dtype}{list(v.shape)}" if v.shape else str(v.dtype)
@@ -238,23 +238,23 @@ class ControlFlow:
             block = tmp.regions[i].blocks.append()
             branches.append((block, *self._visit_region(block, live, stmts)))
         names = list(dict.fromkeys([*branches[0][2], *branches[1][2]]))
-        merged = {}  # name -> (specs per leaf, then value, else value) or _Undefined
+        merged = {}  # name -> (specs per leaf, then value, else value) or Undefined
         for name in names:
             tv, ev = (br[1].get(name, _MISSING) for br in branches)
             where = branches[1][2].get(name) or branches[0][2].get(name)
-            bad = [v for v in (tv, ev) if v is _MISSING or isinstance(v, _Undefined)]
+            bad = [v for v in (tv, ev) if v is _MISSING or isinstance(v, Undefined)]
             if bad:
                 merged[name] = bad[0] if len(bad) == 2 and bad[0] is not _MISSING else \
-                    _Undefined(f"`{name}` is defined in only one branch of the `if`")
+                    Undefined(f"`{name}` is defined in only one branch of the `if`")
                 continue
             specs = self._merge(tv, ev, where, f"`{name}` has type {{}} in one branch of the "
                                                f"`if` and {{}} in the other")
             merged[name] = (specs, tv, ev)
         results = self._build_if(node, cond, tmp, branches, [m for m in merged.values()
-                                                             if not isinstance(m, _Undefined)])
+                                                             if not isinstance(m, Undefined)])
         for name, m in merged.items():
             where = branches[1][2].get(name) or branches[0][2].get(name)
-            self._define(name, m if isinstance(m, _Undefined) else results.pop(0), where)
+            self._define(name, m if isinstance(m, Undefined) else results.pop(0), where)
 
     def _merge(self, a, b, where, message) -> list:
         """The per-leaf types (see _merge_leaf) of a value that is `a` or `b`."""
@@ -306,7 +306,7 @@ class ControlFlow:
             self.returned, self.return_node = None, None
             try:
                 self._visit_region(block, self.scope, stmts + rest)
-            except _Return:
+            except ReturnSignal:
                 pass  # self.returned holds the value; falling off the end returns None
             branches.append((block, {}, {}))
             values.append((self.returned, self.return_node or node))
@@ -322,7 +322,7 @@ class ControlFlow:
         results = self._build_if(node, cond, tmp, branches, merged)
         self.returned = results[0] if results else None
         self.return_node = tnode if tv is not None else node
-        raise _Return()
+        raise ReturnSignal()
 
     def visit_Return(self, node):
         if self.loop_depth:
@@ -333,7 +333,7 @@ class ControlFlow:
         self.return_node = node
         if not self.call_chain and self.returned is not None:
             raise self.error(node, "a kernel cannot return a value")
-        raise _Return()
+        raise ReturnSignal()
 
     def visit_Break(self, node):
         raise self.error(node, "`break` is not supported (as in Triton): make the exit "
@@ -513,8 +513,8 @@ class ControlFlow:
             for name, val in after.items():
                 # a carried tuple may have compile-time leaves still to promote
                 live = carried.get(name, self.scope.get(name, _MISSING))
-                if name == var or live is _MISSING or isinstance(live, _Undefined) or \
-                        isinstance(val, _Undefined):
+                if name == var or live is _MISSING or isinstance(live, Undefined) or \
+                        isinstance(val, Undefined):
                     continue
                 init = self._loop_init(name, live, val, assigned[name])
                 if init is not None:
@@ -558,7 +558,7 @@ class ControlFlow:
         out = []
         for name, init in carried.items():
             val, where = after[name], assigned.get(name, node)
-            if isinstance(val, _Undefined) or _structure(val) != _structure(init):
+            if isinstance(val, Undefined) or _structure(val) != _structure(init):
                 raise self.error(where, f"loop-carried value `{name}` changes type from "
                                         f"{_describe(init)} to {_describe(val)}")
             for old, new in zip(_leaves(init), _leaves(val)):
@@ -584,14 +584,14 @@ class ControlFlow:
                 self._define(name, results[name], where)
             elif name == var:
                 continue
-            elif isinstance(after[name], _Undefined):
+            elif isinstance(after[name], Undefined):
                 self._define(name, after[name], where)
-            elif name in self.scope and not isinstance(self.scope[name], _Undefined):
+            elif name in self.scope and not isinstance(self.scope[name], Undefined):
                 self.assigned[name] = where  # a compile-time value the loop leaves unchanged
             else:
-                self._define(name, _Undefined(
+                self._define(name, Undefined(
                     f"`{name}` is assigned in a loop but not before it: define it before the "
                     f"loop to use it after"), where)
         if var is not None:
-            self._define(var, _Undefined(f"the loop variable `{var}` is not defined after its "
+            self._define(var, Undefined(f"the loop variable `{var}` is not defined after its "
                                          f"loop (the loop runs at run time)"), node)

@@ -11,7 +11,7 @@ import mlir.ir as ir
 from ..language import core
 from ..language.core import constexpr
 from . import semantic as S
-from .ops import impl
+from .ops_core import impl
 from .semantic import SemanticError
 
 

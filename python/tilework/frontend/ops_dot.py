@@ -12,7 +12,7 @@ import mlir.ir as ir
 from ..language import core
 from ..language.core import constexpr, tensor
 from . import semantic as S
-from .ops import IMPLS, _const, impl
+from .ops_core import IMPLS, const, impl
 from .semantic import SemanticError
 from .types import tensor_ir_type
 
@@ -49,7 +49,7 @@ def min_dot_size(target: str, lhs: core.dtype, rhs: core.dtype) -> tuple[int, in
 
 
 def _input_precision(b, input_precision, allow_tf32) -> str:
-    ip, allow = _const(input_precision, "input_precision"), _const(allow_tf32, "allow_tf32")
+    ip, allow = const(input_precision, "input_precision"), const(allow_tf32, "allow_tf32")
     if ip is not None and allow is not None:
         raise SemanticError("Only one of input_precision and allow_tf32 can be specified")
     target = _target(b)
@@ -71,12 +71,12 @@ def _shape_str(s) -> str:
 def dot(b, input, other, acc=None, input_precision=None, allow_tf32=None,
         max_num_imprecise_acc=None, out_dtype=core.float32):
     precision = _input_precision(b, input_precision, allow_tf32)
-    out_dtype = _const(out_dtype, "out_dtype")
+    out_dtype = const(out_dtype, "out_dtype")
     if isinstance(out_dtype, str):
         out_dtype = core.str_to_ty(out_dtype)
     if not isinstance(out_dtype, core.dtype):
         raise SemanticError(f"out_dtype must be a dtype, got {out_dtype!r}")
-    imprecise = _const(max_num_imprecise_acc, "max_num_imprecise_acc")
+    imprecise = const(max_num_imprecise_acc, "max_num_imprecise_acc")
     x, y = S.to_tensor(b, input), S.to_tensor(b, other)
     if not x.shape or not y.shape:
         raise SemanticError(f"dot needs two tiles, got shapes {_shape_str(x.shape)} and "
@@ -151,9 +151,9 @@ def softmax(b, x, dim=None, keep_dims=False, ieee_rounding=False):
     x = S.to_tensor(b, x)
     if not x.shape:
         raise SemanticError("softmax needs a tile, got a scalar")
-    d = _const(dim, "dim")
+    d = const(dim, "dim")
     d = 0 if d is None else d
-    keep = _const(keep_dims, "keep_dims")
+    keep = const(keep_dims, "keep_dims")
     # Triton's tl.max computes floats narrower than 32 bits in fp32 (and ints in int32), so
     # x - max(x) is fp32 for fp16/bf16 inputs
     m_in = x

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from ..language.core import tensor
 from . import semantic as S
-from .ops import _const, impl
-from .ops_shape import expand_dims_1, reshape
-from .semantic import SemanticError
+from .ops_core import const, impl
+from .ops_shape import reshape
+from .semantic import SemanticError, expand_dims_1
 from .types import tensor_ir_type
 
 
 def _pair(b, a, c, what):
     """Both operands as tensors of one dtype and shape (Python scalars typed after the other
     operand, shapes broadcast as Triton's broadcast_impl_value)."""
-    x, y = S._weak_pair(b, a, c)
+    x, y = S.weak_pair(b, a, c)
     if x.dtype != y.dtype:
         raise SemanticError(f"{what} operands must have the same dtype, got {x.dtype} and "
                             f"{y.dtype}")
@@ -74,7 +74,7 @@ def interleave(b, a, b_):
 
 @impl
 def cat(b, input, other, can_reorder=False):
-    if not _const(can_reorder, "can_reorder"):
+    if not const(can_reorder, "can_reorder"):
         raise SemanticError("current implementation of `cat` always may reorder elements")
     x, y = S.to_tensor(b, input), S.to_tensor(b, other)
     if len(x.shape) != 1 or x.shape != y.shape:

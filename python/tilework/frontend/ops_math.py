@@ -13,9 +13,9 @@ import mlir.ir as ir
 
 from ..language import core
 from ..language.core import constexpr, tensor
-from ..language.math import PropagateNan, _cdiv_host
+from ..language.math import PropagateNan, cdiv_host
 from . import semantic as S
-from .ops import _const, impl, propagate_nan_arg
+from .ops_core import const, impl, propagate_nan_arg
 from .semantic import SemanticError
 
 _F32_F64 = ("fp32", "fp64")
@@ -73,7 +73,7 @@ def _common(b, what, *xs):
     first tile (weak typing), then the usual promotion and broadcasting."""
     ref = next((x.dtype for x in xs if isinstance(x, tensor)), None)
     ts = [x if isinstance(x, tensor) else
-          (S._weak_scalar(b, x, ref) if ref is not None else S.to_tensor(b, x)) for x in xs]
+          (S.weak_scalar(b, x, ref) if ref is not None else S.to_tensor(b, x)) for x in xs]
     ct = functools.reduce(lambda a, c: S.computation_type(a, c, what), [t.dtype for t in ts])
     shape = functools.reduce(lambda a, c: S.broadcast_shapes(a, c, f"{what} operands"),
                              [t.shape for t in ts])
@@ -128,11 +128,11 @@ def _divf(b, name, x, y, attrs=None):
 
 @impl
 def fdiv(b, x, y, ieee_rounding=False):
-    if not isinstance(_const(ieee_rounding, "ieee_rounding"), bool):
+    if not isinstance(const(ieee_rounding, "ieee_rounding"), bool):
         raise SemanticError(f"tl.fdiv: ieee_rounding must be a constexpr bool, got "
-                            f"{_const(ieee_rounding, 'ieee_rounding')!r}")
+                            f"{const(ieee_rounding, 'ieee_rounding')!r}")
     # ieee_rounding=True rounds correctly (Triton 3.6 ignores it: its fdiv is `/`)
-    return _divf(b, "fdiv", x, y, {"tile.rn": ir.UnitAttr.get()} if _const(
+    return _divf(b, "fdiv", x, y, {"tile.rn": ir.UnitAttr.get()} if const(
         ieee_rounding, "ieee_rounding") else None)
 
 
@@ -173,7 +173,7 @@ def cdiv(b, x, div):
     """`(x + div - 1) // div`; on two Python ints a constexpr."""
     if not isinstance(x, tensor) and not isinstance(div, tensor):
         try:
-            return constexpr(_cdiv_host(x, div))
+            return constexpr(cdiv_host(x, div))
         except TypeError as e:
             raise SemanticError(f"tl.cdiv: {e}") from None
     return S.binary(b, "floordiv", S.binary(b, "sub", S.binary(b, "add", x, div), 1), div)

@@ -1,5 +1,5 @@
-"""Implementations of the memory builtins (registered in ops.IMPLS by name): atomics and block
-pointers.
+"""Implementations of the memory builtins (registered in ops.IMPLS by name): loads and stores,
+atomics and block pointers.
 
 Atomics emit `tile.atomic_rmw` (one `kind` per operation) and `tile.atomic_cas`.  Types follow
 Triton: no 8/16-bit integers, fp16/bf16 only for add, float max/min on fp32/fp64 only, done
@@ -20,9 +20,7 @@ from ..language import core
 from ..language.core import constexpr, tensor
 from ..language.memory import block_pointer
 from . import semantic as S
-from .ops import IMPLS, _const, _mask, _segments, impl
-from .ops import load as _load_tiles
-from .ops import store as _store_tiles
+from .ops_core import IMPLS, const, mask_operand, segment_sizes, impl
 from .semantic import SemanticError
 from .types import tensor_ir_type
 
@@ -62,7 +60,7 @@ def _atomic_pointer(b, pointer, what) -> tensor:
 def _atomic_value(b, x, ptr: tensor, what, name="value") -> tensor:
     elem = ptr.dtype.element_ty
     x = _unwrap(x)
-    v = x if isinstance(x, tensor) else S._weak_scalar(b, x, elem)
+    v = x if isinstance(x, tensor) else S.weak_scalar(b, x, elem)
     if v.dtype.is_ptr():
         raise SemanticError(f"{what}: the {name} cannot be a pointer")
     if len(v.shape) > len(ptr.shape) or (v.shape and S.broadcast_shapes(
@@ -75,7 +73,7 @@ def _atomic_value(b, x, ptr: tensor, what, name="value") -> tensor:
 def _rmw(b, kind, ptr: tensor, val: tensor, mask, sem, scope) -> tensor:
     attrs = {"kind": ir.StringAttr.get(kind), "sem": ir.StringAttr.get(sem),
              "scope": ir.StringAttr.get(scope),
-             "operandSegmentSizes": _segments(True, True, mask is not None)}
+             "operandSegmentSizes": segment_sizes(True, True, mask is not None)}
     operands = [ptr.handle, val.handle] + ([mask.handle] if mask is not None else [])
     h = b.create1("tile.atomic_rmw", operands, tensor_ir_type(val.dtype, ptr.shape), attrs)
     return tensor(h, val.dtype, ptr.shape)
@@ -100,7 +98,7 @@ def _atomic(b, op, pointer, val, mask, sem, scope):
     if elem.is_floating() and op in ("and", "or", "xor"):
         raise SemanticError(f"{what} does not support {elem}: bitwise atomics take integers")
     val = _atomic_value(b, val, ptr, what)
-    m = _mask(b, mask, ptr.shape, what)
+    m = mask_operand(b, mask, ptr.shape, what)
     if op == "add":
         return _rmw(b, "fadd" if elem.is_floating() else "add", ptr, val, m, sem, scope)
     if op in ("and", "or", "xor", "xchg"):
@@ -200,14 +198,14 @@ def make_block_ptr(b, base, shape, strides, offsets, block_shape, order):
             f"a tile of shape {list(base.shape)}" if isinstance(base, tensor) else repr(base))
         raise SemanticError(f"make_block_ptr expects a pointer (not a tile of pointers) as "
                             f"`base`, got {what}")
-    bshape = [_const(s, "block_shape") for s in _list(block_shape, "block_shape")]
+    bshape = [const(s, "block_shape") for s in _list(block_shape, "block_shape")]
     if not all(isinstance(s, int) and not isinstance(s, bool) for s in bshape):
         raise SemanticError(f"make_block_ptr block_shape must be constexpr ints, got {bshape}")
     for s in bshape:
         if s <= 0 or s & (s - 1):
             raise SemanticError(f"make_block_ptr block_shape {bshape}: every dimension must be "
                                 f"a power of two")
-    order_ = [_const(o, "order") for o in _list(order, "order")]
+    order_ = [const(o, "order") for o in _list(order, "order")]
     if sorted(order_) != list(range(len(order_))):
         raise SemanticError(f"make_block_ptr order {order_} is not a permutation of "
                             f"0..{len(order_) - 1}")
@@ -317,8 +315,8 @@ def load_block(b, pointer, mask, other, boundary_check, padding_option, cache_mo
     fill = None
     if m is not None and pad:
         fill = 0 if pad == "zero" else float("nan")
-    return _load_tiles(b, ptrs, m, fill, cache_modifier=cache_modifier,
-                       eviction_policy=eviction_policy, volatile=volatile)
+    return load(b, ptrs, m, fill, cache_modifier=cache_modifier,
+                eviction_policy=eviction_policy, volatile=volatile)
 
 
 def store_block(b, pointer, value, mask, boundary_check, cache_modifier, eviction_policy):
@@ -327,5 +325,79 @@ def store_block(b, pointer, value, mask, boundary_check, cache_modifier, evictio
         raise SemanticError("store: `mask` cannot be given with a block pointer; use "
                             "`boundary_check`")
     ptrs, m = _pointers(b, bp, _boundary_check(boundary_check, len(bp.block_shape)))
-    return _store_tiles(b, ptrs, value, m, cache_modifier=cache_modifier,
-                        eviction_policy=eviction_policy)
+    return store(b, ptrs, value, m, cache_modifier=cache_modifier,
+                 eviction_policy=eviction_policy)
+
+
+# ---- loads and stores (of a tile of pointers, or through a block pointer) --------------------
+
+_CACHE = ("", ".ca", ".cg", ".cs", ".cv", ".wb", ".wt")
+_EVICT = ("", "evict_first", "evict_last", "evict_normal")
+
+
+def _hints(cache_modifier, eviction_policy):
+    cm = const(cache_modifier, "cache_modifier")
+    ev = const(eviction_policy, "eviction_policy")
+    if cm not in _CACHE:
+        raise SemanticError(f"cache_modifier must be one of {list(_CACHE)}, got {cm!r}")
+    if ev not in _EVICT:
+        raise SemanticError(f"eviction_policy must be one of {list(_EVICT)}, got {ev!r}")
+    attrs = {}
+    if cm:
+        attrs["cache"] = ir.StringAttr.get(cm)
+    if ev:
+        attrs["evict"] = ir.StringAttr.get(ev)
+    return attrs
+
+
+@impl
+def load(b, pointer, mask=None, other=None, boundary_check=(), padding_option="",
+         cache_modifier="", eviction_policy="", volatile=False):
+    if is_block_pointer(pointer):  # (argument order as Triton's)
+        return load_block(b, pointer, mask, other, boundary_check, padding_option,
+                          cache_modifier, eviction_policy, volatile)
+    check_plain_pointer("load", boundary_check, padding_option)
+    ptr = S.to_tensor(b, pointer)
+    if not ptr.dtype.is_ptr():
+        raise SemanticError(f"load expects a pointer or a tile of pointers, got {ptr.dtype}")
+    elem = ptr.dtype.element_ty
+    m = mask_operand(b, mask, ptr.shape, "load")
+    o = None
+    if other is not None and not (isinstance(other, constexpr) and other.value is None):
+        if m is None:
+            raise SemanticError("load: `other` is given without a mask")
+        o = S.broadcast_to(b, S.cast(b, S.weak_scalar(b, other, elem)
+                                     if not isinstance(other, tensor) else other, elem), ptr.shape)
+    attrs = _hints(cache_modifier, eviction_policy)
+    if const(volatile, "volatile"):
+        attrs["volatile"] = ir.UnitAttr.get()
+    attrs["operandSegmentSizes"] = segment_sizes(True, m is not None, o is not None)
+    operands = [ptr.handle] + ([m.handle] if m is not None else []) + ([o.handle] if o is not None else [])
+    h = b.create1("tile.load", operands, tensor_ir_type(elem, ptr.shape), attrs)
+    return tensor(h, elem, ptr.shape)
+
+
+@impl
+def store(b, pointer, value, mask=None, boundary_check=(), cache_modifier="",
+          eviction_policy=""):
+    if is_block_pointer(pointer):
+        return store_block(b, pointer, value, mask, boundary_check, cache_modifier,
+                           eviction_policy)
+    check_plain_pointer("store", boundary_check)
+    ptr = S.to_tensor(b, pointer)
+    if not ptr.dtype.is_ptr():
+        raise SemanticError(f"store expects a pointer or a tile of pointers, got {ptr.dtype}")
+    elem = ptr.dtype.element_ty
+    val = value if isinstance(value, tensor) else S.weak_scalar(b, value, elem)
+    if val.dtype.is_ptr():
+        raise SemanticError("storing pointers is not supported")
+    if len(val.shape) > len(ptr.shape) or (val.shape and S.broadcast_shapes(
+            val.shape, ptr.shape, "store value and pointer") != ptr.shape):
+        raise SemanticError(f"store value of shape {list(val.shape)} does not match pointer "
+                            f"shape {list(ptr.shape)}")
+    val = S.broadcast_to(b, S.cast(b, val, elem), ptr.shape)
+    m = mask_operand(b, mask, ptr.shape, "store")
+    attrs = _hints(cache_modifier, eviction_policy)
+    attrs["operandSegmentSizes"] = segment_sizes(True, True, m is not None)
+    b.create("tile.store", [ptr.handle, val.handle] + ([m.handle] if m is not None else []), [], attrs)
+    return None

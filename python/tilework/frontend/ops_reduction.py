@@ -11,15 +11,15 @@ import mlir.ir as ir
 from ..language import core
 from ..language.core import tensor
 from . import semantic as S
-from .ops import _const, impl
-from .ops_shape import _axis, expand_dims_1
-from .semantic import SemanticError
+from .ops_core import arange, const, impl
+from .ops_shape import normalize_axis
+from .semantic import SemanticError, expand_dims_1
 from .types import tensor_ir_type, to_ir
 
 MAX_OPERANDS = 4
 
 
-def _segments(n):
+def operand_segments(n):
     return ir.DenseI32ArrayAttr.get([1] + [1 if i < n else 0 for i in range(1, MAX_OPERANDS)])
 
 
@@ -47,8 +47,8 @@ def reduce_tiles(b, inputs: list, axis: int, combine) -> list:
     op = ir.Operation.create(
         "tile.reduce", results=[tensor_ir_type(t.dtype, rshape) for t in inputs],
         operands=[t.handle for t in inputs],
-        attributes={"axis": ir.IntegerAttr.get(i32, axis), "operandSegmentSizes": _segments(n),
-                    "resultSegmentSizes": _segments(n),
+        attributes={"axis": ir.IntegerAttr.get(i32, axis), "operandSegmentSizes": operand_segments(n),
+                    "resultSegmentSizes": operand_segments(n),
                     "combine": ir.FlatSymbolRefAttr.get(fn_name)},
         loc=b.loc)
     return [tensor(r, t.dtype, rshape) for r, t in zip(op.results, inputs)]
@@ -122,7 +122,7 @@ def _reduce_all_axes(b, inputs, axis, keep_dims, combine):
         return outs
     if not x.shape:
         raise SemanticError("cannot reduce a scalar along an axis")
-    a = _axis(axis, len(x.shape))
+    a = normalize_axis(axis, len(x.shape))
     outs = reduce_tiles(b, inputs, a, combine)
     if keep_dims:
         outs = [expand_dims_1(b, o, a) for o in outs]
@@ -135,7 +135,7 @@ def _keep(b, x, rank):
     return x
 
 
-def _tile(b, input, what):
+def as_tile(b, input, what):
     x = S.to_tensor(b, input)
     if not x.shape:
         raise SemanticError(f"{what} needs a tile, got a scalar")
@@ -171,10 +171,9 @@ def _arg_combine(b, kind, tie_break_left):
 
 def _indices(b, x, axis):
     """int32 indices of `x`'s elements along `axis` (axis None: the flat index)."""
-    from .ops import arange
     idx = None
     shape = x.shape
-    dims = range(len(shape)) if axis is None else [_axis(axis, len(shape))]
+    dims = range(len(shape)) if axis is None else [normalize_axis(axis, len(shape))]
     stride = 1
     for d in reversed(list(dims)):
         r = arange(b, 0, shape[d])
@@ -193,7 +192,7 @@ def _indices(b, x, axis):
 @impl
 def reduce(b, input, axis, combine_fn, keep_dims=False):
     inputs = list(input) if isinstance(input, (tuple, list)) else [input]
-    inputs = [_tile(b, t, "reduce") for t in inputs]
+    inputs = [as_tile(b, t, "reduce") for t in inputs]
     inline = getattr(b, "inline_jit", None)
 
     def combine(lhs, rhs):
@@ -205,15 +204,15 @@ def reduce(b, input, axis, combine_fn, keep_dims=False):
         else:
             raise SemanticError("reduce needs a @jit combine function")
         return list(out) if isinstance(out, (tuple, list)) else [out]
-    outs = _reduce_all_axes(b, inputs, _const(axis, "axis"), _const(keep_dims, "keep_dims"),
+    outs = _reduce_all_axes(b, inputs, const(axis, "axis"), const(keep_dims, "keep_dims"),
                             combine)
     return tuple(outs) if isinstance(input, (tuple, list)) else outs[0]
 
 
 @impl
 def sum(b, input, axis=None, keep_dims=False, dtype=None):
-    x = _tile(b, input, "sum")
-    dtype = _const(dtype, "dtype")
+    x = as_tile(b, input, "sum")
+    dtype = const(dtype, "dtype")
     if dtype is None:
         if x.dtype.is_bool() or (x.dtype.is_int_signed() and x.dtype.primitive_bitwidth < 32):
             dtype = core.int32
@@ -221,19 +220,19 @@ def sum(b, input, axis=None, keep_dims=False, dtype=None):
             dtype = core.uint32
     if dtype is not None:
         x = S.cast(b, x, dtype)
-    return _reduce_all_axes(b, [x], _const(axis, "axis"), _const(keep_dims, "keep_dims"),
+    return _reduce_all_axes(b, [x], const(axis, "axis"), const(keep_dims, "keep_dims"),
                             lambda l, r: [S.binary(b, "add", l[0], r[0])])[0]
 
 
 def _minmax(b, kind, input, axis, return_indices, tie_break_left, keep_dims):
-    x = _tile(b, input, kind)
-    axis, keep_dims = _const(axis, "axis"), _const(keep_dims, "keep_dims")
+    x = as_tile(b, input, kind)
+    axis, keep_dims = const(axis, "axis"), const(keep_dims, "keep_dims")
     if x.dtype.is_bf16():  # as Triton: bf16 compares in fp32
         x = S.cast(b, x, core.float32)
-    if _const(return_indices, "return_indices"):
+    if const(return_indices, "return_indices"):
         idx = _indices(b, x, axis)
         v, i = _reduce_all_axes(b, [x, idx], axis, keep_dims,
-                                _arg_combine(b, kind, _const(tie_break_left, "tie_break_left")))
+                                _arg_combine(b, kind, const(tie_break_left, "tie_break_left")))
         return v, i
     if x.dtype.primitive_bitwidth < 32:  # as Triton: narrow values reduce in 32 bits
         x = S.cast(b, x, core.float32 if x.dtype.is_floating() else
@@ -267,8 +266,8 @@ def argmin(b, input, axis, tie_break_left=True, keep_dims=False):
 
 @impl
 def xor_sum(b, input, axis=None, keep_dims=False):
-    x = _tile(b, input, "xor_sum")
+    x = as_tile(b, input, "xor_sum")
     if not x.dtype.is_int():
         raise SemanticError(f"xor_sum needs integers, got {x.dtype}")
-    return _reduce_all_axes(b, [x], _const(axis, "axis"), _const(keep_dims, "keep_dims"),
+    return _reduce_all_axes(b, [x], const(axis, "axis"), const(keep_dims, "keep_dims"),
                             lambda l, r: [S.binary(b, "xor", l[0], r[0])])[0]

@@ -16,9 +16,9 @@ import mlir.ir as ir
 from ..language import core
 from ..language.core import tensor
 from . import semantic as S
-from .ops import _const, impl
-from .ops_reduction import _segments, _tile, check_operands, combine_function
-from .ops_shape import _axis
+from .ops_core import const, impl
+from .ops_reduction import operand_segments, as_tile, check_operands, combine_function
+from .ops_shape import normalize_axis
 from .semantic import SemanticError
 from .types import tensor_ir_type
 
@@ -38,7 +38,7 @@ def scan_tiles(b, inputs: list, axis: int, reverse: bool, combine) -> list:
         operands=[t.handle for t in inputs],
         attributes={"axis": ir.IntegerAttr.get(i32, axis),
                     "reverse": ir.IntegerAttr.get(i32, int(bool(reverse))),
-                    "operandSegmentSizes": _segments(n), "resultSegmentSizes": _segments(n),
+                    "operandSegmentSizes": operand_segments(n), "resultSegmentSizes": operand_segments(n),
                     "combine": ir.FlatSymbolRefAttr.get(fn_name)},
         loc=b.loc)
     return [tensor(r, t.dtype, shape) for r, t in zip(op.results, inputs)]
@@ -95,14 +95,14 @@ def _interpret_scan(b, inputs, axis, reverse, combine):
 # ---- the builtins -------------------------------------------------------------------------------
 
 def _scan_axis(axis, rank, what):
-    axis = _const(axis, f"{what} axis")
+    axis = const(axis, f"{what} axis")
     if axis is None:
         raise SemanticError(f"{what} needs an axis (axis=None is not supported for scans)")
-    return _axis(axis, rank, f"{what} axis")
+    return normalize_axis(axis, rank, f"{what} axis")
 
 
 def _reverse(reverse, what):
-    r = _const(reverse, f"{what} reverse")
+    r = const(reverse, f"{what} reverse")
     if not isinstance(r, (bool, int)):
         raise SemanticError(f"{what} reverse must be a constexpr bool, got {r!r}")
     return bool(r)
@@ -112,7 +112,7 @@ def _reverse(reverse, what):
 def associative_scan(b, input, axis, combine_fn, reverse=False):
     is_tuple = isinstance(input, (tuple, list))
     inputs = list(input) if is_tuple else [input]
-    inputs = [_tile(b, t, "associative_scan") for t in inputs]
+    inputs = [as_tile(b, t, "associative_scan") for t in inputs]
     axis = _scan_axis(axis, len(inputs[0].shape), "associative_scan")
     reverse = _reverse(reverse, "associative_scan")
     if isinstance(combine_fn, core.constexpr):  # passed through a @jit helper's parameter
@@ -135,7 +135,7 @@ def associative_scan(b, input, axis, combine_fn, reverse=False):
 def _promote(b, x, dtype, widen_ints: bool):
     """Triton's scan dtypes: an explicit `dtype` casts first; else bfloat16 -> float32 and,
     for sums, integers narrower than 32 bits -> (u)int32 (booleans count as unsigned)."""
-    dtype = _const(dtype, "dtype")
+    dtype = const(dtype, "dtype")
     if dtype is not None:
         if isinstance(dtype, str):
             dtype = core.str_to_ty(dtype)
@@ -150,7 +150,7 @@ def _promote(b, x, dtype, widen_ints: bool):
 
 @impl
 def cumsum(b, input, axis=0, reverse=False, dtype=None):
-    x = _tile(b, input, "cumsum")
+    x = as_tile(b, input, "cumsum")
     a = _scan_axis(axis, len(x.shape), "cumsum")
     x = _promote(b, x, dtype, widen_ints=True)
     return scan_tiles(b, [x], a, _reverse(reverse, "cumsum"),
@@ -159,7 +159,7 @@ def cumsum(b, input, axis=0, reverse=False, dtype=None):
 
 @impl
 def cumprod(b, input, axis=0, reverse=False, dtype=None):
-    x = _tile(b, input, "cumprod")
+    x = as_tile(b, input, "cumprod")
     a = _scan_axis(axis, len(x.shape), "cumprod")
     x = _promote(b, x, dtype, widen_ints=False)
     if x.dtype.is_bool():  # a product of booleans is their `and` (i1 `mul` is not promoted)

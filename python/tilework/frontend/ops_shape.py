@@ -8,13 +8,13 @@ import mlir.ir as ir
 
 from ..language.core import constexpr, tensor
 from . import semantic as S
-from .ops import _const, _shape_varargs, impl
-from .semantic import SemanticError
+from .ops_core import const, shape_varargs, impl
+from .semantic import SemanticError, expand_dims_1
 from .types import tensor_ir_type
 
 
-def _axis(axis, rank, what="axis"):
-    a = _const(axis, what)
+def normalize_axis(axis, rank, what="axis"):
+    a = const(axis, what)
     if not isinstance(a, int):
         raise SemanticError(f"{what} must be a constexpr int, got {a!r}")
     if not -rank <= a < rank:
@@ -22,23 +22,13 @@ def _axis(axis, rank, what="axis"):
     return a % rank
 
 
-def expand_dims_1(b, x: tensor, axis: int) -> tensor:
-    shape = list(x.shape)
-    shape.insert(axis, 1)
-    if not x.shape:  # a scalar: a splat of shape [1]
-        return S.splat(b, x, (1,))
-    h = b.create1("tile.expand_dims", [x.handle], tensor_ir_type(x.dtype, shape),
-                  {"axis": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), axis)})
-    return tensor(h, x.dtype, shape)
-
-
 @impl
 def expand_dims(b, input, axis):
     x = S.to_tensor(b, input)
-    axes = _const(axis, "axis")
+    axes = const(axis, "axis")
     axes = list(axes) if isinstance(axes, (tuple, list)) else [axes]
     new_rank = len(x.shape) + len(axes)
-    axes = sorted(_axis(a, new_rank) for a in axes)
+    axes = sorted(normalize_axis(a, new_rank) for a in axes)
     if len(set(axes)) != len(axes):
         raise SemanticError(f"expand_dims axes {axes} repeat")
     for a in axes:
@@ -47,16 +37,16 @@ def expand_dims(b, input, axis):
 
 
 def _shape_arg(shape):
-    shape = _const(shape, "shape")
+    shape = const(shape, "shape")
     if isinstance(shape, int):
         shape = (shape,)
-    return tuple(int(_const(s, "shape")) for s in shape)
+    return tuple(int(const(s, "shape")) for s in shape)
 
 
 @impl
 def reshape(b, input, *shape, can_reorder=False):
     x = S.to_tensor(b, input)
-    shape = _shape_arg(_shape_varargs(shape))
+    shape = _shape_arg(shape_varargs(shape))
     if math.prod(shape) != math.prod(x.shape or (1,)):
         raise SemanticError(f"reshape of {list(x.shape)} ({math.prod(x.shape or (1,))} elements) "
                             f"to {list(shape)} ({math.prod(shape)} elements)")
@@ -73,7 +63,7 @@ def reshape(b, input, *shape, can_reorder=False):
 
 @impl
 def view(b, input, *shape):
-    return reshape(b, input, _shape_varargs(shape))
+    return reshape(b, input, shape_varargs(shape))
 
 
 @impl
@@ -83,9 +73,9 @@ def ravel(b, input, can_reorder=False):  # can_reorder: accepted (Triton 3.6); o
 
 
 def _perm(dims, rank, default):
-    dims = [_const(d, "dims") for d in dims]
+    dims = [const(d, "dims") for d in dims]
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
-        dims = [_const(d, "dims") for d in dims[0]]
+        dims = [const(d, "dims") for d in dims[0]]
     if not dims:
         dims = default
     if sorted(dims) != list(range(rank)):

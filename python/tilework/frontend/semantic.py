@@ -39,6 +39,10 @@ class Builder:
         self.context = context
         self.loc = ir.Location.unknown(context)
 
+    def ir_type(self, dt: core.dtype) -> ir.Type:
+        """The MLIR type of scalar dtype `dt` (what `tl.dtype.to_ir(builder)` returns)."""
+        return to_ir(dt)
+
     def create(self, name, operands, result_types, attributes=None) -> list:
         op = ir.Operation.create(name, results=list(result_types), operands=list(operands),
                                  attributes=attributes or {}, loc=self.loc)
@@ -107,12 +111,12 @@ def to_tensor(b: Builder, x, hint: core.dtype | None = None) -> tensor:
     if hint is not None and not hint.is_ptr() and not isinstance(x, bool):
         if hint.is_floating():
             dt = hint
-        elif hint.is_int() and isinstance(x, int) and _fits(x, hint):
+        elif hint.is_int() and isinstance(x, int) and fits(x, hint):
             dt = hint
     return b.constant(x, dt)
 
 
-def _fits(v: int, dt: core.dtype) -> bool:
+def fits(v: int, dt: core.dtype) -> bool:
     bits = dt.primitive_bitwidth
     if dt.is_bool():
         return v in (0, 1)
@@ -187,18 +191,18 @@ def _fp8_computation_type(a: core.dtype, b: core.dtype, op: str) -> core.dtype:
     return ct
 
 
-def _weak_pair(b: Builder, x, y):
+def weak_pair(b: Builder, x, y):
     """Both operands as tensors, Python scalars typed after the other operand."""
     if isinstance(x, tensor) and not isinstance(y, tensor):
-        y = _weak_scalar(b, y, x.dtype)
+        y = weak_scalar(b, y, x.dtype)
     elif isinstance(y, tensor) and not isinstance(x, tensor):
-        x = _weak_scalar(b, x, y.dtype)
+        x = weak_scalar(b, x, y.dtype)
     else:
         x, y = to_tensor(b, x), to_tensor(b, y)
     return x, y
 
 
-def _weak_scalar(b, v, other: core.dtype) -> tensor:
+def weak_scalar(b, v, other: core.dtype) -> tensor:
     v = v.value if isinstance(v, constexpr) else v
     if other.is_ptr():
         return to_tensor(b, v)
@@ -219,6 +223,17 @@ def splat(b: Builder, x: tensor, shape) -> tensor:
     return tensor(h, x.dtype, shape)
 
 
+def expand_dims_1(b, x: tensor, axis: int) -> tensor:
+    """`x` with a dimension of size 1 inserted at `axis` (a scalar becomes shape [1])."""
+    shape = list(x.shape)
+    shape.insert(axis, 1)
+    if not x.shape:  # a scalar: a splat of shape [1]
+        return splat(b, x, (1,))
+    h = b.create1("tile.expand_dims", [x.handle], tensor_ir_type(x.dtype, shape),
+                  {"axis": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), axis)})
+    return tensor(h, x.dtype, shape)
+
+
 def broadcast_to(b: Builder, x: tensor, shape) -> tensor:
     shape = tuple(shape)
     if x.shape == shape:
@@ -228,7 +243,6 @@ def broadcast_to(b: Builder, x: tensor, shape) -> tensor:
     if len(x.shape) > len(shape):
         raise SemanticError(f"cannot broadcast shape {list(x.shape)} to {list(shape)}")
     if len(x.shape) < len(shape):  # numpy-style: leading dimensions of size 1
-        from .ops_shape import expand_dims_1
         while len(x.shape) < len(shape):
             x = expand_dims_1(b, x, 0)
         if x.shape == shape:
@@ -371,7 +385,7 @@ def _contract_attr():
 def binary(b: Builder, op: str, x, y) -> tensor:
     if op in _DIV_OR_MOD:
         x, y = _fp8_div_scalar(b, x, y)
-    x, y = _weak_pair(b, x, y)
+    x, y = weak_pair(b, x, y)
     sym = _SYMBOL.get(op, op)
     # pointer arithmetic
     if x.dtype.is_ptr() or y.dtype.is_ptr():
@@ -413,7 +427,7 @@ def _fp8_div_scalar(b: Builder, x, y):
 
 
 def compare(b: Builder, op: str, x, y) -> tensor:
-    x, y = _weak_pair(b, x, y)
+    x, y = weak_pair(b, x, y)
     try:
         x, y = broadcast_pair(b, x, y)
     except SemanticError as e:
@@ -497,7 +511,7 @@ def where(b, cond, x, y) -> tensor:
     cond = to_tensor(b, cond)
     if not cond.dtype.is_bool():
         cond = cast(b, cond, core.int1)
-    x, y = _weak_pair(b, x, y)
+    x, y = weak_pair(b, x, y)
     if not (x.dtype.is_ptr() and y.dtype.is_ptr()):
         ct = computation_type(x.dtype, y.dtype, "where")
         x, y = cast(b, x, ct), cast(b, y, ct)

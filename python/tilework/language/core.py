@@ -9,7 +9,10 @@ semantics shared by all ops (type promotion, broadcasting) in
 The CPU interpreter (`tilework.runtime.interpreter`) runs a kernel's Python function
 directly.  While it does, an *active builder* is set here; builtins and the `tensor`
 operators then call the same `ops`/`semantic` functions as the compiler, with that builder
-evaluating each op in numpy.  The compiler's code generator never calls these operators.
+evaluating each op in numpy.  The builder hands them over (`builder.impls`, the builtin
+table `frontend.ops.IMPLS`; `builder.semantic`, the module `frontend.semantic`;
+`builder.subscript`), so this layer imports no frontend.  The compiler's code generator never
+calls these operators.
 """
 from __future__ import annotations
 
@@ -86,8 +89,9 @@ class dtype:
         return self
 
     def to_ir(self, builder=None):
-        from ..frontend.types import to_ir
-        return to_ir(self)
+        """The MLIR type of this dtype, from `builder` (or the active one): the frontend's."""
+        b = builder if builder is not None else _builder("dtype.to_ir")
+        return b.ir_type(self)
 
     def __eq__(self, other):
         return isinstance(other, dtype) and not other.is_ptr() and self.name == other.name
@@ -271,41 +275,43 @@ class tensor:
 
     def to(self, dtype, bitcast=False):
         """`self` converted to `dtype` (see `cast`)."""
-        return _impls()["cast"](_builder("tensor.to"), self, dtype, bitcast)
+        return _call_builtin("cast", "tensor.to", self, dtype, bitcast)
 
     def __getitem__(self, idx):
         """`x[None, :]`: None adds a size-1 dimension, `:` keeps one."""
-        from ..frontend.ops_shape import subscript
-        return subscript(_builder("indexing"), self, idx)
+        b = _builder("indexing")
+        return b.subscript(b, self, idx)
 
     @property
     def T(self):
-        return _impls()["trans"](_builder("tensor.T"), self)
+        return _call_builtin("trans", "tensor.T", self)
 
     def __getattr__(self, name):
         # member functions (`x.sum(0)`, `x.reshape(...)`) as in Triton, for the interpreter;
         # compiled kernels resolve them in the code generator
         if name in MEMBER_BUILTINS:
-            return lambda *a, **k: _impls()[name](_builder(f"tensor.{name}"), self, *a, **k)
+            return lambda *a, **k: _call_builtin(name, f"tensor.{name}", self, *a, **k)
         raise AttributeError(name)
 
     # == and != fall back to identity outside the interpreter (NotImplemented) rather than
     # raising, so that containers holding tensors (`x in (a, b)`) keep working there.
     def __eq__(self, other):
         b = active_builder()
-        return NotImplemented if b is None else _semantic().compare(b, "eq", self, other)
+        return NotImplemented if b is None else b.semantic.compare(b, "eq", self, other)
 
     def __ne__(self, other):
         b = active_builder()
-        return NotImplemented if b is None else _semantic().compare(b, "ne", self, other)
+        return NotImplemented if b is None else b.semantic.compare(b, "ne", self, other)
 
     __hash__ = object.__hash__
 
     def __neg__(self):
-        return _semantic().minus(_builder("unary -"), self)
+        b = _builder("unary -")
+        return b.semantic.minus(b, self)
 
     def __invert__(self):
-        return _semantic().invert(_builder("~"), self)
+        b = _builder("~")
+        return b.semantic.invert(b, self)
 
     def __pos__(self):
         return self
@@ -338,32 +344,17 @@ def _builder(what: str):
     return b
 
 
-def _semantic():
-    """`frontend.semantic`, imported on first use (it imports this module)."""
-    global _semantic_mod
-    if _semantic_mod is None:
-        from ..frontend import semantic
-        _semantic_mod = semantic
-    return _semantic_mod
-
-
-def _impls() -> dict:
-    """`frontend.ops.IMPLS`, imported on first use (ops imports this module)."""
-    global _impls_dict
-    if _impls_dict is None:
-        from ..frontend.ops import IMPLS
-        _impls_dict = IMPLS
-    return _impls_dict
-
-
-_semantic_mod = _impls_dict = None
+def _call_builtin(name: str, what: str, /, *args, **kwargs):
+    """Builtin `name` on the active builder (which carries the frontend's implementations)."""
+    b = _builder(what)
+    return b.impls[name](b, *args, **kwargs)
 
 
 def _binary_op(op: str, sym: str, fn: str, reverse: bool):
     def method(self, other):
         b = _builder(sym)
         x, y = (other, self) if reverse else (self, other)
-        return getattr(_semantic(), fn)(b, op, x, y)
+        return getattr(b.semantic, fn)(b, op, x, y)
     method.__name__ = f"__{'r' if reverse else ''}{op}__"
     return method
 
@@ -394,7 +385,7 @@ def builtin(fn):
         b = active_builder()
         if b is None:
             raise RuntimeError(f"tl.{name} can only be called inside a @tilework.jit kernel")
-        impl = _impls().get(name)
+        impl = b.impls.get(name)
         if impl is None:
             raise NotImplementedError(f"tl.{name} is not supported yet")
         return impl(b, *args, **kwargs)

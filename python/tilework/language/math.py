@@ -140,7 +140,7 @@ def sigmoid(x):
     -709.8 in fp64)."""
 
 
-def _cdiv_host(x, div):
+def cdiv_host(x, div):
     x = x.value if isinstance(x, constexpr) else x
     div = div.value if isinstance(div, constexpr) else div
     return (x + div - 1) // div
@@ -151,11 +151,11 @@ def cdiv(x, div):
     kernel) it is computed at once; on runtime integer values it computes in the promoted
     integer type with `//` (truncating, as in Triton)."""
     if not isinstance(x, core.tensor) and not isinstance(div, core.tensor):
-        return _cdiv_host(x, div)  # Python ints stay Python ints (host, interpreter)
+        return cdiv_host(x, div)  # Python ints stay Python ints (host, interpreter)
     if active_builder() is None:
         raise RuntimeError("tl.cdiv on tiles can only be called inside a @tilework.jit kernel")
-    from ..frontend.ops import IMPLS
-    return IMPLS["cdiv"](active_builder(), x, div)
+    b = active_builder()
+    return b.impls["cdiv"](b, x, div)
 
 
 cdiv.__tilework_builtin__ = "cdiv"

@@ -14,10 +14,10 @@ them (and plain Python under the interpreter).
 words), so these functions need nothing beyond integer arithmetic, casts and `where` (and
 `log`, `sqrt`, `sin`, `cos` for the normal ones).
 """
-import tilework.language as tl  # this package (partly imported now; complete when kernels run)
-
-from ..runtime.jit import jit
-from .core import builtin
+from .control import static_range
+from .core import builtin, constexpr, int32, int64, maximum, static_assert, uint32, uint64, where
+from .function import jit
+from .math import cos, log, sin, sqrt
 
 __all__ = ["N_ROUNDS_DEFAULT", "philox", "philox_impl", "randint", "randint4x",
            "uint_to_uniform_float", "rand", "rand4x", "randn", "randn4x",
@@ -43,7 +43,7 @@ def to_tensor(x):
 @jit
 def _mulhi32(k, x):
     """High 32 bits of the 64-bit product of the uint32 `x` and the constant `k`."""
-    return ((x.to(tl.uint64) * k) >> 32).to(tl.uint32)
+    return ((x.to(uint64) * k) >> 32).to(uint32)
 
 
 @jit
@@ -63,20 +63,20 @@ def _mulhi64(k, x):
 
 
 @jit
-def philox_impl(c0, c1, c2, c3, k0, k1, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
+def philox_impl(c0, c1, c2, c3, k0, k1, n_rounds: constexpr = N_ROUNDS_DEFAULT):
     """`n_rounds` Philox rounds on the counter (c0, c1, c2, c3) with the key (k0, k1), all
     uint32 (Philox-4x32) or all uint64 (Philox-4x64)."""
-    if c0.dtype == tl.uint32:
+    if c0.dtype == uint32:
         inc0, inc1 = _KEY_INC_32
         m0, m1 = _MUL_32
     else:
-        tl.static_assert(c0.dtype == tl.uint64, "philox_impl takes uint32 or uint64 counters")
+        static_assert(c0.dtype == uint64, "philox_impl takes uint32 or uint64 counters")
         inc0, inc1 = _KEY_INC_64
         m0, m1 = _MUL_64
-    for _ in tl.static_range(n_rounds):  # unrolled
+    for _ in static_range(n_rounds):  # unrolled
         # each round: two multiplications; their high halves mix with the other words and
         # the key, their low halves become the new odd words
-        if c0.dtype == tl.uint32:
+        if c0.dtype == uint32:
             h0 = _mulhi32(m0, c0)
             h2 = _mulhi32(m1, c2)
         else:
@@ -91,22 +91,22 @@ def philox_impl(c0, c1, c2, c3, k0, k1, n_rounds: tl.constexpr = N_ROUNDS_DEFAUL
 
 
 @jit
-def philox(seed, c0, c1, c2, c3, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
+def philox(seed, c0, c1, c2, c3, n_rounds: constexpr = N_ROUNDS_DEFAULT):
     """Philox of the counter (c0, c1, c2, c3) keyed by `seed` (a 64-bit value: its low and
     high 32-bit halves for 32-bit counters; the whole seed and 0 for 64-bit counters)."""
-    seed = tl.to_tensor(seed).to(tl.uint64)
-    c0 = tl.to_tensor(c0)
-    c1 = tl.to_tensor(c1)
-    c2 = tl.to_tensor(c2)
-    c3 = tl.to_tensor(c3)
+    seed = to_tensor(seed).to(uint64)
+    c0 = to_tensor(c0)
+    c1 = to_tensor(c1)
+    c2 = to_tensor(c2)
+    c3 = to_tensor(c3)
     if c0.dtype.primitive_bitwidth == 32:
-        word = tl.uint32
-        k0 = (seed & _LO32).to(tl.uint32)
-        k1 = (seed >> 32).to(tl.uint32)
+        word = uint32
+        k0 = (seed & _LO32).to(uint32)
+        k1 = (seed >> 32).to(uint32)
     else:
-        tl.static_assert(c0.dtype.primitive_bitwidth == 64,
+        static_assert(c0.dtype.primitive_bitwidth == 64,
                          "philox takes 32- or 64-bit integer counters")
-        word = tl.uint64
+        word = uint64
         k0 = seed
         k1 = seed * 0
     c0 = c0.to(word, bitcast=True)
@@ -117,16 +117,16 @@ def philox(seed, c0, c1, c2, c3, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
 
 
 @jit
-def randint4x(seed, offset, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
+def randint4x(seed, offset, n_rounds: constexpr = N_ROUNDS_DEFAULT):
     """Four tiles of random uint32 (uint64 for 64-bit offsets) for `seed` (a scalar) and the
     tile of counters `offset`: the fastest way to get random bits."""
-    offset = tl.to_tensor(offset)
+    offset = to_tensor(offset)
     zero = offset * 0
     return philox(seed, offset, zero, zero, zero, n_rounds)
 
 
 @jit
-def randint(seed, offset, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
+def randint(seed, offset, n_rounds: constexpr = N_ROUNDS_DEFAULT):
     """One tile of random uint32 for `seed` and `offset` (the first word of `randint4x`)."""
     a, _, _, _ = randint4x(seed, offset, n_rounds)
     return a
@@ -137,26 +137,26 @@ def uint_to_uniform_float(x):
     """Random 32-bit (64-bit) integers to fp32 uniform in [0, 1): the bits as a signed
     integer, negatives folded onto non-negatives (-x - 1), times the largest scale that keeps
     the result below 1."""
-    if x.dtype == tl.uint32 or x.dtype == tl.int32:
-        x = x.to(tl.int32, bitcast=True)
+    if x.dtype == uint32 or x.dtype == int32:
+        x = x.to(int32, bitcast=True)
         scale = 4.6566127342e-10
     else:
-        tl.static_assert(x.dtype == tl.uint64 or x.dtype == tl.int64,
+        static_assert(x.dtype == uint64 or x.dtype == int64,
                          "uint_to_uniform_float takes 32- or 64-bit integers")
-        x = x.to(tl.int64, bitcast=True)
+        x = x.to(int64, bitcast=True)
         scale = 1.0842020432385337e-19
-    x = tl.where(x < 0, -x - 1, x)
+    x = where(x < 0, -x - 1, x)
     return x * scale
 
 
 @jit
-def rand(seed, offset, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
+def rand(seed, offset, n_rounds: constexpr = N_ROUNDS_DEFAULT):
     """A tile of fp32 uniform in [0, 1) for `seed` and `offset`."""
     return uint_to_uniform_float(randint(seed, offset, n_rounds))
 
 
 @jit
-def rand4x(seed, offsets, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
+def rand4x(seed, offsets, n_rounds: constexpr = N_ROUNDS_DEFAULT):
     """Four tiles of fp32 uniform in [0, 1) (one per word of `randint4x`)."""
     a, b, c, d = randint4x(seed, offsets, n_rounds)
     return (uint_to_uniform_float(a), uint_to_uniform_float(b), uint_to_uniform_float(c),
@@ -167,14 +167,14 @@ def rand4x(seed, offsets, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
 def pair_uniform_to_normal(u1, u2):
     """Box-Muller: two independent N(0, 1) tiles from two uniform ones (u1 clamped to 1e-7
     so that log(u1) is finite)."""
-    u1 = tl.maximum(1.0e-7, u1)
+    u1 = maximum(1.0e-7, u1)
     theta = 6.283185307179586 * u2
-    radius = tl.sqrt(-2.0 * tl.log(u1))
-    return radius * tl.cos(theta), radius * tl.sin(theta)
+    radius = sqrt(-2.0 * log(u1))
+    return radius * cos(theta), radius * sin(theta)
 
 
 @jit
-def randn(seed, offset, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
+def randn(seed, offset, n_rounds: constexpr = N_ROUNDS_DEFAULT):
     """A tile of fp32 N(0, 1) for `seed` and `offset` (Box-Muller on the first two words)."""
     a, b, _, _ = randint4x(seed, offset, n_rounds)
     n, _ = pair_uniform_to_normal(uint_to_uniform_float(a), uint_to_uniform_float(b))
@@ -182,7 +182,7 @@ def randn(seed, offset, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
 
 
 @jit
-def randn4x(seed, offset, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
+def randn4x(seed, offset, n_rounds: constexpr = N_ROUNDS_DEFAULT):
     """Four tiles of fp32 N(0, 1) (Box-Muller on words 1-2 and 3-4)."""
     u1, u2, u3, u4 = rand4x(seed, offset, n_rounds)
     n1, n2 = pair_uniform_to_normal(u1, u2)

@@ -1,7 +1,11 @@
-"""Picks the runtime (CUDA or HIP) from the tensors' device; imports GPU libraries lazily."""
+"""Picks the runtime (CUDA or HIP) from the tensors' device (the runtimes import their GPU
+libraries on first use)."""
 from __future__ import annotations
 
 import sys
+
+from .cuda import CudaRuntime
+from .hip import HipRuntime
 
 _RUNTIMES = {}
 
@@ -17,10 +21,8 @@ def runtime_for(device):
     rt = _RUNTIMES.get(kind)
     if rt is None:
         if kind == "hip":
-            from .hip import HipRuntime
             rt = HipRuntime()
         else:
-            from .cuda import CudaRuntime
             rt = CudaRuntime()
         _RUNTIMES[kind] = rt
     return rt

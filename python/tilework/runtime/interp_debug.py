@@ -12,6 +12,8 @@ import sys
 import mlir.ir as ir
 import numpy as np
 
+from tilework.dialects import tile as T
+
 
 def _bits(elem: str) -> int:
     if elem.startswith("!tile.ptr"):
@@ -60,7 +62,6 @@ def format_lines(pid, prefix, arg, hex_, operand=-1) -> list:
 
 
 def _print(b, ops, rt, at):
-    from tilework.dialects import tile as T
     prefix = ir.StringAttr(at["prefix"]).value
     hex_ = bool(ir.IntegerAttr(at["hex"]).value)
     signed = bool(ir.IntegerAttr(at["is_signed"]).value)

@@ -10,10 +10,8 @@ from __future__ import annotations
 import mlir.ir as ir
 import numpy as np
 
-
-def _u(a):
-    from .interpreter import _u as u
-    return u(a)
+from .interp_common import operand_segments
+from .interp_common import unsigned as _u
 
 
 def _as(x, like):
@@ -51,7 +49,7 @@ def _run(b, addrs, mask, rt, update, what):
     if lanes.size == 0:
         return old.reshape(rt.shape)
     a = addrs[lanes]
-    b.memory._locate(a, rt.size, what, (lanes, addrs.size))  # bounds, named after the op
+    b.memory.locate(a, rt.size, what, (lanes, addrs.size))  # bounds, named after the op
     if np.unique(a).size == a.size:  # distinct addresses: one vectorized step
         cur = b.memory.load(a, info, (lanes, addrs.size))
         b.memory.store(a, update(cur, lanes), info, (lanes, addrs.size))
@@ -67,8 +65,7 @@ def _run(b, addrs, mask, rt, update, what):
 
 
 def _segments(ops, at):
-    from .interpreter import _segments as seg
-    return seg("tile.atomic_rmw", ops, at)
+    return operand_segments("tile.atomic_rmw", ops, at)
 
 
 def _atomic_rmw(b, ops, rt, at):

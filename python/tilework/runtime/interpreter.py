@@ -27,10 +27,16 @@ from tilework.dialects import tile as T
 
 from ..errors import located
 from ..frontend import semantic as S
+from ..frontend.ops import IMPLS
+from ..frontend.ops_shape import subscript
 from ..frontend.types import tensor_ir_type
 from ..language import core
 from ..language.core import tensor
-from .jit import JITFunction
+from ..language.function import JITFunction
+from .interp_common import UNSIGNED as _UNSIGNED
+from .interp_common import operand_segments as _segments
+from .interp_common import unsigned as _u
+from .launch_args import TORCH_DTYPES, normalize_grid
 
 __all__ = ["interpret", "InterpreterBuilder"]
 
@@ -102,18 +108,6 @@ def _info(ty: ir.Type) -> _Info:
     if i is None:
         i = _INFO[ty] = _Info(ty)
     return i
-
-
-_UNSIGNED = {np.dtype(s): np.dtype(u) for s, u in (
-    (np.int8, np.uint8), (np.int16, np.uint16), (np.int32, np.uint32), (np.int64, np.uint64),
-    (np.bool_, np.uint8))}
-
-
-def _u(a):
-    """The unsigned view of an integer value (i1 as 0/1)."""
-    a = np.asarray(a)
-    t = _UNSIGNED.get(a.dtype)
-    return a if t is None else (a.astype(t) if a.dtype == np.bool_ else a.view(t))
 
 
 def _s(a):
@@ -295,16 +289,6 @@ def _convf(ops, rt):
     return x.astype(rt.np)
 
 
-def _segments(name, ops, at):
-    """Named operands of an op with optional operands (as dialects.verify.named_operands)."""
-    sizes = list(ir.DenseI32ArrayAttr(at["operandSegmentSizes"]))
-    out, i = {}, 0
-    for seg, n in zip(T.OPERAND_SEGMENTS[name], sizes):
-        out[seg] = ops[i] if n else None
-        i += n
-    return out
-
-
 def _load(b, ops, rt, at):
     a = _segments("tile.load", ops, at)
     addrs = np.asarray(a["ptr"]).reshape(-1)
@@ -410,7 +394,7 @@ class _Memory:
                      for m in merged]
         self.views = {}  # (region, dtype) -> typed view of the region
 
-    def _locate(self, addrs, nbytes, what, lanes):
+    def locate(self, addrs, nbytes, what, lanes):
         """[(region, lanes in it (None: all), byte offsets)] of `addrs`; IndexError if any
         is out of bounds.  `lanes` = (flat tile index of each address, tile size)."""
         idx = np.searchsorted(self.starts, addrs, side="right").astype(np.int64) - 1
@@ -446,7 +430,7 @@ class _Memory:
     def load(self, addrs, info: _Info, lanes):
         out = np.empty(addrs.size, info.mem)
         if addrs.size:
-            for r, sel, off in self._locate(addrs, info.size, "load", lanes):
+            for r, sel, off in self.locate(addrs, info.size, "load", lanes):
                 buf, i = self._view(r, info.mem, off)
                 vals = buf[i].view(info.mem)
                 if sel is None:
@@ -458,7 +442,7 @@ class _Memory:
     def store(self, addrs, vals, info: _Info, lanes):
         if not addrs.size:
             return
-        groups = self._locate(addrs, info.size, "store", lanes)
+        groups = self.locate(addrs, info.size, "store", lanes)
         vals = np.ascontiguousarray(_to_memory(vals, info))
         for r, sel, off in groups:
             if not self.regions[r][2]:
@@ -499,10 +483,13 @@ class InterpreterBuilder(S.Builder):
     """`semantic.Builder` whose ops are evaluated on the spot with numpy."""
 
     is_interpreter = True  # builtins with regions (reduce, scan) evaluate directly
+    # what language.core's tensor operators and builtins call (it imports no frontend)
+    impls = IMPLS
+    semantic = S
+    subscript = staticmethod(subscript)
 
     def wrap(self, array, dtype) -> tensor:
         """A tensor of `dtype` holding the numpy `array` (for builtins that compute directly)."""
-        from ..frontend.types import tensor_ir_type
         shape = tuple(np.shape(array))
         info = _info(tensor_ir_type(dtype, shape))
         return tensor(_wrap(np.asarray(array, info.np), tensor_ir_type(dtype, shape)), dtype,
@@ -567,8 +554,7 @@ def _pointer(fn, name, a):
         if a.device.type != "cpu":
             raise located(f"argument `{name}` of {fn.__name__} is on {a.device}; the "
                           f"interpreter needs CPU tensors or numpy arrays", fn.fn, exc=ValueError)
-        from .launcher import _TORCH_DTYPES
-        dt = _TORCH_DTYPES.get(str(a.dtype))
+        dt = TORCH_DTYPES.get(str(a.dtype))
         s = a.untyped_storage()
         lo, hi, writable, ptr = s.data_ptr(), s.data_ptr() + s.nbytes(), True, a.data_ptr()
     elif isinstance(a, np.ndarray):
@@ -659,13 +645,12 @@ def _context() -> ir.Context:
 def interpret(fn: JITFunction, grid, values, options=None):
     """Runs `fn` over `grid` on the CPU.  `values` are the bound arguments in parameter
     order; launch options (num_warps, ...) do not matter here."""
-    from .launcher import _grid
     ctx = _context()
     with ctx, ir.Location.unknown(ctx):
         args, regions = _bind(fn, values)
         memory = _Memory(fn, regions)
         pyfn = _as_python(fn, {}, memory.codes)
-        g = _grid(fn, grid, values)  # a callable grid gets the bound arguments by name
+        g = normalize_grid(fn, grid, values)  # a callable grid gets the bound arguments by name
         b = InterpreterBuilder(ctx, memory, g)
         b.launch_options = options or {}  # device_assert reads `debug`
         prev = core.set_active_builder(b)

@@ -7,18 +7,14 @@ signature, compiling, loading) happens once per variant, in `_compile_variant`.
 """
 from __future__ import annotations
 
+from ..compiler.options import CompileOptions
 from ..errors import located
 from ..language import core
-from .jit import LAUNCH_OPTIONS, JITFunction
+from ..language.function import LAUNCH_OPTIONS, JITFunction
+from .device import runtime_for
+from .launch_args import TORCH_DTYPES as _TORCH_DTYPES
+from .launch_args import normalize_grid as _grid
 
-# torch dtype name -> tile dtype name
-_TORCH_DTYPES = {
-    "torch.float32": "fp32", "torch.float16": "fp16", "torch.bfloat16": "bf16",
-    "torch.float64": "fp64", "torch.int8": "int8", "torch.int16": "int16",
-    "torch.int32": "int32", "torch.int64": "int64", "torch.uint8": "uint8",
-    "torch.uint16": "uint16", "torch.uint32": "uint32", "torch.uint64": "uint64",
-    "torch.bool": "int1", "torch.float8_e4m3fn": "fp8e4nv", "torch.float8_e5m2": "fp8e5",
-}
 # typestr of __cuda_array_interface__ -> tile dtype name
 _TYPESTR = {"<f4": "fp32", "<f2": "fp16", "<f8": "fp64", "|i1": "int8", "<i2": "int16",
             "<i4": "int32", "<i8": "int64", "|u1": "uint8", "<u2": "uint16", "<u4": "uint32",
@@ -168,31 +164,12 @@ def specialization(fn: JITFunction, values):
     return signature, constants, attrs
 
 
-def _grid(fn, grid, values):
-    if callable(grid):
-        grid = grid(dict(zip(fn.arg_names, values)))
-    if type(grid) is tuple and len(grid) == 1 and type(grid[0]) is int and grid[0] >= 0:
-        return grid[0], 1, 1  # the common case, fast
-    if isinstance(grid, int):
-        grid = (grid,)
-    try:
-        g = tuple(int(x) for x in grid)
-    except (TypeError, ValueError):
-        raise located(f"grid of {fn.__name__} must be a tuple of ints or a callable returning "
-                      f"one, got {grid!r}", fn.fn, exc=TypeError) from None
-    if not 1 <= len(g) <= 3 or any(x < 0 for x in g):
-        raise located(f"grid of {fn.__name__} must have 1 to 3 non-negative sizes, got {g}",
-                      fn.fn, exc=ValueError)
-    return g + (1,) * (3 - len(g))
-
-
 _runtime = None
 
 
 def _get_runtime():
     global _runtime
     if _runtime is None:
-        from .device import runtime_for
         _runtime = runtime_for(None)
     return _runtime
 
@@ -224,7 +201,6 @@ def run(fn: JITFunction, grid, args, kwargs, launch: bool = True):
 
 def _compile_variant(fn, values, opts):
     from ..compiler.driver import ASTSource, compile
-    from ..compiler.options import CompileOptions
     signature, constants, attrs = specialization(fn, values)
     rt = _get_runtime()
     options = CompileOptions.from_env(**{n: v for n, v in zip(LAUNCH_OPTIONS, opts)

@@ -16,7 +16,11 @@ import importlib.util
 import os
 import sys
 
+from ..backends import get_backend, parse_target
+from ..compiler.options import CompileOptions
 from ..errors import CompilationError
+from ..language.core import str_to_ty
+from ..runtime.jit import JITFunction
 
 
 def _load_kernel(spec: str):
@@ -33,7 +37,6 @@ def _load_kernel(spec: str):
         s.loader.exec_module(mod)
     finally:
         sys.path.pop(0)
-    from ..runtime.jit import JITFunction
     fn = getattr(mod, name, None)
     if not isinstance(fn, JITFunction):
         raise SystemExit(f"error: {path} has no @tilework.jit function named {name!r}")
@@ -53,7 +56,6 @@ def _parse_value(v: str):
 
 def parse_signature(fn, signature: str, constexprs: dict):
     """-> (signature dict, attrs) for the runtime parameters of `fn`."""
-    from ..language.core import str_to_ty
     runtime = [n for n in fn.arg_names if n not in fn.constexprs and n not in constexprs]
     entries = [e.strip() for e in signature.split(",")] if signature.strip() else []
     if len(entries) != len(runtime):
@@ -74,8 +76,7 @@ def parse_signature(fn, signature: str, constexprs: dict):
 
 
 def cmd_compile(args) -> int:
-    from ..compiler.driver import ASTSource, compile, dump_kernel
-    from ..compiler.options import CompileOptions
+    from ..compiler.driver import ASTSource, compile, dump_kernel  # loads MLIR
     opts = CompileOptions.from_env(target=args.target, num_warps=args.num_warps,
                                    maxnreg=args.maxnreg)
     constexprs = {}
@@ -123,8 +124,6 @@ def cmd_compile(args) -> int:
 
 
 def cmd_stages(args) -> int:
-    from ..backends import get_backend, parse_target
-    from ..compiler.options import CompileOptions
     b = get_backend(parse_target(args.target))
     print(" -> ".join(["tile"] + list(b.stages(CompileOptions()))))
     return 0

@@ -1,0 +1,156 @@
+"""`JITFunction`: a function written in the tile language (`@jit`), with its source,
+parameters and constexprs, and the binder of its launch arguments.
+
+The frontend inlines and compiles these, `tl` helpers written in the language itself
+(`random`) are these, and the interpreter runs them.  Launching one (`kernel[grid](...)`,
+`warmup`) calls the runtime's launcher, which `tilework.runtime.jit` installs here: the
+language layer does not import the runtime.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import inspect
+import os
+import textwrap
+
+from . import core
+
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "target", "debug", "opt_level", "maxnreg")
+
+
+def is_constexpr_annotation(ann) -> bool:
+    """Whether a parameter annotation marks a `tl.constexpr` (also as a string)."""
+    if ann is core.constexpr:
+        return True
+    if isinstance(ann, str):
+        return ann.split(".")[-1] == "constexpr"
+    return False
+
+
+class JITFunction:
+    """A kernel (or a function called from kernels) written in the tile language."""
+
+    def __init__(self, fn, interpret: bool | None = None, do_not_specialize=()):
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self.__module__ = fn.__module__
+        self.__wrapped__ = fn
+        self.signature = inspect.signature(fn)
+        self.arg_names = list(self.signature.parameters)
+        self.constexprs = [n for n, p in self.signature.parameters.items()
+                           if is_constexpr_annotation(p.annotation)]
+        self.do_not_specialize = set(do_not_specialize)
+        self._is_constexpr = [n in self.constexprs for n in self.arg_names]
+        self._key_and_params = None  # generated on the first launch (launcher.py)
+        self._nospec = [n in self.do_not_specialize for n in self.arg_names]
+        # read once, at decoration (as Triton does): the launch path reads no environment
+        self.interpret = interpret if interpret is not None else \
+            os.environ.get("TILEWORK_INTERPRET", "0") not in ("", "0")
+        try:
+            lines, self.first_line = inspect.getsourcelines(fn)
+            self.filename = inspect.getsourcefile(fn) or "<unknown>"
+        except (OSError, TypeError) as e:
+            raise TypeError(f"@jit needs the source of {fn.__name__}: {e}") from None
+        raw = "".join(lines)
+        self.src = textwrap.dedent(raw)
+        first = raw.splitlines()[0] if raw else ""
+        self.col_offset = len(first) - len(first.lstrip())
+        # decorators are part of the source; the def line is the first line after them
+        self._tree = None
+        self.cache: dict = {}        # (target, specialization, options) -> loaded kernel
+        self._cache_key = None
+        self._binder = self._make_binder()
+
+    # ---- source --------------------------------------------------------------------------
+    def parse(self) -> ast.Module:
+        if self._tree is None:
+            tree = ast.parse(self.src)
+            fdef = tree.body[0]
+            fdef.decorator_list = []
+            self._tree = tree
+        return self._tree
+
+    @property
+    def cache_key(self) -> str:
+        """Hash of this function's source and of every @jit function it references."""
+        if self._cache_key is None:
+            h = hashlib.sha256(self.src.encode())
+            seen = {id(self)}
+            for dep in self._dependencies(seen):
+                h.update(dep.src.encode())
+            self._cache_key = h.hexdigest()
+        return self._cache_key
+
+    def _dependencies(self, seen):
+        names = {n.id for n in ast.walk(self.parse()) if isinstance(n, ast.Name)}
+        names |= {n.attr for n in ast.walk(self.parse()) if isinstance(n, ast.Attribute)}
+        for name in sorted(names):
+            v = self.fn.__globals__.get(name)
+            if isinstance(v, JITFunction) and id(v) not in seen:
+                seen.add(id(v))
+                yield v
+                yield from v._dependencies(seen)
+
+    def __call__(self, *args, **kwargs):
+        if core.active_builder() is not None:  # inside an interpreted kernel: plain Python
+            return self.fn(*args, **kwargs)
+        raise RuntimeError(f"@jit function {self.__name__} is called from kernels or launched "
+                           f"with {self.__name__}[grid](...), not called directly")
+
+    def __repr__(self):
+        return f"JITFunction({self.__module__}:{self.__name__})"
+
+    # ---- binding ---------------------------------------------------------------------------
+    def _make_binder(self):
+        """A generated function binding launch arguments in one Python call (fast, and
+        Python's own messages for missing or unexpected arguments)."""
+        params = []
+        ns = {}
+        for name, p in self.signature.parameters.items():
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                raise TypeError(f"@jit kernel {self.__name__} cannot take *args or **kwargs")
+            if p.default is inspect.Parameter.empty:
+                params.append(name)
+            else:
+                ns[f"_d_{name}"] = p.default
+                params.append(f"{name}=_d_{name}")
+        opts = ", ".join(f"{o}=None" for o in LAUNCH_OPTIONS)
+        body = ", ".join(self.arg_names)
+        src = (f"def {self.__name__}({', '.join(params)}{', ' if params else ''}*, {opts}):\n"
+               f"    return ({body}{',' if len(self.arg_names) == 1 else ''}), "
+               f"({', '.join(LAUNCH_OPTIONS)},)\n")
+        exec(src, ns)
+        return ns[self.__name__]
+
+    # ---- launching -------------------------------------------------------------------------
+    def __getitem__(self, grid):
+        run = _launch
+        return lambda *args, **kwargs: run(self, grid, args, kwargs)
+
+    def warmup(self, *args, grid=(1,), **kwargs):
+        """Compiles (and loads) the variant these arguments select, without launching."""
+        return _launch(self, grid, args, kwargs, launch=False)
+
+
+def _no_launcher(fn, *args, **kwargs):
+    raise RuntimeError(f"cannot launch {fn.__name__}: tilework.runtime is not imported")
+
+
+_launch = _no_launcher  # run(fn, grid, args, kwargs, launch=True), set by install_launcher
+
+
+def install_launcher(run):
+    """Sets what `kernel[grid](...)` and `kernel.warmup(...)` call (the runtime does, with
+    `launcher.run`)."""
+    global _launch
+    _launch = run
+
+
+def jit(fn=None, *, interpret: bool | None = None, do_not_specialize=()):
+    """Decorates a kernel, or a function kernels call.  `interpret=True` (or the environment
+    variable TILEWORK_INTERPRET=1) runs it on the CPU with numpy instead of compiling."""
+    def deco(f):
+        return JITFunction(f, interpret=interpret, do_not_specialize=do_not_specialize)
+    return deco(fn) if fn is not None else deco
