@@ -1,47 +1,79 @@
-"""Backends: each fills an ordered dictionary of stages for its targets.
+"""Backends: each registers its known architectures and a `Backend` class whose ordered
+dictionary of stages compiles for them.
 
     tile -> tilegpu -> llvm -> llir -> ptx -> cubin        (NVIDIA)
     tile -> tilegpu -> llvm -> llir -> amdgcn -> hsaco     (AMD)
 
-A new target plugs in as a `Backend` subclass registered in `BACKENDS`.
+A new target plugs in with `register_backend(name, archs, load)`: `archs` maps each
+architecture name to its `Target` (the facts passes and rules may read), `load()` returns the
+`Backend` subclass (imported only when a kernel is compiled).  `parse_target` accepts exactly
+the registered architectures, so an unknown one is refused before LLVM sees it.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Callable
+
+from tilework.lowering.target import Target, arch_capability  # noqa: F401
 
 
 @dataclass(frozen=True)
-class Target:
-    backend: str      # "nvidia" | "amd"
-    arch: str         # "sm_90a", "gfx942", ...
-    warp_size: int
-
-    def __str__(self):
-        return self.arch
+class BackendEntry:
+    name: str
+    archs: dict            # arch name -> Target
+    load: Callable         # () -> the Backend subclass
+    oldest: str = ""       # the oldest supported architecture, named when an older one is asked
 
 
-_NV = re.compile(r"^sm_(\d+)(a?)$")
-_AMD = re.compile(r"^gfx[0-9a-f]+$")
+BACKENDS: dict[str, BackendEntry] = {}
 
 
-def parse_target(name: str) -> Target:
-    """`sm_80`, `sm_90a`, `gfx942`, ... -> Target; ValueError names the accepted forms."""
+def register_backend(name: str, archs: dict, load: Callable, oldest: str = "") -> BackendEntry:
+    """Registers backend `name` for the targets in `archs`; a name or an architecture that is
+    already registered is an error (naming both owners)."""
+    if name in BACKENDS:
+        raise ValueError(f"backend {name!r} is already registered")
+    for arch, t in archs.items():
+        if t.arch != arch or t.backend != name:
+            raise ValueError(f"target table of {name!r}: entry {arch!r} describes "
+                             f"{t.backend}/{t.arch}")
+        for other in BACKENDS.values():
+            if arch in other.archs:
+                raise ValueError(f"architecture {arch!r} of backend {name!r} is already "
+                                 f"registered by backend {other.name!r}")
+    entry = BACKENDS[name] = BackendEntry(name, dict(archs), load, oldest)
+    return entry
+
+
+def known_targets() -> list[str]:
+    return [a for b in BACKENDS.values() for a in b.archs]
+
+
+def parse_target(name) -> Target:
+    """`sm_80`, `sm_90a`, `gfx942`, ... -> its Target; anything else is a ValueError naming
+    the target and listing the known ones."""
+    if isinstance(name, Target):
+        return name
     name = str(name).strip()
-    if _NV.match(name):
-        if int(_NV.match(name).group(1)) < 70:
-            raise ValueError(f"target {name!r}: NVIDIA targets from sm_70 are supported")
-        return Target("nvidia", name, 32)
-    if _AMD.match(name):
-        # CDNA (gfx9xx) runs 64-wide wavefronts; RDNA (gfx10+) defaults to 32
-        return Target("amd", name, 64 if name.startswith("gfx9") else 32)
-    raise ValueError(f"unknown target {name!r}: expected an NVIDIA sm_XX[a] (e.g. sm_80, "
-                     f"sm_90a) or an AMD gfxNNN (e.g. gfx942)")
+    for b in BACKENDS.values():
+        if name in b.archs:
+            return b.archs[name]
+    known = ", ".join(known_targets())
+    m = re.match(r"^sm_(\d+)a?$", name)
+    nv = BACKENDS.get("nvidia")
+    if m and nv is not None and nv.oldest and int(m.group(1)) < arch_capability(nv.oldest):
+        raise ValueError(f"unsupported target {name!r}: NVIDIA targets from {nv.oldest} are "
+                         f"supported; known targets: {known}")
+    raise ValueError(f"unknown target {name!r}; known targets: {known}")
 
 
 def get_backend(target: Target):
-    if target.backend == "nvidia":
-        from .nvidia.compiler import NVIDIABackend
-        return NVIDIABackend(target)
-    from .amd.compiler import AMDBackend
-    return AMDBackend(target)
+    """The Backend instance that compiles for `target` (a Target or an architecture name)."""
+    target = parse_target(target)
+    return BACKENDS[target.backend].load()(target)
+
+
+# each registers itself (NVIDIA first: the order `known_targets` lists)
+from . import nvidia  # noqa: E402,F401,I001
+from . import amd  # noqa: E402,F401

@@ -100,8 +100,13 @@ def main(argv=None) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    pctx = PassContext(backend=t.backend, arch=t.arch, num_warps=args.num_warps,
-                       warp_size=t.warp_size)
+    from tilework.compiler.options import CompileOptions
+    try:
+        options = CompileOptions(num_warps=args.num_warps)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    pctx = PassContext(t, options)
     text = sys.stdin.read() if args.input == "-" else open(args.input).read()
     chunks = text.split("// -----") if args.split_input_file else [text]
     status, outputs = 0, []
