@@ -128,8 +128,7 @@ def lookup(op_name: str, target, arch: str | None = None):
     capability = arch_capability(arch_name) if arch_name else None
     found = [r for r in RULES.get(op_name, ()) if r.matches(backend, capability)]
     if not found:
-        raise LoweringError(f"no lowering rule for '{op_name}' on target '{backend}'"
-                            + (f" ({arch_name})" if arch_name else ""))
+        raise LoweringError(f"no lowering rule for '{op_name}' on target '{backend}'")
     found.sort(key=Rule.specificity, reverse=True)
     if len(found) > 1 and found[0].specificity() == found[1].specificity():
         raise LoweringError(f"ambiguous lowering rules for '{op_name}' on {arch_name}: "
