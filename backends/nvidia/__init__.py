@@ -1,7 +1,7 @@
 """The NVIDIA backend's architectures.  Shared memory is the most one block may opt in to
 (CUDA programming guide, compute capabilities table); matrix instructions: `mma_v1`
 (mma.sync m8n8k4, Volta), `mma_v2` (mma.sync m16n8k*, from Turing: m16n8k8 on sm_75),
-`wgmma` (warpgroup MMA: sm_90a only), `tcgen05` (Blackwell datacenter, sm_100a).  Features:
+`wgmma` (warpgroup MMA: sm_90a only), `tcgen05` (Blackwell datacenter: sm_100a only).  Features:
 the PTX ISA version LLVM emits (8.0 up to sm_90a; newer chips need newer PTX)."""
 from tilework.lowering.target import Target
 
@@ -18,6 +18,7 @@ _TABLE = [  # arch, capability, shared memory per block, matrix instructions, PT
     ("sm_89", 89, 99 * KIB, ("mma_v2",), "+ptx80"),
     ("sm_90", 90, 227 * KIB, ("mma_v2",), "+ptx80"),
     ("sm_90a", 90, 227 * KIB, ("mma_v2", "wgmma"), "+ptx80"),
+    ("sm_100", 100, 227 * KIB, ("mma_v2",), "+ptx86"),  # what the runtime names a B200
     ("sm_100a", 100, 227 * KIB, ("mma_v2", "tcgen05"), "+ptx86"),
     ("sm_120", 120, 99 * KIB, ("mma_v2",), "+ptx87"),
 ]

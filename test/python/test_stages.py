@@ -177,6 +177,17 @@ def test_param_kinds_from_the_compiled_signature():
     assert not hasattr(driver, "param_kind")
 
 
+def test_cuda_parameter_slots_follow_the_signature():
+    """The CUDA runtime's per-kernel parameter storage (built without a GPU)."""
+    import ctypes
+    from tilework.runtime.cuda import LoadedKernel
+    src = ASTSource(add_kernel, {"x_ptr": P, "y_ptr": P, "out_ptr": P, "n_elements": tl.int64},
+                    {"BLOCK_SIZE": 1024}, {})
+    k = LoadedKernel(compile(src, "sm_90a", cache=False), None, None, 128, 0)
+    assert k.kinds == "pppl"
+    assert [type(s) for s in k.slots] == [ctypes.c_void_p] * 3 + [ctypes.c_int64]
+
+
 def test_the_compiler_imports_no_runtime_and_the_abi_no_compiler():
     code = ("import sys, tilework.runtime.abi; "
             "print(sorted(m for m in sys.modules if m.startswith(('tilework.compiler', "

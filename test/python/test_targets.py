@@ -17,7 +17,7 @@ P = tl.pointer_type(tl.float32)
 SIG = {"x_ptr": P, "y_ptr": P, "out_ptr": P, "n_elements": tl.int32}
 ALIGNED = {k: {"tile.divisibility": 16} for k in SIG}
 KNOWN = ["sm_70", "sm_72", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a",
-         "sm_100a", "sm_120", "gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1101", "gfx1200",
+         "sm_100", "sm_100a", "sm_120", "gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1101", "gfx1200",
          "gfx1201"]
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "vector_add.py")
 
@@ -38,6 +38,7 @@ def test_known_targets_are_the_table():
     ("sm_86", "nvidia", 86, 32, 99 * 1024, ("mma_v2",)),
     ("sm_90", "nvidia", 90, 32, 227 * 1024, ("mma_v2",)),
     ("sm_90a", "nvidia", 90, 32, 227 * 1024, ("mma_v2", "wgmma")),
+    ("sm_100", "nvidia", 100, 32, 227 * 1024, ("mma_v2",)),
     ("sm_100a", "nvidia", 100, 32, 227 * 1024, ("mma_v2", "tcgen05")),
     ("gfx90a", "amd", 0x90a, 64, 64 * 1024, ("mfma_32x32x8", "mfma_16x16x16")),
     ("gfx942", "amd", 0x942, 64, 64 * 1024,
