@@ -1,5 +1,9 @@
-"""What both backends share: the stage functions down to the `llvm` stage, differing only in
-the upstream GPU-to-LLVM conversion they end with."""
+"""What the backends share: the stage chain down to `llir` and the pass groups each backend
+composes into its own tilegpu pipeline.
+
+Stages form a chain: a stage function reads only its predecessor's output (an `ir.Module` or
+that stage's text: every stage restarts from the previous stage's text) and the kernel's
+metadata, which it may add to."""
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -8,32 +12,55 @@ import mlir.ir as ir
 
 from tilework.lowering import PassContext, run_pipeline
 
-# our passes of the tile -> tilegpu stage, in order
-TILEGPU_PASSES = ("tile-combine", "canonicalize", "cse", "tile-cse", "tilegpu-assign-layouts",
-                  "tile-cse", "tilegpu-remove-converts", "cse", "tile-cse", "tile-combine",
-                  "tilegpu-vector-width", "tilegpu-compare-runs")
+
+# ---- pass groups of the tile -> tilegpu stage (each backend orders them in `tilegpu_passes`) --
+
+def tile_cleanup_passes() -> list:
+    """Dead code, folding and merging of identical ops on the frontend's IR."""
+    return ["tile-combine", "canonicalize", "cse", "tile-cse"]
+
+
+def layout_passes() -> list:
+    """Layouts on every tensor, then as few conversions as possible, then cleanup."""
+    return ["tilegpu-assign-layouts", "tile-cse", "tilegpu-remove-converts", "cse", "tile-cse",
+            "tile-combine"]
+
+
+def access_passes() -> list:
+    """Vector widths of loads/stores and comparisons evaluated once per run of equal results."""
+    return ["tilegpu-vector-width", "tilegpu-compare-runs"]
+
+
+def as_module(src) -> ir.Module:
+    """A stage's MLIR input: the predecessor's Module, or its text (a restart)."""
+    if isinstance(src, ir.Module):
+        return src
+    if isinstance(src, str):
+        return ir.Module.parse(src)
+    raise TypeError(f"expected an MLIR module or its text, got {type(src).__name__}")
 
 
 class Backend:
-    """Subclasses set `binary_stage` and implement `llvm_conversion`, `gpu_target_attr` and
-    the stages after `llir` in `add_binary_stages`."""
+    """Subclasses set `binary_stage` and implement `tilegpu_passes`, `llvm_conversion`,
+    `gpu_target_attr` and the stages after `llir` in `add_binary_stages`."""
     binary_stage = ""
 
     def __init__(self, target):
         self.target = target
 
     def pass_context(self, options) -> PassContext:
-        return PassContext(backend=self.target.backend, arch=self.target.arch,
-                           num_warps=options.num_warps, warp_size=self.target.warp_size,
+        return PassContext(self.target, options,
                            extra={"gpu_target_attr": self.gpu_target_attr(options),
                                   "maxnreg": options.maxnreg})
 
     def stages(self, options) -> "OrderedDict[str, object]":
+        """stage name -> function(predecessor's output, metadata) -> this stage's output."""
         pctx = self.pass_context(options)
+        passes = tuple(self.tilegpu_passes(options))
         st = OrderedDict()
-        st["tilegpu"] = lambda mod, md: self._run(mod, TILEGPU_PASSES, pctx)
-        st["llvm"] = lambda mod, md: self.to_llvm(mod, md, options, pctx)
-        st["llir"] = lambda mod, md: self.to_llir(mod, md)
+        st["tilegpu"] = lambda src, md: self._run(as_module(src), passes, pctx)
+        st["llvm"] = lambda src, md: self.to_llvm(as_module(src), md, options, pctx)
+        st["llir"] = lambda src, md: self.to_llir(as_module(src), md)
         self.add_binary_stages(st, options)
         return st
 
@@ -44,7 +71,7 @@ class Backend:
                                                      "canonicalize", "cse"), pctx)
         attrs = mod.operation.attributes
         if "tilegpu.shared" in attrs:  # dynamic shared memory the launch must provide
-            md.metadata["shared"] = ir.IntegerAttr(attrs["tilegpu.shared"]).value
+            md["shared"] = ir.IntegerAttr(attrs["tilegpu.shared"]).value
         return mod
 
     @staticmethod
@@ -64,6 +91,9 @@ class Backend:
         return llvm.translate_module_to_llvmir(self.gpu_module(mod))
 
     # to implement
+    def tilegpu_passes(self, options) -> list:  # pragma: no cover
+        raise NotImplementedError
+
     def gpu_target_attr(self, options) -> str:  # pragma: no cover
         raise NotImplementedError
 

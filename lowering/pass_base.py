@@ -15,15 +15,39 @@ import mlir.ir as ir
 import mlir.rewrite as rw
 from mlir.passmanager import PassManager
 
+from .target import Target
+
 
 @dataclass
 class PassContext:
-    """What passes may read besides the IR: the compile target and launch shape."""
-    backend: str = "nvidia"  # "nvidia" | "amd"
-    arch: str = "sm_90a"
-    num_warps: int = 4
-    warp_size: int = 32
+    """What passes may read besides the IR: the compile target (a `target.Target`) and the
+    compile options (a `tilework.compiler.options.CompileOptions`, or anything with its
+    fields), so e.g. `num_stages` reaches a pipelining pass.  `extra` holds what a backend
+    hands its own conversion (the GPU target attribute, maxnreg)."""
+    target: Target
+    options: object
     extra: dict = field(default_factory=dict)
+
+    # the fields most passes read
+    @property
+    def backend(self) -> str:
+        return self.target.backend
+
+    @property
+    def arch(self) -> str:
+        return self.target.arch
+
+    @property
+    def warp_size(self) -> int:
+        return self.target.warp_size
+
+    @property
+    def num_warps(self) -> int:
+        return self.options.num_warps
+
+    @property
+    def num_stages(self) -> int:
+        return self.options.num_stages
 
 
 @dataclass

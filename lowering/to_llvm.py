@@ -242,7 +242,7 @@ class LoweringContext:
             if op.name == "func.return":
                 result = [self.lowered(v) for v in op.operands]
                 break
-            rule = lookup(op.name, self.target)
+            rule = lookup(op.name, self.target, self.arch)
             outs = rule(self, op, [self.lowered(v) for v in op.operands]) or []
             for r, v in zip(op.results, outs):
                 self.values[r] = v
@@ -317,7 +317,7 @@ def _lower_block(ctx: LoweringContext, block: ir.Block):
         op = op.operation
         with op.location:
             try:
-                rule = lookup(op.name, ctx.target)
+                rule = lookup(op.name, ctx.target, ctx.arch)
                 args = [ctx.lowered(v) for v in op.operands]
                 results = rule(ctx, op, args)
             except LoweringError as e:

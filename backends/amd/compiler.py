@@ -1,18 +1,23 @@
-"""AMD backend: llvm -> llir -> amdgcn (llvmlite's AMDGPU target) -> hsaco (ld.lld -shared).
+"""AMD backend: llvm -> llir -> amdgcn (llvmlite's AMDGPU target) -> hsaco (assembler + ld.lld).
 
 MLIR's bundled LLVM has no AMDGPU target, so the LLVM IR is handed to llvmlite (LLVM 22).
-Emitting mutates an llvmlite module, so the IR is parsed afresh for each emit."""
+llvmlite has no assembler: the hsaco stage assembles the amdgcn text with an LLVM assembler
+(ROCm's, the `ziglang` package's clang, or llvm-mc on PATH) and links it with ld.lld."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 
+import mlir.ir as ir
+
 from tilework.lowering.rules.debug import PRINTS_ATTR
 from tilework.runtime import printbuf
 
+from .. import common
 from ..common import Backend
 
 TRIPLE = "amdgcn-amd-amdhsa"
@@ -20,6 +25,34 @@ TRIPLE = "amdgcn-amd-amdhsa"
 
 class LinkerNotFound(RuntimeError):
     pass
+
+
+class AssemblerNotFound(RuntimeError):
+    pass
+
+
+def find_assembler(arch: str) -> list[str]:
+    """The command that assembles AMDGCN text into an object (input and `-o` appended):
+    $ROCM_PATH's llvm-mc, the `ziglang` package's clang (`-cc1as`, LLVM 22 as llvmlite's),
+    then llvm-mc on PATH (which must know `arch`)."""
+    mc = ["-triple=" + TRIPLE, f"-mcpu={arch}", "-filetype=obj"]
+    rocm = os.environ.get("ROCM_PATH") or "/opt/rocm"
+    for c in (os.path.join(rocm, "llvm", "bin", "llvm-mc"), os.path.join(rocm, "bin", "llvm-mc")):
+        if os.path.isfile(c) and os.access(c, os.X_OK):
+            return [c] + mc
+    try:
+        import ziglang  # noqa: F401
+        return [sys.executable, "-m", "ziglang", "clang", "-cc1as", "-triple", TRIPLE,
+                "-target-cpu", arch, "-filetype", "obj", "-mrelocation-model", "pic"]
+    except ImportError:
+        pass
+    which = shutil.which("llvm-mc")
+    if which:
+        return [which] + mc
+    raise AssemblerNotFound(
+        "no assembler found for the AMD code: looked for llvm-mc in $ROCM_PATH/llvm/bin "
+        f"({rocm}), for the `ziglang` Python package and for llvm-mc on PATH; install ROCm or "
+        "`pip install ziglang`")
 
 
 def find_lld() -> list[str]:
@@ -65,6 +98,12 @@ def _parse(llir: str):
 class AMDBackend(Backend):
     binary_stage = "hsaco"
 
+    def tilegpu_passes(self, options) -> list:
+        passes = common.tile_cleanup_passes() + common.layout_passes()
+        # architecture-specific passes go here, chosen from self.target (CDNA's MFMA, RDNA's
+        # WMMA, LDS size), as Triton's make_ttgir does; today every gfx target shares one
+        return passes + common.access_passes()
+
     def gpu_target_attr(self, options) -> str:
         return f'#rocdl.target<O = {options.opt_level}, chip = "{self.target.arch}">'
 
@@ -75,17 +114,15 @@ class AMDBackend(Backend):
     def to_llir(self, mod, md) -> str:
         # device_print's descriptors, which the lowering left on the gpu.module, go into the
         # metadata: the runtime formats the print buffer's records with them
-        import json
-        import mlir.ir as ir
         attrs = self.gpu_module(mod).attributes
         if PRINTS_ATTR in attrs:
             formats = json.loads(ir.StringAttr(attrs[PRINTS_ATTR]).value)
-            md.metadata["print"] = {"buffer": printbuf.SYMBOL, "formats": formats}
+            md["print"] = {"buffer": printbuf.SYMBOL, "formats": formats}
         return super().to_llir(mod, md)
 
     def add_binary_stages(self, st, options):
         st["amdgcn"] = lambda llir, md: self.to_amdgcn(llir, options)
-        st["hsaco"] = lambda asm, md: self.to_hsaco(md.outputs["llir"], options)
+        st["hsaco"] = lambda asm, md: self.to_hsaco(asm)
 
     @staticmethod
     def check_resolved(llir: str):
@@ -102,13 +139,21 @@ class AMDBackend(Backend):
         self.check_resolved(llir)
         return _target_machine(self.target.arch, options.opt_level).emit_assembly(_parse(llir))
 
-    def to_hsaco(self, llir: str, options) -> bytes:
-        obj = _target_machine(self.target.arch, options.opt_level).emit_object(_parse(llir))
+    def to_hsaco(self, asm: str) -> bytes:
+        """AMDGCN assembly -> object (assembler) -> code object (ld.lld -shared)."""
+        if not isinstance(asm, str) or ".amdhsa_kernel" not in asm:
+            raise ValueError("the hsaco stage takes the amdgcn stage's assembly (no "
+                             "`.amdhsa_kernel` in its input)")
+        cmd = find_assembler(self.target.arch)
         lld = find_lld()
         with tempfile.TemporaryDirectory() as d:
-            o, h = os.path.join(d, "k.o"), os.path.join(d, "k.hsaco")
-            with open(o, "wb") as f:
-                f.write(obj)
+            s, o, h = (os.path.join(d, n) for n in ("k.s", "k.o", "k.hsaco"))
+            with open(s, "w") as f:
+                f.write(asm)
+            r = subprocess.run(cmd + [s, "-o", o], capture_output=True, text=True)
+            if r.returncode != 0:
+                raise RuntimeError(f"assembling the amdgcn stage failed ({' '.join(cmd)}):\n"
+                                   f"{r.stderr.strip()}")
             r = subprocess.run(lld + ["-shared", o, "-o", h], capture_output=True, text=True)
             if r.returncode != 0:
                 raise RuntimeError(f"ld.lld failed: {r.stderr}")

@@ -1,4 +1,4 @@
-"""NVIDIA backend: llvm -> llir -> ptx (MLIR's NVPTX serializer) -> cubin (ptxas)."""
+"""NVIDIA backend: llvm -> llir -> ptx (LLVM's NVPTX through llvmlite) -> cubin (ptxas)."""
 from __future__ import annotations
 
 import os
@@ -7,13 +7,8 @@ import shutil
 import subprocess
 import tempfile
 
-import mlir.ir as ir
-
-from tilework.lowering import PassContext, run_pipeline
-
+from .. import common
 from ..common import Backend
-
-PTX_FEATURES = "+ptx80"
 
 
 def find_ptxas() -> str | None:
@@ -44,36 +39,28 @@ def find_ptxas() -> str | None:
 class NVIDIABackend(Backend):
     binary_stage = "cubin"
 
+    def tilegpu_passes(self, options) -> list:
+        passes = common.tile_cleanup_passes() + common.layout_passes()
+        # architecture-specific passes go here, chosen from self.target (its capability and
+        # matrix instructions), as Triton's make_ttgir does; today every sm_ target shares one
+        return passes + common.access_passes()
+
     def gpu_target_attr(self, options) -> str:
         return (f'#nvvm.target<O = {options.opt_level}, chip = "{self.target.arch}", '
-                f'features = "{PTX_FEATURES}">')
+                f'features = "{self.target.features}">')
 
     def llvm_conversion(self, options) -> tuple:
         return ("gpu.module(convert-gpu-to-nvvm{index-bitwidth=32},convert-arith-to-llvm,"
                 "convert-math-to-llvm)",)
 
     def add_binary_stages(self, st, options):
-        st["ptx"] = lambda src, md: self.to_ptx(src, md)
+        st["ptx"] = lambda llir, md: llir_to_ptx(llir, self.target, options.opt_level)
         st["cubin"] = lambda ptx, md: self.to_cubin(ptx, md, options)
-
-    def to_ptx(self, src, md) -> str:
-        """From the llvm stage: MLIR's gpu-module-to-binary{format=isa}.  From llir text (a
-        restart at that stage): LLVM's NVPTX target through llvmlite."""
-        mod = md.outputs.get("llvm")
-        if mod is None:
-            return _llir_to_ptx(src, self.target.arch)
-        run_pipeline(mod, ("gpu-module-to-binary{format=isa}",), PassContext())
-        for op in mod.body.operations:
-            if op.operation.name == "gpu.binary":
-                from mlir.dialects import gpu
-                objs = ir.ArrayAttr(op.operation.attributes["objects"])
-                return gpu.ObjectAttr(objs[0]).object.decode()
-        raise RuntimeError("gpu-module-to-binary produced no gpu.binary")
 
     def to_cubin(self, ptx: str, md, options) -> bytes | None:
         ptxas = find_ptxas()
         if ptxas is None:
-            md.metadata["cubin_note"] = "no ptxas found: the driver JIT-compiles the PTX"
+            md["cubin_note"] = "no ptxas found: the driver JITs the PTX"
             return None
         with tempfile.TemporaryDirectory() as d:
             src, out = os.path.join(d, "k.ptx"), os.path.join(d, "k.cubin")
@@ -84,12 +71,15 @@ class NVIDIABackend(Backend):
             r = subprocess.run(cmd, capture_output=True, text=True)
             if r.returncode != 0:
                 raise RuntimeError(f"ptxas failed ({' '.join(cmd)}):\n{r.stderr}")
-            md.metadata["ptxas_info"] = r.stderr.strip()
+            md["ptxas_info"] = r.stderr.strip()
             with open(out, "rb") as f:
                 return f.read()
 
 
-def _llir_to_ptx(llir: str, arch: str) -> str:
+def llir_to_ptx(llir: str, target, opt_level: int = 3) -> str:
+    """LLVM IR text -> PTX: LLVM's default module pipeline at `opt_level`, then NVPTX code
+    generation, as MLIR's gpu-module-to-binary does (same target machine: cpu = the arch,
+    features = the PTX version), so the PTX is the same."""
     if "llvm.amdgcn." in llir or "amdgpu_kernel" in llir:
         raise ValueError("this LLVM IR was generated for an AMD target; compile it for a "
                          "gfx target, or start from an earlier stage")
@@ -99,7 +89,13 @@ def _llir_to_ptx(llir: str, arch: str) -> str:
     mod = llvm.parse_assembly(llir)
     mod.triple = "nvptx64-nvidia-cuda"
     tm = llvm.Target.from_triple(mod.triple).create_target_machine(
-        cpu=arch, features=PTX_FEATURES, opt=3)
+        cpu=target.arch, features=target.features, opt=opt_level)
+    mod.data_layout = str(tm.target_data)
+    pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
+    pto.loop_unrolling = pto.loop_interleaving = True  # as MLIR's optimizing transformer
+    pto.loop_vectorization = pto.slp_vectorization = True
+    pb = llvm.create_pass_builder(tm, pto)
+    pb.getModulePassManager().run(mod, pb)
     return tm.emit_assembly(mod)
 
 

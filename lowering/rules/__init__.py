@@ -4,4 +4,3 @@ from . import (  # noqa: F401
     shape,
 )
 from . import dot, shape_join  # noqa: F401,E402
-from . import fp8  # noqa: F401,E402  (after elementwise: its extf/truncf rule delegates there)

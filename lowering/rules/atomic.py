@@ -27,6 +27,7 @@ from tilework.dialects.layout import Blocked, Slice
 from tilework.dialects.verify import named_operands
 
 from ..registry import LoweringError, lower
+from ..target import arch_capability
 
 ORDERING = {"relaxed": 2, "acquire": 4, "release": 5, "acq_rel": 6}  # LLVM AtomicOrdering
 FAILURE_ORDERING = {"relaxed": 2, "acquire": 4, "release": 2, "acq_rel": 4}
@@ -70,11 +71,6 @@ def _and(ctx, a, b):
     return ctx.op1("arith.andi", [a, b], ctx.i1)
 
 
-def _sm(ctx) -> int:
-    digits = "".join(c for c in ctx.arch if c.isdigit())
-    return int(digits) if ctx.arch.startswith("sm_") and digits else 0
-
-
 # ---- one atomic --------------------------------------------------------------------------------
 
 def _ptx_type(kind, t, sm):
@@ -93,7 +89,7 @@ def _ptx_type(kind, t, sm):
 
 def _rmw_ptx(ctx, kind, sem, scope, p, v, t, used):
     """Inline PTX atom/red, or None when PTX has no instruction for it (bf16 before sm_90)."""
-    ty = _ptx_type(kind, t, _sm(ctx))
+    ty = _ptx_type(kind, t, arch_capability(ctx.arch))
     if ty is None:
         return None
     s = str(t)
@@ -118,15 +114,20 @@ def _rmw_ptx(ctx, kind, sem, scope, p, v, t, used):
 
 
 def _syncscope(ctx, scope, attrs):
-    name = SYNCSCOPE["amd" if ctx.target == "amd" else "nvidia"][scope]
+    name = SYNCSCOPE[ctx.target][scope]
     if name:
         attrs["syncscope"] = ir.StringAttr.get(name)
     return attrs
 
 
+# backend -> its native read-modify-write (None: no instruction, use llvm.atomicrmw)
+NATIVE_RMW = {"nvidia": _rmw_ptx}
+
+
 def _rmw(ctx, kind, sem, scope, p, v, t, used):
-    if ctx.target != "amd":
-        r = _rmw_ptx(ctx, kind, sem, scope, p, v, t, used)
+    native = NATIVE_RMW.get(ctx.target)
+    if native is not None:
+        r = native(ctx, kind, sem, scope, p, v, t, used)
         if r is not None:
             return r
     attrs = _syncscope(ctx, scope, {

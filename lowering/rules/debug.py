@@ -284,8 +284,19 @@ def _records(ctx, prefix, n, hex_, signed, shape, layout, items):
     _under(set_up, write)
 
 
-@lower("tile.print")
-def _print(ctx, op, args):
+@lower("tile.print", target="nvidia")
+def _print_nvidia(ctx, op, args):
+    return _print(ctx, op, args, _printfs)
+
+
+@lower("tile.print", target="amd")
+def _print_amd(ctx, op, args):
+    return _print(ctx, op, args, _records)
+
+
+def _print(ctx, op, args, emit):
+    """Each element by the thread owning it (a scalar once per program), through `emit`:
+    vprintf calls on NVIDIA, records in the print buffer on AMD."""
     from ..to_llvm import Regs
     prefix = ir.StringAttr(op.attributes["prefix"]).value
     hex_ = bool(ir.IntegerAttr(op.attributes["hex"]).value)
@@ -299,7 +310,6 @@ def _print(ctx, op, args):
         items = [(list(c), a[c]) for c in a.coords()]
     else:  # a scalar or the prefix alone: once per program
         shape, layout, pred, items = (), None, first, [([], a)]
-    emit = _records if ctx.target == "amd" else _printfs
     _under(pred, lambda: emit(ctx, prefix, n, hex_, signed, shape, layout, items))
     return []
 
@@ -316,20 +326,9 @@ def _file_line(op):
     return m.group(1), int(m.group(2))
 
 
-@lower("tile.assert")
-def _assert(ctx, op, args):
-    from ..to_llvm import Regs
-    cond = args[0]
-    elems = cond.values if isinstance(cond, Regs) else [cond]
-    bad = None
-    for c in elems:
-        nc = ctx.op1("arith.xori", [c, ctx.const(1, ctx.i1)], ctx.i1)
-        bad = nc if bad is None else ctx.op1("arith.ori", [bad, nc], ctx.i1)
-
-    def fail():
-        if ctx.target == "amd":
-            ctx.create("llvm.intr.trap", [], [])
-            return
+@lower("tile.assert", target="nvidia")
+def _assert_nvidia(ctx, op, args):
+    def fail():  # CUDA's __assertfail prints the message and location, then traps
         file, line = _file_line(op)
         func = ctx.entry.owner
         func = func.operation if hasattr(func, "operation") else func
@@ -339,6 +338,23 @@ def _assert(ctx, op, args):
         _call(ctx, "__assertfail", [
             _string(ctx, "tilework_assert", msg), _string(ctx, "tilework_assert", file),
             ctx.const(line), _string(ctx, "tilework_assert", fname), ctx.const(1, ctx.i64)])
+    return _assert(ctx, args, fail)
+
+
+@lower("tile.assert", target="amd")
+def _assert_amd(ctx, op, args):
+    return _assert(ctx, args, lambda: ctx.create("llvm.intr.trap", [], []))
+
+
+def _assert(ctx, args, fail):
+    """Runs `fail()` under the predicate that some element this thread holds is false."""
+    from ..to_llvm import Regs
+    cond = args[0]
+    elems = cond.values if isinstance(cond, Regs) else [cond]
+    bad = None
+    for c in elems:
+        nc = ctx.op1("arith.xori", [c, ctx.const(1, ctx.i1)], ctx.i1)
+        bad = nc if bad is None else ctx.op1("arith.ori", [bad, nc], ctx.i1)
     _under(bad, fail)
     return []
 

@@ -12,6 +12,7 @@ import mlir.ir as ir
 from tilework.dialects.layout import fastest_dim
 
 from ..registry import lower
+from . import fp8
 
 # op name -> (kind); every listed op keeps its attributes (predicates, fastmath flags)
 ELEMENTWISE = {
@@ -41,8 +42,12 @@ ELEMENTWISE = {
 }
 
 
-@lower(*ELEMENTWISE)
-def lower_elementwise(ctx, op, args):
+# float conversions have their own rule (fp8 operands are expanded)
+FLOAT_CONVERSIONS = ("arith.extf", "arith.truncf")
+
+
+@lower(*(n for n in ELEMENTWISE if n not in FLOAT_CONVERSIONS))
+def _elementwise(ctx, op, args):
     from ..to_llvm import Regs
     attrs = {n: op.attributes[n] for n in op.attributes}
     rtypes = [ctx.scalar_type(r.type) for r in op.results]
@@ -59,6 +64,14 @@ def lower_elementwise(ctx, op, args):
         operands = [a.values[i] if isinstance(a, Regs) else a for a in args]
         out.append(ctx.create(op.name, operands, rtypes, attrs).results[0])
     return [regs.like(out)]
+
+
+@lower(*FLOAT_CONVERSIONS)
+def _float_conversion(ctx, op, args):
+    if fp8.is_f8(ctx.scalar_type(op.operands[0].type)) or \
+            fp8.is_f8(ctx.scalar_type(op.results[0].type)):
+        return fp8.convert(ctx, op, args)
+    return _elementwise(ctx, op, args)
 
 
 def _run_leads(regs, runs):

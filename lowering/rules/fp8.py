@@ -1,8 +1,8 @@
 """float8 conversions: `arith.extf` from and `arith.truncf` to f8E4M3FN / f8E5M2.
 
 Neither backend has a portable fp8 conversion instruction (and no device library is linked), so
-both are expanded here into target-independent integer/float arith on the bit patterns; every
-other `extf`/`truncf` goes to the generic elementwise rule.  fp8 values live in registers as
+both are expanded here into target-independent integer/float arith on the bit patterns.  The
+one `extf`/`truncf` rule (`rules/elementwise.py`) calls `convert` when either side is fp8.  fp8 values live in registers as
 their own MLIR type; memory holds bytes (`memory._mem_type`), and the conversions go through an
 `arith.bitcast` to i8.
 
@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import mlir.ir as ir
 
-from ..registry import lower
-from .elementwise import lower_elementwise
 
 # kind -> (mantissa bits, exponent bias, largest finite magnitude's bits)
 F8 = {"f8E4M3FN": (3, 7, 0x7E), "f8E5M2": (2, 15, 0x7B)}
@@ -140,13 +138,10 @@ def _trunc(ctx, v, dst):
     return _f32_to_f8(ctx, f, str(dst))
 
 
-@lower("arith.extf", "arith.truncf")
-def _convert(ctx, op, args):
+def convert(ctx, op, args):
+    """`arith.extf`/`arith.truncf` with an fp8 source or destination, per element."""
     from ..to_llvm import Regs
-    src = ctx.scalar_type(op.operands[0].type)
     dst = ctx.scalar_type(op.results[0].type)
-    if not (is_f8(src) or is_f8(dst)):
-        return lower_elementwise(ctx, op, args)
     fn = _trunc if is_f8(dst) else _ext
     x = args[0]
     if isinstance(x, Regs):

@@ -116,20 +116,27 @@ def _sqrt(op, xs):
     return _intr("sqrt", "afn" if fast else None)(op, xs)
 
 
-def _rsqrt(target):
-    def fn(op, xs):
-        x = xs[0]
-        if _float_kind(x.type) == "f64":
-            one = _op("arith.constant", [], x.type, {"value": ir.FloatAttr.get(x.type, 1.0)})
-            return _op("arith.divf", [one, _call("llvm.sqrt", [x])], x.type)
-        if target == "nvidia":  # Triton's: rsqrt.approx.f32 (subnormal inputs supported)
-            return _call("llvm.nvvm.rsqrt.approx.f", [x])
-        # v_rsq_f32 flushes subnormal inputs: scale them by 2**24 (the result by 2**12)
-        e = A.Emitter(x.type)
-        tiny = e.cmp("olt", x, e.c(2.0 ** -126))
-        r = _call("llvm.amdgcn.rsq", [e.sel(tiny, e.mul(x, e.c(2.0 ** 24)), x)])
-        return e.sel(tiny, e.mul(r, e.c(2.0 ** 12)), r)
-    return fn
+def _rsqrt_f64(x):
+    one = _op("arith.constant", [], x.type, {"value": ir.FloatAttr.get(x.type, 1.0)})
+    return _op("arith.divf", [one, _call("llvm.sqrt", [x])], x.type)
+
+
+def _rsqrt_nvidia(op, xs):
+    x = xs[0]
+    if _float_kind(x.type) == "f64":
+        return _rsqrt_f64(x)
+    return _call("llvm.nvvm.rsqrt.approx.f", [x])  # Triton's: rsqrt.approx.f32 (subnormals ok)
+
+
+def _rsqrt_amd(op, xs):
+    x = xs[0]
+    if _float_kind(x.type) == "f64":
+        return _rsqrt_f64(x)
+    # v_rsq_f32 flushes subnormal inputs: scale them by 2**24 (the result by 2**12)
+    e = A.Emitter(x.type)
+    tiny = e.cmp("olt", x, e.c(2.0 ** -126))
+    r = _call("llvm.amdgcn.rsq", [e.sel(tiny, e.mul(x, e.c(2.0 ** 24)), x)])
+    return e.sel(tiny, e.mul(r, e.c(2.0 ** 12)), r)
 
 
 def _widened_16bit(v: ir.Value) -> bool:
@@ -171,7 +178,7 @@ _COMMON = {
 _RULES = {
     "nvidia": dict(_COMMON, **{
         "math.exp": _exp_nvidia, "math.exp2": _f32_intr_else_expand("exp2", A.exp2),
-        "math.sqrt": _sqrt, "math.rsqrt": _rsqrt("nvidia"), "arith.divf": _divf_nvidia,
+        "math.sqrt": _sqrt, "math.rsqrt": _rsqrt_nvidia, "arith.divf": _divf_nvidia,
         # not math ops, but tl.clamp's (and reductions'): convert-gpu-to-nvvm would call
         # libdevice's fmaxf/fminf for them
         "arith.maxnumf": _intr("maxnum"), "arith.minnumf": _intr("minnum"),
@@ -181,7 +188,7 @@ _RULES = {
         "math.exp2": _f32_intr_else_expand("exp2", A.exp2),
         "math.log": _f32_intr_else_expand("log", A.log),
         "math.log2": _f32_intr_else_expand("log2", A.log2),
-        "math.sqrt": _sqrt, "math.rsqrt": _rsqrt("amd"),
+        "math.sqrt": _sqrt, "math.rsqrt": _rsqrt_amd,
     }),
 }
 _EXACT_ANY_TYPE = {"math.floor", "math.ceil", "math.absf", "math.fma", "math.absi",
@@ -193,17 +200,19 @@ for _target, _table in _RULES.items():
             _per_element(_fn if _name in _EXACT_ANY_TYPE else _via_f32(_fn)))
 
 
-def _umulhi(target):
-    """NVIDIA: llvm.nvvm.mulhi.ui/ull (mul.hi.u32/u64, as Triton: a widened multiply may lose
-    the pattern); AMD: the high result of arith.mului_extended (v_mul_hi_u32)."""
-    def fn(op, xs):
-        t = xs[0].type
-        if target == "nvidia":
-            name = "llvm.nvvm.mulhi.ui" if ir.IntegerType(t).width == 32 else "llvm.nvvm.mulhi.ull"
-            return A.call_intrinsic(name, xs, t)
-        return ir.Operation.create("arith.mului_extended", results=[t, t], operands=xs).results[1]
-    return fn
+def _umulhi_nvidia(op, xs):
+    """llvm.nvvm.mulhi.ui/ull (mul.hi.u32/u64, as Triton: a widened multiply may lose the
+    pattern)."""
+    t = xs[0].type
+    name = "llvm.nvvm.mulhi.ui" if ir.IntegerType(t).width == 32 else "llvm.nvvm.mulhi.ull"
+    return A.call_intrinsic(name, xs, t)
 
 
-for _target in ("nvidia", "amd"):
-    lower("tile.umulhi", target=_target)(_per_element(_umulhi(_target)))
+def _umulhi_amd(op, xs):
+    """The high result of arith.mului_extended (v_mul_hi_u32)."""
+    t = xs[0].type
+    return ir.Operation.create("arith.mului_extended", results=[t, t], operands=xs).results[1]
+
+
+lower("tile.umulhi", target="nvidia")(_per_element(_umulhi_nvidia))
+lower("tile.umulhi", target="amd")(_per_element(_umulhi_amd))

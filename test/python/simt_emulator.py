@@ -103,8 +103,7 @@ class Emulator:
             text = ck.asm["tilegpu"]
             m = ir.Module.parse(rewrite(text) if rewrite is not None else text)
             run_pipeline(m, ("tilegpu-to-llvm",),
-                         PassContext(backend=tgt.backend, arch=tgt.arch, num_warps=num_warps,
-                                     warp_size=tgt.warp_size))
+                         PassContext(tgt, CompileOptions(num_warps=num_warps)))
         emu = cls(m, num_warps, tgt.warp_size)
         emu.context = ctx
         emu.compiled = ck

@@ -1,4 +1,5 @@
-"""The compile driver: runs a backend's ordered stage dictionary, caches every stage and dumps
+"""The compile driver: runs a backend's ordered stage dictionary as a chain (each stage
+function gets only its predecessor's output and the metadata), caches every stage and dumps
 them as `<kernel>.<stage>`.
 
     tile -> tilegpu -> llvm -> llir -> ptx -> cubin        (NVIDIA)
@@ -12,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import mlir.ir as ir
 
@@ -27,14 +28,6 @@ from .options import CompileOptions
 
 MLIR_STAGES = ("tile", "tilegpu", "llvm")
 BINARY_STAGES = ("cubin", "hsaco")
-
-
-@dataclass
-class StageState:
-    """Handed to every stage function: the outputs of the stages run so far and the kernel's
-    metadata (which stages may add to)."""
-    outputs: dict = field(default_factory=dict)
-    metadata: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -93,14 +86,6 @@ def compiler_hash() -> str:
     return _COMPILER_HASH
 
 
-def param_kind(dt) -> str:
-    """How a runtime argument of dtype `dt` is passed: p(ointer), i(nt32), l (int64),
-    L (uint64), f(loat32), b(ool)."""
-    if dt.is_ptr():
-        return "p"
-    return {"int32": "i", "int64": "l", "uint64": "L", "fp32": "f", "int1": "b"}[dt.name]
-
-
 def _dump_dir() -> str | None:
     return os.environ.get("TILEWORK_DUMP_DIR") or None
 
@@ -118,8 +103,7 @@ def compile(src, target: str | Target, options: CompileOptions | None = None,
             cache: FileCache | None | bool = None) -> CompiledKernel:
     """Compiles `src` (an ASTSource, or the text of stage `start`) for `target`."""
     options = options or CompileOptions()
-    if isinstance(target, str):
-        target = parse_target(target)
+    target = parse_target(target)  # an unknown target is refused before anything runs
     backend = get_backend(target)
     stages = backend.stages(options)
     order = ["tile"] + list(stages)
@@ -135,17 +119,18 @@ def compile(src, target: str | Target, options: CompileOptions | None = None,
         if files is not None:
             return _from_files(files, target, options, key)
 
-    st = StageState()
+    md = {}
     ctx = new_context()
     with ctx, ir.Location.unknown(ctx):
         if isinstance(src, ASTSource):
-            mod = build_kernel(src.fn, src.signature, src.constants, src.attrs, ctx, name=name,
+            cur = build_kernel(src.fn, src.signature, src.constants, src.attrs, ctx, name=name,
                                options=options)
             kname = name or src.fn.__name__
-            cur, first = mod, 1
-            st.outputs["tile"] = mod
-            asm = {"tile": str(mod)}
-            verify(mod)
+            first = 1
+            asm = {"tile": str(cur)}
+            verify(cur)
+            # the kernel's runtime parameters, in order (the runtime derives its ABI from them)
+            md["signature"] = {k: str(t) for k, t in src.signature.items()}
         else:
             asm = {}
             if start in MLIR_STAGES:
@@ -153,22 +138,17 @@ def compile(src, target: str | Target, options: CompileOptions | None = None,
                 verify(cur)
             else:
                 cur = src
-            st.outputs[start] = cur
             asm[start] = _as_text(cur)
             kname = name or _kernel_name(asm[start]) or "kernel"
             first = order.index(start) + 1
-        st.metadata.update(name=kname, target=target.arch, backend=target.backend,
-                           num_warps=options.num_warps, warp_size=target.warp_size,
-                           shared=0)
-        if isinstance(src, ASTSource):
-            st.metadata["param_kinds"] = "".join(param_kind(t) for t in src.signature.values())
+        md.update(name=kname, target=target.arch, backend=target.backend,
+                  num_warps=options.num_warps, warp_size=target.warp_size, shared=0)
         for stage in order[first:]:
-            cur = stages[stage](cur, st)
-            st.outputs[stage] = cur
+            cur = stages[stage](cur, md)
             asm[stage] = _as_text(cur)
             if stage == "tilegpu":
                 verify(cur)
-    md = {k: v for k, v in st.metadata.items() if not k.startswith("_")}
+    md = {k: v for k, v in md.items() if not k.startswith("_")}
     ck = CompiledKernel(kname, target, options, {k: v for k, v in asm.items() if v is not None},
                         md, key)
     if fc is not None:

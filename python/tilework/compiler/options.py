@@ -11,7 +11,7 @@ from dataclasses import dataclass
 class CompileOptions:
     target: str | None = None    # "sm_80", "sm_90a", "gfx942", ...; None: from the device
     num_warps: int = 4           # warps per program
-    num_stages: int = 3          # software-pipelining depth (accepted; used by later passes)
+    num_stages: int = 3          # software-pipelining depth (passes read pctx.num_stages)
     debug: bool = False          # enables tl.device_assert
     opt_level: int = 3           # LLVM/ptxas optimization level
     enable_fp_fusion: bool = True  # a * b + c may become one fma (as in Triton)

@@ -6,8 +6,7 @@ from __future__ import annotations
 import ctypes
 import sys
 
-_CTYPES = {"p": ctypes.c_void_p, "i": ctypes.c_int32, "l": ctypes.c_int64,
-           "L": ctypes.c_uint64, "f": ctypes.c_float, "b": ctypes.c_bool}
+from .abi import ctypes_of, param_kinds
 
 
 class CudaError(RuntimeError):
@@ -16,7 +15,7 @@ class CudaError(RuntimeError):
 
 class LoadedKernel:
     __slots__ = ("compiled", "module", "function", "block", "shared", "asm", "metadata", "name",
-                 "slots", "params_address", "_keep")
+                 "kinds", "slots", "params_address", "_keep")
 
     def __init__(self, compiled, module, function, block, shared):
         self.compiled = compiled
@@ -29,8 +28,8 @@ class LoadedKernel:
         self.name = compiled.name
         # Launch parameters go through storage allocated once per kernel: the driver copies
         # them at launch, so it is reused (no ctypes arrays built per launch).
-        kinds = compiled.metadata.get("param_kinds", "")
-        self.slots = [_CTYPES[c]() for c in kinds]
+        self.kinds = param_kinds(compiled.metadata)
+        self.slots = [t() for t in ctypes_of(self.kinds)]
         array = (ctypes.c_void_p * max(1, len(self.slots)))(
             *[ctypes.addressof(s) for s in self.slots])
         self.params_address = ctypes.addressof(array)

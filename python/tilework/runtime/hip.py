@@ -14,9 +14,8 @@ import struct
 import sys
 
 from . import printbuf
+from .abi import struct_format
 from .cuda import LoadedKernel
-
-_PACK = {"p": "P", "i": "i", "l": "q", "L": "Q", "f": "f", "b": "?"}
 
 
 class HipError(RuntimeError):
@@ -115,7 +114,7 @@ class HipRuntime:
 
     def launch(self, k, grid, values):
         # kernel arguments packed as one buffer with natural alignment (the AMDGPU ABI)
-        fmt = "@" + "".join(_PACK[c] for c in k.metadata.get("param_kinds", ""))
+        fmt = struct_format(k.kinds)
         buf = ctypes.create_string_buffer(struct.pack(fmt, *values) or b"\0")
         size = ctypes.c_size_t(len(buf.raw))
         HIP_LAUNCH_PARAM_BUFFER_POINTER, HIP_LAUNCH_PARAM_BUFFER_SIZE, HIP_LAUNCH_PARAM_END = (

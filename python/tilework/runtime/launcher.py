@@ -84,7 +84,7 @@ def arg_entry(fn: JITFunction, name: str, nospec: bool, a):
 
 def key_and_params(fn: JITFunction, values):
     """The variant key and the kernel parameter values of one launch (their C types follow
-    from the key, so they are fixed per compiled variant: metadata["param_kinds"])."""
+    from the key, so they are fixed per compiled variant: `abi.param_kinds`)."""
     key, params = [], []
     for name, is_cx, nospec, a in zip(fn.arg_names, fn._is_constexpr, fn._nospec, values):
         if is_cx:

@@ -17,6 +17,7 @@ import os
 import sys
 
 from ..backends import get_backend, parse_target
+from ..compiler.driver import ASTSource, compile, dump_kernel
 from ..compiler.options import CompileOptions
 from ..errors import CompilationError
 from ..language.core import str_to_ty
@@ -76,7 +77,6 @@ def parse_signature(fn, signature: str, constexprs: dict):
 
 
 def cmd_compile(args) -> int:
-    from ..compiler.driver import ASTSource, compile, dump_kernel  # loads MLIR
     opts = CompileOptions.from_env(target=args.target, num_warps=args.num_warps,
                                    maxnreg=args.maxnreg)
     constexprs = {}

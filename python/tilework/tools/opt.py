@@ -15,6 +15,7 @@ import sys
 import mlir.ir as ir
 
 from tilework.backends import parse_target
+from tilework.compiler.options import CompileOptions
 from tilework.dialects import VerificationError, new_context, verify
 from tilework.lowering import PASSES, PassContext, run_pipeline
 from tilework.lowering.registry import LoweringError
@@ -100,8 +101,12 @@ def main(argv=None) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    pctx = PassContext(backend=t.backend, arch=t.arch, num_warps=args.num_warps,
-                       warp_size=t.warp_size)
+    try:
+        options = CompileOptions(num_warps=args.num_warps)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    pctx = PassContext(t, options)
     text = sys.stdin.read() if args.input == "-" else open(args.input).read()
     chunks = text.split("// -----") if args.split_input_file else [text]
     status, outputs = 0, []
