@@ -11,7 +11,8 @@ from tilework.lowering import PassContext, run_pipeline
 # our passes of the tile -> tilegpu stage, in order
 TILEGPU_PASSES = ("tile-combine", "canonicalize", "cse", "tile-cse", "tilegpu-assign-layouts",
                   "tile-cse", "tilegpu-remove-converts", "cse", "tile-cse", "tile-combine",
-                  "tilegpu-vector-width", "tilegpu-compare-runs")
+                  "tilegpu-vector-width", "tilegpu-compare-runs", "tilegpu-allocate-shared",
+                  "tilegpu-insert-barriers")
 
 
 class Backend:
