@@ -207,7 +207,7 @@ class LoweringContext:
         rule uses `nbytes`, which its registered scratch size must cover."""
         op = self.current_op
         have = scratch_bytes(op)
-        if int(nbytes) > have:
+        if int(nbytes) != have:
             raise LoweringError(f"'{op.name}' uses {nbytes} bytes of shared scratch but "
                                 f"{have} were allocated")
         return self.smem_at(op)
