@@ -58,11 +58,19 @@ class Numbering:
             p = p.parent
 
 
+MEMDESC_USERS = ("tilegpu.local_store", "tilegpu.local_load", "tilegpu.local_dealloc",
+                 "tilegpu.memdesc_index", "tilegpu.async_copy")
+
+
 def memdesc_users(value: ir.Value) -> list:
-    """The ops using a memdesc, through memdesc_index views."""
+    """The ops using a memdesc, through memdesc_index views.  Memdescs do not flow through
+    control flow (yields, block arguments): their buffer could not be told statically."""
     out = []
     for use in value.uses:
         user = use.owner
+        if user.name not in MEMDESC_USERS:
+            raise ValueError(f"a memdesc can only be used by shared-memory ops, not by "
+                             f"'{user.name}'")
         out.append(user)
         if user.name == "tilegpu.memdesc_index":
             out.extend(memdesc_users(user.results[0]))

@@ -50,6 +50,9 @@ _MAX_GROUPS = 16  # older committed groups than this are merged (only more conse
 # ---- intervals -----------------------------------------------------------------------------
 
 def _offset(op) -> int:
+    if OFFSET_ATTR not in op.attributes:
+        raise ValueError(f"'{op.name}' has no tilegpu.smem_offset; run "
+                         "tilegpu-allocate-shared first")
     return ir.IntegerAttr(op.attributes[OFFSET_ATTR]).value
 
 
@@ -60,9 +63,6 @@ def memdesc_interval(v: ir.Value) -> tuple[int, int]:
                                                            "tilegpu.memdesc_index"):
         raise ValueError(f"cannot tell which shared buffer {v} is")
     if owner.name == "tilegpu.local_alloc":
-        if OFFSET_ATTR not in owner.attributes:
-            raise ValueError("local_alloc without tilegpu.smem_offset; run "
-                             "tilegpu-allocate-shared")
         off = _offset(owner)
         return off, off + alloc_bytes(T.memdesc_of(v.type))
     lo, hi = memdesc_interval(owner.operands[0])

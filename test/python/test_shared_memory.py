@@ -346,3 +346,45 @@ module attributes {{tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32}} 
         m = ir.Module.parse(text)
         with pytest.raises(VerificationError, match=re.escape(message)):
             verify(m)
+
+
+def test_memdesc_through_control_flow_is_rejected():
+    text = """
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @k(%n: i32) attributes {tile.kernel} {
+    %m = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 32>, f32, unit, 1 : i32>
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %r = scf.for %i = %c0 to %n step %c1 iter_args(%a = %m) -> (!tilegpu.memdesc<array<i64: 32>, f32, unit, 1 : i32>) : i32 {
+      scf.yield %a : !tilegpu.memdesc<array<i64: 32>, f32, unit, 1 : i32>
+    }
+    return
+  }
+}"""
+    with pytest.raises(ValueError, match="a memdesc can only be used by shared-memory ops, "
+                                         "not by 'scf.for'"):
+        _run(text, ("tilegpu-allocate-shared",))
+
+
+def test_barriers_need_the_allocation():
+    a, b = layouts(32)
+    text = roundtrip_kernel((32, 64), "f32", "sm_80", a, b)
+    with pytest.raises(ValueError, match="'tilegpu.local_alloc' has no tilegpu.smem_offset; "
+                                         "run tilegpu-allocate-shared first"):
+        _run(text, ("tilegpu-insert-barriers",))
+
+
+def test_rule_and_registered_scratch_must_agree(monkeypatch):
+    """ctx.smem checks the bytes a rule uses against its registered scratch size."""
+    from tilework.lowering import shared_memory
+    from tilework.lowering.registry import LoweringError
+    monkeypatch.setitem(shared_memory.SCRATCH, "tilegpu.convert_layout", lambda op: 64)
+    a, b = layouts(32)
+    k = Kernel((32, 64), "f32", 32)
+    x = k.load("%x", a)
+    y = k.emit(f'"tilegpu.convert_layout"({x}) : ({k.ty(a)}) -> {k.ty(b)}')
+    k.store("%o", y, b)
+    text = k.module("conv", [("x", "!tile.ptr<f32>"), ("o", "!tile.ptr<f32>")])
+    with pytest.raises(LoweringError, match="'tilegpu.convert_layout' uses 8192 bytes of "
+                                            "shared scratch but 64 were allocated"):
+        _run(text, PIPELINE)
