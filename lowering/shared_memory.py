@@ -126,6 +126,13 @@ def alloc_bytes(md: T.MemDesc) -> int:
     return align(buffer_bytes(md)) * (md.buffers - 1) + buffer_bytes(md)
 
 
+def shared_contiguity(memdesc_layout: str, shape, dim: int) -> int:
+    """How many elements consecutive along `dim` are consecutive in memory (aligned groups),
+    which bounds vector accesses.  Row-major: the last dimension, whole."""
+    del memdesc_layout  # see shared_offset
+    return shape[dim] if all(n == 1 for n in shape[dim + 1:]) else 1
+
+
 def shared_offset(memdesc_layout: str, shape, coords, ctx):
     """The element index (i32) of the element at logical `coords` (i32 values, one per
     dimension) in a buffer of `shape` with shared layout `memdesc_layout` (attribute text).

@@ -204,7 +204,7 @@ class LoweringContext:
 
     def smem(self, nbytes: int) -> ir.Value:
         """The scratch of the op being lowered (!llvm.ptr<3>): the base plus its offset; the
-        rule uses `nbytes`, which its registered scratch size must cover."""
+        rule uses `nbytes`, which must be its registered scratch size (`@scratch`)."""
         op = self.current_op
         have = scratch_bytes(op)
         if int(nbytes) != have:

@@ -17,19 +17,19 @@ synchronously and store (commit and wait are then nothing).
 """
 from __future__ import annotations
 
-import itertools
+import math
 import re
 
 import mlir.ir as ir
 
 from tilework.dialects import tile as T
-from tilework.dialects.layout import fastest_dim, layout_of
+from tilework.dialects.layout import Blocked, fastest_dim, layout_of
 from tilework.dialects.verify import named_operands
 
 from ..axis_info import elem_bytes
 from ..registry import lower
-from ..shared_memory import (align, buffer_bytes, from_smem, shared_offset, smem_gep, smem_type,
-                             to_smem)
+from ..shared_memory import (align, buffer_bytes, from_smem, shared_contiguity, shared_offset,
+                             smem_gep, smem_type, to_smem)
 from .memory import load_tile, vector_groups
 
 def _coords(ctx, regs_layout, shape, coord) -> list:
@@ -44,24 +44,68 @@ def _address(ctx, base, md: T.MemDesc, layout, coord):
     return smem_gep(ctx, base, idx, st)
 
 
+def _vector(md: T.MemDesc, layout) -> int:
+    """Elements per shared-memory access: the thread's run along its layout's fastest
+    dimension, contiguous in the buffer, at most 16 bytes (buffers start 16-byte aligned)."""
+    if not isinstance(layout, Blocked):
+        return 1
+    fast = layout.order[0]
+    run = min(layout.size_per_thread[fast], md.shape[fast],
+              shared_contiguity(md.layout, md.shape, fast),
+              max(1, 16 // elem_bytes(smem_type(md.elem))))
+    vec = 1 << (max(1, run).bit_length() - 1)
+    while layout.elems_per_thread(md.shape)[fast] % vec:
+        vec //= 2
+    return vec
+
+
+def _access_groups(ctx, layout, md):
+    """[(flat indices of one access, its address)] of the thread's elements."""
+    from ..to_llvm import Regs
+    vec = _vector(md, layout)
+    slots = Regs(layout, md.shape, [None] * math.prod(layout.elems_per_thread(md.shape)))
+    coords = list(slots.coords())
+    return vec, [(idxs, coords[idxs[0]]) for idxs in vector_groups(slots, vec)]
+
+
+def _attrs(ctx, st, vec):
+    return {"alignment": ir.IntegerAttr.get(ctx.i64, elem_bytes(st) * vec)} if vec > 1 else {}
+
+
 def store_tile(ctx, regs, base, md: T.MemDesc):
-    """Every element the thread holds, to its place in the buffer at `base`."""
+    """Every element the thread holds, to its place in the buffer at `base` (vector stores
+    where its elements are contiguous there)."""
     st = smem_type(md.elem)
-    for coord in regs.coords():
-        ctx.create("llvm.store", [to_smem(ctx, regs[coord], st),
-                                  _address(ctx, base, md, regs.layout, coord)], [])
+    vec, groups = _access_groups(ctx, regs.layout, md)
+    vt = ir.VectorType.get([vec], st)
+    for idxs, coord in groups:
+        vals = [to_smem(ctx, regs.values[i], st) for i in idxs]
+        if vec > 1:
+            v = ctx.op1("llvm.mlir.poison", [], vt)
+            for j, x in enumerate(vals):
+                v = ctx.op1("llvm.insertelement", [v, x, ctx.const(j)], vt)
+            vals = [v]
+        ctx.create("llvm.store", [vals[0], _address(ctx, base, md, regs.layout, coord)], [],
+                   _attrs(ctx, st, vec))
 
 
 def load_buffer(ctx, base, md: T.MemDesc, layout, scalar_type):
     """The tile of `layout` read from the buffer at `base`."""
     from ..to_llvm import Regs
     st = smem_type(md.elem)
-    per_thread = layout.elems_per_thread(md.shape)
-    vals = []
-    for coord in itertools.product(*[range(n) for n in per_thread]):
+    vec, groups = _access_groups(ctx, layout, md)
+    out = Regs(layout, md.shape, [None] * math.prod(layout.elems_per_thread(md.shape)))
+    for idxs, coord in groups:
         p = _address(ctx, base, md, layout, coord)
-        vals.append(from_smem(ctx, ctx.op1("llvm.load", [p], st), scalar_type))
-    return Regs(layout, md.shape, vals)
+        if vec == 1:
+            vals = [ctx.op1("llvm.load", [p], st)]
+        else:
+            v = ctx.create("llvm.load", [p], [ir.VectorType.get([vec], st)],
+                           _attrs(ctx, st, vec)).results[0]
+            vals = [ctx.op1("llvm.extractelement", [v, ctx.const(j)], st) for j in range(vec)]
+        for i, x in zip(idxs, vals):
+            out.values[i] = from_smem(ctx, x, scalar_type)
+    return out
 
 
 @lower("tilegpu.local_alloc")

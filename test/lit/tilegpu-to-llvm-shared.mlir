@@ -25,16 +25,16 @@
 // CHECK-NOT: gpu.barrier
 // CHECK: gpu.return
 
-// Below sm_80 and on AMD: a (vector) load under the mask, zero elsewhere, stored element by
-// element; commit and wait are nothing; the barrier stays.
+// Below sm_80 and on AMD: a (vector) load under the mask, zero elsewhere, and one 16-byte
+// store of the thread's 4 contiguous elements; commit and wait are nothing; the barrier
+// stays.  The reads in the other layout are one element each.
 // SYNC-LABEL: gpu.func @copy(
 // SYNC-NOT: cp.async
 // SYNC: scf.if %{{.+}} -> (vector<4xf32>) {
 // SYNC-NEXT: llvm.load %{{.+}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
-// SYNC: llvm.store %{{.+}}, %{{.+}} : f32, !llvm.ptr<3>
-// SYNC: llvm.store %{{.+}}, %{{.+}} : f32, !llvm.ptr<3>
-// SYNC: llvm.store %{{.+}}, %{{.+}} : f32, !llvm.ptr<3>
-// SYNC: llvm.store %{{.+}}, %{{.+}} : f32, !llvm.ptr<3>
+// SYNC: %[[V:.+]] = llvm.insertelement %{{.+}}[%c3_i32 : i32] : vector<4xf32>
+// SYNC-NEXT: %[[P:.+]] = llvm.getelementptr %{{.+}} : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, f32
+// SYNC-NEXT: llvm.store %[[V]], %[[P]] {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
 // SYNC-NEXT: gpu.barrier
 // SYNC-NEXT: llvm.getelementptr
 // SYNC-NEXT: llvm.load %{{.+}} : !llvm.ptr<3> -> f32

@@ -144,6 +144,11 @@ def test_local_alloc_store_load_roundtrip(target, elem, swap):
     shape = (32, 64)
     text = roundtrip_kernel(shape, elem, target, first, second)
     emu = Emulator.from_tilegpu(text, target, 4, PIPELINE)
+    llvm = str(emu.module)
+    # the row-major layout's 4 contiguous elements are one access; the other's one each
+    assert f"vector<4x{elem}>, !llvm.ptr<3>" in llvm
+    assert f"!llvm.ptr<3> -> vector<4x{elem}>" in llvm
+    assert f": {elem}, !llvm.ptr<3>" in llvm
     x = random_input(shape, elem, hash((target, elem, swap)) % 1000)
     out = np.zeros_like(x)
     emu.run((1,), x, out)
