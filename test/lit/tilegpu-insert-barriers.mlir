@@ -156,3 +156,51 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
     return %s : tensor<16x32xf32, #B>
   }
 }
+
+// -----
+
+// scf.while: the body (`do` region) runs after the condition region and loops back to it;
+// the state after the loop is the one leaving the condition region, which includes what
+// the body left (the barrier after the loop).
+// CHECK-LABEL: func.func @while_loop(
+// CHECK-NEXT: arith.constant 0 : i32
+// CHECK-NEXT: arith.constant 1 : i32
+// CHECK-NEXT: %[[W:.+]]:2 = scf.while
+// CHECK-NEXT: arith.cmpi
+// CHECK-NEXT: scf.condition
+// CHECK-NEXT: } do {
+// CHECK-NEXT: ^bb0(
+// CHECK-NEXT: "tilegpu.barrier"() : () -> ()
+// CHECK-NEXT: %[[C:.+]] = "tilegpu.convert_layout"
+// CHECK-NEXT: "tilegpu.barrier"() : () -> ()
+// CHECK-NEXT: %[[D:.+]] = "tilegpu.convert_layout"(%[[C]])
+// CHECK-NEXT: arith.addi
+// CHECK-NEXT: scf.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: "tilegpu.barrier"() : () -> ()
+// CHECK-NEXT: %[[E:.+]] = "tilegpu.convert_layout"(%[[W]]#1)
+// CHECK-NEXT: "tilegpu.barrier"() : () -> ()
+// CHECK-NEXT: %[[F:.+]] = "tilegpu.convert_layout"(%[[E]])
+// CHECK-NEXT: return %[[F]]
+// CHECK-NEXT: }
+#A = #tilegpu.blocked<array<i32: 1, 4>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
+#B = #tilegpu.blocked<array<i32: 4, 1>, array<i32: 8, 4>, array<i32: 1, 4>, array<i32: 0, 1>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @while_loop(%x: tensor<16x32xf32, #A>, %n: i32) -> tensor<16x32xf32, #A> attributes {tile.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %r:2 = scf.while (%i = %c0, %acc = %x) : (i32, tensor<16x32xf32, #A>) -> (i32, tensor<16x32xf32, #A>) {
+      %go = arith.cmpi slt, %i, %n : i32
+      scf.condition(%go) %i, %acc : i32, tensor<16x32xf32, #A>
+    } do {
+    ^bb0(%j: i32, %a: tensor<16x32xf32, #A>):
+      %c = "tilegpu.convert_layout"(%a) : (tensor<16x32xf32, #A>) -> tensor<16x32xf32, #B>
+      %d = "tilegpu.convert_layout"(%c) : (tensor<16x32xf32, #B>) -> tensor<16x32xf32, #A>
+      %k = arith.addi %j, %c1 : i32
+      scf.yield %k, %d : i32, tensor<16x32xf32, #A>
+    }
+    %e = "tilegpu.convert_layout"(%r#1) : (tensor<16x32xf32, #A>) -> tensor<16x32xf32, #B>
+    %f = "tilegpu.convert_layout"(%e) : (tensor<16x32xf32, #B>) -> tensor<16x32xf32, #A>
+    return %f : tensor<16x32xf32, #A>
+  }
+}
