@@ -183,7 +183,7 @@ def _is_zero(v: ir.Value | None) -> bool:
 def _groups(ptr_t, md: T.MemDesc, vec: int):
     """The access width in elements (contiguous in global and in shared memory)."""
     fast, _ = fastest_dim(layout_of(ptr_t))
-    if fast is None or any(n != 1 for n in md.shape[fast + 1:]):
+    if fast is None or shared_contiguity(md.layout, md.shape, fast) < vec:
         return 1
     return vec
 
