@@ -40,6 +40,11 @@ def as_module(src) -> ir.Module:
     raise TypeError(f"expected an MLIR module or its text, got {type(src).__name__}")
 
 
+def shared_memory_passes() -> list:
+    """Offsets of the shared buffers by liveness, then barriers from their reads and writes."""
+    return ["tilegpu-allocate-shared", "tilegpu-insert-barriers"]
+
+
 class Backend:
     """Subclasses set `binary_stage` and implement `tilegpu_passes`, `llvm_conversion`,
     `gpu_target_attr` and the stages after `llir` in `add_binary_stages`."""

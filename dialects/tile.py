@@ -260,6 +260,74 @@ irdl.dialect @tilegpu {
     irdl.operands(src: %t)
     irdl.results(result: %r)
   }
+  // [shared memory]
+  // memdesc: a buffer in shared memory: shape, element type, a shared layout (any attribute
+  // for now: addressed row-major, see lowering/shared_memory.py shared_offset) and the number
+  // of buffers (multi-buffering: memdesc_index selects one, a memdesc of 1 buffer).
+  // tilegpu-allocate-shared sets `tilegpu.smem_offset` on local_alloc and on every op that
+  // needs scratch; tilegpu-insert-barriers places `barrier` (gpu.barrier).
+  irdl.type @memdesc {
+    %s = irdl.base "#builtin.dense_array"
+    %e = irdl.any
+    %l = irdl.any
+    %n = irdl.base "#builtin.integer"
+    irdl.parameters(shape: %s, element_type: %e, layout: %l, buffers: %n)
+  }
+  irdl.operation @local_alloc {
+    %t = irdl.base "!builtin.tensor"
+    %m = irdl.base @tilegpu::@memdesc
+    irdl.operands(src: optional %t)
+    irdl.results(result: %m)
+  }
+  irdl.operation @local_store {
+    %t = irdl.base "!builtin.tensor"
+    %m = irdl.base @tilegpu::@memdesc
+    irdl.operands(src: %t, dst: %m)
+    irdl.results()
+  }
+  irdl.operation @local_load {
+    %m = irdl.base @tilegpu::@memdesc
+    %t = irdl.base "!builtin.tensor"
+    irdl.operands(src: %m)
+    irdl.results(result: %t)
+  }
+  irdl.operation @local_dealloc {
+    %m = irdl.base @tilegpu::@memdesc
+    irdl.operands(src: %m)
+    irdl.results()
+  }
+  irdl.operation @memdesc_index {
+    %m = irdl.base @tilegpu::@memdesc
+    %r = irdl.base @tilegpu::@memdesc
+    %i = irdl.is i32
+    irdl.operands(src: %m, index: %i)
+    irdl.results(result: %r)
+  }
+  // async_copy: global -> shared, `other` (zero if absent) where `mask` is false; the data is
+  // there once async_wait leaves at most `num` newer committed groups pending
+  irdl.operation @async_copy {
+    %p = irdl.base "!builtin.tensor"
+    %m = irdl.base @tilegpu::@memdesc
+    %k = irdl.base "!builtin.tensor"
+    %o = irdl.base "!builtin.tensor"
+    irdl.operands(ptr: %p, dst: %m, mask: optional %k, other: optional %o)
+    irdl.results()
+  }
+  irdl.operation @async_commit_group {
+    irdl.operands()
+    irdl.results()
+  }
+  irdl.operation @async_wait {
+    %n = irdl.base "#builtin.integer"
+    irdl.attributes {"num" = %n}
+    irdl.operands()
+    irdl.results()
+  }
+  irdl.operation @barrier {
+    irdl.operands()
+    irdl.results()
+  }
+  // [end shared memory]
 }
 """
 
@@ -268,6 +336,7 @@ OPERAND_SEGMENTS = {
     "tile.load": ("ptr", "mask", "other"),
     "tile.store": ("ptr", "value", "mask"),
     "tile.atomic_rmw": ("ptr", "value", "mask"),
+    "tilegpu.async_copy": ("ptr", "dst", "mask", "other"),
 }
 
 _LOADED_ATTR = "_tilework_dialects_loaded"
@@ -372,3 +441,41 @@ def element_type(t: ir.Type) -> ir.Type:
 
 def shape_of(t: ir.Type) -> tuple[int, ...]:
     return tuple(as_tensor(t).shape) if is_tensor(t) else ()
+
+
+# ---- shared-memory descriptors (`!tilegpu.memdesc<shape, element type, layout, buffers>`) ----
+
+_MEMDESC_RE = re.compile(r"^!tilegpu\.memdesc<array<i64(?::\s*([-\d,\s]*))?>,\s*([^,]+),\s*(.*),"
+                         r"\s*(-?\d+)\s*:\s*i\d+>$", re.S)
+
+
+class MemDesc:
+    """The parameters of a memdesc type: `shape` (of one buffer), `elem`, `layout` (the shared
+    layout attribute, text) and `buffers`."""
+
+    def __init__(self, shape, elem: ir.Type, layout: str, buffers: int):
+        self.shape, self.elem, self.layout, self.buffers = tuple(shape), elem, layout, buffers
+
+    def with_buffers(self, n: int) -> "MemDesc":
+        return MemDesc(self.shape, self.elem, self.layout, n)
+
+    def type(self) -> ir.Type:
+        return memdesc_type(self.shape, self.elem, self.layout, self.buffers)
+
+
+def memdesc_type(shape, elem: ir.Type, layout: str = "unit", buffers: int = 1) -> ir.Type:
+    dims = ", ".join(str(int(n)) for n in shape)
+    return ir.Type.parse(f"!tilegpu.memdesc<array<i64{': ' + dims if dims else ''}>, {elem}, "
+                         f"{layout}, {int(buffers)} : i32>")
+
+
+def is_memdesc(t: ir.Type) -> bool:
+    return str(t).startswith("!tilegpu.memdesc<")
+
+
+def memdesc_of(t: ir.Type) -> MemDesc:
+    m = _MEMDESC_RE.match(str(t))
+    if not m:
+        raise TypeError(f"not a !tilegpu.memdesc type: {t}")
+    dims = [int(x) for x in m.group(1).split(",")] if m.group(1) and m.group(1).strip() else []
+    return MemDesc(dims, ir.Type.parse(m.group(2).strip()), m.group(3).strip(), int(m.group(4)))

@@ -287,6 +287,81 @@ def _convert(op):
         return "convert_layout changes only the layout"
 
 
+# ---- shared memory (memdesc ops) -------------------------------------------------------------
+
+def _check_shared_memory(op) -> str | None:
+    """The tilegpu shared-memory ops: memdesc types well formed, tiles matching the buffer they
+    move to or from (shape, element type), one buffer where one is addressed."""
+    for t in [v.type for v in op.operands] + [r.type for r in op.results]:
+        if T.is_memdesc(t):
+            md = T.memdesc_of(t)
+            if not md.shape or any(n <= 0 for n in md.shape):
+                return f"memdesc shape must be non-empty and positive, got {list(md.shape)}"
+            if md.buffers < 1:
+                return f"memdesc needs at least one buffer, got {md.buffers}"
+            if not (T.isa(md.elem, ir.IntegerType) or T.isa(md.elem, ir.FloatType)):
+                return f"memdesc elements must be integers or floats, got {md.elem}"
+
+    def one_buffer(md, what):
+        if md.buffers != 1:
+            return f"{what} a memdesc of {md.buffers} buffers: select one with memdesc_index"
+
+    def same_tile(tile_t, md, what):
+        if T.shape_of(tile_t) != md.shape or T.element_type(tile_t) != md.elem:
+            return (f"{what} {tile_t} does not match the buffer "
+                    f"({list(md.shape)} x {md.elem})")
+
+    name = op.name
+    if name == "tilegpu.local_alloc":
+        md = T.memdesc_of(op.results[0].type)
+        if len(op.operands):
+            return one_buffer(md, "local_alloc initializes") or \
+                same_tile(op.operands[0].type, md, "local_alloc initial value")
+    elif name == "tilegpu.local_store":
+        md = T.memdesc_of(op.operands[1].type)
+        return one_buffer(md, "local_store to") or \
+            same_tile(op.operands[0].type, md, "local_store value")
+    elif name == "tilegpu.local_load":
+        md = T.memdesc_of(op.operands[0].type)
+        return one_buffer(md, "local_load from") or \
+            same_tile(op.results[0].type, md, "local_load result")
+    elif name == "tilegpu.local_dealloc":
+        src = op.operands[0]
+        if not isinstance(src.owner, ir.Block) and src.owner.name != "tilegpu.local_alloc":
+            return "local_dealloc takes the result of a local_alloc"
+    elif name == "tilegpu.memdesc_index":
+        md, rd = T.memdesc_of(op.operands[0].type), T.memdesc_of(op.results[0].type)
+        if rd.buffers != 1 or (rd.shape, rd.elem, rd.layout) != (md.shape, md.elem, md.layout):
+            return f"memdesc_index must give one buffer of {op.operands[0].type}"
+    elif name == "tilegpu.async_copy":
+        ops = _segments(op)
+        md = T.memdesc_of(ops["dst"].type)
+        pt = ops["ptr"].type
+        pe = T.element_type(pt)
+        if not T.is_ptr(pe) or T.pointee(pe) != md.elem:
+            return f"async_copy needs pointers to {md.elem}, got {pt}"
+        err = one_buffer(md, "async_copy to") or \
+            (f"async_copy pointer shape {list(T.shape_of(pt))} does not match the buffer "
+             f"{list(md.shape)}" if T.shape_of(pt) != md.shape else None) or \
+            _check_mask(ops["mask"], pt, "async_copy")
+        if err:
+            return err
+        o = ops["other"]
+        if o is not None and (T.element_type(o.type) != md.elem or not _same_shape(o.type, pt)):
+            return f"async_copy other must be a tile of {md.elem} of the pointers' shape"
+        if o is not None and ops["mask"] is None:
+            return "async_copy other needs a mask"
+    elif name == "tilegpu.async_wait":
+        if ir.IntegerAttr(op.attributes["num"]).value < 0:
+            return "async_wait num must be >= 0"
+    return None
+
+
+for _name in ("local_alloc", "local_store", "local_load", "local_dealloc", "memdesc_index",
+              "async_copy", "async_wait"):
+    _check("tilegpu." + _name)(_check_shared_memory)
+
+
 def _check_layout(v, config):
     """The layout of `v` (if any) is well formed and fits the module's warp configuration."""
     try:

@@ -126,7 +126,8 @@ def _i32(v):
 def _set_vector_widths(module_op, pctx):
     for f in kernels(module_op):
         an = AxisAnalysis(f)
-        for op in _memory_ops(f):
+        copies = [op for op in T.walk_ops(f) if op.name == "tilegpu.async_copy"]
+        for op in _memory_ops(f) + copies:
             args = named_operands(op)
             ptr = args["ptr"]
             lay = layout_of(ptr.type)

@@ -20,6 +20,10 @@ from . import rules  # noqa: F401  (registers the rules)
 from .pass_base import Pass, register
 from .registry import LoweringError, lookup
 from .layout_passes import kernels, module_config
+from .shared_memory import (OFFSET_ATTR, SCRATCH, SHARED_ATTR, SMEM_PTR, SMEM_SYMBOL,
+                            scratch_bytes, smem_offset_ptr)
+from .smem_alloc import allocate_shared
+from .smem_barriers import insert_barriers
 
 
 class Regs:
@@ -166,31 +170,47 @@ class LoweringContext:
 
     def barrier(self):
         gpu.barrier()
-        self.smem_readers = False
 
-    # The shared buffer is reused by every user (reductions, scans, conversions): a user
-    # writes, synchronizes, reads.  Before writing it must wait for the previous user's
-    # readers, unless a barrier already came after them; at the start of a kernel nothing
-    # reads it.  Region bodies (loops) start and end with readers assumed.
-    smem_readers = False
+    # Barriers between ops are placed by tilegpu-insert-barriers as `tilegpu.barrier` ops; one
+    # before an op with scratch is emitted where its rule starts touching shared memory
+    # (`smem_begin`), so the op's register work comes first.  The barrier between a rule's own
+    # writes and reads of its scratch is the rule's (`smem_publish`).
+    barrier_pending = False
+    current_op = None
 
     def smem_begin(self):
-        """Before writing the shared buffer: a barrier only if earlier readers may remain."""
-        if self.smem_readers:
+        """Before an op's first shared-memory access: the barrier the pass placed before it."""
+        if self.barrier_pending:
+            self.barrier_pending = False
             self.barrier()
 
     def smem_publish(self):
-        """After writing the shared buffer: a barrier; the buffer then has readers."""
+        """Between a rule's writes to its scratch and its reads of it."""
         self.barrier()
-        self.smem_readers = True
+
+    def smem_base(self) -> ir.Value:
+        """The kernel's dynamic shared memory (!llvm.ptr<3>)."""
+        return self._hoisted("smem", lambda: self.op1(
+            "llvm.mlir.addressof", [], ir.Type.parse(SMEM_PTR),
+            {"global_name": ir.FlatSymbolRefAttr.get(SMEM_SYMBOL)}))
+
+    def smem_at(self, op) -> ir.Value:
+        """The base plus the offset tilegpu-allocate-shared gave `op`."""
+        if OFFSET_ATTR not in op.attributes:
+            raise LoweringError(f"'{op.name}' has no shared memory assigned; run "
+                                "tilegpu-allocate-shared")
+        off = ir.IntegerAttr(op.attributes[OFFSET_ATTR]).value
+        return self._hoisted(("smem", off), lambda: smem_offset_ptr(self, self.smem_base(), off))
 
     def smem(self, nbytes: int) -> ir.Value:
-        """The base of the kernel's shared memory (!llvm.ptr<3>), at least `nbytes` long.
-        Every user gets the same buffer: users are separated by barriers."""
-        self.shared_bytes = max(getattr(self, "shared_bytes", 0), int(nbytes))
-        return self._hoisted("smem", lambda: self.op1(
-            "llvm.mlir.addressof", [], ir.Type.parse("!llvm.ptr<3>"),
-            {"global_name": ir.FlatSymbolRefAttr.get(SMEM_SYMBOL)}))
+        """The scratch of the op being lowered (!llvm.ptr<3>): the base plus its offset; the
+        rule uses `nbytes`, which must be its registered scratch size (`@scratch`)."""
+        op = self.current_op
+        have = scratch_bytes(op)
+        if int(nbytes) != have:
+            raise LoweringError(f"'{op.name}' uses {nbytes} bytes of shared scratch but "
+                                f"{have} were allocated")
+        return self.smem_at(op)
 
     def shuffle_xor(self, v: ir.Value, offset: int) -> ir.Value:
         """`v` from the lane `lane ^ offset` (any scalar type up to 64 bits)."""
@@ -258,9 +278,7 @@ class LoweringContext:
     def lower_block(self, block: ir.Block):
         """Lowers every op of `block` at the current insertion point (rules of region ops
         call this for their bodies, after mapping the block arguments in `values`)."""
-        self.smem_readers = True  # an earlier iteration may have left readers
         _lower_block(self, block)
-        self.smem_readers = True
 
     # flattening tiles to scalars and back: region ops (scf.for/if/while) carry the scalars
     @staticmethod
@@ -296,9 +314,6 @@ class LoweringContext:
         return out
 
 
-SMEM_SYMBOL = "tilework_smem"
-
-
 def _bits(t: ir.Type) -> int:
     s = str(t)
     if s.startswith("!llvm.ptr"):
@@ -316,6 +331,9 @@ def _lower_block(ctx: LoweringContext, block: ir.Block):
     for op in list(block.operations):
         op = op.operation
         with op.location:
+            if ctx.barrier_pending and op.name not in SCRATCH:
+                ctx.smem_begin()  # only rules with scratch defer the barrier
+            outer, ctx.current_op = ctx.current_op, op
             try:
                 rule = lookup(op.name, ctx.target, ctx.arch)
                 args = [ctx.lowered(v) for v in op.operands]
@@ -324,6 +342,10 @@ def _lower_block(ctx: LoweringContext, block: ir.Block):
                 if e.location is None:
                     raise LoweringError(str(e), op.location) from None
                 raise
+            finally:
+                ctx.current_op = outer
+            if ctx.barrier_pending and op.name != "tilegpu.barrier":
+                ctx.smem_begin()  # the op did not touch shared memory after all
         results = results or []
         if len(results) != len(op.results):
             raise LoweringError(f"rule for '{op.name}' returned {len(results)} results, "
@@ -332,7 +354,8 @@ def _lower_block(ctx: LoweringContext, block: ir.Block):
             ctx.values[r] = v
 
 
-def _convert_func(f, gpu_module, target, arch, num_warps, warp_size, functions, maxnreg=None):
+def _convert_func(f, gpu_module, target, arch, num_warps, warp_size, functions, shared,
+                  maxnreg=None):
     f = f.operation
     name = ir.StringAttr(f.attributes["sym_name"]).value
     ftype = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
@@ -359,13 +382,15 @@ def _convert_func(f, gpu_module, target, arch, num_warps, warp_size, functions, 
     with ir.InsertionPoint(entry):
         _lower_block(ctx, src_entry)
     anchor.erase()
-    shared = getattr(ctx, "shared_bytes", 0)
-    gf.attributes["tilegpu.shared"] = i32(shared)
-    return shared
+    gf.attributes[SHARED_ATTR] = i32(shared)
 
 
 def _to_llvm(module_op, pctx):
     nw, ws = module_config(module_op, pctx)
+    if SHARED_ATTR not in module_op.attributes:  # hand-written IR: allocate and synchronize
+        allocate_shared(module_op, pctx)
+        insert_barriers(module_op, pctx)
+    shared = ir.IntegerAttr(module_op.attributes[SHARED_ATTR]).value
     target_attr = pctx.extra.get("gpu_target_attr") or _default_target_attr(pctx)
     funcs = kernels(module_op)
     helpers = [op.operation for op in module_op.regions[0].blocks[0].operations
@@ -375,10 +400,9 @@ def _to_llvm(module_op, pctx):
         gm = gpu.GPUModuleOp("kernels", targets=ir.ArrayAttr.get([ir.Attribute.parse(target_attr)]))
         gm.regions[0].blocks.append()
     functions = {ir.StringAttr(h.attributes["sym_name"]).value: h for h in helpers}
-    shared = 0
     for f in funcs:
-        shared = max(shared, _convert_func(f, gm, pctx.backend, pctx.arch, nw, ws, functions,
-                                           pctx.extra.get("maxnreg")))
+        _convert_func(f, gm, pctx.backend, pctx.arch, nw, ws, functions, shared,
+                      pctx.extra.get("maxnreg"))
         f.erase()
     for h in helpers:
         h.erase()
@@ -387,7 +411,7 @@ def _to_llvm(module_op, pctx):
         g = ir.Operation.parse(f'llvm.mlir.global external @{SMEM_SYMBOL}() {{addr_space = 3 '
                                f': i32, alignment = 16 : i64}} : !llvm.array<0 x i8>')
         ir.InsertionPoint.at_block_begin(gm.regions[0].blocks[0]).insert(g)
-    module_op.attributes["tilegpu.shared"] = i32(shared)
+    module_op.attributes[SHARED_ATTR] = i32(shared)
 
 
 def _default_target_attr(pctx) -> str:

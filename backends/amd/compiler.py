@@ -102,7 +102,7 @@ class AMDBackend(Backend):
         passes = common.tile_cleanup_passes() + common.layout_passes()
         # architecture-specific passes go here, chosen from self.target (CDNA's MFMA, RDNA's
         # WMMA, LDS size), as Triton's make_ttgir does; today every gfx target shares one
-        return passes + common.access_passes()
+        return passes + common.access_passes() + common.shared_memory_passes()
 
     def gpu_target_attr(self, options) -> str:
         return f'#rocdl.target<O = {options.opt_level}, chip = "{self.target.arch}">'

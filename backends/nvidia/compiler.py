@@ -43,7 +43,7 @@ class NVIDIABackend(Backend):
         passes = common.tile_cleanup_passes() + common.layout_passes()
         # architecture-specific passes go here, chosen from self.target (its capability and
         # matrix instructions), as Triton's make_ttgir does; today every sm_ target shares one
-        return passes + common.access_passes()
+        return passes + common.access_passes() + common.shared_memory_passes()
 
     def gpu_target_attr(self, options) -> str:
         return (f'#nvvm.target<O = {options.opt_level}, chip = "{self.target.arch}", '

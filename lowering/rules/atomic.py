@@ -4,8 +4,8 @@ Each element is one atomic instruction, under `scf.if` on its mask bit.  Element
 once: where a layout replicates a tile (threads holding copies of an element, a tile smaller
 than the threads, or a Slice layout) only the owning thread (the one whose copy is not a
 wrapped-around one) issues the atomic, and the old values reach the other copies through a
-shared-memory round trip (barrier, owners store, barrier, everyone loads; the buffer is the
-kernel's shared scratch, `ctx.smem`).  A scalar atomic is issued by thread 0 and its old
+shared-memory round trip (owners store, a barrier, everyone loads; the op's scratch,
+`ctx.smem`, sized by `_atomic_scratch`).  A scalar atomic is issued by thread 0 and its old
 value broadcast the same way.  Masked-off lanes return 0.
 
 * NVIDIA: read-modify-writes are inline PTX `atom.<sem>.<scope>.global.<op>.<type>` (LLVM's
@@ -23,11 +23,12 @@ import mlir.ir as ir
 from mlir.dialects import scf
 
 from tilework.dialects import tile as T
-from tilework.dialects.layout import Blocked, Slice
+from tilework.dialects.layout import Blocked, Slice, layout_of
 from tilework.dialects.verify import named_operands
 
 from ..registry import LoweringError, lower
 from ..target import arch_capability
+from ..shared_memory import scratch, smem_gep
 
 ORDERING = {"relaxed": 2, "acquire": 4, "release": 5, "acq_rel": 6}  # LLVM AtomicOrdering
 FAILURE_ORDERING = {"relaxed": 2, "acquire": 4, "release": 2, "acq_rel": 4}
@@ -166,32 +167,50 @@ def _guarded(ctx, pred, build, t):
 
 # ---- ownership and sharing ---------------------------------------------------------------------
 
-def owner_predicate(ctx, layout, shape):
-    """i1: this thread owns (holds the not-wrapped-around copy of) its elements of a tile of
-    `layout` and `shape`; None when the layout does not replicate the tile."""
+def _replicated(layout, shape):
+    """(root Blocked layout, its shape, the root dims along which threads hold copies)."""
     root, rshape = layout, tuple(shape)
     while isinstance(root, Slice):
         rshape, root = root.parent_shape(rshape), root.parent
     if not isinstance(root, Blocked):
         raise LoweringError(f"atomics on tiles of layout {layout} are not supported yet")
+    return root, rshape, [d for d, n in enumerate(rshape) if n < root.cta_tile()[d]]
+
+
+def owner_predicate(ctx, layout, shape):
+    """i1: this thread owns (holds the not-wrapped-around copy of) its elements of a tile of
+    `layout` and `shape`; None when the layout does not replicate the tile."""
+    root, rshape, dims = _replicated(layout, shape)
     pred = None
-    for d, n in enumerate(rshape):
-        if n < root.cta_tile()[d]:
-            pred = _and(ctx, pred, _cmp(ctx, "ult", ctx.thread_offset(root, d), ctx.const(n)))
+    for d in dims:
+        pred = _and(ctx, pred, _cmp(ctx, "ult", ctx.thread_offset(root, d),
+                                    ctx.const(rshape[d])))
     return pred
 
 
-def _smem_ptr(ctx, base, index, t):
-    return ctx.op1("llvm.getelementptr", [base, index], ir.Type.parse("!llvm.ptr<3>"), {
-        "rawConstantIndices": ir.DenseI32ArrayAttr.get([-2147483648]),
-        "elem_type": ir.TypeAttr.get(t)})
+def _share_bytes(t, nslots):
+    return nslots * max(1, _bits(t) // 8)
+
+
+@scratch("tile.atomic_rmw", "tile.atomic_cas")
+def _atomic_scratch(op):
+    """The old values' round trip (`share`): a scalar's, or a replicated tile's."""
+    if not len(list(op.results[0].uses)):
+        return 0
+    pt = op.operands[0].type
+    if not T.is_tensor(pt):
+        return _share_bytes(T.element_type(op.results[0].type), 1)
+    layout, shape = layout_of(pt), T.shape_of(pt)
+    if not _replicated(layout, shape)[2]:
+        return 0
+    return _share_bytes(T.element_type(op.results[0].type), math.prod(shape))
 
 
 def share(ctx, owner, slots, values, t, nslots):
     """Every thread gets, for each (slot index, value) pair, the value its owner holds: owners
     store into shared memory, a barrier, then everyone loads."""
-    base = ctx.smem(nslots * max(1, _bits(t) // 8))
-    ptrs = [_smem_ptr(ctx, base, s, t) for s in slots]
+    base = ctx.smem(_share_bytes(t, nslots))
+    ptrs = [smem_gep(ctx, base, s, t) for s in slots]
     ctx.smem_begin()
     if_op = scf.IfOp(owner, [], has_else=False)
     with ir.InsertionPoint(if_op.then_block):

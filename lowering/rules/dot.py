@@ -19,8 +19,8 @@ acc + a @ b for a [B?, M, K], b [B?, K, N] (the tensor-core lowering is a separa
    written to shared memory (`_round_tf32`); "ieee", "tf32x3", "bf16x3" and "bf16x6" keep
    full fp32.
 
-The next user of the scratch buffer starts with a barrier (as every user does), so the reads
-of step 2 finish before it is overwritten.
+tilegpu-insert-barriers places a barrier before the next op that writes these bytes, so the
+reads of step 2 finish before they are overwritten.
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ from tilework.dialects.layout import Blocked, layout_of
 from ..axis_info import elem_bytes
 from ..registry import LoweringError, lower
 from .fp8 import f8_to_f32
-from .layout import _from_smem, _smem_gep, _smem_type, _to_smem
+from ..shared_memory import align, from_smem, scratch, smem_gep, smem_type, to_smem
 from .math_approx import call_intrinsic  # (math.fma would become a libdevice/ocml call)
 
 _SMEM_PTR = "!llvm.ptr<3>"
@@ -121,7 +121,7 @@ class _Operand:
                     else ctx.const(0)
                 if boff is not None:
                     idx = ctx.op1("arith.addi", [boff, idx], ctx.i32)
-                self.groups[(bi, j)] = _smem_gep(ctx, base, idx, elem)
+                self.groups[(bi, j)] = smem_gep(ctx, base, idx, elem)
 
     def load(self, k_off) -> dict:
         """{(batch coord, coord along dim): element} at the row k (`k_off` = k * stride_k)."""
@@ -129,7 +129,7 @@ class _Operand:
         vt = ir.VectorType.get([self.vec], self.elem) if self.vec > 1 else self.elem
         attrs = {"alignment": ir.IntegerAttr.get(ctx.i64, elem_bytes(self.elem) * self.vec)}
         for (bi, j), p in self.groups.items():
-            q = _smem_gep(ctx, p, k_off, self.elem)
+            q = smem_gep(ctx, p, k_off, self.elem)
             v = ctx.create("llvm.load", [q], [vt], attrs).results[0]
             if self.vec == 1:
                 out[(bi, j)] = v
@@ -143,7 +143,22 @@ def _store_operand(ctx, regs, base, elem, strides):
     """Writes every element the thread holds at sum(index_d * strides_d)."""
     for coord in regs.coords():
         idx = ctx.linear_index(regs.layout, regs.shape, coord, strides)
-        ctx.create("llvm.store", [regs[coord], _smem_gep(ctx, base, idx, elem)], [])
+        ctx.create("llvm.store", [regs[coord], smem_gep(ctx, base, idx, elem)], [])
+
+
+def _operand_bytes(ea, eb, nb, M, N, K):
+    """(offset of B, bytes) of A^T then B in shared memory (see the module docstring)."""
+    b_off = align(nb * K * M * elem_bytes(ea))
+    return b_off, b_off + nb * K * N * elem_bytes(eb)
+
+
+@scratch("tile.dot")
+def _dot_scratch(op):
+    a, b, c = (op.operands[i].type for i in range(3))
+    shape = T.shape_of(c)
+    nb = shape[0] if len(shape) == 3 else 1
+    ea, eb = (smem_type(T.element_type(t)) for t in (a, b))
+    return _operand_bytes(ea, eb, nb, shape[-2], shape[-1], T.shape_of(a)[-1])[1]
 
 
 @lower("tile.dot")
@@ -163,20 +178,19 @@ def _dot(ctx, op, args):
         b = b.like([_round_tf32(ctx, v) for v in b.values])
     # float8 has no LLVM type: its bytes go through shared memory
     fa, fb = ea, eb
-    ea, eb = (_smem_type(ctx, t) for t in (fa, fb))
-    a = a.like([_to_smem(ctx, v, ea) for v in a.values])
-    b = b.like([_to_smem(ctx, v, eb) for v in b.values])
+    ea, eb = (smem_type(t) for t in (fa, fb))
+    a = a.like([to_smem(ctx, v, ea) for v in a.values])
+    b = b.like([to_smem(ctx, v, eb) for v in b.values])
     rank = len(shape)
     batched = rank == 3
     nb = shape[0] if batched else 1
     M, N, K = shape[-2], shape[-1], a.shape[-1]
 
     # 1. a (transposed) and b to shared memory
-    a_bytes = nb * K * M * elem_bytes(ea)
-    b_off = (a_bytes + 15) // 16 * 16
-    base = ctx.smem(b_off + nb * K * N * elem_bytes(eb))
+    b_off, nbytes = _operand_bytes(ea, eb, nb, M, N, K)
+    base = ctx.smem(nbytes)
     i8 = ir.IntegerType.get_signless(8)
-    base_b = _smem_gep(ctx, base, ctx.const(b_off), i8)
+    base_b = smem_gep(ctx, base, ctx.const(b_off), i8)
     ctx.smem_begin()
     _store_operand(ctx, a, base, ea, ([K * M] if batched else []) + [1, M])
     _store_operand(ctx, b, base_b, eb, ([K * N] if batched else []) + [N, 1])
@@ -194,8 +208,8 @@ def _dot(ctx, op, args):
         k = loop.induction_variable
         av = opa.load(_mul(ctx, k, M))
         bv = opb.load(_mul(ctx, k, N))
-        av = {key: _extend(ctx, _from_smem(ctx, v, fa), ct) for key, v in av.items()}
-        bv = {key: _extend(ctx, _from_smem(ctx, v, fb), ct) for key, v in bv.items()}
+        av = {key: _extend(ctx, from_smem(ctx, v, fa), ct) for key, v in av.items()}
+        bv = {key: _extend(ctx, from_smem(ctx, v, fb), ct) for key, v in bv.items()}
         new = []
         for c, s in zip(coords, loop.inner_iter_args):
             bi = c[0] if batched else 0

@@ -14,8 +14,8 @@ import mlir.ir as ir
 from tilework.dialects import tile as T
 from tilework.dialects.layout import Slice, layout_of
 
-from ..axis_info import elem_bytes
 from ..registry import LoweringError, lower
+from ..shared_memory import elems_bytes, from_smem, scratch, smem_gep, smem_type, to_smem
 
 
 def _regs(values_layout, shape, values):
@@ -23,63 +23,42 @@ def _regs(values_layout, shape, values):
     return Regs(values_layout, shape, values)
 
 
-def _smem_type(ctx, t: ir.Type) -> ir.Type:
-    """How an element is kept in shared memory: booleans as bytes, pointers as i64."""
-    s = str(t)
-    if s == "i1" or s.startswith("f8"):  # float8 has no LLVM type: its byte
-        return ir.IntegerType.get_signless(8)
-    if s.startswith("!llvm.ptr"):
-        return ctx.i64
-    return t
-
-
-def _to_smem(ctx, v, st):
-    t = v.type
-    if t == st:
-        return v
-    if str(t) == "i1":
-        return ctx.op1("arith.extui", [v], st)
-    if str(t).startswith("f8"):
-        return ctx.op1("arith.bitcast", [v], st)
-    return ctx.op1("llvm.ptrtoint", [v], st)
-
-
-def _from_smem(ctx, v, t):
-    if v.type == t:
-        return v
-    if str(t) == "i1":
-        return ctx.op1("arith.trunci", [v], t)
-    if str(t).startswith("f8"):
-        return ctx.op1("arith.bitcast", [v], t)
-    return ctx.op1("llvm.inttoptr", [v], t)
-
-
-def _smem_gep(ctx, base, index, elem):
-    return ctx.op1("llvm.getelementptr", [base, index], ir.Type.parse("!llvm.ptr<3>"), {
-        "rawConstantIndices": ir.DenseI32ArrayAttr.get([-2147483648]),
-        "elem_type": ir.TypeAttr.get(elem)})
-
-
 def through_smem(ctx, src, src_shape, dst_layout, dst_shape, scalar_type):
     """Moves the tile `src` (Regs) to `dst_layout`: written at row-major indices of
     `src_shape`, read back at row-major indices of `dst_shape` (equal numbers of elements)."""
-    st = _smem_type(ctx, scalar_type)
-    nbytes = math.prod(src_shape) * elem_bytes(st)
-    base = ctx.smem(nbytes)
+    st = smem_type(scalar_type)
+    base = ctx.smem(elems_bytes(math.prod(src_shape), scalar_type))
     ctx.smem_begin()
     for coord in src.coords():
         idx = ctx.linear_index(src.layout, src_shape, coord)
-        p = _smem_gep(ctx, base, idx, st)
-        ctx.create("llvm.store", [_to_smem(ctx, src[coord], st), p], [])
+        p = smem_gep(ctx, base, idx, st)
+        ctx.create("llvm.store", [to_smem(ctx, src[coord], st), p], [])
     ctx.smem_publish()
     per_thread = dst_layout.elems_per_thread(dst_shape)
     vals = []
     import itertools
     for coord in itertools.product(*[range(n) for n in per_thread]):
         idx = ctx.linear_index(dst_layout, dst_shape, coord)
-        p = _smem_gep(ctx, base, idx, st)
-        vals.append(_from_smem(ctx, ctx.op1("llvm.load", [p], st), scalar_type))
+        p = smem_gep(ctx, base, idx, st)
+        vals.append(from_smem(ctx, ctx.op1("llvm.load", [p], st), scalar_type))
     return _regs(dst_layout, dst_shape, vals)
+
+
+@scratch("tilegpu.convert_layout")
+def _convert_layout_scratch(op):
+    src, rt = op.operands[0].type, op.results[0].type
+    if layout_of(src) == layout_of(rt):
+        return 0
+    return elems_bytes(math.prod(T.shape_of(rt)), T.element_type(rt))
+
+
+@scratch("tile.reshape")
+def _reshape_scratch(op):
+    rt = op.results[0].type
+    if not T.is_tensor(rt):
+        return 0
+    src = op.operands[0].type
+    return elems_bytes(math.prod(T.shape_of(src)), T.element_type(rt))
 
 
 @lower("tilegpu.convert_layout")

@@ -50,7 +50,7 @@ def _addptr(ctx, op, args):
     return [p.like([_gep(ctx, a, b, elem) for a, b in zip(p.values, o.values)])]
 
 
-def _vector_groups(regs, vec):
+def vector_groups(regs, vec):
     """Per-thread coordinates of the first element of each access, with the group's flat
     indices; groups run along the layout's fastest dimension."""
     fast = fastest_dim(regs.layout)[0] if vec > 1 else 0
@@ -115,20 +115,25 @@ def _load_attrs(nbytes, op):
 
 @lower("tile.load")
 def _load(ctx, op, args):
-    from ..to_llvm import Regs
     names = named_operands(op)
     lowered = dict(zip([k for k, v in names.items() if v is not None], args))
-    ptr, mask, other = lowered["ptr"], lowered.get("mask"), lowered.get("other")
-    elem = T.element_type(op.results[0].type)
+    return [load_tile(ctx, op, lowered["ptr"], lowered.get("mask"), lowered.get("other"))]
+
+
+def load_tile(ctx, op, ptr, mask, other):
+    """The lowered tile (or scalar) loaded at `ptr` where `mask`, else `other`; `op` (whose
+    first operand is the pointer) gives the access width (`tilegpu.vector_width`)."""
+    from ..to_llvm import Regs
+    elem = T.pointee(T.element_type(op.operands[0].type))
     mem = _mem_type(elem)
     if _is_f8(elem):  # moved as bytes (other included); bitcast to f8 after extraction
         if other is not None:
             other = other.like([_to_mem(ctx, o, elem, mem) for o in other.values]) \
                 if isinstance(other, Regs) else _to_mem(ctx, other, elem, mem)
         out = _load_elems(ctx, op, mem, (ptr, mask, other))
-        return [out.like([_from_mem(ctx, x, elem, mem) for x in out.values])
-                if isinstance(out, Regs) else _from_mem(ctx, out, elem, mem)]
-    return [_load_elems(ctx, op, elem, (ptr, mask, other))]
+        return out.like([_from_mem(ctx, x, elem, mem) for x in out.values]) \
+            if isinstance(out, Regs) else _from_mem(ctx, out, elem, mem)
+    return _load_elems(ctx, op, elem, (ptr, mask, other))
 
 
 def _load_elems(ctx, op, elem, operands):
@@ -139,7 +144,7 @@ def _load_elems(ctx, op, elem, operands):
         return _guarded_load(ctx, op, ptr, mask, other, elem, mem, 1)
     vec = _width(op)
     out = [None] * len(ptr.values)
-    for idxs in _vector_groups(ptr, vec):
+    for idxs in vector_groups(ptr, vec):
         m = mask.values[idxs[0]] if mask is not None else None
         o = [other.values[i] for i in idxs] if other is not None else None
         v = _guarded_load(ctx, op, ptr.values[idxs[0]], m, o, elem, mem, vec)
@@ -203,7 +208,7 @@ def _store(ctx, op, args):
         _guarded_store(ctx, ptr, [_to_mem(ctx, val, elem, mem)], m, mem, 1)
         return []
     vec = _width(op)
-    for idxs in _vector_groups(ptr, vec):
+    for idxs in vector_groups(ptr, vec):
         m = mask.values[idxs[0]] if mask is not None else None
         vals = [_to_mem(ctx, val.values[i], elem, mem) for i in idxs]
         _guarded_store(ctx, ptr.values[idxs[0]], vals, m, mem, vec)

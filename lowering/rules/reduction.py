@@ -16,7 +16,7 @@ from tilework.dialects.layout import Slice, base_layout, layout_of
 
 from ..axis_info import elem_bytes
 from ..registry import lower
-from .layout import _from_smem, _smem_gep, _smem_type, _to_smem
+from ..shared_memory import from_smem, regions, scratch, smem_gep, smem_type, to_smem
 
 
 def _combine(ctx, fn, a: list, b: list) -> list:
@@ -33,6 +33,32 @@ def along_axis(op, args):
     pa = dmap[axis]
     n = srcs[0].shape[axis]
     return axis, fn, srcs, base, pa, n, min(base.size_per_thread[pa], n)
+
+
+def cross_warps(base, pa, n, spt) -> int:
+    """The distinct warps along the reduced axis (root dimension `pa`, length `n`)."""
+    return max(1, min(base.warps_per_cta[pa], n // (spt * base.threads_per_warp[pa])))
+
+
+def _partials(types, warps, rsize):
+    """(offsets, bytes) of the cross-warp partials: [warps][rsize] elements per result."""
+    return regions([warps * rsize * elem_bytes(t) for t in types])
+
+
+@scratch("tile.reduce")
+def _reduce_scratch(op):
+    axis = ir.IntegerAttr(op.attributes["axis"]).value
+    t = op.operands[0].type
+    shape = T.shape_of(t)
+    base, dmap = base_layout(layout_of(t))
+    pa, n = dmap[axis], shape[axis]
+    warps = cross_warps(base, pa, n, min(base.size_per_thread[pa], n))
+    if warps == 1:
+        return 0
+    rsize = 1
+    for i, s in enumerate(shape):
+        rsize *= s if i != axis else 1
+    return _partials([smem_type(T.element_type(r.type)) for r in op.results], warps, rsize)[1]
 
 
 @lower("tile.reduce")
@@ -65,7 +91,7 @@ def _reduce(ctx, op, args):
         step *= 2
 
     # 3. across warps: partials through shared memory, combined in warp order
-    warps = max(1, min(base.warps_per_cta[pa], n // (spt * base.threads_per_warp[pa])))
+    warps = cross_warps(base, pa, n, spt)
     if warps > 1:
         groups = _across_warps(ctx, op, fn, groups, base, pa, warps, shape, axis, layout)
 
@@ -90,16 +116,12 @@ def _across_warps(ctx, op, fn, groups, base, pa, warps, shape, axis, layout):
     wstride = base.strides(pa)[1]
     warp_a = ctx.op1("arith.remui", [ctx.op1("arith.divui", [ctx.warp_id(), ctx.const(wstride)],
                                              ctx.i32), ctx.const(warps)], ctx.i32)  # copies of warps share slots
-    types = [_smem_type(ctx, v.type) for v in next(iter(groups.values()))]
+    types = [smem_type(v.type) for v in next(iter(groups.values()))]
     # one region per reduced operand: [warps][rsize] elements each
-    offsets, off = [], 0
-    for t in types:
-        offsets.append(off)
-        off += warps * rsize * elem_bytes(t)
-        off = (off + 15) // 16 * 16
+    offsets, off = _partials(types, warps, rsize)
     smem = ctx.smem(off)
     i8 = ir.IntegerType.get_signless(8)
-    bases = [_smem_gep(ctx, smem, ctx.const(o), i8) for o in offsets]
+    bases = [smem_gep(ctx, smem, ctx.const(o), i8) for o in offsets]
     # the reduced tile's row-major index of each group, from the operand's layout
     rlayout = Slice(axis, layout)
     ctx.smem_begin()
@@ -110,14 +132,14 @@ def _across_warps(ctx, op, fn, groups, base, pa, warps, shape, axis, layout):
         slot = ctx.op1("arith.addi", [ctx.op1("arith.muli", [warp_a, ctx.const(rsize)], ctx.i32),
                                       idx[oc]], ctx.i32)
         for v, t, bptr in zip(acc, types, bases):
-            ctx.create("llvm.store", [_to_smem(ctx, v, t), _smem_gep(ctx, bptr, slot, t)], [])
+            ctx.create("llvm.store", [to_smem(ctx, v, t), smem_gep(ctx, bptr, slot, t)], [])
     ctx.smem_publish()
     out = {}
     for oc, acc in groups.items():
         total = None
         for w in range(warps):
             slot = ctx.op1("arith.addi", [ctx.const(w * rsize), idx[oc]], ctx.i32)
-            vals = [_from_smem(ctx, ctx.op1("llvm.load", [_smem_gep(ctx, bptr, slot, t)], t),
+            vals = [from_smem(ctx, ctx.op1("llvm.load", [smem_gep(ctx, bptr, slot, t)], t),
                                v.type)
                     for v, t, bptr in zip(acc, types, bases)]
             total = vals if total is None else _combine(ctx, fn, total, vals)

@@ -28,16 +28,18 @@ modulo their number), and copies compute the same results.
 from __future__ import annotations
 
 import itertools
+import math
 
 import mlir.ir as ir
 from mlir.dialects import scf
 
-from tilework.dialects.layout import Slice, layout_of
+from tilework.dialects import tile as T
+from tilework.dialects.layout import Slice, base_layout, layout_of
 
 from ..axis_info import elem_bytes
 from ..registry import lower
-from .layout import _from_smem, _smem_gep, _smem_type, _to_smem
-from .reduction import along_axis
+from ..shared_memory import from_smem, regions, scratch, smem_gep, smem_type, to_smem
+from .reduction import along_axis, cross_warps
 
 _EQ, _NE, _UGE = 0, 1, 9
 
@@ -86,6 +88,28 @@ def _position(ctx, ident, stride: int, count: int, reverse: bool):
     return raw, pos
 
 
+def _totals(types, reps, rsize, warps):
+    """(offsets, bytes) of the warp totals: [reps][rsize][warps] elements per operand."""
+    return regions([reps * rsize * warps * elem_bytes(t) for t in types])
+
+
+@scratch("tile.scan")
+def _scan_scratch(op):
+    axis = ir.IntegerAttr(op.attributes["axis"]).value
+    t = op.operands[0].type
+    layout, shape = layout_of(t), T.shape_of(t)
+    base, dmap = base_layout(layout)
+    pa, n = dmap[axis], shape[axis]
+    spt = min(base.size_per_thread[pa], n)
+    warps = cross_warps(base, pa, n, spt)
+    if warps == 1:
+        return 0
+    reps = layout.elems_per_thread(shape)[axis] // spt
+    rsize = math.prod(shape[:axis] + shape[axis + 1:])
+    return _totals([smem_type(T.element_type(v.type)) for v in op.operands], reps, rsize,
+                   warps)[1]
+
+
 @lower("tile.scan")
 def _scan(ctx, op, args):
     from ..to_llvm import Regs
@@ -96,7 +120,7 @@ def _scan(ctx, op, args):
     reps = src.per_thread[axis] // spt             # chunks (repetitions of the CTA tile)
     tpw = base.threads_per_warp[pa]
     lanes = max(1, min(tpw, n // spt))             # distinct lanes along the axis
-    warps = max(1, min(base.warps_per_cta[pa], n // (spt * tpw)))
+    warps = cross_warps(base, pa, n, spt)
     lane_stride, warp_stride = base.strides(pa)
 
     others = [range(c) for d, c in enumerate(src.per_thread) if d != axis]
@@ -193,15 +217,11 @@ def _across_warps(ctx, fn, op, groups, reps, last_rep, lanes, warps, lane_stride
     for s in rshape:
         rsize *= s
     warp_raw, warp_pos = _position(ctx, ctx.warp_id(), warp_stride, warps, reverse)
-    types = [_smem_type(ctx, ctx.scalar_type(v.type)) for v in op.operands]
-    offsets, off = [], 0
-    for t in types:
-        offsets.append(off)
-        off += reps * rsize * warps * elem_bytes(t)
-        off = (off + 15) // 16 * 16
+    types = [smem_type(ctx.scalar_type(v.type)) for v in op.operands]
+    offsets, off = _totals(types, reps, rsize, warps)
     smem = ctx.smem(off)
     i8 = ir.IntegerType.get_signless(8)
-    bases = [_smem_gep(ctx, smem, ctx.const(o), i8) for o in offsets]
+    bases = [smem_gep(ctx, smem, ctx.const(o), i8) for o in offsets]
     rlayout = Slice(axis, layout)
     ridx = {oc: ctx.linear_index(rlayout, rshape, oc) if rshape else ctx.const(0)
             for oc in groups}
@@ -224,7 +244,7 @@ def _across_warps(ctx, fn, op, groups, reps, last_rep, lanes, warps, lane_stride
         for (oc, r), v in warp_incl.items():
             s = slot(oc, r, warp_raw)
             for x, t, bp in zip(v, types, bases):
-                ctx.create("llvm.store", [_to_smem(ctx, x, t), _smem_gep(ctx, bp, s, t)], [])
+                ctx.create("llvm.store", [to_smem(ctx, x, t), smem_gep(ctx, bp, s, t)], [])
     if ip is not None:
         with ip:
             store_all()
@@ -243,7 +263,7 @@ def _across_warps(ctx, fn, op, groups, reps, last_rep, lanes, warps, lane_stride
         seq = []
         for w in order:
             s = slot(oc, r, ctx.const(w))
-            seq.append([_from_smem(ctx, ctx.op1("llvm.load", [_smem_gep(ctx, bp, s, t)], t),
+            seq.append([from_smem(ctx, ctx.op1("llvm.load", [smem_gep(ctx, bp, s, t)], t),
                                    x.type) for x, t, bp in zip(v, types, bases)])
         acc = seq[0]
         pre = acc                      # warps at position >= 1 see at least warp 0

@@ -23,10 +23,9 @@ import mlir.ir as ir
 from tilework.dialects import tile as T
 from tilework.dialects.layout import Blocked, layout_of
 
-from ..axis_info import elem_bytes
 from ..layout_choice import cat_in_registers, join_layout, split_layout
 from ..registry import lower
-from .layout import _from_smem, _smem_gep, _smem_type, _to_smem
+from ..shared_memory import elems_bytes, from_smem, scratch, smem_gep, smem_type, to_smem
 
 
 # ---- the generic path ------------------------------------------------------------------------
@@ -60,22 +59,46 @@ def gather_through_smem(ctx, writes, reads, nelems: int, scalar_type):
     stored at its index.  `reads`: [(layout, shape, index(logical indices) -> smem index)]:
     each result element is read from its index.  `nelems` bounds the indices.  Returns one
     Regs per read."""
-    st = _smem_type(ctx, scalar_type)
-    base = ctx.smem(nelems * elem_bytes(st))
+    st = smem_type(scalar_type)
+    base = ctx.smem(elems_bytes(nelems, scalar_type))
     ctx.smem_begin()
     for src, index in writes:
         for coord in src.coords():
-            p = _smem_gep(ctx, base, index(logical(ctx, src.layout, src.shape, coord)), st)
-            ctx.create("llvm.store", [_to_smem(ctx, src[coord], st), p], [])
+            p = smem_gep(ctx, base, index(logical(ctx, src.layout, src.shape, coord)), st)
+            ctx.create("llvm.store", [to_smem(ctx, src[coord], st), p], [])
     ctx.smem_publish()
     out = []
     for layout, shape, index in reads:
         vals = []
         for coord in itertools.product(*[range(n) for n in layout.elems_per_thread(shape)]):
-            p = _smem_gep(ctx, base, index(logical(ctx, layout, shape, coord)), st)
-            vals.append(_from_smem(ctx, ctx.op1("llvm.load", [p], st), scalar_type))
+            p = smem_gep(ctx, base, index(logical(ctx, layout, shape, coord)), st)
+            vals.append(from_smem(ctx, ctx.op1("llvm.load", [p], st), scalar_type))
         out.append(_regs(layout, shape, vals))
     return out
+
+
+# ---- scratch: what goes through shared memory (the rules below decide the same way) ----------
+
+def _join_in_registers(a, b, dst) -> bool:
+    return a == b and isinstance(a, Blocked) and dst == join_layout(a)
+
+
+def _cat_in_registers(a, b, dst, shape) -> bool:
+    return a == b == dst and cat_in_registers(dst, shape)
+
+
+@scratch("tile.join", "tile.split", "tile.cat")
+def _shape_join_scratch(op):
+    a, rt = op.operands[0].type, op.results[0].type
+    la, dst, n = layout_of(a), layout_of(rt), math.prod(T.shape_of(a))
+    if op.name == "tile.join":
+        inreg = _join_in_registers(la, layout_of(op.operands[1].type), dst)
+    elif op.name == "tile.split":
+        inreg = split_layout(la) == dst
+    else:
+        inreg = _cat_in_registers(la, layout_of(op.operands[1].type), dst, T.shape_of(rt))
+    return 0 if inreg else elems_bytes(n if op.name == "tile.split" else 2 * n,
+                                       T.element_type(rt))
 
 
 # ---- rules -------------------------------------------------------------------------------------
@@ -85,7 +108,7 @@ def _join(ctx, op, args):
     a, b = args
     rt = op.results[0].type
     dst, shape = layout_of(rt), T.shape_of(rt)
-    if a.layout == b.layout and isinstance(a.layout, Blocked) and dst == join_layout(a.layout):
+    if _join_in_registers(a.layout, b.layout, dst):
         vals = []
         for x, y in zip(a.values, b.values):
             vals += [x, y]
@@ -128,7 +151,7 @@ def _cat(ctx, op, args):
     a, b = args
     rt = op.results[0].type
     dst, shape = layout_of(rt), T.shape_of(rt)
-    if a.layout == b.layout == dst and cat_in_registers(dst, shape):
+    if _cat_in_registers(a.layout, b.layout, dst, shape):
         return [_regs(dst, shape, a.values + b.values)]
     n = a.shape[0]
     return gather_through_smem(

@@ -27,7 +27,7 @@ print(ck.asm["tilegpu"])
 print(ck.asm["llvm"])
 print("shared:", ck.metadata["shared"])
 
-# CHECK: "tile.dot"(%{{.+}}, %{{.+}}, %{{.+}}) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (tensor<32x16xf16, [[L:#tilegpu.blocked<[^>]+>[^>]+>[^>]+>[^>]+>>]]>, tensor<16x32xf16, [[L]]>, tensor<32x32xf16, [[L]]>) -> tensor<32x32xf16, [[L]]>
+# CHECK: "tile.dot"(%{{.+}}, %{{.+}}, %{{.+}}) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32, tilegpu.smem_offset = 0 : i32} : (tensor<32x16xf16, [[L:#tilegpu.blocked<[^>]+>[^>]+>[^>]+>[^>]+>>]]>, tensor<16x32xf16, [[L]]>, tensor<32x32xf16, [[L]]>) -> tensor<32x32xf16, [[L]]>
 # CHECK-LABEL: llvm.func @dot16
 # CHECK-NOT: nvvm.barrier0
 # CHECK: llvm.store %{{.+}}, %{{.+}} : f16, !llvm.ptr<3>

@@ -91,26 +91,43 @@ class Emulator:
         stage, first passed through `rewrite(text) -> text` if given (e.g. to force other
         layouts)."""
         from tilework import CompileOptions
-        from tilework.backends import parse_target
         from tilework.compiler.driver import ASTSource, compile
-        from tilework.dialects import tile as T
-        from tilework.lowering import PassContext, run_pipeline
         ck = compile(ASTSource(kernel, signature, constants, {}), target,
                      CompileOptions(num_warps=num_warps), cache=False)
+        text = ck.asm["tilegpu"]
+        emu = cls.from_tilegpu(rewrite(text) if rewrite is not None else text, target,
+                               num_warps)
+        emu.compiled = ck
+        return emu
+
+    @classmethod
+    def from_tilegpu(cls, text: str, target="sm_80", num_warps=4, passes=None):
+        """Lowers tilegpu IR text: shared memory allocated and barriers placed again (a
+        rewrite may have changed what needs scratch), then tilegpu-to-llvm."""
+        from tilework import CompileOptions
+        from tilework.backends import parse_target
+        from tilework.dialects import tile as T
+        from tilework.lowering import PassContext, run_pipeline
         tgt = parse_target(target)
         ctx = T.new_context()
+        if passes is None:
+            passes = ("tilegpu-allocate-shared", "tilegpu-insert-barriers", "tilegpu-to-llvm")
         with ctx:
-            text = ck.asm["tilegpu"]
-            m = ir.Module.parse(rewrite(text) if rewrite is not None else text)
-            run_pipeline(m, ("tilegpu-to-llvm",),
-                         PassContext(tgt, CompileOptions(num_warps=num_warps)))
+            m = ir.Module.parse(text)
+            run_pipeline(m, passes, PassContext(tgt, CompileOptions(num_warps=num_warps)))
         emu = cls(m, num_warps, tgt.warp_size)
         emu.context = ctx
-        emu.compiled = ck
         return emu
 
     # ---- running --------------------------------------------------------------------------
     def run(self, grid, *args):
+        ctx = getattr(self, "context", None)
+        if ctx is not None:
+            with ctx:
+                return self._run(grid, *args)
+        return self._run(grid, *args)
+
+    def _run(self, grid, *args):
         grid = tuple(grid) + (1,) * (3 - len(grid))
         self.buffers = []
         block = self.func.regions[0].blocks[0]
@@ -139,6 +156,7 @@ class Emulator:
                     self.r_epoch = np.full(self.smem.size, -1, np.int64)
                     self.r_thread = np.full(self.smem.size, -1, np.int64)
                     self.epoch = 0
+                    self.async_open, self.async_groups = [], []
                     env = dict(env0)
                     self.exec_block(block, env, np.ones(self.T, np.bool_))
 
@@ -210,6 +228,37 @@ class Emulator:
         if not active.all():
             raise EmulationError("gpu.barrier reached by only some threads")
         self.epoch += 1
+
+    # ---- cp.async: the bytes are read when issued and land in shared memory (race-checked,
+    # as the issuing thread's writes) when a wait completes their group
+    def op_nvvm_cp_async_shared_global(self, op, args, env, active):
+        dst, src = args[0], args[1]
+        size = ir.IntegerAttr(op.attributes["size"]).value
+        n = args[2].astype(np.int64) if len(args) > 2 else np.full(self.T, size, np.int64)
+        data = np.zeros((self.T, size), np.uint8)
+        for sel in self._split(src, active & (n > 0)):
+            _, buf, idx = self._bytes(src, size, sel)
+            if idx.size:
+                data[sel] = np.where(np.arange(size) < n[sel][:, None], buf[idx], 0)
+        self.async_open.append((dst.copy(), data, active.copy(), size))
+
+    def op_nvvm_cp_async_commit_group(self, op, args, env, active):
+        self.async_groups.append(self.async_open)
+        self.async_open = []
+
+    def op_nvvm_cp_async_wait_group(self, op, args, env, active):
+        keep = ir.IntegerAttr(op.attributes["n"]).value
+        done = self.async_groups[:max(0, len(self.async_groups) - keep)]
+        self.async_groups = self.async_groups[len(done):]
+        for group in done:
+            for dst, data, act, size in group:
+                shared, buf, idx = self._bytes(dst, size, act)
+                if not idx.size:
+                    continue
+                if not shared:
+                    raise EmulationError("cp.async to global memory")
+                self._check_write(idx, data[act], np.nonzero(act)[0])
+                buf[idx] = data[act]
 
     def op_gpu_shuffle(self, op, args, env, active):
         v, off, width = args

@@ -55,10 +55,6 @@ KNOWN_LOWERING_EDGES = [
     ("tilework.lowering.rules.*", "tilework.lowering.to_llvm", ("Regs",),
      "the rules <-> to_llvm cycle: to_llvm imports the rules (registration) and the rules "
      "import its Regs in functions; goes when Regs moves to a leaf module"),
-    ("tilework.lowering.rules.*", "tilework.lowering.rules.layout",
-     ("_from_smem", "_smem_gep", "_smem_type", "_to_smem"),
-     "shared-memory helpers private to rules/layout.py; go to the public "
-     "lowering/shared_memory.py"),
 ]
 
 

@@ -178,7 +178,8 @@ def test_a_registered_backend_compiles_its_targets(monkeypatch):
 
 TODAY = ("tile-combine", "canonicalize", "cse", "tile-cse", "tilegpu-assign-layouts",
          "tile-cse", "tilegpu-remove-converts", "cse", "tile-cse", "tile-combine",
-         "tilegpu-vector-width", "tilegpu-compare-runs")
+         "tilegpu-vector-width", "tilegpu-compare-runs", "tilegpu-allocate-shared",
+         "tilegpu-insert-barriers")
 
 
 @pytest.mark.parametrize("arch", KNOWN)

@@ -1,0 +1,236 @@
+"""Lowering rules of the shared-memory ops (`tilegpu.local_*`, `memdesc_index`, `async_*`,
+`barrier`).
+
+A memdesc lowers to a `!llvm.ptr<3>`: the kernel's shared memory plus the offset
+tilegpu-allocate-shared gave its local_alloc (plus i * the 16-byte-aligned buffer size for
+`memdesc_index`).  Element `coords` of a buffer is at `shared_offset(layout, shape, coords)`
+elements from there; each thread stores/loads the elements its register layout gives it (copies
+of replicated tiles store the same value).
+
+`async_copy` on NVIDIA sm_80 and later is one `cp.async` per access group of the pointer tile
+(`tilegpu.vector_width` elements contiguous in global memory, and in shared memory when the
+pointers' fastest dimension is the buffer's last), of 4, 8 or 16 bytes (`.cg` for 16 bytes,
+bypassing L1, else `.ca`), with src-size 0 where the mask is false: the bytes are zero-filled.
+`async_commit_group` / `async_wait` are `cp.async.commit_group` / `cp.async.wait_group num`.
+Narrower groups, an `other` that is not a zero constant, AMD and older NVIDIA GPUs load
+synchronously and store (commit and wait are then nothing).
+"""
+from __future__ import annotations
+
+import math
+import re
+
+import mlir.ir as ir
+
+from tilework.dialects import tile as T
+from tilework.dialects.layout import Blocked, fastest_dim, layout_of
+from tilework.dialects.verify import named_operands
+
+from ..axis_info import elem_bytes
+from ..registry import lower
+from ..shared_memory import (align, buffer_bytes, from_smem, shared_contiguity, shared_offset,
+                             smem_gep, smem_type, to_smem)
+from .memory import load_tile, vector_groups
+
+def _coords(ctx, regs_layout, shape, coord) -> list:
+    """The logical indices (i32) of the thread's element at per-thread `coord`."""
+    return [ctx.logical_index(regs_layout, shape, d, k) if shape[d] > 1 else ctx.const(0)
+            for d, k in enumerate(coord)]
+
+
+def _address(ctx, base, md: T.MemDesc, layout, coord):
+    st = smem_type(md.elem)
+    idx = shared_offset(md.layout, md.shape, _coords(ctx, layout, md.shape, coord), ctx)
+    return smem_gep(ctx, base, idx, st)
+
+
+def _vector(md: T.MemDesc, layout) -> int:
+    """Elements per shared-memory access: the thread's run along its layout's fastest
+    dimension, contiguous in the buffer, at most 16 bytes (buffers start 16-byte aligned)."""
+    if not isinstance(layout, Blocked):
+        return 1
+    fast = layout.order[0]
+    run = min(layout.size_per_thread[fast], md.shape[fast],
+              shared_contiguity(md.layout, md.shape, fast),
+              max(1, 16 // elem_bytes(smem_type(md.elem))))
+    vec = 1 << (max(1, run).bit_length() - 1)
+    while layout.elems_per_thread(md.shape)[fast] % vec:
+        vec //= 2
+    return vec
+
+
+def _access_groups(ctx, layout, md):
+    """[(flat indices of one access, its address)] of the thread's elements."""
+    from ..to_llvm import Regs
+    vec = _vector(md, layout)
+    slots = Regs(layout, md.shape, [None] * math.prod(layout.elems_per_thread(md.shape)))
+    coords = list(slots.coords())
+    return vec, [(idxs, coords[idxs[0]]) for idxs in vector_groups(slots, vec)]
+
+
+def _attrs(ctx, st, vec):
+    return {"alignment": ir.IntegerAttr.get(ctx.i64, elem_bytes(st) * vec)} if vec > 1 else {}
+
+
+def store_tile(ctx, regs, base, md: T.MemDesc):
+    """Every element the thread holds, to its place in the buffer at `base` (vector stores
+    where its elements are contiguous there)."""
+    st = smem_type(md.elem)
+    vec, groups = _access_groups(ctx, regs.layout, md)
+    vt = ir.VectorType.get([vec], st)
+    for idxs, coord in groups:
+        vals = [to_smem(ctx, regs.values[i], st) for i in idxs]
+        if vec > 1:
+            v = ctx.op1("llvm.mlir.poison", [], vt)
+            for j, x in enumerate(vals):
+                v = ctx.op1("llvm.insertelement", [v, x, ctx.const(j)], vt)
+            vals = [v]
+        ctx.create("llvm.store", [vals[0], _address(ctx, base, md, regs.layout, coord)], [],
+                   _attrs(ctx, st, vec))
+
+
+def load_buffer(ctx, base, md: T.MemDesc, layout, scalar_type):
+    """The tile of `layout` read from the buffer at `base`."""
+    from ..to_llvm import Regs
+    st = smem_type(md.elem)
+    vec, groups = _access_groups(ctx, layout, md)
+    out = Regs(layout, md.shape, [None] * math.prod(layout.elems_per_thread(md.shape)))
+    for idxs, coord in groups:
+        p = _address(ctx, base, md, layout, coord)
+        if vec == 1:
+            vals = [ctx.op1("llvm.load", [p], st)]
+        else:
+            v = ctx.create("llvm.load", [p], [ir.VectorType.get([vec], st)],
+                           _attrs(ctx, st, vec)).results[0]
+            vals = [ctx.op1("llvm.extractelement", [v, ctx.const(j)], st) for j in range(vec)]
+        for i, x in zip(idxs, vals):
+            out.values[i] = from_smem(ctx, x, scalar_type)
+    return out
+
+
+@lower("tilegpu.local_alloc")
+def _local_alloc(ctx, op, args):
+    base = ctx.smem_at(op)
+    if args:
+        store_tile(ctx, args[0], base, T.memdesc_of(op.results[0].type))
+    return [base]
+
+
+@lower("tilegpu.local_store")
+def _local_store(ctx, op, args):
+    store_tile(ctx, args[0], args[1], T.memdesc_of(op.operands[1].type))
+    return []
+
+
+@lower("tilegpu.local_load")
+def _local_load(ctx, op, args):
+    rt = op.results[0].type
+    return [load_buffer(ctx, args[0], T.memdesc_of(op.operands[0].type), layout_of(rt),
+                        ctx.scalar_type(rt))]
+
+
+@lower("tilegpu.local_dealloc")
+def _local_dealloc(ctx, op, args):
+    return []  # the allocation pass already ended the buffer's life here
+
+
+@lower("tilegpu.memdesc_index")
+def _memdesc_index(ctx, op, args):
+    base, i = args
+    stride = align(buffer_bytes(T.memdesc_of(op.operands[0].type)))
+    off = ctx.op1("arith.muli", [i, ctx.const(stride)], ctx.i32)
+    return [smem_gep(ctx, base, off, ir.IntegerType.get_signless(8))]
+
+
+@lower("tilegpu.barrier")
+def _barrier(ctx, op, args):
+    ctx.barrier_pending = True  # emitted before the next op's first shared-memory access
+    return []
+
+
+# ---- asynchronous copies -----------------------------------------------------------------------
+
+def _sm(ctx) -> int:
+    m = re.match(r"sm_(\d+)", ctx.arch or "")
+    return int(m.group(1)) if m else 0
+
+
+def _uses_cp_async(ctx) -> bool:
+    return ctx.target == "nvidia" and _sm(ctx) >= 80
+
+
+def _is_zero(v: ir.Value | None) -> bool:
+    """`v` is absent or a constant (splat) zero."""
+    if v is None:
+        return True
+    owner = v.owner
+    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
+        return False
+    attr = owner.attributes["value"]
+    try:
+        attr = ir.DenseElementsAttr(attr)
+        if not attr.is_splat:
+            return False
+        attr = attr.get_splat_value()
+    except (ValueError, TypeError):
+        pass
+    try:
+        return ir.FloatAttr(attr).value == 0.0 and not str(attr).startswith("-")
+    except (ValueError, TypeError):
+        return ir.IntegerAttr(attr).value == 0
+
+
+def _groups(ptr_t, md: T.MemDesc, vec: int):
+    """The access width in elements (contiguous in global and in shared memory)."""
+    fast, _ = fastest_dim(layout_of(ptr_t))
+    if fast is None or shared_contiguity(md.layout, md.shape, fast) < vec:
+        return 1
+    return vec
+
+
+@lower("tilegpu.async_copy")
+def _async_copy(ctx, op, args):
+    names = named_operands(op)
+    lowered = dict(zip([k for k, v in names.items() if v is not None], args))
+    ptr, dst, mask = lowered["ptr"], lowered["dst"], lowered.get("mask")
+    md = T.memdesc_of(names["dst"].type)
+    elem = md.elem
+    vec = ir.IntegerAttr(op.attributes["tilegpu.vector_width"]).value \
+        if "tilegpu.vector_width" in op.attributes else 1
+    vec = _groups(names["ptr"].type, md, vec)
+    nbytes = vec * elem_bytes(elem)
+    if not (_uses_cp_async(ctx) and nbytes in (4, 8, 16) and _is_zero(names["other"])
+            and smem_type(elem) == elem):
+        # synchronous: a load as tile.load does it, then the stores
+        tile = load_tile(ctx, op, ptr, mask, lowered.get("other"))
+        store_tile(ctx, tile, dst, md)
+        return []
+    size = ctx.const(nbytes)
+    coords = list(ptr.coords())
+    for idxs in vector_groups(ptr, vec):
+        coord = coords[idxs[0]]
+        d = _address(ctx, dst, md, ptr.layout, coord)
+        attrs = {"size": ir.IntegerAttr.get(ctx.i32, nbytes),
+                 "modifier": ir.Attribute.parse(
+                     f"#nvvm<load_cache_modifier {'cg' if nbytes == 16 else 'ca'}>")}
+        operands = [d, ptr.values[idxs[0]]]
+        if mask is not None:  # src-size 0: nothing read, the bytes zero-filled
+            operands.append(ctx.op1("arith.select", [mask.values[idxs[0]], size, ctx.const(0)],
+                                    ctx.i32))
+        ctx.create("nvvm.cp.async.shared.global", operands, [], attrs)
+    return []
+
+
+@lower("tilegpu.async_commit_group")
+def _commit(ctx, op, args):
+    if _uses_cp_async(ctx):
+        ctx.create("nvvm.cp.async.commit.group", [], [])
+    return []
+
+
+@lower("tilegpu.async_wait")
+def _wait(ctx, op, args):
+    if _uses_cp_async(ctx):
+        ctx.create("nvvm.cp.async.wait.group", [], [], {
+            "n": ir.IntegerAttr.get(ctx.i32, ir.IntegerAttr(op.attributes["num"]).value)})
+    return []

@@ -1,0 +1,206 @@
+// RUN: tilework-opt %s --split-input-file --tilegpu-allocate-shared --tilegpu-insert-barriers --target sm_90a | FileCheck %s
+
+// tilegpu-insert-barriers puts a `tilegpu.barrier` before an op whose shared bytes overlap
+// bytes written (RAW, WAW) or read (WAR) by an earlier op since the last barrier.  An op with
+// scratch writes it, synchronizes itself and reads it, so only its reads remain after it.
+
+// %a at 0 and %b at 2048 (both live): the load of %a follows the alloc's writes (RAW); the
+// store to %b touches nothing used since that barrier; the load of %b follows it (RAW); the
+// store to %a comes after a barrier that followed the only read of %a (none); the first
+// conversion (scratch at 0) overwrites %a's fresh bytes (WAW) and the second its reads (WAR).
+// CHECK-LABEL: func.func @straight(
+// CHECK-NEXT: %[[A:.+]] = "tilegpu.local_alloc"(%arg0) {tilegpu.smem_offset = 0 : i32}
+// CHECK-NEXT: %[[B:.+]] = "tilegpu.local_alloc"() {tilegpu.smem_offset = 2048 : i32}
+// CHECK-NEXT: "tilegpu.barrier"() : () -> ()
+// CHECK-NEXT: %[[Y:.+]] = "tilegpu.local_load"(%[[A]])
+// CHECK-NEXT: "tilegpu.local_store"(%[[Y]], %[[B]])
+// CHECK-NEXT: "tilegpu.barrier"() : () -> ()
+// CHECK-NEXT: %[[Z:.+]] = "tilegpu.local_load"(%[[B]])
+// CHECK-NEXT: "tilegpu.local_store"(%[[Z]], %[[A]])
+// CHECK-NEXT: "tilegpu.barrier"() : () -> ()
+// CHECK-NEXT: %[[C:.+]] = "tilegpu.convert_layout"(%[[Z]]) {tilegpu.smem_offset = 0 : i32}
+// CHECK-NEXT: "tilegpu.barrier"() : () -> ()
+// CHECK-NEXT: %[[D:.+]] = "tilegpu.convert_layout"(%[[C]]) {tilegpu.smem_offset = 0 : i32}
+// CHECK-NEXT: return %[[D]]
+// CHECK-NEXT: }
+#A = #tilegpu.blocked<array<i32: 1, 4>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
+#B = #tilegpu.blocked<array<i32: 4, 1>, array<i32: 8, 4>, array<i32: 1, 4>, array<i32: 0, 1>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @straight(%x: tensor<16x32xf32, #A>) -> tensor<16x32xf32, #A> attributes {tile.kernel} {
+    %a = "tilegpu.local_alloc"(%x) : (tensor<16x32xf32, #A>) -> !tilegpu.memdesc<array<i64: 16, 32>, f32, unit, 1 : i32>
+    %b = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 16, 32>, f32, unit, 1 : i32>
+    %y = "tilegpu.local_load"(%a) : (!tilegpu.memdesc<array<i64: 16, 32>, f32, unit, 1 : i32>) -> tensor<16x32xf32, #B>
+    "tilegpu.local_store"(%y, %b) : (tensor<16x32xf32, #B>, !tilegpu.memdesc<array<i64: 16, 32>, f32, unit, 1 : i32>) -> ()
+    %z = "tilegpu.local_load"(%b) : (!tilegpu.memdesc<array<i64: 16, 32>, f32, unit, 1 : i32>) -> tensor<16x32xf32, #A>
+    "tilegpu.local_store"(%z, %a) : (tensor<16x32xf32, #A>, !tilegpu.memdesc<array<i64: 16, 32>, f32, unit, 1 : i32>) -> ()
+    %c = "tilegpu.convert_layout"(%z) : (tensor<16x32xf32, #A>) -> tensor<16x32xf32, #B>
+    %d = "tilegpu.convert_layout"(%c) : (tensor<16x32xf32, #B>) -> tensor<16x32xf32, #A>
+    return %d : tensor<16x32xf32, #A>
+  }
+}
+
+// -----
+
+// Control flow.  The kernel's first shared access needs no barrier, in a branch too; the
+// second conversion of the branch does.  A loop body's first conversion conflicts with the
+// previous iteration's reads (and the branch's), so it gets one; a loop without shared
+// accesses passes the state through, and the conversion after it gets one.
+// CHECK-LABEL: func.func @control(
+// CHECK-NEXT: %[[E:.+]] = scf.if %arg2
+// CHECK-NEXT: %[[F:.+]] = "tilegpu.convert_layout"(%arg0)
+// CHECK-NEXT: %[[F2:.+]] = arith.addf %[[F]], %[[F]]
+// CHECK-NEXT: "tilegpu.barrier"() : () -> ()
+// CHECK-NEXT: %[[F3:.+]] = "tilegpu.convert_layout"(%[[F2]])
+// CHECK-NEXT: scf.yield %[[F3]]
+// CHECK-NEXT: } else {
+// CHECK-NEXT: scf.yield %arg0
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[C0:.+]] = arith.constant 0 : i32
+// CHECK-NEXT: %[[C1:.+]] = arith.constant 1 : i32
+// CHECK-NEXT: %[[R:.+]] = scf.for
+// CHECK-NEXT: "tilegpu.barrier"() : () -> ()
+// CHECK-NEXT: %[[C:.+]] = "tilegpu.convert_layout"
+// CHECK-NEXT: "tilegpu.barrier"() : () -> ()
+// CHECK-NEXT: %[[D:.+]] = "tilegpu.convert_layout"(%[[C]])
+// CHECK-NEXT: scf.yield %[[D]]
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[Q:.+]] = scf.for
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: scf.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: "tilegpu.barrier"() : () -> ()
+// CHECK-NEXT: %[[H:.+]] = "tilegpu.convert_layout"(%[[Q]])
+// CHECK-NEXT: "tilegpu.barrier"() : () -> ()
+// CHECK-NEXT: %[[H2:.+]] = "tilegpu.convert_layout"(%[[H]])
+// CHECK-NEXT: return %[[H2]]
+// CHECK-NEXT: }
+#A = #tilegpu.blocked<array<i32: 1, 4>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
+#B = #tilegpu.blocked<array<i32: 4, 1>, array<i32: 8, 4>, array<i32: 1, 4>, array<i32: 0, 1>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @control(%x: tensor<16x32xf32, #A>, %n: i32, %p: i1) -> tensor<16x32xf32, #A> attributes {tile.kernel} {
+    %e = scf.if %p -> (tensor<16x32xf32, #A>) {
+      %f = "tilegpu.convert_layout"(%x) : (tensor<16x32xf32, #A>) -> tensor<16x32xf32, #B>
+      %f2 = arith.addf %f, %f : tensor<16x32xf32, #B>
+      %f3 = "tilegpu.convert_layout"(%f2) : (tensor<16x32xf32, #B>) -> tensor<16x32xf32, #A>
+      scf.yield %f3 : tensor<16x32xf32, #A>
+    } else {
+      scf.yield %x : tensor<16x32xf32, #A>
+    }
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %e) -> (tensor<16x32xf32, #A>) : i32 {
+      %c = "tilegpu.convert_layout"(%acc) : (tensor<16x32xf32, #A>) -> tensor<16x32xf32, #B>
+      %d = "tilegpu.convert_layout"(%c) : (tensor<16x32xf32, #B>) -> tensor<16x32xf32, #A>
+      scf.yield %d : tensor<16x32xf32, #A>
+    }
+    %q = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %r) -> (tensor<16x32xf32, #A>) : i32 {
+      %s = arith.addf %acc, %acc : tensor<16x32xf32, #A>
+      scf.yield %s : tensor<16x32xf32, #A>
+    }
+    %h = "tilegpu.convert_layout"(%q) : (tensor<16x32xf32, #A>) -> tensor<16x32xf32, #B>
+    %h2 = "tilegpu.convert_layout"(%h) : (tensor<16x32xf32, #B>) -> tensor<16x32xf32, #A>
+    return %h2 : tensor<16x32xf32, #A>
+  }
+}
+
+// -----
+
+// Asynchronous copies land at the wait that completes their group: `async_wait {num = 1}`
+// completes the first group only, so the load of buffer 0 needs a barrier after it, and the
+// load of buffer 1 one after the second wait.  A barrier between does not complete copies in
+// flight.  The last copy overwrites buffer 1, read since the last barrier (WAR).
+// CHECK-LABEL: func.func @groups(
+// CHECK-NEXT: %[[BUF:.+]] = "tilegpu.local_alloc"() {tilegpu.smem_offset = 0 : i32}
+// CHECK-NEXT: arith.constant 0 : i32
+// CHECK-NEXT: arith.constant 1 : i32
+// CHECK-NEXT: %[[B0:.+]] = "tilegpu.memdesc_index"(%[[BUF]],
+// CHECK-NEXT: %[[B1:.+]] = "tilegpu.memdesc_index"(%[[BUF]],
+// CHECK-NEXT: "tilegpu.async_copy"(%arg0, %[[B0]])
+// CHECK-NEXT: "tilegpu.async_commit_group"() : () -> ()
+// CHECK-NEXT: "tilegpu.async_copy"(%arg1, %[[B1]])
+// CHECK-NEXT: "tilegpu.async_commit_group"() : () -> ()
+// CHECK-NEXT: "tilegpu.async_wait"() {num = 1 : i32} : () -> ()
+// CHECK-NEXT: "tilegpu.barrier"() : () -> ()
+// CHECK-NEXT: %[[X:.+]] = "tilegpu.local_load"(%[[B0]])
+// CHECK-NEXT: "tilegpu.async_wait"() {num = 0 : i32} : () -> ()
+// CHECK-NEXT: "tilegpu.barrier"() : () -> ()
+// CHECK-NEXT: %[[Y:.+]] = "tilegpu.local_load"(%[[B1]])
+// CHECK-NEXT: "tilegpu.barrier"() : () -> ()
+// CHECK-NEXT: "tilegpu.async_copy"(%arg1, %[[B1]])
+// CHECK-NEXT: "tilegpu.async_commit_group"() : () -> ()
+// CHECK-NEXT: "tilegpu.async_wait"() {num = 0 : i32} : () -> ()
+// CHECK-NEXT: %[[S:.+]] = arith.addf %[[X]], %[[Y]]
+// CHECK-NEXT: return %[[S]]
+// CHECK-NEXT: }
+#A = #tilegpu.blocked<array<i32: 1, 4>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
+#B = #tilegpu.blocked<array<i32: 4, 1>, array<i32: 8, 4>, array<i32: 1, 4>, array<i32: 0, 1>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @groups(%p: tensor<16x32x!tile.ptr<f32>, #A>, %q: tensor<16x32x!tile.ptr<f32>, #A>) -> tensor<16x32xf32, #B> attributes {tile.kernel} {
+    %buf = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 16, 32>, f32, unit, 2 : i32>
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %b0 = "tilegpu.memdesc_index"(%buf, %c0) : (!tilegpu.memdesc<array<i64: 16, 32>, f32, unit, 2 : i32>, i32) -> !tilegpu.memdesc<array<i64: 16, 32>, f32, unit, 1 : i32>
+    %b1 = "tilegpu.memdesc_index"(%buf, %c1) : (!tilegpu.memdesc<array<i64: 16, 32>, f32, unit, 2 : i32>, i32) -> !tilegpu.memdesc<array<i64: 16, 32>, f32, unit, 1 : i32>
+    "tilegpu.async_copy"(%p, %b0) {operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (tensor<16x32x!tile.ptr<f32>, #A>, !tilegpu.memdesc<array<i64: 16, 32>, f32, unit, 1 : i32>) -> ()
+    "tilegpu.async_commit_group"() : () -> ()
+    "tilegpu.async_copy"(%q, %b1) {operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (tensor<16x32x!tile.ptr<f32>, #A>, !tilegpu.memdesc<array<i64: 16, 32>, f32, unit, 1 : i32>) -> ()
+    "tilegpu.async_commit_group"() : () -> ()
+    "tilegpu.async_wait"() {num = 1 : i32} : () -> ()
+    %x = "tilegpu.local_load"(%b0) : (!tilegpu.memdesc<array<i64: 16, 32>, f32, unit, 1 : i32>) -> tensor<16x32xf32, #B>
+    "tilegpu.async_wait"() {num = 0 : i32} : () -> ()
+    %y = "tilegpu.local_load"(%b1) : (!tilegpu.memdesc<array<i64: 16, 32>, f32, unit, 1 : i32>) -> tensor<16x32xf32, #B>
+    "tilegpu.async_copy"(%q, %b1) {operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (tensor<16x32x!tile.ptr<f32>, #A>, !tilegpu.memdesc<array<i64: 16, 32>, f32, unit, 1 : i32>) -> ()
+    "tilegpu.async_commit_group"() : () -> ()
+    "tilegpu.async_wait"() {num = 0 : i32} : () -> ()
+    %s = arith.addf %x, %y : tensor<16x32xf32, #B>
+    return %s : tensor<16x32xf32, #B>
+  }
+}
+
+// -----
+
+// scf.while: the body (`do` region) runs after the condition region and loops back to it;
+// the state after the loop is the one leaving the condition region, which includes what
+// the body left (the barrier after the loop).
+// CHECK-LABEL: func.func @while_loop(
+// CHECK-NEXT: arith.constant 0 : i32
+// CHECK-NEXT: arith.constant 1 : i32
+// CHECK-NEXT: %[[W:.+]]:2 = scf.while
+// CHECK-NEXT: arith.cmpi
+// CHECK-NEXT: scf.condition
+// CHECK-NEXT: } do {
+// CHECK-NEXT: ^bb0(
+// CHECK-NEXT: "tilegpu.barrier"() : () -> ()
+// CHECK-NEXT: %[[C:.+]] = "tilegpu.convert_layout"
+// CHECK-NEXT: "tilegpu.barrier"() : () -> ()
+// CHECK-NEXT: %[[D:.+]] = "tilegpu.convert_layout"(%[[C]])
+// CHECK-NEXT: arith.addi
+// CHECK-NEXT: scf.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: "tilegpu.barrier"() : () -> ()
+// CHECK-NEXT: %[[E:.+]] = "tilegpu.convert_layout"(%[[W]]#1)
+// CHECK-NEXT: "tilegpu.barrier"() : () -> ()
+// CHECK-NEXT: %[[F:.+]] = "tilegpu.convert_layout"(%[[E]])
+// CHECK-NEXT: return %[[F]]
+// CHECK-NEXT: }
+#A = #tilegpu.blocked<array<i32: 1, 4>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
+#B = #tilegpu.blocked<array<i32: 4, 1>, array<i32: 8, 4>, array<i32: 1, 4>, array<i32: 0, 1>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @while_loop(%x: tensor<16x32xf32, #A>, %n: i32) -> tensor<16x32xf32, #A> attributes {tile.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %r:2 = scf.while (%i = %c0, %acc = %x) : (i32, tensor<16x32xf32, #A>) -> (i32, tensor<16x32xf32, #A>) {
+      %go = arith.cmpi slt, %i, %n : i32
+      scf.condition(%go) %i, %acc : i32, tensor<16x32xf32, #A>
+    } do {
+    ^bb0(%j: i32, %a: tensor<16x32xf32, #A>):
+      %c = "tilegpu.convert_layout"(%a) : (tensor<16x32xf32, #A>) -> tensor<16x32xf32, #B>
+      %d = "tilegpu.convert_layout"(%c) : (tensor<16x32xf32, #B>) -> tensor<16x32xf32, #A>
+      %k = arith.addi %j, %c1 : i32
+      scf.yield %k, %d : i32, tensor<16x32xf32, #A>
+    }
+    %e = "tilegpu.convert_layout"(%r#1) : (tensor<16x32xf32, #A>) -> tensor<16x32xf32, #B>
+    %f = "tilegpu.convert_layout"(%e) : (tensor<16x32xf32, #B>) -> tensor<16x32xf32, #A>
+    return %f : tensor<16x32xf32, #A>
+  }
+}
