@@ -32,6 +32,11 @@ class Constraint:
     def __repr__(self):
         return f"Constraint({self.irdl!r})"
 
+    @property
+    def fixed(self) -> str | None:
+        """The one type this constraint allows, if it is `is_type(...)`."""
+        return self.irdl[len("irdl.is "):] if self.irdl.startswith("irdl.is ") else None
+
 
 def any_type() -> Constraint:
     return Constraint("irdl.any")
@@ -133,6 +138,9 @@ class OpDef:
     # "row": the interpreter has a row for it; "builtin": its builtin computes directly under
     # the interpreter and never emits it; None: never emitted by the frontend (tilegpu ops)
     interp: str | None = "row"
+    # IRDL needs operandSegmentSizes only with several optional operands; ops with one may go
+    # without (tile.print does: its only operand is optional)
+    segment_sizes: bool = True
 
     @property
     def short(self) -> str:
@@ -143,8 +151,9 @@ class OpDef:
         return self.name.split(".", 1)[0]
 
     def segment_names(self) -> tuple | None:
-        """Operand names when some operand is optional (the op then has operandSegmentSizes)."""
-        if any(a.optional for a in self.operands):
+        """Operand names when some operand is optional (builders then set
+        operandSegmentSizes, unless `segment_sizes` is False)."""
+        if self.segment_sizes and any(a.optional for a in self.operands):
             return tuple(a.name for a in self.operands)
         return None
 
@@ -181,7 +190,7 @@ class Dialect:
         return t
 
     def op(self, short, doc, *, operands=(), results=(), attrs=(), traits=(), verify=None,
-           unsupported=None, interp="row") -> OpDef:
+           unsupported=None, interp="row", segment_sizes=True) -> OpDef:
         full = f"{self.name}.{short}"
         if full in self.ops:
             raise ValueError(f"op {full} is declared twice")
@@ -190,7 +199,7 @@ class Dialect:
         if unknown:
             raise ValueError(f"op {full}: unknown traits {sorted(unknown)}")
         d = OpDef(full, doc, tuple(operands), tuple(results), tuple(attrs), traits, verify,
-                  dict(unsupported or {}), interp)
+                  dict(unsupported or {}), interp, segment_sizes)
         self.ops[full] = d
         return d
 
@@ -268,8 +277,13 @@ def get(name: str) -> OpDef | None:
 
 def named_operands(op: ir.Operation) -> dict[str, ir.Value | None]:
     """Named operands of an op with optional operands (operandSegmentSizes)."""
-    names = get(op.name).segment_names()
-    sizes = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+    d = get(op.name)
+    names = tuple(a.name for a in d.operands)
+    if "operandSegmentSizes" in op.attributes:
+        sizes = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+    else:  # one optional operand (IRDL checks that): present iff the count says so
+        extra = len(op.operands) - sum(1 for a in d.operands if not a.optional)
+        sizes = [1 if not a.optional or extra else 0 for a in d.operands]
     out, i = {}, 0
     for name, n in zip(names, sizes):
         out[name] = op.operands[i] if n else None
@@ -280,17 +294,33 @@ def named_operands(op: ir.Operation) -> dict[str, ir.Value | None]:
 # ---------------------------------------------------------------------------------------------
 # typed builders
 
-def make_builder(d: OpDef):
-    """`build_<op>(b, *operands, *, <result>_type(s), <attrs>, attributes=None)`.
+def _result_inference(d: OpDef) -> list:
+    """Per result, fn(bound arguments) -> its type when the declaration implies it (a fixed
+    type, or the constraint variable of a required, ungrouped operand), else None."""
+    out = []
+    for r in d.results:
+        src = next((o for o in d.operands if o.constraint is r.constraint
+                    and not o.optional and not o.group), None)
+        if r.constraint.fixed is not None:
+            out.append(lambda a, t=r.constraint.fixed: ir.Type.parse(t))
+        elif src is not None:
+            out.append(lambda a, n=src.name: a[n].type)
+        else:
+            out.append(None)
+    return out
 
-    `b` is anything with `create(name, operands, result_types, attributes) -> results` (the
+
+def make_builder(d: OpDef):
+    """`build_<op>(builder, *operands, *, <result>_type(s), <attrs>, attributes=None)`.
+
+    `builder` is anything with `create(name, operands, result_types, attributes) -> results` (the
     frontend's Builder, whose interpreter subclass evaluates the op at once), or None to
     create at the current insertion point and location.  Optional operands default to None;
     a group is one list.  Attributes take plain Python values (converted by their kind) or
     ir.Attributes; `attributes` adds undeclared (discardable) ones.  Returns the result for an
     op with one result, None for none, else the list of results."""
     P = inspect.Parameter
-    params = [P("b", P.POSITIONAL_OR_KEYWORD)]
+    params = [P("builder", P.POSITIONAL_OR_KEYWORD)]
     seen = set()
     for a in d.operands:
         if a.group:
@@ -301,8 +331,9 @@ def make_builder(d: OpDef):
             params.append(P(a.name, P.POSITIONAL_OR_KEYWORD, default=None if a.optional else P.empty))
     kw = []
     single = len(d.results) == 1 and not d.results[0].optional
+    infer = _result_inference(d)
     if single:
-        kw.append(P("result_type", P.KEYWORD_ONLY))
+        kw.append(P("result_type", P.KEYWORD_ONLY, default=None if infer[0] else P.empty))
     else:
         seen = set()
         for a in d.results:
@@ -312,7 +343,7 @@ def make_builder(d: OpDef):
                     kw.append(P(f"{a.group}_types", P.KEYWORD_ONLY))
             else:
                 kw.append(P(f"{a.name}_type", P.KEYWORD_ONLY,
-                            default=None if a.optional else P.empty))
+                            default=None if a.optional or infer[d.results.index(a)] else P.empty))
     for a in d.attrs:
         kw.append(P(a.name, P.KEYWORD_ONLY, default=a.default))
     kw.append(P("attributes", P.KEYWORD_ONLY, default=None))
@@ -343,6 +374,10 @@ def make_builder(d: OpDef):
         ba.apply_defaults()
         a = ba.arguments
         operands, osizes = pick(a, d.operands, lambda n, g: n)
+        for i, r in enumerate(d.results):  # types the declaration implies
+            key = "result_type" if single else f"{r.name}_type"
+            if not r.group and a.get(key) is None and infer[i]:
+                a[key] = infer[i](a)
         if single:
             rtypes, rsizes = [a["result_type"]], [1]
         else:
@@ -351,16 +386,16 @@ def make_builder(d: OpDef):
         for at in d.attrs:
             v = a[at.name]
             attrs[at.name] = v if isinstance(v, ir.Attribute) else at.kind.convert(v)
-        if any(x.optional for x in d.operands):
+        if d.segment_names():
             attrs["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get(osizes)
         if any(x.optional for x in d.results):
             attrs["resultSegmentSizes"] = ir.DenseI32ArrayAttr.get(rsizes)
         attrs.update(a["attributes"] or {})
-        if a["b"] is None:
+        if a["builder"] is None:
             res = list(ir.Operation.create(d.name, results=rtypes, operands=operands,
                                            attributes=attrs).results)
         else:
-            res = a["b"].create(d.name, operands, rtypes, attrs)
+            res = a["builder"].create(d.name, operands, rtypes, attrs)
         if single:
             return res[0]
         return list(res) if d.results else None

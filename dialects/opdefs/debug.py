@@ -10,7 +10,7 @@ TILE.op("print", "one line per element of `arg` (pid, index, prefix, value); dev
         operands=[optional("arg", any_type())],
         attrs=[Attr("prefix", STRING), Attr("hex", INT), Attr("is_signed", INT),
                Attr("operand", INT)],
-        traits={EFFECT})
+        traits={EFFECT}, segment_sizes=False)
 
 
 def _cond_check(what):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import mlir.ir as ir
 
+from tilework.dialects import builders as B
+
 from ..language import core
 from ..language.core import constexpr, tensor
 from . import semantic as S
@@ -28,10 +30,6 @@ def _const(x, what: str):
     return x
 
 
-def _i32_attr(v: int) -> ir.Attribute:
-    return ir.IntegerAttr.get(ir.IntegerType.get_signless(32), int(v))
-
-
 def _shape(shape, what="shape"):
     shape = _const(shape, what)
     if isinstance(shape, int):
@@ -51,8 +49,7 @@ def program_id(b, axis):
     axis = _const(axis, "program_id axis")
     if axis not in (0, 1, 2):
         raise SemanticError(f"program_id axis must be 0, 1 or 2, got {axis}")
-    h = b.create1("tile.get_program_id", [], ir.IntegerType.get_signless(32),
-                  {"axis": _i32_attr(axis)})
+    h = B.build_get_program_id(b, axis=axis)
     return tensor(h, core.int32)
 
 
@@ -61,8 +58,7 @@ def num_programs(b, axis):
     axis = _const(axis, "num_programs axis")
     if axis not in (0, 1, 2):
         raise SemanticError(f"num_programs axis must be 0, 1 or 2, got {axis}")
-    h = b.create1("tile.get_num_programs", [], ir.IntegerType.get_signless(32),
-                  {"axis": _i32_attr(axis)})
+    h = B.build_get_num_programs(b, axis=axis)
     return tensor(h, core.int32)
 
 
@@ -79,8 +75,7 @@ def arange(b, start, end):
         raise SemanticError(f"arange({start}, {end}) has length {n}, which is not a power of two")
     if n > 1 << 20:
         raise SemanticError(f"arange({start}, {end}) has {n} elements; a tile holds at most 2**20")
-    h = b.create1("tile.make_range", [], tensor_ir_type(core.int32, (n,)),
-                  {"start": _i32_attr(start), "end": _i32_attr(end)})
+    h = B.build_make_range(b, result_type=tensor_ir_type(core.int32, (n,)), start=start, end=end)
     return tensor(h, core.int32, (n,))
 
 
@@ -199,10 +194,6 @@ def _mask(b, mask, shape, what):
                             f"shape {list(shape)}") from None
 
 
-def _segments(*present):
-    return ir.DenseI32ArrayAttr.get([1 if p else 0 for p in present])
-
-
 @impl
 def load(b, pointer, mask=None, other=None, boundary_check=(), padding_option="",
          cache_modifier="", eviction_policy="", volatile=False):
@@ -224,9 +215,9 @@ def load(b, pointer, mask=None, other=None, boundary_check=(), padding_option=""
     attrs = _hints(cache_modifier, eviction_policy)
     if _const(volatile, "volatile"):
         attrs["volatile"] = ir.UnitAttr.get()
-    attrs["operandSegmentSizes"] = _segments(True, m is not None, o is not None)
-    operands = [ptr.handle] + ([m.handle] if m is not None else []) + ([o.handle] if o is not None else [])
-    h = b.create1("tile.load", operands, tensor_ir_type(elem, ptr.shape), attrs)
+    h = B.build_load(b, ptr.handle, m.handle if m is not None else None,
+                     o.handle if o is not None else None,
+                     result_type=tensor_ir_type(elem, ptr.shape), attributes=attrs)
     return tensor(h, elem, ptr.shape)
 
 
@@ -251,8 +242,7 @@ def store(b, pointer, value, mask=None, boundary_check=(), cache_modifier="",
     val = S.broadcast_to(b, S.cast(b, val, elem), ptr.shape)
     m = _mask(b, mask, ptr.shape, "store")
     attrs = _hints(cache_modifier, eviction_policy)
-    attrs["operandSegmentSizes"] = _segments(True, True, m is not None)
-    b.create("tile.store", [ptr.handle, val.handle] + ([m.handle] if m is not None else []), [], attrs)
+    B.build_store(b, ptr.handle, val.handle, m.handle if m is not None else None, attributes=attrs)
     return None
 
 
@@ -304,7 +294,7 @@ def assume(b, cond):
     c = S.to_tensor(b, cond)
     if not c.dtype.is_bool():
         c = S.cast(b, c, core.int1)
-    b.create("tile.assume", [c.handle], [])
+    B.build_assume(b, c.handle)
 
 
 # op families register their builtins in their own modules

@@ -14,13 +14,13 @@ built from broadcast aranges) and, for the dimensions in `boundary_check`, the m
 """
 from __future__ import annotations
 
-import mlir.ir as ir
+from tilework.dialects import builders as B
 
 from ..language import core
 from ..language.core import constexpr, tensor
 from ..language.memory import block_pointer
 from . import semantic as S
-from .ops import IMPLS, _const, _mask, _segments, impl
+from .ops import IMPLS, _const, _mask, impl
 from .ops import load as _load_tiles
 from .ops import store as _store_tiles
 from .semantic import SemanticError
@@ -73,11 +73,9 @@ def _atomic_value(b, x, ptr: tensor, what, name="value") -> tensor:
 
 
 def _rmw(b, kind, ptr: tensor, val: tensor, mask, sem, scope) -> tensor:
-    attrs = {"kind": ir.StringAttr.get(kind), "sem": ir.StringAttr.get(sem),
-             "scope": ir.StringAttr.get(scope),
-             "operandSegmentSizes": _segments(True, True, mask is not None)}
-    operands = [ptr.handle, val.handle] + ([mask.handle] if mask is not None else [])
-    h = b.create1("tile.atomic_rmw", operands, tensor_ir_type(val.dtype, ptr.shape), attrs)
+    h = B.build_atomic_rmw(b, ptr.handle, val.handle, mask.handle if mask is not None else None,
+                           result_type=tensor_ir_type(val.dtype, ptr.shape), kind=kind, sem=sem,
+                           scope=scope)
     return tensor(h, val.dtype, ptr.shape)
 
 
@@ -146,9 +144,8 @@ def atomic_cas(b, pointer, cmp, val, sem=None, scope=None):
                             f"elements")
     c = _atomic_value(b, cmp, ptr, "atomic_cas", "cmp")
     v = _atomic_value(b, val, ptr, "atomic_cas", "value")
-    h = b.create1("tile.atomic_cas", [ptr.handle, c.handle, v.handle],
-                  tensor_ir_type(elem, ptr.shape),
-                  {"sem": ir.StringAttr.get(sem), "scope": ir.StringAttr.get(scope)})
+    h = B.build_atomic_cas(b, ptr.handle, c.handle, v.handle,
+                           result_type=tensor_ir_type(elem, ptr.shape), sem=sem, scope=scope)
     return tensor(h, elem, ptr.shape)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-import mlir.ir as ir
+from tilework.dialects import builders as B
 
 from ..language.core import constexpr, tensor
 from . import semantic as S
@@ -27,8 +27,7 @@ def expand_dims_1(b, x: tensor, axis: int) -> tensor:
     shape.insert(axis, 1)
     if not x.shape:  # a scalar: a splat of shape [1]
         return S.splat(b, x, (1,))
-    h = b.create1("tile.expand_dims", [x.handle], tensor_ir_type(x.dtype, shape),
-                  {"axis": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), axis)})
+    h = B.build_expand_dims(b, x.handle, result_type=tensor_ir_type(x.dtype, shape), axis=axis)
     return tensor(h, x.dtype, shape)
 
 
@@ -67,7 +66,7 @@ def reshape(b, input, *shape, can_reorder=False):
         return x
     if not x.shape:
         return S.splat(b, x, shape)
-    h = b.create1("tile.reshape", [x.handle], tensor_ir_type(x.dtype, shape))
+    h = B.build_reshape(b, x.handle, result_type=tensor_ir_type(x.dtype, shape))
     return tensor(h, x.dtype, shape)
 
 
@@ -97,8 +96,7 @@ def _transpose(b, x, perm):
     if perm == list(range(len(x.shape))):
         return x
     shape = [x.shape[p] for p in perm]
-    h = b.create1("tile.trans", [x.handle], tensor_ir_type(x.dtype, shape),
-                  {"order": ir.DenseI32ArrayAttr.get(perm)})
+    h = B.build_trans(b, x.handle, result_type=tensor_ir_type(x.dtype, shape), order=perm)
     return tensor(h, x.dtype, shape)
 
 
