@@ -176,13 +176,19 @@ class TypeDef:
 
 
 class Dialect:
-    def __init__(self, name: str, doc: str = ""):
+    """A dialect's declarations.  `registry`: where it is registered (DIALECTS, the dialects
+    loaded into every context; tests pass their own)."""
+
+    def __init__(self, name: str, doc: str = "", registry: dict | None = None):
         self.name = name
         self.doc = doc
         self.types: list[TypeDef] = []
         self.raw_irdl: list[str] = []  # verbatim IRDL (attributes defined elsewhere)
         self.ops: dict[str, OpDef] = {}
-        DIALECTS[name] = self
+        registry = DIALECTS if registry is None else registry
+        if name in registry:
+            raise ValueError(f"dialect {name} is declared twice")
+        registry[name] = self
 
     def type(self, name, doc, params=()) -> TypeDef:
         t = TypeDef(name, tuple(params), doc)
