@@ -217,7 +217,8 @@ class Dialect:
             names = _Vars()
             for _, c in t.params:
                 lines.append(f"    {names.define(c)}")
-            lines.append(f"    irdl.parameters({', '.join(f'{n}: {names[c]}' for n, c in t.params)})")
+            params = ", ".join(f"{n}: {names[c]}" for n, c in t.params)
+            lines.append(f"    irdl.parameters({params})")
             lines.append("  }")
         for raw in self.raw_irdl:
             lines.extend("  " + ln if ln.strip() else "" for ln in raw.strip("\n").splitlines())
@@ -334,7 +335,8 @@ def make_builder(d: OpDef):
                 seen.add(a.group)
                 params.append(P(a.group, P.POSITIONAL_OR_KEYWORD))
         else:
-            params.append(P(a.name, P.POSITIONAL_OR_KEYWORD, default=None if a.optional else P.empty))
+            params.append(P(a.name, P.POSITIONAL_OR_KEYWORD,
+                            default=None if a.optional else P.empty))
     kw = []
     single = len(d.results) == 1 and not d.results[0].optional
     infer = _result_inference(d)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import mlir.ir as ir
 
 from .. import ir_types as T
-from .base import (INT, PURE, READS, SAME_SHAPE, WRITES, ELEMENTWISE, Attr, Dialect, any_type,
+from .base import (ELEMENTWISE, INT, PURE, READS, SAME_SHAPE, WRITES, Attr, Dialect, any_type,
                    is_type, named_operands, operand, optional, result, tensor)
 from .checks import check_mask, check_ptr_value, int_attr, same_shape
 

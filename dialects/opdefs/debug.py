@@ -5,8 +5,9 @@ from .. import ir_types as T
 from .base import EFFECT, INT, STRING, Attr, any_type, operand, optional
 from .core import TILE
 
-TILE.op("print", "one line per element of `arg` (pid, index, prefix, value); device_print of "
-                 "several values is one print per value, `operand` numbering them (-1: the only one)",
+TILE.op("print", "one line per element of `arg` (pid, index, prefix, value); device_print "
+                 "of several values is one print per value, `operand` numbering them (-1: the "
+                 "only one)",
         operands=[optional("arg", any_type())],
         attrs=[Attr("prefix", STRING), Attr("hex", INT), Attr("is_signed", INT),
                Attr("operand", INT)],

@@ -100,7 +100,8 @@ TILE.op("dot", "acc + a @ b ([B,]M,K x [B,]K,N -> [B,]M,N); the FMA path compute
 MAX_OPERANDS = 4  # tiles one reduce/scan combines (optional segments: IRDL variadics share a type)
 
 TILE.op("reduce", "the tiles `src*` reduced along `axis` by the function `combine`",
-        operands=group("src", tensor, MAX_OPERANDS), results=group("result", any_type, MAX_OPERANDS),
+        operands=group("src", tensor, MAX_OPERANDS),
+        results=group("result", any_type, MAX_OPERANDS),
         attrs=[Attr("axis", INT), Attr("combine", SYMBOL)], traits={PURE}, interp="builtin")
 
 
