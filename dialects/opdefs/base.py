@@ -15,6 +15,7 @@ them to have the same type (as a reused SSA value in IRDL).
 from __future__ import annotations
 
 import inspect
+import keyword
 from dataclasses import dataclass, field
 
 import mlir.ir as ir
@@ -175,6 +176,11 @@ class TypeDef:
     doc: str
 
 
+# names the generated builders use themselves
+_RESERVED = {"builder", "operands", "osizes", "rsizes", "attrs", "res", "attributes",
+             "result_type", "result_types"}
+
+
 class Dialect:
     """A dialect's declarations.  `registry`: where it is registered (DIALECTS, the dialects
     loaded into every context; tests pass their own)."""
@@ -204,6 +210,10 @@ class Dialect:
         unknown = traits - set(TRAITS)
         if unknown:
             raise ValueError(f"op {full}: unknown traits {sorted(unknown)}")
+        for a in list(operands) + list(results) + list(attrs):
+            if a.name in _RESERVED or keyword.iskeyword(a.name) or not a.name.isidentifier():
+                raise ValueError(f"op {full}: '{a.name}' cannot name an operand, result or "
+                                 f"attribute (its builder's parameters are Python names)")
         d = OpDef(full, doc, tuple(operands), tuple(results), tuple(attrs), traits, verify,
                   dict(unsupported or {}), interp, segment_sizes)
         self.ops[full] = d
@@ -299,116 +309,119 @@ def named_operands(op: ir.Operation) -> dict[str, ir.Value | None]:
 
 
 # ---------------------------------------------------------------------------------------------
-# typed builders
+# typed builders: Python source generated per op (fast, with real signatures; print it with
+# `builder_source(op)`)
 
-def _result_inference(d: OpDef) -> list:
-    """Per result, fn(bound arguments) -> its type when the declaration implies it (a fixed
-    type, or the constraint variable of a required, ungrouped operand), else None."""
-    out = []
-    for r in d.results:
-        src = next((o for o in d.operands if o.constraint is r.constraint
-                    and not o.optional and not o.group), None)
-        if r.constraint.fixed is not None:
-            out.append(lambda a, t=r.constraint.fixed: ir.Type.parse(t))
-        elif src is not None:
-            out.append(lambda a, n=src.name: a[n].type)
-        else:
-            out.append(None)
+def _inferred(d: OpDef, r: Arg) -> str | None:
+    """An expression for result `r`'s type when the declaration implies it: a fixed type, or
+    the constraint variable of a required, ungrouped operand."""
+    if r.constraint.fixed is not None:
+        return f"_ir.Type.parse({r.constraint.fixed!r})"
+    src = next((o for o in d.operands
+                if o.constraint is r.constraint and not o.optional and not o.group), None)
+    return f"{src.name}.type" if src is not None else None
+
+
+def _groups(args) -> dict:
+    out = {}
+    for a in args:
+        if a.group:
+            out[a.group] = out.get(a.group, 0) + 1
     return out
 
 
-def make_builder(d: OpDef):
-    """`build_<op>(builder, *operands, *, <result>_type(s), <attrs>, attributes=None)`.
+def builder_source(d: OpDef) -> str:
+    """`def build_<op>(builder, <operands>, *, <result types>, <attrs>, attributes=None)`.
 
-    `builder` is anything with `create(name, operands, result_types, attributes) -> results` (the
-    frontend's Builder, whose interpreter subclass evaluates the op at once), or None to
-    create at the current insertion point and location.  Optional operands default to None;
-    a group is one list.  Attributes take plain Python values (converted by their kind) or
-    ir.Attributes; `attributes` adds undeclared (discardable) ones.  Returns the result for an
-    op with one result, None for none, else the list of results."""
-    P = inspect.Parameter
-    params = [P("builder", P.POSITIONAL_OR_KEYWORD)]
-    seen = set()
+    `builder` is anything with `create(name, operands, result_types, attributes) -> results`
+    (the frontend's Builder, whose interpreter subclass evaluates the op at once), or None to
+    create the op at the current insertion point and location.  Optional operands default to
+    None; a group is one list.  Attributes take plain Python values (converted by their kind)
+    or ir.Attributes; `attributes` adds undeclared (discardable) ones.  Returns the result of
+    an op with one result, None for none, else the list of results."""
+    fname = f"build_{d.short}"
+    groups, rgroups = _groups(d.operands), _groups(d.results)
+    single = len(d.results) == 1 and not d.results[0].optional
+    params, body, done = ["builder"], ["operands, osizes = [], []"], set()
     for a in d.operands:
         if a.group:
-            if a.group not in seen:
-                seen.add(a.group)
-                params.append(P(a.group, P.POSITIONAL_OR_KEYWORD))
+            if a.group in done:
+                continue
+            done.add(a.group)
+            n = groups[a.group]
+            params.append(a.group)
+            body += [f"{a.group} = list({a.group})",
+                     f"if len({a.group}) > {n}:",
+                     f"    raise TypeError(f'{fname}: at most {n} {a.group} values, got "
+                     f"{{len({a.group})}}')",
+                     f"if not {a.group}:",
+                     f"    raise TypeError('{fname}: {a.group}0 is required')",
+                     f"operands += {a.group}",
+                     f"osizes += [1] * len({a.group}) + [0] * ({n} - len({a.group}))"]
+        elif a.optional:
+            params.append(f"{a.name}=None")
+            body += [f"if {a.name} is not None:", f"    operands.append({a.name})",
+                     f"osizes.append(0 if {a.name} is None else 1)"]
         else:
-            params.append(P(a.name, P.POSITIONAL_OR_KEYWORD,
-                            default=None if a.optional else P.empty))
-    kw = []
-    single = len(d.results) == 1 and not d.results[0].optional
-    infer = _result_inference(d)
-    if single:
-        kw.append(P("result_type", P.KEYWORD_ONLY, default=None if infer[0] else P.empty))
-    else:
-        seen = set()
-        for a in d.results:
-            if a.group:
-                if a.group not in seen:
-                    seen.add(a.group)
-                    kw.append(P(f"{a.group}_types", P.KEYWORD_ONLY))
-            else:
-                kw.append(P(f"{a.name}_type", P.KEYWORD_ONLY,
-                            default=None if a.optional or infer[d.results.index(a)] else P.empty))
-    for a in d.attrs:
-        kw.append(P(a.name, P.KEYWORD_ONLY, default=a.default))
-    kw.append(P("attributes", P.KEYWORD_ONLY, default=None))
-    sig = inspect.Signature(params + kw)
-    fname = f"build_{d.short}"
-
-    def pick(args, lst, key):
-        vals, sizes = [], []
-        for a in lst:
-            if a.group:
-                grp = list(args[key(a.group, True)])
-                i = int(a.name[len(a.group):])
-                if i == 0 and len(grp) > sum(1 for x in lst if x.group == a.group):
-                    raise TypeError(f"{fname}: at most {sum(1 for x in lst if x.group == a.group)} "
-                                    f"{a.group} values, got {len(grp)}")
-                v = grp[i] if i < len(grp) else None
-            else:
-                v = args[key(a.name, False)]
-            if v is None and not a.optional:
-                raise TypeError(f"{fname}: {a.name} is required")
-            if v is not None:
-                vals.append(v)
-            sizes.append(0 if v is None else 1)
-        return vals, sizes
-
-    def build(*args, **kwargs):
-        ba = sig.bind(*args, **kwargs)
-        ba.apply_defaults()
-        a = ba.arguments
-        operands, osizes = pick(a, d.operands, lambda n, g: n)
-        for i, r in enumerate(d.results):  # types the declaration implies
-            key = "result_type" if single else f"{r.name}_type"
-            if not r.group and a.get(key) is None and infer[i]:
-                a[key] = infer[i](a)
-        if single:
-            rtypes, rsizes = [a["result_type"]], [1]
+            params.append(a.name)
+            body += [f"if {a.name} is None:",
+                     f"    raise TypeError('{fname}: {a.name} is required')",
+                     f"operands.append({a.name})", "osizes.append(1)"]
+    kw, rtypes, done = [], [], set()
+    body.append("rsizes = []")
+    for r in d.results:
+        if r.group:
+            if r.group in done:
+                continue
+            done.add(r.group)
+            name, n = f"{r.group}_types", rgroups[r.group]
+            kw.append(name)
+            body += [f"{name} = list({name})",
+                     f"rsizes += [1] * len({name}) + [0] * ({n} - len({name}))"]
+            rtypes.append(f"*{name}")
+            continue
+        inferred = _inferred(d, r)
+        name = "result_type" if single else f"{r.name}_type"
+        kw.append(f"{name}=None" if inferred or r.optional else name)
+        if inferred:
+            body += [f"if {name} is None:", f"    {name} = {inferred}"]
+        if r.optional:
+            rtypes.append(f"*([{name}] if {name} is not None else [])")
+            body.append(f"rsizes.append(0 if {name} is None else 1)")
         else:
-            rtypes, rsizes = pick(a, d.results, lambda n, g: f"{n}_types" if g else f"{n}_type")
-        attrs = {}
-        for at in d.attrs:
-            v = a[at.name]
-            attrs[at.name] = v if isinstance(v, ir.Attribute) else at.kind.convert(v)
-        if d.segment_names():
-            attrs["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get(osizes)
-        if any(x.optional for x in d.results):
-            attrs["resultSegmentSizes"] = ir.DenseI32ArrayAttr.get(rsizes)
-        attrs.update(a["attributes"] or {})
-        if a["builder"] is None:
-            res = list(ir.Operation.create(d.name, results=rtypes, operands=operands,
-                                           attributes=attrs).results)
-        else:
-            res = a["builder"].create(d.name, operands, rtypes, attrs)
-        if single:
-            return res[0]
-        return list(res) if d.results else None
+            rtypes.append(name)
+            body.append("rsizes.append(1)")
+    attrs = []
+    for i, a in enumerate(d.attrs):
+        kw.append(a.name if a.default is inspect.Parameter.empty else f"{a.name}={a.default!r}")
+        attrs.append(f"{a.name!r}: _attr({i}, {a.name})")
+    kw.append("attributes=None")
+    body.append(f"attrs = {{{', '.join(attrs)}}}")
+    if d.segment_names():
+        body.append("attrs['operandSegmentSizes'] = _ir.DenseI32ArrayAttr.get(osizes)")
+    if any(r.optional for r in d.results):
+        body.append("attrs['resultSegmentSizes'] = _ir.DenseI32ArrayAttr.get(rsizes)")
+    body += ["if attributes:", "    attrs.update(attributes)",
+             f"res = _create(builder, {d.name!r}, operands, [{', '.join(rtypes)}], attrs)"]
+    body.append("return res[0]" if single else "return list(res)" if d.results else "return None")
+    doc = f"Builds `{d.name}`: {d.doc}".replace("\\", "\\\\").replace('"', '\\"')
+    return (f"def {fname}({', '.join(params + ['*'] + kw)}):\n    \"{doc}\"\n"
+            + "".join(f"    {line}\n" for line in body))
 
-    build.__signature__ = sig
-    build.__name__ = build.__qualname__ = fname
-    build.__doc__ = f"Builds `{d.name}`: {d.doc}"
-    return build
+
+def _create(builder, name, operands, result_types, attrs):
+    if builder is None:
+        return ir.Operation.create(name, results=result_types, operands=operands,
+                                   attributes=attrs).results
+    return builder.create(name, operands, result_types, attrs)
+
+
+def make_builder(d: OpDef):
+    """The builder of `d` (see `builder_source`)."""
+    kinds = [a.kind for a in d.attrs]
+
+    def attr(i, v):
+        return v if isinstance(v, ir.Attribute) else kinds[i].convert(v)
+    namespace = {"_ir": ir, "_attr": attr, "_create": _create}
+    exec(compile(builder_source(d), f"<builder of {d.name}>", "exec"), namespace)
+    return namespace[f"build_{d.short}"]

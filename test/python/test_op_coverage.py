@@ -210,7 +210,8 @@ def test_builder_errors():
                 B.build_reduce(None, [x] * 5, result_types=[x.type] * 5, axis=0, combine="c")
             with pytest.raises(TypeError, match="build_reduce: src0 is required"):
                 B.build_reduce(None, [], result_types=[], axis=0, combine="c")
-            with pytest.raises(TypeError, match="missing a required argument: 'result_type'"):
+            with pytest.raises(TypeError, match=r"build_load\(\) missing 1 required "
+                                                 r"keyword-only argument: 'result_type'"):
                 B.build_load(None, x)
 
 
@@ -222,6 +223,10 @@ def test_declaration_errors():
         d.op("a", "doc")
     with pytest.raises(ValueError, match=r"op scratch.b: unknown traits \['nothrow'\]"):
         d.op("b", "doc", traits={"nothrow"})
+    for bad in ("attrs", "from", "2x"):
+        with pytest.raises(ValueError, match=f"op scratch.c: '{bad}' cannot name an operand, "
+                                             f"result or attribute"):
+            d.op("c", "doc", operands=[base.operand(bad, base.any_type())])
     with pytest.raises(ValueError, match="dialect scratch is declared twice"):
         base.Dialect("scratch", registry=reg)
     assert "scratch" not in opdefs.DIALECTS
