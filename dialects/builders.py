@@ -8,7 +8,7 @@ They fill in `operandSegmentSizes`/`resultSegmentSizes` and convert plain Python
 values by the declared kind (int -> i32 IntegerAttr, str -> StringAttr, list -> dense i32
 array, symbol name -> FlatSymbolRefAttr).  `builder` is the frontend's Builder (so the interpreter
 evaluates the op), or None to create at the current insertion point (passes).  See
-`opdefs.base.make_builder`."""
+`opdefs.base.builder_source`."""
 from __future__ import annotations
 
 from .opdefs import all_ops

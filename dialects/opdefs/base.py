@@ -48,9 +48,17 @@ def is_type(t: str) -> Constraint:
     return Constraint(f"irdl.is {t}")
 
 
+def base(kind) -> Constraint:
+    """Any type or attribute of one kind: a builtin one by name ("!builtin.tensor",
+    "#builtin.dense_array": type parameters that are attributes) or a declared TypeDef."""
+    if isinstance(kind, TypeDef):
+        return Constraint(f"irdl.base @{kind.dialect}::@{kind.name}")
+    return Constraint(f'irdl.base "{kind}"')
+
+
 def tensor() -> Constraint:
     """Any builtin ranked tensor (the tile)."""
-    return Constraint('irdl.base "!builtin.tensor"')
+    return base("!builtin.tensor")
 
 
 @dataclass(frozen=True)
@@ -171,6 +179,7 @@ class OpDef:
 
 @dataclass(frozen=True)
 class TypeDef:
+    dialect: str
     name: str
     params: tuple  # ((name, Constraint), ...)
     doc: str
@@ -197,7 +206,7 @@ class Dialect:
         registry[name] = self
 
     def type(self, name, doc, params=()) -> TypeDef:
-        t = TypeDef(name, tuple(params), doc)
+        t = TypeDef(self.name, name, tuple(params), doc)
         self.types.append(t)
         return t
 

@@ -236,7 +236,10 @@ def test_new_op_end_to_end_in_a_scratch_dialect():
     """What the docs' worked example does: declare, load the generated IRDL, build, verify."""
     reg = {}
     d = base.Dialect("scratch", registry=reg)
-    d.type("box", "a boxed value", params=[("inner", base.any_type())])
+    box = d.type("box", "a boxed value", params=[("shape", base.base("#builtin.dense_array")),
+                                                 ("inner", base.any_type())])
+    d.op("unbox", "the value in a box", operands=[base.operand("b", base.base(box))],
+         results=[base.result("r", base.any_type())], traits={base.READS})
     t = base.any_type()
     d.op("twice", "x + x", operands=[base.operand("x", t)], results=[base.result("r", t)],
          attrs=[base.Attr("mode", base.STRING, ("wrap", "sat"))], traits={base.PURE},
@@ -253,7 +256,13 @@ def test_new_op_end_to_end_in_a_scratch_dialect():
                 r = build(None, blk.arguments[0], mode=mode)
             assert r.type == blk.arguments[0].type
             assert d.ops["scratch.twice"].check(r.owner) == err
-        assert str(ir.Type.parse("!scratch.box<i8>")) == "!scratch.box<i8>"
+        m = ir.Module.parse('func.func @f(%b: !scratch.box<array<i32: 4>, i8>) {\n'
+                            '  %r = "scratch.unbox"(%b) : (!scratch.box<array<i32: 4>, i8>) -> i8\n'
+                            '  return\n}')
+        m.operation.verify()
+        with pytest.raises(ir.MLIRError):  # the operand must be a box
+            ir.Module.parse('func.func @f(%b: i8) {\n  %r = "scratch.unbox"(%b) : (i8) -> i8\n'
+                            '  return\n}').operation.verify()
     # a declared op verifies through dialects.verify as well (tile ops are loaded there)
     with new_context(), ir.Location.unknown():
         m = ir.Module.parse('func.func @f(%a: i32) {\n  %u = "tile.umulhi"(%a, %a) : '
