@@ -268,3 +268,28 @@ def test_new_op_end_to_end_in_a_scratch_dialect():
         m = ir.Module.parse('func.func @f(%a: i32) {\n  %u = "tile.umulhi"(%a, %a) : '
                             '(i32, i32) -> i32\n  return\n}')
         verify(m)
+
+
+def test_named_operands_without_segment_sizes():
+    """Hand-written IR may leave out operandSegmentSizes where one operand is optional (IRDL
+    accepts it): the verifier and the lowering still find the operands by name."""
+    from tilework.dialects.verify import VerificationError, named_operands
+    with new_context(), ir.Location.unknown():
+        m = ir.Module.parse("""
+func.func @f(%p: tensor<4x!tile.ptr<f32>>, %v: tensor<4xf32>, %m: tensor<4xi1>, %w: tensor<4xi8>) {
+  "tile.store"(%p, %v) : (tensor<4x!tile.ptr<f32>>, tensor<4xf32>) -> ()
+  "tile.store"(%p, %v, %m) : (tensor<4x!tile.ptr<f32>>, tensor<4xf32>, tensor<4xi1>) -> ()
+  return
+}""")
+        verify(m)
+        stores = [o for o in m.body.operations[0].regions[0].blocks[0].operations
+                  if o.operation.name == "tile.store"]
+        assert named_operands(stores[0].operation)["mask"] is None
+        assert named_operands(stores[1].operation)["mask"] is not None
+        bad = ir.Module.parse("""
+func.func @f(%p: tensor<4x!tile.ptr<f32>>, %v: tensor<4xf32>, %w: tensor<4xi8>) {
+  "tile.store"(%p, %v, %w) : (tensor<4x!tile.ptr<f32>>, tensor<4xf32>, tensor<4xi8>) -> ()
+  return
+}""")
+        with pytest.raises(VerificationError, match="'tile.store' op store mask must be i1, got i8"):
+            verify(bad)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import mlir.ir as ir
 
 from tilework.dialects import builders as B
-from tilework.dialects.opdefs.shape import MAX_OPERANDS  # noqa: F401  (declared with the ops)
+from tilework.dialects.opdefs.shape import MAX_OPERANDS  # declared with the ops
 
 from ..language import core
 from ..language.core import tensor
