@@ -296,3 +296,64 @@ func.func @f(%p: tensor<4x!tile.ptr<f32>>, %v: tensor<4xf32>, %w: tensor<4xi8>) 
         with pytest.raises(VerificationError, match="'tile.store' op store mask must be i1, got i8"):
             verify(bad)
 
+
+# ---- shared memory (opdefs/shared.py) --------------------------------------------------------
+
+SHARED_OPS = {"tilegpu.local_alloc", "tilegpu.local_store", "tilegpu.local_load",
+              "tilegpu.local_dealloc", "tilegpu.memdesc_index", "tilegpu.async_copy",
+              "tilegpu.async_commit_group", "tilegpu.async_wait", "tilegpu.barrier"}
+
+
+def test_shared_memory_ops_are_declared_with_effects():
+    assert SHARED_OPS <= set(NAMES)
+    assert not SHARED_OPS & set(PURE_OPS)
+    assert opdefs.OPERAND_SEGMENTS["tilegpu.async_copy"] == ("ptr", "dst", "mask", "other")
+    assert "tilegpu.local_alloc" not in opdefs.OPERAND_SEGMENTS  # one optional operand
+
+
+def test_shared_memory_builders_and_memdesc_text():
+    """The builders make the IR the passes and lit files write; the memdesc type keeps its
+    textual form (read back by memdesc_of); a verifier message comes through verify()."""
+    from tilework.dialects import tile as T
+    from tilework.dialects.verify import VerificationError
+    from mlir.dialects import func
+    md_text = "!tilegpu.memdesc<array<i64: 16, 32>, f32, unit, 2 : i32>"
+    ctx = new_context()
+    with ctx, ir.Location.unknown():
+        m, blk = _func(ctx, ["tensor<16x32xf32>", "tensor<16x32x!tile.ptr<f32>>",
+                             "tensor<16x32xi1>", "i32"])
+        x, p, mask, i = blk.arguments
+        md2 = T.memdesc_type((16, 32), ir.F32Type.get(), "unit", 2)
+        assert str(md2) == md_text
+        d = T.memdesc_of(md2)
+        assert (d.shape, str(d.elem), d.layout, d.buffers) == ((16, 32), "f32", "unit", 2)
+        with ir.InsertionPoint(blk):
+            a = B.build_local_alloc(None, x,
+                                    result_type=T.memdesc_type((16, 32), ir.F32Type.get()))
+            bufs = B.build_local_alloc(None, result_type=md2)
+            one = B.build_memdesc_index(None, bufs, i, result_type=d.with_buffers(1).type())
+            B.build_async_copy(None, p, one, mask)
+            B.build_async_commit_group(None)
+            B.build_async_wait(None, num=0)
+            B.build_barrier(None)
+            B.build_local_store(None, x, a)
+            y = B.build_local_load(None, one, result_type=x.type)
+            B.build_local_dealloc(None, a)
+            func.ReturnOp([])
+        verify(m)
+        text = str(m)
+        assert y.type == x.type
+        assert '"tilegpu.local_alloc"(%arg0) : (tensor<16x32xf32>) -> !tilegpu.memdesc<' \
+               'array<i64: 16, 32>, f32, unit, 1 : i32>' in text
+        assert f'"tilegpu.local_alloc"() : () -> {md_text}' in text
+        assert '"tilegpu.async_copy"(%arg1, %2, %arg2) {operandSegmentSizes = ' \
+               'array<i32: 1, 1, 1, 0>}' in text
+        assert '"tilegpu.async_wait"() {num = 0 : i32} : () -> ()' in text
+        assert '"tilegpu.barrier"() : () -> ()' in text
+        m2, blk2 = _func(ctx, [])
+        with ir.InsertionPoint(blk2):
+            B.build_async_wait(None, num=-1)
+            func.ReturnOp([])
+        with pytest.raises(VerificationError,
+                           match="'tilegpu.async_wait' op async_wait num must be >= 0"):
+            verify(m2)
