@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import mlir.ir as ir
 
+from tilework.dialects import builders as B
 from tilework.dialects import tile as T
 
 from .layout_passes import kernels
@@ -228,7 +229,7 @@ def insert_barriers(module_op, pctx=None):
         walk.block(f.regions[0].blocks[0], State())
         for op in walk.needs:
             with ir.InsertionPoint(op), op.location:
-                ir.Operation.create(BARRIER)
+                B.build_barrier(None)
 
 
 register(Pass("tilegpu-insert-barriers",

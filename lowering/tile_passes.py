@@ -10,6 +10,7 @@ import math
 
 import mlir.ir as ir
 
+from tilework.dialects import opdefs
 from tilework.dialects import tile as T
 from tilework.dialects.layout import fastest_dim, layout_of
 from tilework.dialects.verify import named_operands
@@ -58,12 +59,9 @@ def _addptr_of_addptr(op, rewriter):
     rewriter.replace_op(op, new)
 
 
-# ops without side effects (IRDL cannot say so, so MLIR's own DCE keeps them)
-PURE_OPS = ("tile.splat", "tile.broadcast", "tile.addptr", "tile.make_range",
-            "tile.expand_dims", "tile.trans", "tile.reshape", "tile.get_program_id",
-            "tile.get_num_programs", "tile.int_to_ptr", "tile.ptr_to_int", "tile.umulhi",
-            "tile.join", "tile.split", "tile.cat", "tile.dot", "tile.reduce", "tile.scan",
-            "tilegpu.convert_layout")
+# ops declared pure (dialects/opdefs; IRDL cannot give them MLIR's traits, so MLIR's own cse and
+# DCE skip them); upstream arith/math ops are left to MLIR's cse and canonicalize
+PURE_OPS = opdefs.PURE_OPS
 
 
 def _erase_dead(op, rewriter):

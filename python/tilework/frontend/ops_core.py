@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import mlir.ir as ir
 
+from tilework.dialects import builders as B
+
 from ..language import core
 from ..language.core import constexpr, tensor
 from ..language.math import PropagateNan
@@ -31,10 +33,6 @@ def const(x, what: str):
     return x
 
 
-def _i32_attr(v: int) -> ir.Attribute:
-    return ir.IntegerAttr.get(ir.IntegerType.get_signless(32), int(v))
-
-
 def _shape(shape, what="shape"):
     shape = const(shape, what)
     if isinstance(shape, int):
@@ -54,8 +52,7 @@ def program_id(b, axis):
     axis = const(axis, "program_id axis")
     if axis not in (0, 1, 2):
         raise SemanticError(f"program_id axis must be 0, 1 or 2, got {axis}")
-    h = b.create1("tile.get_program_id", [], ir.IntegerType.get_signless(32),
-                  {"axis": _i32_attr(axis)})
+    h = B.build_get_program_id(b, axis=axis)
     return tensor(h, core.int32)
 
 
@@ -64,8 +61,7 @@ def num_programs(b, axis):
     axis = const(axis, "num_programs axis")
     if axis not in (0, 1, 2):
         raise SemanticError(f"num_programs axis must be 0, 1 or 2, got {axis}")
-    h = b.create1("tile.get_num_programs", [], ir.IntegerType.get_signless(32),
-                  {"axis": _i32_attr(axis)})
+    h = B.build_get_num_programs(b, axis=axis)
     return tensor(h, core.int32)
 
 
@@ -82,8 +78,7 @@ def arange(b, start, end):
         raise SemanticError(f"arange({start}, {end}) has length {n}, which is not a power of two")
     if n > 1 << 20:
         raise SemanticError(f"arange({start}, {end}) has {n} elements; a tile holds at most 2**20")
-    h = b.create1("tile.make_range", [], tensor_ir_type(core.int32, (n,)),
-                  {"start": _i32_attr(start), "end": _i32_attr(end)})
+    h = B.build_make_range(b, result_type=tensor_ir_type(core.int32, (n,)), start=start, end=end)
     return tensor(h, core.int32, (n,))
 
 
@@ -181,10 +176,6 @@ def mask_operand(b, mask, shape, what):
                             f"shape {list(shape)}") from None
 
 
-def segment_sizes(*present):
-    return ir.DenseI32ArrayAttr.get([1 if p else 0 for p in present])
-
-
 @impl
 def static_assert(b, cond, msg=""):
     c = const(cond, "static_assert condition")
@@ -233,4 +224,4 @@ def assume(b, cond):
     c = S.to_tensor(b, cond)
     if not c.dtype.is_bool():
         c = S.cast(b, c, core.int1)
-    b.create("tile.assume", [c.handle], [])
+    B.build_assume(b, c.handle)

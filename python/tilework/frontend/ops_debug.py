@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import string
 
-import mlir.ir as ir
+from tilework.dialects import builders as B
 
 from ..language import core
 from ..language.core import constexpr
@@ -61,13 +61,11 @@ def device_print(b, prefix, *args, hex=False):
         prefix = prefix[:-1] + ": "
     if len(prefix) > 2 and not prefix.startswith(" "):
         prefix = " " + prefix
-    i32 = ir.IntegerType.get_signless(32)
     for n, v in enumerate(vals or [None]):  # one op per value, as Triton prints them
-        b.create("tile.print", [v.handle] if v is not None else [], [], {
-            "prefix": ir.StringAttr.get(prefix), "hex": ir.IntegerAttr.get(i32, int(hex_)),
-            "is_signed": ir.IntegerAttr.get(i32, int(v is not None and v.dtype.is_int_signed()
-                                                      and not v.dtype.is_bool())),
-            "operand": ir.IntegerAttr.get(i32, n if len(vals) > 1 else -1)})
+        B.build_print(b, v.handle if v is not None else None, prefix=prefix, hex=int(hex_),
+                      is_signed=int(v is not None and v.dtype.is_int_signed()
+                                    and not v.dtype.is_bool()),
+                      operand=n if len(vals) > 1 else -1)
 
 
 @impl
@@ -82,5 +80,5 @@ def device_assert(b, cond, msg="", mask=None):
     if m is not None:
         m = S.to_tensor(b, m)
         c = S.binary(b, "or", c, S.logical_not(b, m))
-    b.create("tile.assert", [c.handle], [], {"msg": ir.StringAttr.get(msg)})
+    B.build_assert(b, c.handle, msg=msg)
     return None

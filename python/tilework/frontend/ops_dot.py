@@ -7,7 +7,7 @@ the portable path by `lowering/rules/dot.py` (FMAs over shared-memory copies of 
 """
 from __future__ import annotations
 
-import mlir.ir as ir
+from tilework.dialects import builders as B
 
 from ..language import core
 from ..language.core import constexpr, tensor
@@ -137,10 +137,8 @@ def dot(b, input, other, acc=None, input_precision=None, allow_tf32=None,
         raise SemanticError(f"max_num_imprecise_acc ({imprecise}) must be <= K ({K})")
     if not isinstance(imprecise, int):
         raise SemanticError(f"max_num_imprecise_acc must be a constexpr int, got {imprecise!r}")
-    i32 = ir.IntegerType.get_signless(32)
-    h = b.create1("tile.dot", [x.handle, y.handle, c.handle], tensor_ir_type(ret, shape),
-                  {"input_precision": ir.StringAttr.get(precision),
-                   "max_num_imprecise_acc": ir.IntegerAttr.get(i32, int(imprecise))})
+    h = B.build_dot(b, x.handle, y.handle, c.handle, result_type=tensor_ir_type(ret, shape),
+                    input_precision=precision, max_num_imprecise_acc=int(imprecise))
     return tensor(h, ret, shape)
 
 

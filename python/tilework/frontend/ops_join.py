@@ -8,6 +8,8 @@ concatenation).
 """
 from __future__ import annotations
 
+from tilework.dialects import builders as B
+
 from ..language.core import tensor
 from . import semantic as S
 from .ops_core import const, impl
@@ -36,7 +38,7 @@ def join(b, a, b_):
     if scalars:  # two scalars: joined as [1] tiles, then reshaped to [2] (as Triton)
         x, y = S.splat(b, x, (1,)), S.splat(b, y, (1,))
     shape = x.shape + (2,)
-    h = b.create1("tile.join", [x.handle, y.handle], tensor_ir_type(x.dtype, shape))
+    h = B.build_join(b, x.handle, y.handle, result_type=tensor_ir_type(x.dtype, shape))
     r = tensor(h, x.dtype, shape)
     return reshape(b, r, (2,)) if scalars else r
 
@@ -57,7 +59,7 @@ def split(b, a):
         lo, hi = b.wrap(v[..., 0], x.dtype), b.wrap(v[..., 1], x.dtype)
     else:
         rt = tensor_ir_type(x.dtype, shape)
-        h0, h1 = b.create("tile.split", [x.handle], [rt, rt])
+        h0, h1 = B.build_split(b, x.handle, lhs_type=rt, rhs_type=rt)
         lo, hi = tensor(h0, x.dtype, shape), tensor(h1, x.dtype, shape)
     if rank1:
         lo, hi = reshape(b, lo, ()), reshape(b, hi, ())
@@ -84,5 +86,5 @@ def cat(b, input, other, can_reorder=False):
         raise SemanticError(f"cat operands must have the same dtype, got {x.dtype} and "
                             f"{y.dtype}")
     shape = (2 * x.shape[0],)
-    h = b.create1("tile.cat", [x.handle, y.handle], tensor_ir_type(x.dtype, shape))
+    h = B.build_cat(b, x.handle, y.handle, result_type=tensor_ir_type(x.dtype, shape))
     return tensor(h, x.dtype, shape)

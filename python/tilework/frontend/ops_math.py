@@ -11,6 +11,8 @@ import functools
 
 import mlir.ir as ir
 
+from tilework.dialects import builders as B
+
 from ..language import core
 from ..language.core import constexpr, tensor
 from ..language.math import PropagateNan, cdiv_host
@@ -103,7 +105,7 @@ def umulhi(b, x, y):
     _check("umulhi", _UMULHI, x, y)
     x, y = _common(b, "umulhi", x, y)
     _check("umulhi", _UMULHI, x)
-    return _emit(b, "tile.umulhi", [x, y])
+    return tensor(B.build_umulhi(b, x.handle, y.handle), x.dtype, x.shape)
 
 
 @impl

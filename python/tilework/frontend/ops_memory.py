@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import mlir.ir as ir
 
+from tilework.dialects import builders as B
+
 from ..language import core
 from ..language.core import constexpr, tensor
 from ..language.memory import block_pointer
 from . import semantic as S
-from .ops_core import IMPLS, const, mask_operand, segment_sizes, impl
+from .ops_core import IMPLS, const, mask_operand, impl
 from .semantic import SemanticError
 from .types import tensor_ir_type
 
@@ -71,11 +73,9 @@ def _atomic_value(b, x, ptr: tensor, what, name="value") -> tensor:
 
 
 def _rmw(b, kind, ptr: tensor, val: tensor, mask, sem, scope) -> tensor:
-    attrs = {"kind": ir.StringAttr.get(kind), "sem": ir.StringAttr.get(sem),
-             "scope": ir.StringAttr.get(scope),
-             "operandSegmentSizes": segment_sizes(True, True, mask is not None)}
-    operands = [ptr.handle, val.handle] + ([mask.handle] if mask is not None else [])
-    h = b.create1("tile.atomic_rmw", operands, tensor_ir_type(val.dtype, ptr.shape), attrs)
+    h = B.build_atomic_rmw(b, ptr.handle, val.handle, mask.handle if mask is not None else None,
+                           result_type=tensor_ir_type(val.dtype, ptr.shape), kind=kind, sem=sem,
+                           scope=scope)
     return tensor(h, val.dtype, ptr.shape)
 
 
@@ -144,9 +144,8 @@ def atomic_cas(b, pointer, cmp, val, sem=None, scope=None):
                             f"elements")
     c = _atomic_value(b, cmp, ptr, "atomic_cas", "cmp")
     v = _atomic_value(b, val, ptr, "atomic_cas", "value")
-    h = b.create1("tile.atomic_cas", [ptr.handle, c.handle, v.handle],
-                  tensor_ir_type(elem, ptr.shape),
-                  {"sem": ir.StringAttr.get(sem), "scope": ir.StringAttr.get(scope)})
+    h = B.build_atomic_cas(b, ptr.handle, c.handle, v.handle,
+                           result_type=tensor_ir_type(elem, ptr.shape), sem=sem, scope=scope)
     return tensor(h, elem, ptr.shape)
 
 
@@ -371,9 +370,9 @@ def load(b, pointer, mask=None, other=None, boundary_check=(), padding_option=""
     attrs = _hints(cache_modifier, eviction_policy)
     if const(volatile, "volatile"):
         attrs["volatile"] = ir.UnitAttr.get()
-    attrs["operandSegmentSizes"] = segment_sizes(True, m is not None, o is not None)
-    operands = [ptr.handle] + ([m.handle] if m is not None else []) + ([o.handle] if o is not None else [])
-    h = b.create1("tile.load", operands, tensor_ir_type(elem, ptr.shape), attrs)
+    h = B.build_load(b, ptr.handle, m.handle if m is not None else None,
+                     o.handle if o is not None else None,
+                     result_type=tensor_ir_type(elem, ptr.shape), attributes=attrs)
     return tensor(h, elem, ptr.shape)
 
 
@@ -398,6 +397,5 @@ def store(b, pointer, value, mask=None, boundary_check=(), cache_modifier="",
     val = S.broadcast_to(b, S.cast(b, val, elem), ptr.shape)
     m = mask_operand(b, mask, ptr.shape, "store")
     attrs = _hints(cache_modifier, eviction_policy)
-    attrs["operandSegmentSizes"] = segment_sizes(True, True, m is not None)
-    b.create("tile.store", [ptr.handle, val.handle] + ([m.handle] if m is not None else []), [], attrs)
+    B.build_store(b, ptr.handle, val.handle, m.handle if m is not None else None, attributes=attrs)
     return None

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import mlir.ir as ir
 
+from tilework.dialects import builders as B
+from tilework.dialects.opdefs.shape import MAX_OPERANDS  # declared with the ops
+
 from ..language import core
 from ..language.core import tensor
 from . import semantic as S
@@ -15,12 +18,6 @@ from .ops_core import arange, const, impl
 from .ops_shape import normalize_axis
 from .semantic import SemanticError, expand_dims_1
 from .types import tensor_ir_type, to_ir
-
-MAX_OPERANDS = 4
-
-
-def operand_segments(n):
-    return ir.DenseI32ArrayAttr.get([1] + [1 if i < n else 0 for i in range(1, MAX_OPERANDS)])
 
 
 def check_operands(inputs: list, what: str) -> int:
@@ -37,21 +34,16 @@ def check_operands(inputs: list, what: str) -> int:
 def reduce_tiles(b, inputs: list, axis: int, combine) -> list:
     """Reduces same-shape `inputs` along `axis` with `combine(lhs, rhs) -> list` (lists of
     scalar tensors, one per input)."""
-    n = check_operands(inputs, "reduce")
+    check_operands(inputs, "reduce")
     shape = inputs[0].shape
     rshape = shape[:axis] + shape[axis + 1:]
     if getattr(b, "is_interpreter", False):
         return _interpret_reduce(b, inputs, axis, combine)
-    i32 = ir.IntegerType.get_signless(32)
     fn_name = combine_function(b, inputs, combine)
-    op = ir.Operation.create(
-        "tile.reduce", results=[tensor_ir_type(t.dtype, rshape) for t in inputs],
-        operands=[t.handle for t in inputs],
-        attributes={"axis": ir.IntegerAttr.get(i32, axis), "operandSegmentSizes": operand_segments(n),
-                    "resultSegmentSizes": operand_segments(n),
-                    "combine": ir.FlatSymbolRefAttr.get(fn_name)},
-        loc=b.loc)
-    return [tensor(r, t.dtype, rshape) for r, t in zip(op.results, inputs)]
+    res = B.build_reduce(b, [t.handle for t in inputs],
+                         result_types=[tensor_ir_type(t.dtype, rshape) for t in inputs],
+                         axis=axis, combine=fn_name)
+    return [tensor(r, t.dtype, rshape) for r, t in zip(res, inputs)]
 
 
 def combine_function(b, inputs, combine) -> str:

@@ -11,13 +11,13 @@ Hillis-Steele scan (log2(n) steps of `x[i] = x[i - d] ∘ x[i]`).
 """
 from __future__ import annotations
 
-import mlir.ir as ir
+from tilework.dialects import builders as B
 
 from ..language import core
 from ..language.core import tensor
 from . import semantic as S
 from .ops_core import const, impl
-from .ops_reduction import operand_segments, as_tile, check_operands, combine_function
+from .ops_reduction import as_tile, check_operands, combine_function
 from .ops_shape import normalize_axis
 from .semantic import SemanticError
 from .types import tensor_ir_type
@@ -26,22 +26,16 @@ from .types import tensor_ir_type
 def scan_tiles(b, inputs: list, axis: int, reverse: bool, combine) -> list:
     """Inclusive scan of same-shape `inputs` along `axis` with `combine(lhs, rhs) -> list`
     (lists of scalar tensors, one per input; lhs holds the earlier elements)."""
-    n = check_operands(inputs, "associative_scan")
+    check_operands(inputs, "associative_scan")
     shape = inputs[0].shape
     checked = _checked(b, inputs, combine)
     if getattr(b, "is_interpreter", False):
         return _interpret_scan(b, inputs, axis, reverse, checked)
-    i32 = ir.IntegerType.get_signless(32)
     fn_name = combine_function(b, inputs, checked)
-    op = ir.Operation.create(
-        "tile.scan", results=[tensor_ir_type(t.dtype, shape) for t in inputs],
-        operands=[t.handle for t in inputs],
-        attributes={"axis": ir.IntegerAttr.get(i32, axis),
-                    "reverse": ir.IntegerAttr.get(i32, int(bool(reverse))),
-                    "operandSegmentSizes": operand_segments(n), "resultSegmentSizes": operand_segments(n),
-                    "combine": ir.FlatSymbolRefAttr.get(fn_name)},
-        loc=b.loc)
-    return [tensor(r, t.dtype, shape) for r, t in zip(op.results, inputs)]
+    res = B.build_scan(b, [t.handle for t in inputs],
+                       result_types=[tensor_ir_type(t.dtype, shape) for t in inputs],
+                       axis=axis, reverse=int(bool(reverse)), combine=fn_name)
+    return [tensor(r, t.dtype, shape) for r, t in zip(res, inputs)]
 
 
 def _checked(b, inputs, combine):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-import mlir.ir as ir
+from tilework.dialects import builders as B
 
 from ..language.core import constexpr, tensor
 from . import semantic as S
@@ -57,7 +57,7 @@ def reshape(b, input, *shape, can_reorder=False):
         return x
     if not x.shape:
         return S.splat(b, x, shape)
-    h = b.create1("tile.reshape", [x.handle], tensor_ir_type(x.dtype, shape))
+    h = B.build_reshape(b, x.handle, result_type=tensor_ir_type(x.dtype, shape))
     return tensor(h, x.dtype, shape)
 
 
@@ -87,8 +87,7 @@ def _transpose(b, x, perm):
     if perm == list(range(len(x.shape))):
         return x
     shape = [x.shape[p] for p in perm]
-    h = b.create1("tile.trans", [x.handle], tensor_ir_type(x.dtype, shape),
-                  {"order": ir.DenseI32ArrayAttr.get(perm)})
+    h = B.build_trans(b, x.handle, result_type=tensor_ir_type(x.dtype, shape), order=perm)
     return tensor(h, x.dtype, shape)
 
 

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import mlir.ir as ir
 
+from tilework.dialects import builders as B
+
 from ..language import core
 from ..language.core import constexpr, tensor
 from .types import tensor_ir_type, to_ir
@@ -219,7 +221,7 @@ def splat(b: Builder, x: tensor, shape) -> tensor:
         return x
     if x.shape:
         raise SemanticError(f"cannot splat a tile of shape {list(x.shape)}")
-    h = b.create1("tile.splat", [x.handle], tensor_ir_type(x.dtype, shape))
+    h = B.build_splat(b, x.handle, result_type=tensor_ir_type(x.dtype, shape))
     return tensor(h, x.dtype, shape)
 
 
@@ -229,8 +231,7 @@ def expand_dims_1(b, x: tensor, axis: int) -> tensor:
     shape.insert(axis, 1)
     if not x.shape:  # a scalar: a splat of shape [1]
         return splat(b, x, (1,))
-    h = b.create1("tile.expand_dims", [x.handle], tensor_ir_type(x.dtype, shape),
-                  {"axis": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), axis)})
+    h = B.build_expand_dims(b, x.handle, result_type=tensor_ir_type(x.dtype, shape), axis=axis)
     return tensor(h, x.dtype, shape)
 
 
@@ -250,7 +251,7 @@ def broadcast_to(b: Builder, x: tensor, shape) -> tensor:
     for a, c in zip(x.shape, shape):
         if a != c and a != 1:
             raise SemanticError(f"cannot broadcast shape {list(x.shape)} to {list(shape)}")
-    h = b.create1("tile.broadcast", [x.handle], tensor_ir_type(x.dtype, shape))
+    h = B.build_broadcast(b, x.handle, result_type=tensor_ir_type(x.dtype, shape))
     return tensor(h, x.dtype, shape)
 
 
@@ -458,7 +459,7 @@ def compare(b: Builder, op: str, x, y) -> tensor:
 def ptr_to_int(b, x: tensor) -> tensor:
     if x.shape:
         raise SemanticError("comparing pointer tiles is not supported yet")
-    h = b.create1("tile.ptr_to_int", [x.handle], ir.IntegerType.get_signless(64))
+    h = B.build_ptr_to_int(b, x.handle)
     return tensor(h, core.int64, ())
 
 
@@ -479,7 +480,7 @@ def addptr(b, ptr: tensor, offset: tensor) -> tensor:
     ptr, offset = broadcast_to(b, ptr, shape), broadcast_to(b, offset, shape)
     if offset.dtype.is_bool():
         offset = cast(b, offset, core.int32)
-    h = b.create1("tile.addptr", [ptr.handle, offset.handle], ptr.handle.type)
+    h = B.build_addptr(b, ptr.handle, offset.handle)
     return tensor(h, ptr.dtype, shape)
 
 

@@ -677,3 +677,9 @@ from . import interp_debug, interp_math, interp_memory, interp_shape  # noqa: E4
 
 for _family in (interp_debug, interp_math, interp_memory, interp_shape):
     _OPS.update(_family.ROWS)
+
+
+def supported_ops() -> frozenset:
+    """The op names the interpreter has a row for (test_op_coverage checks every declared
+    tile op against it)."""
+    return frozenset(_OPS)
