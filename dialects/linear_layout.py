@@ -319,20 +319,24 @@ class LinearLayout:
 
 @dataclass(frozen=True)
 class SharedSwizzle:
-    """An xor-swizzled shared layout of a tile: dimension `col` is contiguous, the others are
-    flattened row-major into rows; within a row, groups of `vec` elements are permuted by
-    xor with `(row // per_phase) % max_phase` (max_phase == 1: plain row-major)."""
+    """An xor-swizzled shared layout of a tile: dimension `order[0]` is contiguous, the others
+    are flattened into rows (`order[1]` fastest); within a row, groups of `vec` elements are
+    permuted by xor with `(row // per_phase) % max_phase` (max_phase == 1: no swizzle)."""
     vec: int
     per_phase: int
     max_phase: int
-    col: int
+    order: tuple
+
+    @property
+    def col(self) -> int:
+        return self.order[0]
 
     def offset_map(self, shape) -> LinearLayout:
         """Element coordinates -> element offset in the buffer (in dims `dim<i>`, one out dim
         `offset`): linear, since the swizzle is an xor of row bits into column bits."""
         shape = tuple(shape)
         cols = shape[self.col]
-        rows_of = [d for d in range(len(shape)) if d != self.col]
+        rows_of = list(reversed(self.order[1:]))
 
         def off(coord):
             r = 0
@@ -475,13 +479,14 @@ def plan_shared(src: LinearLayout, dst: LinearLayout, shape, elem_bytes: int) ->
     if col is None:
         col = rank - 1
     cols = shape[col]
+    order = (col,) + tuple(d for d in reversed(range(rank)) if d != col)
     max_vec = max(1, 16 // elem_bytes)
     best = None
     vecs = [1 << i for i in range(_log2(cols) + 1) if 1 << i <= max(max_vec, 1)]
     for vec in vecs:
         for max_phase in [1 << i for i in range(_log2(cols // vec) + 1)] if rank > 1 else [1]:
             for per_phase in ([1 << i for i in range(4)] if max_phase > 1 else [1]):
-                sw = SharedSwizzle(vec, per_phase, max_phase, col)
+                sw = SharedSwizzle(vec, per_phase, max_phase, order)
                 offs = sw.offset_map(shape)
                 limit = max_vec if max_phase == 1 else min(vec, max_vec)
                 vs = access_vec(src, col, limit)
