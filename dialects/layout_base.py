@@ -231,4 +231,32 @@ class DotOperand(Layout):
 
 
 __all__ = ["IN_DIMS", "Layout", "DotOperand", "build_linear", "warp_bases", "contiguity",
-           "dim_bits", "thread_geometry", "arr_text", "ilog2", "check_pow2"]
+           "dim_bits", "thread_geometry", "arr_text", "ilog2", "check_pow2", "chunk", "axis_geometry"]
+
+
+def chunk(lin: LinearLayout, dim: int) -> int:
+    """How many of a thread's consecutive elements along `dim` (per-dimension register order)
+    hold consecutive coordinates, the first a multiple of that count."""
+    vals = [v[dim] for v in lin.basis("register") if v[dim]]
+    n = 0
+    while n < len(vals) and vals[n] == 1 << n:
+        n += 1
+    return 1 << n
+
+
+def axis_geometry(lin: LinearLayout, dim: int):
+    """(chunk, lanes, lane stride, warps, warp stride) along `dim` for layouts ordered like a
+    blocked one along it: a thread's chunk, then the distinct lanes, then the distinct warps,
+    then repetitions (more registers).  Raises ValueError for other orders."""
+    c = chunk(lin, dim)
+    lanes, lstride, warps, wstride = thread_geometry(lin, dim)
+    expect = {"lane": c, "warp": c * lanes}
+    for in_dim, count in (("lane", lanes), ("warp", warps)):
+        vals = [lin.basis(in_dim)[b][dim] for b in dim_bits(lin, in_dim, dim)]
+        if vals and vals[0] != expect[in_dim]:
+            raise ValueError(f"{in_dim}s along dim {dim} of {lin} do not follow the "
+                             f"thread's chunk")
+    regs = [v[dim] for v in lin.basis("register") if v[dim]]
+    if any(v < c * lanes * warps for v in regs[ilog2(c):]):
+        raise ValueError(f"registers along dim {dim} of {lin} interleave with lanes or warps")
+    return c, lanes, lstride, warps, wstride

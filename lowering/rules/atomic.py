@@ -2,9 +2,9 @@
 
 Each element is one atomic instruction, under `scf.if` on its mask bit.  Elements are applied
 once: where a layout replicates a tile (threads holding copies of an element, a tile smaller
-than the threads, or a Slice layout) only the owning thread (the one whose copy is not a
-wrapped-around one) issues the atomic, and the old values reach the other copies through a
-shared-memory round trip (barrier, owners store, barrier, everyone loads; the buffer is the
+than the threads, or a Slice layout) only the owning thread (the first copy: the thread id
+bits that make copies are zero) issues the atomic, and the old values reach the other copies
+through a shared-memory round trip (barrier, owners store, barrier, everyone loads; the buffer is the
 kernel's shared scratch, `ctx.smem`).  A scalar atomic is issued by thread 0 and its old
 value broadcast the same way.  Masked-off lanes return 0.
 
@@ -23,7 +23,6 @@ import mlir.ir as ir
 from mlir.dialects import scf
 
 from tilework.dialects import tile as T
-from tilework.dialects.layout import Blocked, Slice
 from tilework.dialects.verify import named_operands
 
 from ..registry import LoweringError, lower
@@ -166,18 +165,19 @@ def _guarded(ctx, pred, build, t):
 # ---- ownership and sharing ---------------------------------------------------------------------
 
 def owner_predicate(ctx, layout, shape):
-    """i1: this thread owns (holds the not-wrapped-around copy of) its elements of a tile of
-    `layout` and `shape`; None when the layout does not replicate the tile."""
-    root, rshape = layout, tuple(shape)
-    while isinstance(root, Slice):
-        rshape, root = root.parent_shape(rshape), root.parent
-    if not isinstance(root, Blocked):
-        raise LoweringError(f"atomics on tiles of layout {layout} are not supported yet")
-    pred = None
-    for d, n in enumerate(rshape):
-        if n < root.cta_tile()[d]:
-            pred = _and(ctx, pred, _cmp(ctx, "ult", ctx.thread_offset(root, d), ctx.const(n)))
-    return pred
+    """i1: this thread owns (holds the first copy of) its elements of a tile of `layout` and
+    `shape`: the thread id bits that only make copies (the free lane and warp bits of the
+    layout's linear map) are zero; None when the layout does not replicate the tile."""
+    lin = layout.linear(shape)
+    masks = lin.free_variable_masks()
+    if masks.get("register"):
+        raise LoweringError(f"atomics on tiles of layout {layout} are not supported: registers "
+                            f"of one thread hold copies")
+    mask = masks.get("lane", 0) | masks.get("warp", 0) << (ctx.warp_size.bit_length() - 1)
+    if not mask:
+        return None
+    bits = ctx.op1("arith.andi", [ctx.thread_id(), ctx.const(mask)], ctx.i32)
+    return _cmp(ctx, "eq", bits, ctx.const(0))
 
 
 def _smem_ptr(ctx, base, index, t):
