@@ -19,7 +19,8 @@ import math
 import re
 from dataclasses import dataclass
 
-from .layout_base import (DotOperand, Layout, arr_text, build_linear, contiguity,  # noqa: F401
+from .layout_base import (DotOperand, Layout, arr_text, axis_geometry, build_linear,  # noqa: F401
+                          chunk, contiguity,
                           dim_bits, ilog2, thread_geometry, warp_bases)
 from .layout_amd import AmdMfma, AmdWmma
 from .layout_nvidia import NvidiaMma, NvmmaShared, SwizzledShared

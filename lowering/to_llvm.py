@@ -139,13 +139,17 @@ class LoweringContext:
                 else:
                     t = v.bit_length() - 1
                     x = tid
-                    if s + n < total:
-                        x = self.op1("arith.andi", [x, self.const(((1 << n) - 1) << s)],
-                                     self.i32)
-                    if t > s:
-                        x = self.op1("arith.shli", [x, self.const(t - s)], self.i32)
-                    elif t < s:
-                        x = self.op1("arith.shrui", [x, self.const(s - t)], self.i32)
+                    if s + n == total and t == 0:  # the top bits: one shift clears the rest
+                        if s:
+                            x = self.op1("arith.shrui", [x, self.const(s)], self.i32)
+                    else:
+                        if s + n < total or s:  # other bits to clear
+                            x = self.op1("arith.andi", [x, self.const(((1 << n) - 1) << s)],
+                                         self.i32)
+                        if t > s:
+                            x = self.op1("arith.shli", [x, self.const(t - s)], self.i32)
+                        elif t < s:
+                            x = self.op1("arith.shrui", [x, self.const(s - t)], self.i32)
                     vmask = ((1 << n) - 1) << t
                 if acc is None:
                     acc = x

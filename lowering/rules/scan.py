@@ -32,10 +32,10 @@ import itertools
 import mlir.ir as ir
 from mlir.dialects import scf
 
-from tilework.dialects.layout import Slice, layout_of
+from tilework.dialects.layout import Slice, axis_geometry, layout_of
 
 from ..axis_info import elem_bytes
-from ..registry import lower
+from ..registry import LoweringError, lower
 from .layout import _from_smem, _smem_gep, _smem_type, _to_smem
 from .reduction import along_axis
 
@@ -90,14 +90,14 @@ def _position(ctx, ident, stride: int, count: int, reverse: bool):
 def _scan(ctx, op, args):
     from ..to_llvm import Regs
     reverse = bool(ir.IntegerAttr(op.attributes["reverse"]).value)
-    axis, fn, srcs, base, pa, n, spt = along_axis(op, args)  # spt: elements of a chunk
+    axis, fn, srcs, lin, n = along_axis(op, args)
     src = srcs[0]
     shape, layout = src.shape, src.layout
+    try:  # spt: elements of a chunk; lanes, warps: the distinct ones along the axis
+        spt, lanes, lane_stride, warps, warp_stride = axis_geometry(lin, axis)
+    except ValueError as e:
+        raise LoweringError(f"cannot scan along axis {axis}: {e}") from None
     reps = src.per_thread[axis] // spt             # chunks (repetitions of the CTA tile)
-    tpw = base.threads_per_warp[pa]
-    lanes = max(1, min(tpw, n // spt))             # distinct lanes along the axis
-    warps = max(1, min(base.warps_per_cta[pa], n // (spt * tpw)))
-    lane_stride, warp_stride = base.strides(pa)
 
     others = [range(c) for d, c in enumerate(src.per_thread) if d != axis]
     groups = list(itertools.product(*others))
