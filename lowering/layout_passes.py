@@ -181,7 +181,6 @@ class _Assigner:
     def op_tile_join(self, op, tens):
         """Each thread holds both halves: the operand layout plus a last dimension of 2 held
         in registers (relabelling only)."""
-        from .rules.shape_join import join_layout
         src = layout_of(op.operands[0].type)
         if not isinstance(src, Blocked):
             src = self.default(T.shape_of(op.operands[0].type))
@@ -192,7 +191,6 @@ class _Assigner:
     def op_tile_split(self, op, tens):
         """The operand's layout without its last dimension, once each thread holds both
         halves (else the operand is converted to such a layout first)."""
-        from .rules.shape_join import join_layout, split_layout
         src = layout_of(op.operands[0].type)
         out = split_layout(src)
         if out is None:
@@ -304,6 +302,27 @@ class _Assigner:
         for i, (v, t) in enumerate(zip(op.operands, targets)):
             if T.is_tensor(v.type):
                 self.convert(op, i, layout_of(t.type))
+
+
+# ---- join/split layouts (rules/shape_join.py checks them on the linear maps) ------------------
+
+def join_layout(src: Blocked) -> Blocked:
+    """`src` plus a fastest last dimension of size 2 held by each thread."""
+    r = src.rank
+    return Blocked(src.size_per_thread + (2,), src.threads_per_warp + (1,),
+                   src.warps_per_cta + (1,), (r,) + tuple(src.order))
+
+
+def split_layout(src) -> Blocked | None:
+    """`src` without its last dimension, if every thread holds both elements along it (no
+    lanes or warps laid along it); else None."""
+    if not isinstance(src, Blocked) or src.rank < 2:
+        return None
+    last = src.rank - 1
+    if src.threads_per_warp[last] != 1 or src.warps_per_cta[last] != 1:
+        return None
+    return Blocked(src.size_per_thread[:-1], src.threads_per_warp[:-1], src.warps_per_cta[:-1],
+                   tuple(o for o in src.order if o != last))
 
 
 def permute(layout: Blocked, perm) -> Blocked:

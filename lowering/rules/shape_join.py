@@ -1,10 +1,11 @@
 """Lowering rules of join, split and cat, and a generic "gather through shared memory" helper.
 
 * `tile.join` ([..] x [..] -> [.., 2]): the result layout is the operands' with a last
-  dimension of 2 that every thread holds in registers (`join_layout`), so the result is the
+  dimension of 2 that every thread holds in registers (`join_layout` of
+  tilegpu-assign-layouts; `join_in_registers` checks it on the linear maps), so the result is the
   operands' registers interleaved (`a0 b0 a1 b1 ...`): no data moves.
 * `tile.split` ([.., 2] -> two [..]): the inverse, when each thread holds both halves
-  (`split_layout`; the layout pass converts the operand first otherwise).
+  (`split_layout`; the same check; the layout pass converts the operand first otherwise).
 * `tile.cat` (two [n] -> [2n]): when n spans at least one CTA tile, the result in the
   operands' layout is thread by thread the registers of the first then the second operand;
   otherwise (replicated small tiles, slice layouts) through shared memory.
@@ -21,38 +22,33 @@ import math
 import mlir.ir as ir
 
 from tilework.dialects import tile as T
-from tilework.dialects.layout import Blocked, layout_of
+from tilework.dialects.layout import layout_of
 
 from ..axis_info import elem_bytes
 from ..registry import lower
 from .layout import _from_smem, _smem_gep, _smem_type, _to_smem
 
 
-# ---- layouts (used by tilegpu-assign-layouts) -----------------------------------------------
-
-def join_layout(src: Blocked) -> Blocked:
-    """`src` plus a fastest last dimension of size 2 held by each thread."""
-    r = src.rank
-    return Blocked(src.size_per_thread + (2,), src.threads_per_warp + (1,),
-                   src.warps_per_cta + (1,), (r,) + tuple(src.order))
-
-
-def split_layout(src) -> Blocked | None:
-    """`src` without its last dimension, if every thread holds both elements along it (no
-    lanes or warps laid along it); else None."""
-    if not isinstance(src, Blocked) or src.rank < 2:
-        return None
-    last = src.rank - 1
-    if src.threads_per_warp[last] != 1 or src.warps_per_cta[last] != 1:
-        return None
-    return Blocked(src.size_per_thread[:-1], src.threads_per_warp[:-1], src.warps_per_cta[:-1],
-                   tuple(o for o in src.order if o != last))
-
+# ---- when no data moves (also asked by tilegpu-assign-layouts) ------------------------------
 
 def cat_in_registers(src, shape) -> bool:
     """Whether cat of two [n] tiles in `src` is, thread by thread, the concatenation of the
-    registers (n a multiple of the CTA tile: no thread holds wrapped-around copies)."""
-    return isinstance(src, Blocked) and shape[0] // 2 >= src.cta_tile()[0]
+    registers: the top register bit of the [2n] map steps by n and the rest is the [n] map."""
+    whole, half = src.linear(shape), src.linear((shape[0] // 2,))
+    regs = whole.basis("register")
+    return (bool(regs) and regs[-1] == (shape[0] // 2,) and regs[:-1] == half.basis("register")
+            and all(whole.basis(d) == half.basis(d) for d in ("lane", "warp")))
+
+
+def join_in_registers(src, src_shape, dst, dst_shape) -> bool:
+    """Whether joining two tiles of layout `src` into `dst` interleaves the registers: the
+    [.., 2] map is the [..] map plus a lowest register bit along the new last dimension."""
+    s, d = src.linear(src_shape), dst.linear(dst_shape)
+    rank = len(src_shape)
+    want = {"register": ((0,) * rank + (1,),) + tuple(v + (0,) for v in s.basis("register")),
+            "lane": tuple(v + (0,) for v in s.basis("lane")),
+            "warp": tuple(v + (0,) for v in s.basis("warp"))}
+    return all(d.basis(k) == v for k, v in want.items())
 
 
 # ---- the generic path ------------------------------------------------------------------------
@@ -111,7 +107,7 @@ def _join(ctx, op, args):
     a, b = args
     rt = op.results[0].type
     dst, shape = layout_of(rt), T.shape_of(rt)
-    if a.layout == b.layout and isinstance(a.layout, Blocked) and dst == join_layout(a.layout):
+    if a.layout == b.layout and join_in_registers(a.layout, a.shape, dst, shape):
         vals = []
         for x, y in zip(a.values, b.values):
             vals += [x, y]
@@ -139,7 +135,7 @@ def _split(ctx, op, args):
     src = args[0]
     rt = op.results[0].type
     dst, shape = layout_of(rt), T.shape_of(rt)
-    if split_layout(src.layout) == dst:
+    if join_in_registers(dst, shape, src.layout, src.shape):
         return [_regs(dst, shape, src.values[0::2]), _regs(dst, shape, src.values[1::2])]
 
     def read(j):
