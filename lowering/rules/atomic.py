@@ -176,6 +176,9 @@ def owner_predicate(ctx, layout, shape):
     mask = masks.get("lane", 0) | masks.get("warp", 0) << (ctx.warp_size.bit_length() - 1)
     if not mask:
         return None
+    low = mask & -mask
+    if mask == (1 << ctx.tid_bits()) - low:  # the top bits: the first `low` threads own
+        return _cmp(ctx, "ult", ctx.thread_id(), ctx.const(low))
     bits = ctx.op1("arith.andi", [ctx.thread_id(), ctx.const(mask)], ctx.i32)
     return _cmp(ctx, "eq", bits, ctx.const(0))
 

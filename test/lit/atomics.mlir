@@ -108,15 +108,15 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 // -----
 
 // 32 elements on 128 threads: four threads hold each element.  Only the owner (the warp bits
-// of the thread id, which the layout's linear map makes copies, are zero) issues the atomic; the copies read the
+// of the thread id, which the layout's linear map makes copies, are zero: thread id < 32)
+// issues the atomic; the copies read the
 // owner's old value back through shared memory (32 x 8 bytes).
 
 // CHECK-LABEL: gpu.func @replicated(
 // CHECK-SAME: tilegpu.shared = 256 : i32
 // CHECK: %[[TID:.+]] = arith.index_cast
 // CHECK-NEXT: %[[IDX:.+]] = arith.andi %[[TID]], %c31_i32 : i32
-// CHECK: %[[COPY:.+]] = arith.andi %[[TID]], %c96_i32 : i32
-// CHECK-NEXT: %[[OWNER:.+]] = arith.cmpi eq, %[[COPY]], %c0_i32 : i32
+// CHECK: %[[OWNER:.+]] = arith.cmpi ult, %[[TID]], %c32_i32 : i32
 // CHECK-NEXT: %[[OLD:.+]] = scf.if %[[OWNER]] -> (i64) {
 // CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "atom.acquire.gpu.global.max.u64 $0, [$1], $2;", "=l,l,l,~{memory}"
 // CHECK-NOT: gpu.barrier
@@ -129,7 +129,7 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 // CHECK: gpu.return
 
 // AMD-LABEL: gpu.func @replicated(
-// AMD: arith.cmpi eq
+// AMD: arith.cmpi ult
 // AMD: llvm.atomicrmw umax %{{.+}}, %{{.+}} syncscope("agent") acquire {alignment = 8 : i64} : !llvm.ptr<1>, i64
 
 #R = #tilegpu.blocked<array<i32: 1>, array<i32: 32>, array<i32: 4>, array<i32: 0>>

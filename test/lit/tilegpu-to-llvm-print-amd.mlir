@@ -12,9 +12,8 @@
 // CHECK: llvm.mlir.zero : !llvm.ptr<1>
 // CHECK-LABEL: gpu.func @k(
 // 128 elements on 256 threads: the owners of the first copies (thread id bit 7, a copy bit
-// of the layout's linear map, clear) print
-// CHECK: %[[COPY:.+]] = arith.andi %{{.+}}, %c128_i32 : i32
-// CHECK-NEXT: %[[OWN:.+]] = arith.cmpi eq, %[[COPY]], %c0_i32 : i32
+// of the layout's linear map, clear: thread id < 128) print
+// CHECK: %[[OWN:.+]] = arith.cmpi ult, %{{.+}}, %c128_i32 : i32
 // CHECK: scf.if %[[OWN]] {
 // CHECK: %[[G:.+]] = llvm.mlir.addressof @tilework_print_buf : !llvm.ptr<1>
 // CHECK: %[[B:.+]] = llvm.load %[[G]] : !llvm.ptr<1> -> !llvm.ptr<1>
