@@ -427,9 +427,9 @@ def access_vec(lay: LinearLayout, col: int, max_elems: int) -> int:
 
 def wavefronts(lay: LinearLayout, offsets: LinearLayout, vec: int, elem_bytes: int,
                max_groups: int = 8) -> int:
-    """Shared-memory wavefronts of warp 0 accessing its elements `vec` at a time (32 banks of
-    4 bytes; an access of v*b bytes is served per 128 bytes of lanes), over at most
-    `max_groups` register groups (patterns repeat)."""
+    """Shared-memory wavefronts of warp 0 accessing all its elements `vec` at a time (32 banks
+    of 4 bytes; an access of v*b bytes is served per 128 bytes of lanes), simulated over at
+    most `max_groups` register groups (the pattern repeats)."""
     lanes = lay.in_size("lane")
     nregs = lay.in_size("register")
     per_phase = max(1, min(lanes, 128 // max(4, vec * elem_bytes)))
@@ -444,7 +444,8 @@ def wavefronts(lay: LinearLayout, offsets: LinearLayout, vec: int, elem_bytes: i
                 for w in range(base // 4, (base + vec * elem_bytes + 3) // 4):
                     banks.setdefault(w % 32, set()).add(w)
             total += max(len(s) for s in banks.values())
-    return total
+    simulated = min(nregs, vec * max_groups)
+    return total * nregs // simulated  # the later groups repeat the pattern
 
 
 def _ldmatrix_fits(lay: LinearLayout, sw: SharedSwizzle, elem_bytes: int) -> bool:
@@ -461,6 +462,23 @@ def _ldmatrix_fits(lay: LinearLayout, sw: SharedSwizzle, elem_bytes: int) -> boo
     if any(v[sw.col] for v in lanes[2:]) or len({v for v in lanes[2:]}) != 3:
         return False
     return sw.max_phase == 1 or sw.vec >= 8
+
+
+def _matrix_wavefronts(lay: LinearLayout, offs: LinearLayout, elem_bytes: int,
+                       max_groups: int = 8) -> int:
+    """Wavefronts of ldmatrix/stmatrix: per 8x8 matrix, 8 rows of 16 bytes (the row starts
+    are lanes 0, 4, .., 28), over at most `max_groups` matrices (a thread's register pairs)."""
+    comp = offs.compose(lay)
+    total = 0
+    for g in range(0, min(lay.in_size("register"), 2 * max_groups), 2):
+        banks = {}
+        for row in range(8):
+            w0 = comp.apply(register=g, lane=4 * row)[0] * elem_bytes // 4
+            for w in range(w0, w0 + 4):
+                banks.setdefault(w % 32, set()).add(w)
+        total += max(len(x) for x in banks.values())
+    nregs = lay.in_size("register")
+    return total * nregs // min(nregs, 2 * max_groups)
 
 
 def _dim_of_first_register(lay: LinearLayout):
@@ -493,10 +511,12 @@ def plan_shared(src: LinearLayout, dst: LinearLayout, shape, elem_bytes: int) ->
                 vl = access_vec(dst, col, limit)
                 ws = wavefronts(src, offs, vs, elem_bytes)
                 wl = wavefronts(dst, offs, vl, elem_bytes)
-                # wavefronts per element moved, normalized to the whole tile
-                cost = (ws * vs / min(src.in_size("register"), vs * 8)
-                        + wl * vl / min(dst.in_size("register"), vl * 8))
-                key = (cost, max_phase, -vec, per_phase)
+                # ldmatrix/stmatrix move 8x8 fragments: count those where they fit
+                if _ldmatrix_fits(dst, sw, elem_bytes):
+                    wl = min(wl, _matrix_wavefronts(dst, offs, elem_bytes))
+                if _ldmatrix_fits(src, sw, elem_bytes):
+                    ws = min(ws, _matrix_wavefronts(src, offs, elem_bytes))
+                key = (ws + wl, max_phase, -vec, per_phase)
                 if best is None or key < best[0]:
                     best = (key, sw, vs, vl, ws, wl)
     _, sw, vs, vl, ws, wl = best
