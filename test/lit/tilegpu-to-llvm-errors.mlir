@@ -45,5 +45,19 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
   }
 }
 
+// -----
+
+// Tiles live in registers: a shared-memory layout describes a buffer, not a tile's values.
+// CHECK-NEXT: error: {{.*}}convert_layout between #tilegpu.blocked<array<i32: 1, 1>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>> and #tilegpu.swizzled_shared<4 : i32, 1 : i32, 4 : i32, array<i32: 1, 0>>: tiles live in registers, shared-memory layouts only describe buffers
+#A = #tilegpu.blocked<array<i32: 1, 1>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
+#S = #tilegpu.swizzled_shared<4 : i32, 1 : i32, 4 : i32, array<i32: 1, 0>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @to_shared(%x: f32) attributes {tile.kernel} {
+    %s = "tile.splat"(%x) : (f32) -> tensor<32x32xf32, #A>
+    %c = "tilegpu.convert_layout"(%s) : (tensor<32x32xf32, #A>) -> tensor<32x32xf32, #S>
+    return
+  }
+}
+
 // Nothing else: one error per chunk, no IR printed.
 // CHECK-NOT: {{.+}}
