@@ -24,6 +24,7 @@ from .layout_base import (DotOperand, Layout, arr_text, axis_geometry, build_lin
                           dim_bits, ilog2, thread_geometry, warp_bases)
 from .layout_amd import AmdMfma, AmdWmma
 from .layout_nvidia import NvidiaMma, NvmmaShared, SwizzledShared
+from .linear_layout import out_names
 
 
 @dataclass(frozen=True)
@@ -132,7 +133,6 @@ class Slice(Layout):
         """The parent's map for a tile of size 1 along `dim`, without that output dim."""
         lin = self.parent.linear(self.parent_shape(shape))
         keep = [n for i, n in enumerate(lin.out_dims) if i != self.dim]
-        from .linear_layout import out_names
         return lin.sublayout(lin.in_dims, keep).with_outs(list(zip(out_names(self.rank),
                                                                    shape)))
 
