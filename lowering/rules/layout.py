@@ -167,19 +167,18 @@ def _by_shuffles(ctx, src, dst, shape, plan):
     choices = [0]
     for _, v in rterms:  # the span of the registers the receiving lanes may need
         choices += [c ^ v for c in choices if c ^ v not in choices]
+    choices = sorted(set(choices))
+    wants = {c: ctx.op1("arith.cmpi", [reg_part, ctx.const(c)], ctx.i1,
+                        {"predicate": ir.IntegerAttr.get(ctx.i64, 0)}) for c in choices[1:]}
     out = []
     for r in range(1 << m.in_bits("register")):
         r0, l0 = m.apply(register=r)
         src_lane = _plus(ctx, lane_part, l0, lmask)
         val = None
-        for c in sorted(set(choices)):
+        for c in choices:
             got = ctx.shuffle(src.values[r0 ^ c], src_lane, "idx")
-            if val is None:
-                val = got
-            else:
-                want = ctx.op1("arith.cmpi", [reg_part, ctx.const(c)], ctx.i1,
-                               {"predicate": ir.IntegerAttr.get(ctx.i64, 0)})
-                val = ctx.op1("arith.select", [want, got, val], got.type)
+            val = got if val is None else ctx.op1("arith.select", [wants[c], got, val],
+                                                  got.type)
         out.append(val)
     return _regs(dst, shape, out)
 

@@ -109,8 +109,8 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 
 // 32 elements on 128 threads: four threads hold each element.  Only the owner (the warp bits
 // of the thread id, which the layout's linear map makes copies, are zero: thread id < 32)
-// issues the atomic; the copies read the
-// owner's old value back through shared memory (32 x 8 bytes).
+// issues the atomic; the copies read the owner's old value back through shared memory
+// (32 x 8 bytes).
 
 // CHECK-LABEL: gpu.func @replicated(
 // CHECK-SAME: tilegpu.shared = 256 : i32

@@ -54,10 +54,10 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 64 : i32} {
 // CHECK-NOT: gpu.barrier
 // CHECK-NOT: !llvm.ptr<3>
 // CHECK: %[[SRC:.+]] = arith.addi
-// CHECK: gpu.shuffle  idx %{{.+}}, %[[SRC]], %c32_i32 : f32
+// CHECK: %[[WANT:.+]] = arith.cmpi eq
 // CHECK-NEXT: gpu.shuffle  idx %{{.+}}, %[[SRC]], %c32_i32 : f32
-// CHECK-NEXT: arith.cmpi eq
-// CHECK-NEXT: arith.select
+// CHECK-NEXT: gpu.shuffle  idx %{{.+}}, %[[SRC]], %c32_i32 : f32
+// CHECK-NEXT: arith.select %[[WANT]]
 // CHECK-COUNT-6: gpu.shuffle  idx
 // CHECK-NOT: gpu.shuffle
 // CHECK: gpu.return
