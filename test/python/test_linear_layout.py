@@ -663,3 +663,23 @@ def test_paths_in_lowered_code():
     assert "gpu.shuffle  idx" in ir_text and "gpu.barrier" not in ir_text
     ir_text = _lowered([MMA2], (32, 16), "sm_80")
     assert "gpu.barrier" in ir_text and "gpu.shuffle" not in ir_text
+
+
+def test_axis_queries():
+    """What reductions and scans ask: the lane/warp bits along a dim, and the blocked-like order
+    (chunk, lanes, warps) with its rejections."""
+    from tilework.dialects.layout import axis_geometry, chunk, dim_bits
+    lin = Blocked((1, 4), (8, 4), (2, 2), (1, 0)).linear((64, 32))
+    assert dim_bits(lin, "lane", 0) == [2, 3, 4] and dim_bits(lin, "warp", 1) == [0]
+    assert axis_geometry(lin, 1) == (4, 4, 1, 2, 1) and chunk(lin, 1) == 4
+    assert axis_geometry(lin, 0) == (1, 8, 4, 2, 2)
+    mixed = LinearLayout.make({"register": [], "lane": [(1, 1)], "warp": []},
+                              [("dim0", 2), ("dim1", 2)])
+    with pytest.raises(ValueError, match="lane bit 0 of .* moves along several dims"):
+        dim_bits(mixed, "lane", 0)
+    with pytest.raises(ValueError, match="warps along dim 0 of .* do not follow the thread's "
+                                         "chunk"):
+        axis_geometry(MMA2.linear((32, 16)), 0)
+    gaps = LinearLayout.make({"lane": [(1,), (0,), (2,)]}, [("dim0", 4)])
+    with pytest.raises(ValueError, match="lanes along dim 0 of .* are not consecutive bits"):
+        axis_geometry(gaps, 0)
