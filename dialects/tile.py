@@ -19,6 +19,8 @@ import re
 import mlir.ir as ir
 from mlir.dialects import irdl
 
+from .layout_attrs import LAYOUT_ATTRS_IRDL
+
 # Constraint shorthands used in the IRDL text below.
 _TILE_IRDL = r"""
 irdl.dialect @tile {
@@ -242,19 +244,7 @@ irdl.dialect @tile {
   // [end shape and reductions]
 }
 irdl.dialect @tilegpu {
-  irdl.attribute @blocked {
-    %a = irdl.base "#builtin.dense_array"
-    %b = irdl.base "#builtin.dense_array"
-    %c = irdl.base "#builtin.dense_array"
-    %d = irdl.base "#builtin.dense_array"
-    irdl.parameters(size_per_thread: %a, threads_per_warp: %b, warps_per_cta: %c, order: %d)
-  }
-  irdl.attribute @slice {
-    %d = irdl.base "#builtin.integer"
-    %p = irdl.any
-    irdl.parameters(dim: %d, parent: %p)
-  }
-  irdl.operation @convert_layout {
+""" + LAYOUT_ATTRS_IRDL + r"""  irdl.operation @convert_layout {
     %t = irdl.base "!builtin.tensor"
     %r = irdl.base "!builtin.tensor"
     irdl.operands(src: %t)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import mlir.ir as ir
 
 from . import tile as T
-from .layout import layout_of
+from .layout import layout_of, parse_layout
 
 
 class VerificationError(Exception):
@@ -301,6 +301,11 @@ def _check_shared_memory(op) -> str | None:
                 return f"memdesc needs at least one buffer, got {md.buffers}"
             if not (T.isa(md.elem, ir.IntegerType) or T.isa(md.elem, ir.FloatType)):
                 return f"memdesc elements must be integers or floats, got {md.elem}"
+            if md.layout.startswith(("#tilegpu.swizzled_shared<", "#tilegpu.nvmma_shared<")):
+                try:  # the buffer is addressed through the layout's map
+                    parse_layout(md.layout).verify(md.shape)
+                except ValueError as e:
+                    return f"memdesc layout: {e}"
 
     def one_buffer(md, what):
         if md.buffers != 1:
