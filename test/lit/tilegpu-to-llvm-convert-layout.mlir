@@ -49,8 +49,10 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 64 : i32} {
 // -----
 
 // The same warps, other lanes and registers: within warps.  Each dst register takes two
-// shuffles (the source register depends on the receiving lane's bit 0) and a select.
+// shuffles (the source register depends on the receiving lane's bit 0) and a select; no
+// shared memory is allocated for it.
 // CHECK-LABEL: gpu.func @within_warps(
+// CHECK-SAME: tilegpu.shared = 0 : i32
 // CHECK-NOT: gpu.barrier
 // CHECK-NOT: !llvm.ptr<3>
 // CHECK: %[[SRC:.+]] = arith.addi
@@ -76,6 +78,7 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 // Equal maps under two encodings (size_per_thread 8 on a dim of 4 is clipped to 4): the
 // registers are relabelled, no instruction.
 // CHECK-LABEL: gpu.func @same_map(
+// CHECK-SAME: tilegpu.shared = 0 : i32
 // CHECK-NOT: arith.
 // CHECK: gpu.return
 #B = #tilegpu.blocked<array<i32: 1, 4>, array<i32: 32, 1>, array<i32: 4, 1>, array<i32: 1, 0>>
