@@ -1,43 +1,30 @@
 """Layout encodings of the tilegpu stage.
 
-A layout maps the elements of a tile onto the threads of one program (a CTA).
-It is carried as the encoding attribute of a builtin tensor type, so every
-value's layout is visible in the IR and checked by FileCheck.
+A layout maps the elements of a tile onto the threads of one program (a CTA).  It is carried as
+the encoding attribute of a builtin tensor type, so every value's layout is visible in the IR
+and checked by FileCheck.  Every encoding gives its map as a `LinearLayout` (`to_linear(shape)`,
+see `linear_layout.py`): lowering asks that map for index arithmetic, contiguity, the lanes and
+warps along a dimension, copies and conversions, so rules stay encoding-agnostic.
 
-`Blocked` is the first case: each thread owns `size_per_thread` contiguous
-elements per dimension, threads of a warp then warps of the program tile the
-dimensions in `order` (fastest-varying first).  When the tile is larger than
-one such CTA tile the pattern repeats and each thread owns several chunks;
-when it is smaller, threads hold copies (replication).  Later encodings (MMA
-accumulators, dot operands, shared memory) implement the same `Layout`
-interface: `elems_per_thread` and `logical_index`, so lowering rules that only
-move elements around stay layout-agnostic.
+`Blocked`: each thread owns `size_per_thread` contiguous elements per dimension, threads of a
+warp then warps of the program tile the dimensions in `order` (fastest-varying first); larger
+tiles repeat the pattern (more registers), smaller ones wrap (copies).  `Slice`: a tile reduced
+along a dim of its parent.  NVIDIA encodings live in `layout_nvidia.py`, AMD ones in
+`layout_amd.py`, the interface and `DotOperand` in `layout_base.py`.
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
 
-import mlir.ir as ir
-
-
-class Layout:
-    """Interface every encoding implements."""
-
-    def to_attr(self) -> ir.Attribute:  # pragma: no cover - interface
-        raise NotImplementedError
-
-    def elems_per_thread(self, shape) -> tuple[int, ...]:  # pragma: no cover
-        raise NotImplementedError
-
-
-def _arr(xs) -> str:
-    return "array<i32: " + ", ".join(str(int(x)) for x in xs) + ">"
-
-
-_BLOCKED_RE = re.compile(r"#tilegpu\.blocked<(.*)>$")
-_ARRAY_RE = re.compile(r"array<i32(?::\s*([-0-9,\s]*))?>")
+from .layout_base import (DotOperand, Layout, arr_text, axis_geometry, build_linear,  # noqa: F401
+                          chunk, contiguity,
+                          dim_bits, ilog2, thread_geometry, warp_bases)
+from .layout_amd import AmdMfma, AmdWmma
+from .layout_nvidia import NvidiaMma, NvmmaShared, SwizzledShared
+from .linear_layout import out_names
 
 
 @dataclass(frozen=True)
@@ -51,21 +38,34 @@ class Blocked(Layout):
     def rank(self) -> int:
         return len(self.order)
 
-    def to_attr(self) -> ir.Attribute:
-        return ir.Attribute.parse(
-            f"#tilegpu.blocked<{_arr(self.size_per_thread)}, {_arr(self.threads_per_warp)}, "
-            f"{_arr(self.warps_per_cta)}, {_arr(self.order)}>")
+    def text(self) -> str:
+        return (f"#tilegpu.blocked<{arr_text(self.size_per_thread)}, "
+                f"{arr_text(self.threads_per_warp)}, {arr_text(self.warps_per_cta)}, "
+                f"{arr_text(self.order)}>")
 
     @staticmethod
     def from_attr(attr) -> "Blocked":
-        m = _BLOCKED_RE.match(str(attr).strip())
-        if not m:
+        lay = parse_layout(str(attr))
+        if not isinstance(lay, Blocked):
             raise ValueError(f"not a #tilegpu.blocked attribute: {attr}")
-        arrays = [tuple(int(x) for x in (g or "").replace(" ", "").split(",") if x)
-                  for g in _ARRAY_RE.findall(m.group(1))]
-        if len(arrays) != 4 or len({len(a) for a in arrays}) != 1:
-            raise ValueError(f"malformed #tilegpu.blocked attribute: {attr}")
-        return Blocked(*arrays)
+        return lay
+
+    def to_linear(self, shape):
+        """Register bits: the thread's `size_per_thread` elements; lane (warp) bits: the
+        threads (warps) along `order`, each step one thread's (warp's) extent."""
+        rank = self.rank
+        regs = [(d, 1 << j) for d in range(rank) for j in range(ilog2(self.size_per_thread[d]))]
+        lane_tile = list(self.size_per_thread)
+        warp_tile = [s * t for s, t in zip(self.size_per_thread, self.threads_per_warp)]
+        return build_linear(shape, regs, warp_bases(self.order, self.threads_per_warp, lane_tile),
+                            warp_bases(self.order, self.warps_per_cta, warp_tile))
+
+    def tile_shape(self):
+        return self.cta_tile()
+
+    def fastest(self):
+        f = self.order[0]
+        return f, self.size_per_thread[f]
 
     def cta_tile(self) -> tuple[int, ...]:
         """Elements covered by one pass of all threads, per dimension."""
@@ -126,8 +126,26 @@ class Slice(Layout):
     def rank(self) -> int:
         return self.parent.rank - 1
 
-    def to_attr(self) -> ir.Attribute:
-        return ir.Attribute.parse(f"#tilegpu.slice<{self.dim} : i32, {self.parent.to_attr()}>")
+    def text(self) -> str:
+        return f"#tilegpu.slice<{self.dim} : i32, {self.parent.text()}>"
+
+    def to_linear(self, shape):
+        """The parent's map for a tile of size 1 along `dim`, without that output dim."""
+        lin = self.parent.linear(self.parent_shape(shape))
+        keep = [n for i, n in enumerate(lin.out_dims) if i != self.dim]
+        return lin.sublayout(lin.in_dims, keep).with_outs(list(zip(out_names(self.rank),
+                                                                   shape)))
+
+    def tile_shape(self):
+        t = list(self.parent.tile_shape())
+        del t[self.dim]
+        return tuple(t)
+
+    def fastest(self):
+        f, n = self.parent.fastest()
+        if f is None or f == self.dim:
+            return None, 1
+        return (f if f < self.dim else f - 1), n
 
     def parent_shape(self, shape) -> tuple:
         s = list(shape)
@@ -165,26 +183,107 @@ def base_layout(layout: Layout):
 
 def fastest_dim(layout: Layout):
     """(the tile dimension along which each thread's elements are contiguous, how many there
-    are per chunk), or (None, 1) when that dimension was sliced away."""
-    base, dmap = base_layout(layout)
-    f = base.order[0]
-    if f not in dmap:
-        return None, 1
-    return dmap.index(f), base.size_per_thread[f]
+    are per chunk), or (None, 1) when there is none (e.g. that dimension was sliced away)."""
+    return layout.fastest()
 
 
-def parse_layout(text: str) -> Layout:
+# ---- parsing: `#tilegpu.<name><params>` in MLIR's generic attribute syntax ------------------
+
+def _split_top(text: str) -> list:
+    """Splits at the commas outside <...>, [...] and (...)."""
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "<[(":
+            depth += 1
+        elif ch in ">])":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    if "".join(cur).strip():
+        parts.append("".join(cur).strip())
+    return parts
+
+
+_ARRAY_RE = re.compile(r"array<i32(?::\s*([-0-9,\s]*))?>$")
+_INT_RE = re.compile(r"(-?\d+)\s*(?::\s*i\d+)?$")
+
+
+def _param(text: str):
     text = text.strip()
-    if text.startswith("#tilegpu.blocked<"):
-        return Blocked.from_attr(text)
-    m = re.match(r"#tilegpu\.slice<\s*(-?\d+)\s*(?::\s*i\d+)?\s*,\s*(.*)>$", text, re.S)
+    if text.startswith("#tilegpu."):
+        return parse_layout(text)
+    if text in ("true", "false"):
+        return text == "true"
+    m = _ARRAY_RE.match(text)
     if m:
-        return Slice(int(m.group(1)), parse_layout(m.group(2)))
-    raise ValueError(f"unknown layout encoding: {text}")
+        return tuple(int(x) for x in (m.group(1) or "").replace(" ", "").split(",") if x)
+    m = _INT_RE.match(text)
+    if m:
+        return int(m.group(1))
+    raise ValueError(f"unknown layout parameter: {text}")
 
 
-def layout_of(t: ir.Type) -> Layout | None:
+def _make(name, ps):
+    def want(kinds):
+        if len(ps) != len(kinds) or not all(
+                (k is tuple and isinstance(p, tuple)) or (k is bool and isinstance(p, bool))
+                or (k is int and isinstance(p, int) and not isinstance(p, bool))
+                or (k is Layout and isinstance(p, Layout)) for p, k in zip(ps, kinds)):
+            raise ValueError(f"malformed #tilegpu.{name} attribute")
+    if name == "blocked":
+        want([tuple] * 4)
+        if len({len(a) for a in ps}) != 1:
+            raise ValueError("malformed #tilegpu.blocked attribute")
+        return Blocked(*ps)
+    if name == "slice":
+        want([int, Layout])
+        return Slice(*ps)
+    if name == "mma":
+        want([int, tuple, tuple])
+        return NvidiaMma(*ps)
+    if name == "dot_operand":
+        want([int, Layout, int])
+        return DotOperand(*ps)
+    if name == "swizzled_shared":
+        want([int, int, int, tuple])
+        return SwizzledShared(*ps)
+    if name == "nvmma_shared":
+        want([int, bool, int])
+        return NvmmaShared(*ps)
+    if name == "mfma":
+        want([tuple, tuple, bool])
+        return AmdMfma(*ps)
+    if name == "wmma":
+        want([int, tuple])
+        return AmdWmma(*ps)
+    raise ValueError(f"unknown layout encoding: #tilegpu.{name}")
+
+
+@functools.lru_cache(maxsize=1024)
+def parse_layout(text: str) -> Layout:
+    """The layout of an attribute's text (each distinct text parsed once)."""
+    text = text.strip()
+    m = re.match(r"#tilegpu\.(\w+)<(.*)>$", text, re.S)
+    if not m:
+        raise ValueError(f"unknown layout encoding: {text}")
+    try:
+        ps = [_param(p) for p in _split_top(m.group(2))]
+    except ValueError as e:
+        if "unknown layout encoding" in str(e):
+            raise
+        raise ValueError(f"malformed #tilegpu.{m.group(1)} attribute: {text}") from None
+    try:
+        return _make(m.group(1), ps)
+    except ValueError as e:
+        raise ValueError(f"{e}: {text}") if "malformed" in str(e) else e
+
+
+def layout_of(t) -> Layout | None:
     """The layout encoding of a tensor type, or None."""
+    import mlir.ir as ir
     if not isinstance(t, ir.RankedTensorType):
         try:
             t = ir.RankedTensorType(t)
@@ -196,8 +295,9 @@ def layout_of(t: ir.Type) -> Layout | None:
     return parse_layout(str(enc))
 
 
-def with_layout(t: ir.Type, layout: Layout | None) -> ir.Type:
+def with_layout(t, layout: Layout | None):
     """`t` (a tensor type) with its encoding replaced."""
+    import mlir.ir as ir
     t = t if isinstance(t, ir.RankedTensorType) else ir.RankedTensorType(t)
     return ir.RankedTensorType.get(list(t.shape), t.element_type,
                                    layout.to_attr() if layout is not None else None)

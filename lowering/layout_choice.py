@@ -1,6 +1,6 @@
 """Layout choices that tilegpu-assign-layouts makes and the rules of join, split and cat
-(`rules/shape_join.py`) rely on.  A leaf (layouts only), so that the pass does not import
-the rules."""
+(`rules/shape_join.py`) rely on, and the checks (on the layouts' linear maps) of when those
+ops move no data.  A leaf (layouts only), so that the pass does not import the rules."""
 from __future__ import annotations
 
 from tilework.dialects.layout import Blocked
@@ -27,5 +27,19 @@ def split_layout(src) -> Blocked | None:
 
 def cat_in_registers(src, shape) -> bool:
     """Whether cat of two [n] tiles in `src` is, thread by thread, the concatenation of the
-    registers (n a multiple of the CTA tile: no thread holds wrapped-around copies)."""
-    return isinstance(src, Blocked) and shape[0] // 2 >= src.cta_tile()[0]
+    registers: the top register bit of the [2n] map steps by n and the rest is the [n] map."""
+    whole, half = src.linear(shape), src.linear((shape[0] // 2,))
+    regs = whole.basis("register")
+    return (bool(regs) and regs[-1] == (shape[0] // 2,) and regs[:-1] == half.basis("register")
+            and all(whole.basis(d) == half.basis(d) for d in ("lane", "warp")))
+
+
+def join_in_registers(src, src_shape, dst, dst_shape) -> bool:
+    """Whether joining two tiles of layout `src` into `dst` interleaves the registers: the
+    [.., 2] map is the [..] map plus a lowest register bit along the new last dimension."""
+    s, d = src.linear(src_shape), dst.linear(dst_shape)
+    rank = len(src_shape)
+    want = {"register": ((0,) * rank + (1,),) + tuple(v + (0,) for v in s.basis("register")),
+            "lane": tuple(v + (0,) for v in s.basis("lane")),
+            "warp": tuple(v + (0,) for v in s.basis("warp"))}
+    return all(d.basis(k) == v for k, v in want.items())

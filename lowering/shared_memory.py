@@ -10,11 +10,13 @@ is the buffer's base plus the op's offset (and checks `nbytes` against the regis
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import mlir.ir as ir
 
 from tilework.dialects import tile as T
+from tilework.dialects.layout import parse_layout
 
 from .axis_info import elem_bytes
 
@@ -126,18 +128,51 @@ def alloc_bytes(md: T.MemDesc) -> int:
     return align(buffer_bytes(md)) * (md.buffers - 1) + buffer_bytes(md)
 
 
+def shared_map(memdesc_layout: str, shape):
+    """coords -> element offset (a linear map, in dims `dim<i>`, out dim `offset`) of a buffer
+    of `shape` in a `#tilegpu.swizzled_shared`/`#tilegpu.nvmma_shared` layout (the inverse
+    of the encoding's offset -> element map); None for any other layout (row-major)."""
+    if not memdesc_layout.startswith(("#tilegpu.swizzled_shared<", "#tilegpu.nvmma_shared<")):
+        return None
+    return _offset_maps(memdesc_layout, tuple(shape))
+
+
+@functools.lru_cache(maxsize=256)
+def _offset_maps(memdesc_layout: str, shape):
+    return parse_layout(memdesc_layout).linear(shape).invert()
+
+
+def _offset_bits(lin, dim: int) -> list:
+    """[(bit of coordinate `dim`, bit of the offset)] the map sets, one pair per set bit."""
+    return [(b, o) for b, (v,) in enumerate(lin.basis(f"dim{dim}"))
+            for o in range(v.bit_length()) if v >> o & 1]
+
+
 def shared_contiguity(memdesc_layout: str, shape, dim: int) -> int:
     """How many elements consecutive along `dim` are consecutive in memory (aligned groups),
-    which bounds vector accesses.  Row-major: the last dimension, whole."""
-    del memdesc_layout  # see shared_offset
-    return shape[dim] if all(n == 1 for n in shape[dim + 1:]) else 1
+    which bounds vector accesses.  Row-major: the last dimension, whole.  Swizzled: the low
+    bits of `dim` that are the offset's low bits, which no other bit touches."""
+    lin = shared_map(memdesc_layout, shape)
+    if lin is None:
+        return shape[dim] if all(n == 1 for n in shape[dim + 1:]) else 1
+    mine = _offset_bits(lin, dim)
+    k = 0
+    while k < len(lin.basis(f"dim{dim}")) and lin.basis(f"dim{dim}")[k] == (1 << k,):
+        k += 1
+    others = [o for d in range(len(shape)) for b, o in _offset_bits(lin, d)
+              if d != dim or b >= k]
+    while k and any(o < k for o in others):
+        k -= 1
+    return 1 << k
 
 
 def shared_offset(memdesc_layout: str, shape, coords, ctx):
     """The element index (i32) of the element at logical `coords` (i32 values, one per
-    dimension) in a buffer of `shape` with shared layout `memdesc_layout` (attribute text).
-    Row-major for every layout today; swizzled shared layouts plug in here."""
-    del memdesc_layout  # every layout is addressed row-major until swizzled encodings land
+    dimension, in range) in a buffer of `shape` with shared layout `memdesc_layout`
+    (attribute text): row-major, or the swizzled layout's linear map (`shared_map`)."""
+    lin = shared_map(memdesc_layout, shape)
+    if lin is not None:
+        return _swizzled_offset(lin, shape, coords, ctx)
     v, stride = None, 1
     for d in reversed(range(len(shape))):
         if shape[d] != 1:
@@ -146,3 +181,31 @@ def shared_offset(memdesc_layout: str, shape, coords, ctx):
             v = term if v is None else ctx.op1("arith.addi", [term, v], ctx.i32)
         stride *= shape[d]
     return v if v is not None else ctx.const(0)
+
+
+def _swizzled_offset(lin, shape, coords, ctx):
+    """XOR over the coordinates' bits of their offset bits: each run of consecutive coordinate
+    bits landing on consecutive offset bits is one and/shift; terms join with addi where
+    their offset bits are disjoint from those before, else xori (the swizzle)."""
+    acc, seen = None, 0
+    for d in range(len(shape)):
+        runs = []
+        for b, o in sorted(_offset_bits(lin, d), key=lambda p: (p[1] - p[0], p[0])):
+            if runs and runs[-1][0] + runs[-1][2] == b and runs[-1][1] + runs[-1][2] == o:
+                runs[-1][2] += 1
+            else:
+                runs.append([b, o, 1])
+        nbits = len(lin.basis(f"dim{d}"))
+        for b, o, n in runs:
+            x = coords[d]
+            if b or b + n < nbits:  # bits of the coordinate outside the run: clear them
+                x = ctx.op1("arith.andi", [x, ctx.const(((1 << n) - 1) << b)], ctx.i32)
+            if o > b:
+                x = ctx.op1("arith.shli", [x, ctx.const(o - b)], ctx.i32)
+            elif o < b:
+                x = ctx.op1("arith.shrui", [x, ctx.const(b - o)], ctx.i32)
+            mask = ((1 << n) - 1) << o
+            acc = x if acc is None else ctx.op1("arith.addi" if not seen & mask else
+                                                "arith.xori", [acc, x], ctx.i32)
+            seen |= mask
+    return acc if acc is not None else ctx.const(0)

@@ -14,7 +14,7 @@ import mlir.ir as ir
 from mlir.dialects import gpu
 
 from tilework.dialects import tile as T
-from tilework.dialects.layout import Blocked, Slice, layout_of
+from tilework.dialects.layout import Layout, layout_of
 
 from . import rules  # noqa: F401  (registers the rules)
 from .pass_base import Pass, register
@@ -29,7 +29,7 @@ from .smem_barriers import insert_barriers
 class Regs:
     """The elements of a tile held by one thread."""
 
-    def __init__(self, layout: Blocked, shape, values: list):
+    def __init__(self, layout: Layout, shape, values: list):
         self.layout = layout
         self.shape = tuple(shape)
         self.per_thread = layout.elems_per_thread(self.shape)
@@ -109,37 +109,84 @@ class LoweringContext:
             return self.op1("arith.index_cast", [tid], self.i32)
         return self._hoisted("tid", build)
 
-    def thread_offset(self, layout: Blocked, dim: int) -> ir.Value:
-        """The first logical index along `dim` of this thread's elements (before repetition)."""
+    def tid_bits(self) -> int:
+        return (self.num_warps * self.warp_size).bit_length() - 1
+
+    def thread_terms(self, lin, dim: int) -> tuple:
+        """[(thread id bit, coordinate along `dim`)] of the lane and warp bases of `lin`
+        (thread id = warp * warp_size + lane)."""
+        lane_bits = self.warp_size.bit_length() - 1
+        terms = [(i, v[dim]) for i, v in enumerate(lin.basis("lane")) if v[dim]]
+        terms += [(lane_bits + i, v[dim]) for i, v in enumerate(lin.basis("warp")) if v[dim]]
+        return tuple(terms)
+
+    def gather_bits(self, terms) -> ir.Value:
+        """XOR over `terms` [(thread id bit, value)] of value where the bit is set: runs of
+        consecutive bits with doubling values become one shift/and (a blocked layout's lanes
+        and warps along a dim are one run each, or one run together)."""
         def build():
-            tid = self.thread_id()
-            lane = self.op1("arith.remui", [tid, self.const(self.warp_size)], self.i32)
-            warp = self.op1("arith.divui", [tid, self.const(self.warp_size)], self.i32)
-            lane_stride, warp_stride = layout.strides(dim)
-            ld = self.op1("arith.remui", [self.op1("arith.divui", [lane, self.const(lane_stride)],
-                                                    self.i32),
-                                           self.const(layout.threads_per_warp[dim])], self.i32)
-            wd = self.op1("arith.remui", [self.op1("arith.divui", [warp, self.const(warp_stride)],
-                                                    self.i32),
-                                           self.const(layout.warps_per_cta[dim])], self.i32)
-            t = self.op1("arith.addi", [ld, self.op1("arith.muli", [
-                wd, self.const(layout.threads_per_warp[dim])], self.i32)], self.i32)
-            return self.op1("arith.muli", [t, self.const(layout.size_per_thread[dim])], self.i32)
-        return self._hoisted(("toff", layout, dim), build)
+            runs = []
+            for bit, val in sorted(terms):
+                if val & (val - 1) == 0 and runs and runs[-1][0] + runs[-1][1] == bit \
+                        and runs[-1][2] << runs[-1][1] == val:
+                    runs[-1][1] += 1
+                else:
+                    runs.append([bit, 1, val])
+            tid, total = self.thread_id(), self.tid_bits()
+            acc, seen = None, 0
+            for s, n, v in runs:
+                if v & (v - 1):  # not a power of two: select the value by the bit
+                    x = self.op1("arith.andi", [tid, self.const(1 << s)], self.i32)
+                    x = self.op1("arith.muli", [self.op1("arith.shrui", [x, self.const(s)],
+                                                         self.i32), self.const(v)], self.i32)
+                    vmask = v
+                else:
+                    t = v.bit_length() - 1
+                    x = tid
+                    if s + n == total and t == 0:  # the top bits: one shift clears the rest
+                        if s:
+                            x = self.op1("arith.shrui", [x, self.const(s)], self.i32)
+                    else:
+                        if s + n < total or s:  # other bits to clear
+                            x = self.op1("arith.andi", [x, self.const(((1 << n) - 1) << s)],
+                                         self.i32)
+                        if t > s:
+                            x = self.op1("arith.shli", [x, self.const(t - s)], self.i32)
+                        elif t < s:
+                            x = self.op1("arith.shrui", [x, self.const(s - t)], self.i32)
+                    vmask = ((1 << n) - 1) << t
+                if acc is None:
+                    acc = x
+                else:
+                    acc = self.op1("arith.addi" if not seen & vmask else "arith.xori",
+                                   [acc, x], self.i32)
+                seen |= vmask
+            return acc if acc is not None else self.const(0)
+        return self._hoisted(("bits", tuple(terms)), build)
+
+    def thread_offset(self, layout, dim: int, shape=None) -> ir.Value:
+        """The coordinate along `dim` of this thread's first element (register 0), from the
+        lane and warp bases of the layout's linear map."""
+        lin = layout.linear(shape if shape is not None else layout.tile_shape())
+        return self.gather_bits(self.thread_terms(lin, dim))
 
     def logical_index(self, layout, shape, dim: int, k: int) -> ir.Value:
-        """The logical index along `dim` of the thread's k-th element along `dim`."""
-        if isinstance(layout, Slice):  # the parent's, for a tile of size 1 along the slice
-            return self.logical_index(layout.parent, layout.parent_shape(shape),
-                                      layout.parent_dim(dim), k)
-        spt = min(layout.size_per_thread[dim], shape[dim])
-        rep, e = divmod(k, spt)
-        base = rep * layout.cta_tile()[dim] + e
-        v = self.thread_offset(layout, dim)
-        if base:
-            v = self.op1("arith.addi", [v, self.const(base)], self.i32)
-        if shape[dim] < layout.cta_tile()[dim]:  # replicated: wrap around the tile
-            v = self.op1("arith.remui", [v, self.const(shape[dim])], self.i32)
+        """The logical index along `dim` of the thread's k-th element along `dim`: the thread's
+        part xor the bases of k's set bits among the register bits along `dim`."""
+        lin = layout.linear(shape)
+        terms = self.thread_terms(lin, dim)
+        regs = [v[dim] for v in lin.basis("register") if v[dim]]
+        const = 0
+        for j, v in enumerate(regs):
+            if k >> j & 1:
+                const ^= v
+        v = self.gather_bits(terms)
+        if const:
+            tmask = 0
+            for _, t in terms:
+                tmask |= t
+            v = self.op1("arith.addi" if not const & tmask else "arith.xori",
+                         [v, self.const(const)], self.i32)
         return v
 
     def linear_index(self, regs_layout, shape, coord, strides=None) -> ir.Value:

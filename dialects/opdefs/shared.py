@@ -11,12 +11,14 @@ import mlir.ir as ir
 from .. import ir_types as T
 from .base import (EFFECT, INT, READS, WRITES, Attr, any_type, base, is_type, named_operands,
                    operand, optional, result, tensor)
+from ..layout import parse_layout
 from .checks import check_mask, int_attr, same_shape
 from .tilegpu import TILEGPU
 
 # The textual form is `!tilegpu.memdesc<array<i64: 16, 32>, f16, unit, 3 : i32>` (read back by
-# ir_types.memdesc_of).  The layout is any attribute for now (buffers are addressed row-major,
-# see lowering/shared_memory.py shared_offset); `buffers` > 1 is multi-buffering: memdesc_index
+# ir_types.memdesc_of).  The layout is any attribute; swizzled_shared and nvmma_shared buffers are
+# addressed through their linear map, others row-major (lowering/shared_memory.py shared_offset);
+# `buffers` > 1 is multi-buffering: memdesc_index
 # selects one, a memdesc of 1 buffer.
 MEMDESC = TILEGPU.type(
     "memdesc", "a buffer in shared memory: shape, element type, shared layout, number of buffers",
@@ -43,6 +45,11 @@ def _well_formed(op) -> str | None:
                 return f"memdesc needs at least one buffer, got {md.buffers}"
             if not (T.isa(md.elem, ir.IntegerType) or T.isa(md.elem, ir.FloatType)):
                 return f"memdesc elements must be integers or floats, got {md.elem}"
+            if md.layout.startswith(("#tilegpu.swizzled_shared<", "#tilegpu.nvmma_shared<")):
+                try:  # the buffer is addressed through the layout's map
+                    parse_layout(md.layout).verify(md.shape)
+                except ValueError as e:
+                    return f"memdesc layout: {e}"
     return None
 
 

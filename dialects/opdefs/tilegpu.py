@@ -2,26 +2,13 @@
 from __future__ import annotations
 
 from .. import ir_types as T
+from ..layout_attrs import LAYOUT_ATTRS_IRDL
 from .base import PURE, SAME_SHAPE, Dialect, operand, result, tensor
 
 TILEGPU = Dialect("tilegpu", "the GPU form: layouts on tensor types")
 
-# The layout attributes, verbatim IRDL (they move to dialects/layout_attrs.py, which exports
-# this text; splice that string here instead).
-LAYOUT_ATTRS_IRDL = r"""
-irdl.attribute @blocked {
-  %a = irdl.base "#builtin.dense_array"
-  %b = irdl.base "#builtin.dense_array"
-  %c = irdl.base "#builtin.dense_array"
-  %d = irdl.base "#builtin.dense_array"
-  irdl.parameters(size_per_thread: %a, threads_per_warp: %b, warps_per_cta: %c, order: %d)
-}
-irdl.attribute @slice {
-  %d = irdl.base "#builtin.integer"
-  %p = irdl.any
-  irdl.parameters(dim: %d, parent: %p)
-}
-"""
+# The layout attributes (blocked, slice, mma, dot_operand, shared, mfma, wmma): verbatim IRDL
+# from layout_attrs.py, next to the Layout classes that parse them.
 TILEGPU.raw_irdl.append(LAYOUT_ATTRS_IRDL)
 
 

@@ -2,9 +2,9 @@
 
 Each element is one atomic instruction, under `scf.if` on its mask bit.  Elements are applied
 once: where a layout replicates a tile (threads holding copies of an element, a tile smaller
-than the threads, or a Slice layout) only the owning thread (the one whose copy is not a
-wrapped-around one) issues the atomic, and the old values reach the other copies through a
-shared-memory round trip (owners store, a barrier, everyone loads; the op's scratch,
+than the threads, or a Slice layout) only the owning thread (the first copy: the thread id
+bits that make copies are zero) issues the atomic, and the old values reach the other copies
+through a shared-memory round trip (owners store, a barrier, everyone loads; the op's scratch,
 `ctx.smem`, sized by `_atomic_scratch`).  A scalar atomic is issued by thread 0 and its old
 value broadcast the same way.  Masked-off lanes return 0.
 
@@ -23,7 +23,7 @@ import mlir.ir as ir
 from mlir.dialects import scf
 
 from tilework.dialects import tile as T
-from tilework.dialects.layout import Blocked, Slice, layout_of
+from tilework.dialects.layout import layout_of
 from tilework.dialects.verify import named_operands
 
 from ..registry import LoweringError, lower
@@ -167,25 +167,27 @@ def _guarded(ctx, pred, build, t):
 
 # ---- ownership and sharing ---------------------------------------------------------------------
 
-def _replicated(layout, shape):
-    """(root Blocked layout, its shape, the root dims along which threads hold copies)."""
-    root, rshape = layout, tuple(shape)
-    while isinstance(root, Slice):
-        rshape, root = root.parent_shape(rshape), root.parent
-    if not isinstance(root, Blocked):
-        raise LoweringError(f"atomics on tiles of layout {layout} are not supported yet")
-    return root, rshape, [d for d, n in enumerate(rshape) if n < root.cta_tile()[d]]
+def _copy_masks(layout, shape):
+    """{in dim: mask of its bits that only make copies} of the layout's linear map."""
+    return layout.linear(shape).free_variable_masks()
 
 
 def owner_predicate(ctx, layout, shape):
-    """i1: this thread owns (holds the not-wrapped-around copy of) its elements of a tile of
-    `layout` and `shape`; None when the layout does not replicate the tile."""
-    root, rshape, dims = _replicated(layout, shape)
-    pred = None
-    for d in dims:
-        pred = _and(ctx, pred, _cmp(ctx, "ult", ctx.thread_offset(root, d),
-                                    ctx.const(rshape[d])))
-    return pred
+    """i1: this thread owns (holds the first copy of) its elements of a tile of `layout` and
+    `shape`: the thread id bits that only make copies (the free lane and warp bits of the
+    layout's linear map) are zero; None when the layout does not replicate the tile."""
+    masks = _copy_masks(layout, shape)
+    if masks.get("register"):
+        raise LoweringError(f"atomics on tiles of layout {layout} are not supported: registers "
+                            f"of one thread hold copies")
+    mask = masks.get("lane", 0) | masks.get("warp", 0) << (ctx.warp_size.bit_length() - 1)
+    if not mask:
+        return None
+    low = mask & -mask
+    if mask == (1 << ctx.tid_bits()) - low:  # the top bits: the first `low` threads own
+        return _cmp(ctx, "ult", ctx.thread_id(), ctx.const(low))
+    bits = ctx.op1("arith.andi", [ctx.thread_id(), ctx.const(mask)], ctx.i32)
+    return _cmp(ctx, "eq", bits, ctx.const(0))
 
 
 def _share_bytes(t, nslots):
@@ -200,8 +202,9 @@ def _atomic_scratch(op):
     pt = op.operands[0].type
     if not T.is_tensor(pt):
         return _share_bytes(T.element_type(op.results[0].type), 1)
-    layout, shape = layout_of(pt), T.shape_of(pt)
-    if not _replicated(layout, shape)[2]:
+    shape = T.shape_of(pt)
+    masks = _copy_masks(layout_of(pt), shape)
+    if not (masks.get("lane") or masks.get("warp")):  # owner_predicate is None: no sharing
         return 0
     return _share_bytes(T.element_type(op.results[0].type), math.prod(shape))
 

@@ -30,7 +30,7 @@ import mlir.ir as ir
 from mlir.dialects import scf
 
 from tilework.dialects import tile as T
-from tilework.dialects.layout import Blocked, layout_of
+from tilework.dialects.layout import chunk, layout_of
 
 from ..axis_info import elem_bytes
 from ..registry import LoweringError, lower
@@ -83,10 +83,8 @@ def _round_tf32(ctx, v: ir.Value) -> ir.Value:
 
 def _run(layout, shape, dim: int) -> int:
     """How many of a thread's consecutive elements along `dim` hold consecutive logical indices,
-    the first one a multiple of that count (1 when unknown, e.g. slice layouts)."""
-    if not isinstance(layout, Blocked):
-        return 1
-    return max(1, min(layout.size_per_thread[dim], shape[dim]))
+    the first one a multiple of that count (from the layout's linear map)."""
+    return chunk(layout.linear(shape), dim)
 
 
 def _offset(ctx, v, off: int):

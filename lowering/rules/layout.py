@@ -1,9 +1,11 @@
 """Moving elements between layouts: convert_layout, expand_dims, trans, reshape.
 
 expand_dims and trans only relabel registers (their layouts are derived so that the same
-thread holds the same elements).  convert_layout and reshape go through shared memory: every
-thread writes its elements at their row-major index, a barrier, every thread reads the
-elements its new layout gives it, and a barrier before the buffer is reused.
+thread holds the same elements).  convert_layout takes the path `plan_conversion` finds on the
+two linear maps: nothing, a register permutation, warp shuffles (`gpu.shuffle idx`, when every
+element stays in its warp), or shared memory in an xor-swizzled layout chosen against bank
+conflicts on both sides, stored and loaded in vectors where the maps give each thread
+consecutive elements.  reshape goes through shared memory at row-major indices.
 """
 from __future__ import annotations
 
@@ -12,7 +14,8 @@ import math
 import mlir.ir as ir
 
 from tilework.dialects import tile as T
-from tilework.dialects.layout import Slice, layout_of
+from tilework.dialects.layout import layout_of
+from tilework.dialects.linear_layout import plan_conversion
 
 from ..registry import LoweringError, lower
 from ..shared_memory import elems_bytes, from_smem, scratch, smem_gep, smem_type, to_smem
@@ -44,12 +47,29 @@ def through_smem(ctx, src, src_shape, dst_layout, dst_shape, scalar_type):
     return _regs(dst_layout, dst_shape, vals)
 
 
+def conversion_plan(src_layout, dst_layout, shape, scalar_type):
+    """The path `plan_conversion` takes from `src_layout` to `dst_layout` for a tile of `shape`
+    (the rule and its scratch size ask the same question); None when no conversion is needed or
+    possible (equal layouts; a shared layout, which the rule rejects)."""
+    if src_layout == dst_layout or src_layout.is_shared or dst_layout.is_shared:
+        return None
+    return plan_conversion(src_layout.linear(shape), dst_layout.linear(shape), shape,
+                           elems_bytes(1, scalar_type))
+
+
+def swizzled_bytes(plan, shape, scalar_type) -> int:
+    """Bytes of the swizzled buffer of a "shared" plan: the whole range of its offset map."""
+    return elems_bytes(plan.swizzle.offset_map(shape).out_size("offset"), scalar_type)
+
+
 @scratch("tilegpu.convert_layout")
 def _convert_layout_scratch(op):
     src, rt = op.operands[0].type, op.results[0].type
-    if layout_of(src) == layout_of(rt):
+    shape, st = tuple(T.shape_of(rt)), T.element_type(rt)
+    plan = conversion_plan(layout_of(src), layout_of(rt), shape, st)
+    if plan is None or plan.kind != "shared":  # none, a register permutation, shuffles
         return 0
-    return elems_bytes(math.prod(T.shape_of(rt)), T.element_type(rt))
+    return swizzled_bytes(plan, shape, st)
 
 
 @scratch("tile.reshape")
@@ -61,14 +81,122 @@ def _reshape_scratch(op):
     return elems_bytes(math.prod(T.shape_of(src)), T.element_type(rt))
 
 
+def _vec_type(t, n):
+    return t if n == 1 else ir.VectorType.get([n], t)
+
+
+def _offset_parts(ctx, lin):
+    """(the thread's part of a linear map to one int (a buffer offset), as an i32, the mask of
+    the bits it may set)."""
+    lane_bits = ctx.warp_size.bit_length() - 1
+    terms = [(i, v[0]) for i, v in enumerate(lin.basis("lane")) if v[0]]
+    terms += [(lane_bits + i, v[0]) for i, v in enumerate(lin.basis("warp")) if v[0]]
+    mask = 0
+    for _, v in terms:
+        mask |= v
+    return ctx.gather_bits(tuple(terms)), mask
+
+
+def _plus(ctx, v, const: int, mask: int):
+    """v + const where their bits are disjoint (a constant offset), else v xor const."""
+    if not const:
+        return v
+    return ctx.op1("arith.addi" if not const & mask else "arith.xori", [v, ctx.const(const)],
+                   ctx.i32)
+
+
+def _through_swizzled(ctx, src, ls, dst, ld, shape, plan, scalar_type):
+    """Every thread stores its elements at their swizzled offsets (`store_vec` at a time), a
+    barrier, every thread loads what `dst` gives it (`load_vec` at a time)."""
+    st = smem_type(scalar_type)
+    eb = elems_bytes(1, scalar_type)
+    offs = plan.swizzle.offset_map(shape)
+    base = ctx.smem(swizzled_bytes(plan, shape, scalar_type))
+    ctx.smem_begin()
+    put = offs.compose(ls)
+    tpart, tmask = _offset_parts(ctx, put)
+    vs = plan.store_vec
+    for g in range(0, len(src.values), vs):
+        idx = _plus(ctx, tpart, put.apply(register=g)[0], tmask)
+        vals = [to_smem(ctx, v, st) for v in src.values[g:g + vs]]
+        if vs == 1:
+            val = vals[0]
+        else:
+            val = ctx.op1("llvm.mlir.poison", [], _vec_type(st, vs))
+            for j, x in enumerate(vals):
+                val = ctx.op1("llvm.insertelement", [val, x, ctx.const(j)], _vec_type(st, vs))
+        ctx.create("llvm.store", [val, smem_gep(ctx, base, idx, st)], [],
+                   {"alignment": ir.IntegerAttr.get(ctx.i64, vs * eb)})
+    ctx.smem_publish()
+    get = offs.compose(ld)
+    tpart, tmask = _offset_parts(ctx, get)
+    vl = plan.load_vec
+    out = []
+    for g in range(0, 1 << ld.in_bits("register"), vl):
+        idx = _plus(ctx, tpart, get.apply(register=g)[0], tmask)
+        v = ctx.op1("llvm.load", [smem_gep(ctx, base, idx, st)], _vec_type(st, vl),
+                    {"alignment": ir.IntegerAttr.get(ctx.i64, vl * eb)})
+        parts = [v] if vl == 1 else [ctx.op1("llvm.extractelement", [v, ctx.const(j)], st)
+                                     for j in range(vl)]
+        out += [from_smem(ctx, x, scalar_type) for x in parts]
+    return _regs(dst, shape, out)
+
+
+def _by_shuffles(ctx, src, dst, shape, plan):
+    """Within warps: dst register r of lane l takes src register R(r, l) of lane L(r, l),
+    both linear (plan.source); one `gpu.shuffle idx` per register a dst register may come
+    from, selected by the receiving lane."""
+    m = plan.source
+    lane_bits = ctx.warp_size.bit_length() - 1
+
+    def terms(col):
+        ts = [(i, v[col]) for i, v in enumerate(m.basis("lane")) if v[col]]
+        ts += [(lane_bits + i, v[col]) for i, v in enumerate(m.basis("warp")) if v[col]]
+        mask = 0
+        for _, v in ts:
+            mask |= v
+        return tuple(ts), mask
+    lterms, lmask = terms(1)
+    rterms, _ = terms(0)
+    lane_part = ctx.gather_bits(lterms)
+    reg_part = ctx.gather_bits(rterms) if rterms else None
+    choices = [0]
+    for _, v in rterms:  # the span of the registers the receiving lanes may need
+        choices += [c ^ v for c in choices if c ^ v not in choices]
+    choices = sorted(set(choices))
+    wants = {c: ctx.op1("arith.cmpi", [reg_part, ctx.const(c)], ctx.i1,
+                        {"predicate": ir.IntegerAttr.get(ctx.i64, 0)}) for c in choices[1:]}
+    out = []
+    for r in range(1 << m.in_bits("register")):
+        r0, l0 = m.apply(register=r)
+        src_lane = _plus(ctx, lane_part, l0, lmask)
+        val = None
+        for c in choices:
+            got = ctx.shuffle(src.values[r0 ^ c], src_lane, "idx")
+            val = got if val is None else ctx.op1("arith.select", [wants[c], got, val],
+                                                  got.type)
+        out.append(val)
+    return _regs(dst, shape, out)
+
+
 @lower("tilegpu.convert_layout")
 def _convert_layout(ctx, op, args):
     src = args[0]
     dst = layout_of(op.results[0].type)
     if dst == src.layout:
         return [src]
-    shape = T.shape_of(op.results[0].type)
-    return [through_smem(ctx, src, shape, dst, shape, ctx.scalar_type(op.results[0].type))]
+    if dst.is_shared or src.layout.is_shared:
+        raise LoweringError(f"convert_layout between {src.layout} and {dst}: tiles live in "
+                            f"registers, shared-memory layouts only describe buffers")
+    shape = tuple(T.shape_of(op.results[0].type))
+    st = ctx.scalar_type(op.results[0].type)
+    ls, ld = src.layout.linear(shape), dst.linear(shape)
+    plan = conversion_plan(src.layout, dst, shape, st)
+    if plan.kind in ("none", "registers"):
+        return [_regs(dst, shape, [src.values[r] for r in plan.registers])]
+    if plan.kind == "shuffle":
+        return [_by_shuffles(ctx, src, dst, shape, plan)]
+    return [_through_swizzled(ctx, src, ls, dst, ld, shape, plan, st)]
 
 
 @lower("tile.reshape")
@@ -86,8 +214,10 @@ def _expand_dims(ctx, op, args):
     src = args[0]
     dst = layout_of(op.results[0].type)
     axis = ir.IntegerAttr(op.attributes["axis"]).value
-    if not (isinstance(src.layout, Slice) and src.layout.dim == axis
-            and src.layout.parent == dst):
+    shape = T.shape_of(op.results[0].type)
+    lin = dst.linear(shape)
+    keep = [n for i, n in enumerate(lin.out_dims) if i != axis]
+    if lin.sublayout(lin.in_dims, keep).bases != src.layout.linear(src.shape).bases:
         raise LoweringError("expand_dims needs its operand in a slice of the result's layout; "
                             "run tilegpu-assign-layouts")
     return [_regs(dst, T.shape_of(op.results[0].type), src.values)]

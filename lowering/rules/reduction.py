@@ -8,14 +8,15 @@ aligned groups of distinct lanes gives every lane the full result).
 from __future__ import annotations
 
 import itertools
+import math
 
 import mlir.ir as ir
 
 from tilework.dialects import tile as T
-from tilework.dialects.layout import Slice, base_layout, layout_of
+from tilework.dialects.layout import Slice, dim_bits, layout_of
 
 from ..axis_info import elem_bytes
-from ..registry import lower
+from ..registry import LoweringError, lower
 from ..shared_memory import from_smem, regions, scratch, smem_gep, smem_type, to_smem
 
 
@@ -24,20 +25,20 @@ def _combine(ctx, fn, a: list, b: list) -> list:
 
 
 def along_axis(op, args):
-    """What reduce and scan start from: (axis, combine function, operands, the root blocked
-    layout, its dimension under the axis, the axis length, elements per thread chunk)."""
+    """What reduce and scan start from: (axis, combine function, operands, the operands'
+    linear layout, the axis length)."""
     axis = ir.IntegerAttr(op.attributes["axis"]).value
     fn = ir.FlatSymbolRefAttr(op.attributes["combine"]).value
     srcs = list(args)
-    base, dmap = base_layout(srcs[0].layout)
-    pa = dmap[axis]
-    n = srcs[0].shape[axis]
-    return axis, fn, srcs, base, pa, n, min(base.size_per_thread[pa], n)
+    return axis, fn, srcs, srcs[0].layout.linear(srcs[0].shape), srcs[0].shape[axis]
 
 
-def cross_warps(base, pa, n, spt) -> int:
-    """The distinct warps along the reduced axis (root dimension `pa`, length `n`)."""
-    return max(1, min(base.warps_per_cta[pa], n // (spt * base.threads_per_warp[pa])))
+def axis_bits(lin, in_dim, axis):
+    """The lane (warp) bits whose basis moves along `axis`: the distinct lanes (warps)."""
+    try:
+        return dim_bits(lin, in_dim, axis)
+    except ValueError as e:
+        raise LoweringError(f"cannot reduce along axis {axis}: {e}") from None
 
 
 def _partials(types, warps, rsize):
@@ -47,24 +48,25 @@ def _partials(types, warps, rsize):
 
 @scratch("tile.reduce")
 def _reduce_scratch(op):
+    """The cross-warp partials of `_across_warps` (none when one warp spans the axis)."""
     axis = ir.IntegerAttr(op.attributes["axis"]).value
     t = op.operands[0].type
     shape = T.shape_of(t)
-    base, dmap = base_layout(layout_of(t))
-    pa, n = dmap[axis], shape[axis]
-    warps = cross_warps(base, pa, n, min(base.size_per_thread[pa], n))
-    if warps == 1:
+    try:
+        wbits = dim_bits(layout_of(t).linear(shape), "warp", axis)
+    except ValueError:  # the rule rejects it
         return 0
-    rsize = 1
-    for i, s in enumerate(shape):
-        rsize *= s if i != axis else 1
-    return _partials([smem_type(T.element_type(r.type)) for r in op.results], warps, rsize)[1]
+    if not wbits:
+        return 0
+    rsize = math.prod(shape[:axis] + shape[axis + 1:])
+    return _partials([smem_type(T.element_type(r.type)) for r in op.results],
+                     1 << len(wbits), rsize)[1]
 
 
 @lower("tile.reduce")
 def _reduce(ctx, op, args):
     from ..to_llvm import Regs
-    axis, fn, srcs, base, pa, n, spt = along_axis(op, args)
+    axis, fn, srcs, lin, n = along_axis(op, args)
     src = srcs[0]
     shape, layout = src.shape, src.layout
 
@@ -81,19 +83,15 @@ def _reduce(ctx, op, args):
         groups[oc] = acc
 
     # 2. across lanes: xor butterflies over the distinct lanes along the axis
-    lanes = max(1, min(base.threads_per_warp[pa], n // spt))
-    stride = base.strides(pa)[0]
-    step = 1
-    while step < lanes:
+    for bit in axis_bits(lin, "lane", axis):
         for oc, acc in groups.items():
-            other = [ctx.shuffle_xor(v, stride * step) for v in acc]
+            other = [ctx.shuffle_xor(v, 1 << bit) for v in acc]
             groups[oc] = _combine(ctx, fn, acc, other)
-        step *= 2
 
     # 3. across warps: partials through shared memory, combined in warp order
-    warps = cross_warps(base, pa, n, spt)
-    if warps > 1:
-        groups = _across_warps(ctx, op, fn, groups, base, pa, warps, shape, axis, layout)
+    wbits = axis_bits(lin, "warp", axis)
+    if wbits:
+        groups = _across_warps(ctx, op, fn, groups, wbits, shape, axis, layout)
 
     results = []
     rshape = shape[:axis] + shape[axis + 1:]
@@ -108,14 +106,15 @@ def _reduce(ctx, op, args):
     return results
 
 
-def _across_warps(ctx, op, fn, groups, base, pa, warps, shape, axis, layout):
+def _across_warps(ctx, op, fn, groups, wbits, shape, axis, layout):
     rshape = shape[:axis] + shape[axis + 1:]
     rsize = 1
     for s in rshape:
         rsize *= s
-    wstride = base.strides(pa)[1]
-    warp_a = ctx.op1("arith.remui", [ctx.op1("arith.divui", [ctx.warp_id(), ctx.const(wstride)],
-                                             ctx.i32), ctx.const(warps)], ctx.i32)  # copies of warps share slots
+    warps = 1 << len(wbits)
+    # this warp's index among the distinct warps along the axis (copies share slots)
+    lane_bits = ctx.warp_size.bit_length() - 1
+    warp_a = ctx.gather_bits(tuple((lane_bits + b, 1 << j) for j, b in enumerate(wbits)))
     types = [smem_type(v.type) for v in next(iter(groups.values()))]
     # one region per reduced operand: [warps][rsize] elements each
     offsets, off = _partials(types, warps, rsize)

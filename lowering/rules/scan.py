@@ -34,12 +34,12 @@ import mlir.ir as ir
 from mlir.dialects import scf
 
 from tilework.dialects import tile as T
-from tilework.dialects.layout import Slice, base_layout, layout_of
+from tilework.dialects.layout import Slice, axis_geometry, layout_of
 
 from ..axis_info import elem_bytes
-from ..registry import lower
+from ..registry import LoweringError, lower
 from ..shared_memory import from_smem, regions, scratch, smem_gep, smem_type, to_smem
-from .reduction import along_axis, cross_warps
+from .reduction import along_axis
 
 _EQ, _NE, _UGE = 0, 1, 9
 
@@ -95,13 +95,14 @@ def _totals(types, reps, rsize, warps):
 
 @scratch("tile.scan")
 def _scan_scratch(op):
+    """The warp totals of `_across_warps` (none when one warp spans the axis)."""
     axis = ir.IntegerAttr(op.attributes["axis"]).value
     t = op.operands[0].type
     layout, shape = layout_of(t), T.shape_of(t)
-    base, dmap = base_layout(layout)
-    pa, n = dmap[axis], shape[axis]
-    spt = min(base.size_per_thread[pa], n)
-    warps = cross_warps(base, pa, n, spt)
+    try:
+        spt, _, _, warps, _ = axis_geometry(layout.linear(shape), axis)
+    except ValueError:  # the rule rejects it
+        return 0
     if warps == 1:
         return 0
     reps = layout.elems_per_thread(shape)[axis] // spt
@@ -114,14 +115,14 @@ def _scan_scratch(op):
 def _scan(ctx, op, args):
     from ..to_llvm import Regs
     reverse = bool(ir.IntegerAttr(op.attributes["reverse"]).value)
-    axis, fn, srcs, base, pa, n, spt = along_axis(op, args)  # spt: elements of a chunk
+    axis, fn, srcs, lin, n = along_axis(op, args)
     src = srcs[0]
     shape, layout = src.shape, src.layout
+    try:  # spt: elements of a chunk; lanes, warps: the distinct ones along the axis
+        spt, lanes, lane_stride, warps, warp_stride = axis_geometry(lin, axis)
+    except ValueError as e:
+        raise LoweringError(f"cannot scan along axis {axis}: {e}") from None
     reps = src.per_thread[axis] // spt             # chunks (repetitions of the CTA tile)
-    tpw = base.threads_per_warp[pa]
-    lanes = max(1, min(tpw, n // spt))             # distinct lanes along the axis
-    warps = cross_warps(base, pa, n, spt)
-    lane_stride, warp_stride = base.strides(pa)
 
     others = [range(c) for d, c in enumerate(src.per_thread) if d != axis]
     groups = list(itertools.product(*others))

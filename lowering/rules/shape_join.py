@@ -1,10 +1,11 @@
 """Lowering rules of join, split and cat, and a generic "gather through shared memory" helper.
 
 * `tile.join` ([..] x [..] -> [.., 2]): the result layout is the operands' with a last
-  dimension of 2 that every thread holds in registers (`join_layout`), so the result is the
-  operands' registers interleaved (`a0 b0 a1 b1 ...`): no data moves.
+  dimension of 2 that every thread holds in registers (`join_layout`, chosen by
+  tilegpu-assign-layouts; `join_in_registers` checks it on the linear maps; both in
+  `lowering/layout_choice.py`), so the result is the operands' registers interleaved (`a0 b0 a1 b1 ...`): no data moves.
 * `tile.split` ([.., 2] -> two [..]): the inverse, when each thread holds both halves
-  (`split_layout`; the layout pass converts the operand first otherwise).
+  (`split_layout`; the same check; the layout pass converts the operand first otherwise).
 * `tile.cat` (two [n] -> [2n]): when n spans at least one CTA tile, the result in the
   operands' layout is thread by thread the registers of the first then the second operand;
   otherwise (replicated small tiles, slice layouts) through shared memory.
@@ -21,9 +22,9 @@ import math
 import mlir.ir as ir
 
 from tilework.dialects import tile as T
-from tilework.dialects.layout import Blocked, layout_of
+from tilework.dialects.layout import layout_of
 
-from ..layout_choice import cat_in_registers, join_layout, split_layout
+from ..layout_choice import cat_in_registers, join_in_registers
 from ..registry import lower
 from ..shared_memory import elems_bytes, from_smem, scratch, smem_gep, smem_type, to_smem
 
@@ -79,8 +80,12 @@ def gather_through_smem(ctx, writes, reads, nelems: int, scalar_type):
 
 # ---- scratch: what goes through shared memory (the rules below decide the same way) ----------
 
-def _join_in_registers(a, b, dst) -> bool:
-    return a == b and isinstance(a, Blocked) and dst == join_layout(a)
+def _join_in_registers(a, a_shape, b, dst, dst_shape) -> bool:
+    return a == b and join_in_registers(a, a_shape, dst, dst_shape)
+
+
+def _split_in_registers(src, src_shape, dst, dst_shape) -> bool:
+    return join_in_registers(dst, dst_shape, src, src_shape)
 
 
 def _cat_in_registers(a, b, dst, shape) -> bool:
@@ -90,13 +95,15 @@ def _cat_in_registers(a, b, dst, shape) -> bool:
 @scratch("tile.join", "tile.split", "tile.cat")
 def _shape_join_scratch(op):
     a, rt = op.operands[0].type, op.results[0].type
-    la, dst, n = layout_of(a), layout_of(rt), math.prod(T.shape_of(a))
+    la, dst = layout_of(a), layout_of(rt)
+    ashape, rshape = tuple(T.shape_of(a)), tuple(T.shape_of(rt))
     if op.name == "tile.join":
-        inreg = _join_in_registers(la, layout_of(op.operands[1].type), dst)
+        inreg = _join_in_registers(la, ashape, layout_of(op.operands[1].type), dst, rshape)
     elif op.name == "tile.split":
-        inreg = split_layout(la) == dst
+        inreg = _split_in_registers(la, ashape, dst, rshape)
     else:
-        inreg = _cat_in_registers(la, layout_of(op.operands[1].type), dst, T.shape_of(rt))
+        inreg = _cat_in_registers(la, layout_of(op.operands[1].type), dst, rshape)
+    n = math.prod(ashape)
     return 0 if inreg else elems_bytes(n if op.name == "tile.split" else 2 * n,
                                        T.element_type(rt))
 
@@ -108,7 +115,7 @@ def _join(ctx, op, args):
     a, b = args
     rt = op.results[0].type
     dst, shape = layout_of(rt), T.shape_of(rt)
-    if _join_in_registers(a.layout, b.layout, dst):
+    if _join_in_registers(a.layout, a.shape, b.layout, dst, shape):
         vals = []
         for x, y in zip(a.values, b.values):
             vals += [x, y]
@@ -136,7 +143,7 @@ def _split(ctx, op, args):
     src = args[0]
     rt = op.results[0].type
     dst, shape = layout_of(rt), T.shape_of(rt)
-    if split_layout(src.layout) == dst:
+    if _split_in_registers(src.layout, src.shape, dst, shape):
         return [_regs(dst, shape, src.values[0::2]), _regs(dst, shape, src.values[1::2])]
 
     def read(j):

@@ -107,15 +107,16 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 
 // -----
 
-// 32 elements on 128 threads: four threads hold each element.  Only the owner (thread
-// offset < 32, the copy that is not wrapped around) issues the atomic; the copies read the
-// owner's old value back through shared memory (32 x 8 bytes).
+// 32 elements on 128 threads: four threads hold each element.  Only the owner (the warp bits
+// of the thread id, which the layout's linear map makes copies, are zero: thread id < 32)
+// issues the atomic; the copies read the owner's old value back through shared memory
+// (32 x 8 bytes).
 
 // CHECK-LABEL: gpu.func @replicated(
 // CHECK-SAME: tilegpu.shared = 256 : i32
-// CHECK: %[[TOFF:.+]] = arith.muli %{{.+}}, %c1_i32 : i32
-// CHECK: %[[IDX:.+]] = arith.remui %[[TOFF]], %c32_i32 : i32
-// CHECK: %[[OWNER:.+]] = arith.cmpi ult, %[[TOFF]], %c32_i32 : i32
+// CHECK: %[[TID:.+]] = arith.index_cast
+// CHECK-NEXT: %[[IDX:.+]] = arith.andi %[[TID]], %c31_i32 : i32
+// CHECK: %[[OWNER:.+]] = arith.cmpi ult, %[[TID]], %c32_i32 : i32
 // CHECK-NEXT: %[[OLD:.+]] = scf.if %[[OWNER]] -> (i64) {
 // CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "atom.acquire.gpu.global.max.u64 $0, [$1], $2;", "=l,l,l,~{memory}"
 // CHECK-NOT: gpu.barrier

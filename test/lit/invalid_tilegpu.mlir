@@ -1,6 +1,6 @@
 // RUN: not tilework-opt %s --split-input-file --verify-only 2>&1 | FileCheck %s
 
-// Malformed tilegpu IR, one error per chunk: invalid #tilegpu.blocked layouts on tile types
+// Malformed tilegpu IR, one error per chunk: invalid #tilegpu layouts on tile types
 // and tilegpu.convert_layout that changes more than the layout.
 
 // Blocked layouts: every size is a power of two.
@@ -119,6 +119,37 @@ func.func @convert_elem(%x: tensor<16xi32, #tilegpu.blocked<array<i32: 1>, array
 // CHECK-NEXT: error: {{.*}}expected base type 'builtin.tensor' but got 'builtin.integer'
 func.func @convert_scalar(%x: i32) {
   %c = "tilegpu.convert_layout"(%x) : (i32) -> tensor<16xi32>
+  return
+}
+
+// -----
+
+// An MFMA layout has 64 lanes: not for a module of 32-lane warps.
+// CHECK-NEXT: error: {{.*}}'tile.splat' op layout #tilegpu.mfma<array<i32: 2, 2>, array<i32: 32, 32>, false> has 64 lanes, the target's warps have 32
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @mfma_on_32_lanes(%x: f32) {
+    %s = "tile.splat"(%x) : (f32) -> tensor<64x64xf32, #tilegpu.mfma<array<i32: 2, 2>, array<i32: 32, 32>, false>>
+    return
+  }
+}
+
+// -----
+
+// wgmma reads B from shared memory: no register layout for it.
+// CHECK-NEXT: error: {{.*}}'tile.splat' op wgmma reads operand B from shared memory (#tilegpu.nvmma_shared), not from registers
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @wgmma_b_in_registers(%x: f16) {
+    %s = "tile.splat"(%x) : (f16) -> tensor<32x64xf16, #tilegpu.dot_operand<1 : i32, #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>, 2 : i32>>
+    return
+  }
+}
+
+// -----
+
+// mma v2 is m16n8 per warp.
+// CHECK-NEXT: error: {{.*}}'tile.splat' op mma v2 instr_shape [16, 16] must be [16, 8]
+func.func @mma_instr(%x: f32) {
+  %s = "tile.splat"(%x) : (f32) -> tensor<32x32xf32, #tilegpu.mma<2 : i32, array<i32: 2, 2>, array<i32: 16, 16>>>
   return
 }
 

@@ -45,5 +45,38 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
   }
 }
 
+// -----
+
+// Tiles live in registers: a shared-memory layout describes a buffer, not a tile's values.
+// CHECK-NEXT: error: {{.*}}convert_layout between #tilegpu.blocked<array<i32: 1, 1>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>> and #tilegpu.swizzled_shared<4 : i32, 1 : i32, 4 : i32, array<i32: 1, 0>>: tiles live in registers, shared-memory layouts only describe buffers
+#A = #tilegpu.blocked<array<i32: 1, 1>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
+#S = #tilegpu.swizzled_shared<4 : i32, 1 : i32, 4 : i32, array<i32: 1, 0>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @to_shared(%x: f32) attributes {tile.kernel} {
+    %s = "tile.splat"(%x) : (f32) -> tensor<32x32xf32, #A>
+    %c = "tilegpu.convert_layout"(%s) : (tensor<32x32xf32, #A>) -> tensor<32x32xf32, #S>
+    return
+  }
+}
+
+// -----
+
+// A scan walks a thread's chunk, then lanes, then warps, then repetitions in logical order:
+// along the rows of an mma accumulator the registers (row 8) come between the lanes (rows
+// 1-4) and the warps (row 16).
+// CHECK-NEXT: error: {{.*}}cannot scan along axis 0: warps along dim 0 of {{.*}} do not follow the thread's chunk
+#M = #tilegpu.mma<2 : i32, array<i32: 2, 2>, array<i32: 16, 8>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @scan_mma_rows(%x: f32) attributes {tile.kernel} {
+    %v = "tile.splat"(%x) : (f32) -> tensor<32x16xf32, #M>
+    %s = "tile.scan"(%v) {axis = 0 : i32, reverse = 0 : i32, combine = @add, operandSegmentSizes = array<i32: 1, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<32x16xf32, #M>) -> tensor<32x16xf32, #M>
+    return
+  }
+  func.func private @add(%a: f32, %b: f32) -> f32 {
+    %s = arith.addf %a, %b : f32
+    return %s : f32
+  }
+}
+
 // Nothing else: one error per chunk, no IR printed.
 // CHECK-NOT: {{.+}}

@@ -11,7 +11,8 @@
 // CHECK: llvm.mlir.global external protected @tilework_print_buf() {addr_space = 1 : i32, alignment = 8 : i64} : !llvm.ptr<1>
 // CHECK: llvm.mlir.zero : !llvm.ptr<1>
 // CHECK-LABEL: gpu.func @k(
-// 128 elements on 256 threads: the owners of the not-wrapped copies print
+// 128 elements on 256 threads: the owners of the first copies (thread id bit 7, a copy bit
+// of the layout's linear map, clear: thread id < 128) print
 // CHECK: %[[OWN:.+]] = arith.cmpi ult, %{{.+}}, %c128_i32 : i32
 // CHECK: scf.if %[[OWN]] {
 // CHECK: %[[G:.+]] = llvm.mlir.addressof @tilework_print_buf : !llvm.ptr<1>

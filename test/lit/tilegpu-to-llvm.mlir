@@ -46,10 +46,8 @@
 // CHECK-SAME: tilegpu.num_warps = 4 : i32
 // CHECK: %[[TIDX:.+]] = gpu.thread_id x
 // CHECK-NEXT: %[[TID:.+]] = arith.index_cast %[[TIDX]] : index to i32
-// CHECK-NEXT: %[[LANE:.+]] = arith.remui %[[TID]], %c32_i32 : i32
-// CHECK-NEXT: %[[WARP:.+]] = arith.divui %[[TID]], %c32_i32 : i32
-// CHECK: %[[TL:.+]] = arith.addi %{{.+}}, %{{.+}} : i32
-// CHECK-NEXT: %[[BASE:.+]] = arith.muli %[[TL]], %c4_i32 : i32
+// Thread t's first element is 4t: the lane and warp bits of the thread id form one run.
+// CHECK-NEXT: %[[BASE:.+]] = arith.shli %[[TID]], %c2_i32 : i32
 // CHECK: %[[BIDX:.+]] = gpu.block_id x
 // CHECK-NEXT: %[[PID:.+]] = arith.index_cast %[[BIDX]] : index to i32
 // CHECK: %[[START:.+]] = arith.muli %[[PID]], %c1024_i32 : i32
@@ -145,8 +143,7 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
 // CHECK: %[[TIDX:.+]] = gpu.thread_id x
 // CHECK-NEXT: %[[TID:.+]] = arith.index_cast %[[TIDX]] : index to i32
-// CHECK-NEXT: arith.remui %[[TID]], %c64_i32 : i32
-// CHECK-NEXT: arith.divui %[[TID]], %c64_i32 : i32
+// CHECK-NEXT: arith.shli %[[TID]], %c2_i32 : i32
 // CHECK: %[[M0:.+]] = arith.cmpi slt, %[[I0:[^,]+]], %[[N]] : i32
 // CHECK-NEXT: %[[M1:.+]] = arith.cmpi slt, %[[I1:[^,]+]], %[[N]] : i32
 // CHECK-NEXT: %[[M2:.+]] = arith.cmpi slt, %[[I2:[^,]+]], %[[N]] : i32
@@ -324,8 +321,8 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 
 // -----
 
-// A 128-element tile on a layout whose CTA tile is 512: indices wrap modulo 128 (threads
-// 32..127 repeat the accesses of threads 0..31).  get_program_id(axis=1) is block_id y and
+// A 128-element tile on a layout whose CTA tile is 512: the warp bits of the layout's
+// linear map are zero (threads 32..127 repeat the accesses of threads 0..31).  get_program_id(axis=1) is block_id y and
 // get_num_programs(axis=0) grid_dim x.
 
 // Every access of @replicated_small_tile is a 16-byte one.
@@ -337,16 +334,17 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 // CHECK-LABEL: gpu.func @replicated_small_tile(
 // CHECK-SAME: %[[X:[^:]+]]: !llvm.ptr<1>) kernel
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
-// CHECK: %[[BASE:.+]] = arith.muli %{{.+}}, %c4_i32 : i32
+// Only the lane bits of the thread id move along the 128 elements (warps hold copies).
+// CHECK: %[[TID:.+]] = arith.index_cast
+// CHECK-NEXT: %[[LANE:.+]] = arith.andi %[[TID]], %c31_i32 : i32
+// CHECK-NEXT: %[[BASE:.+]] = arith.shli %[[LANE]], %c2_i32 : i32
 // CHECK: %[[BY:.+]] = gpu.block_id y
 // CHECK-NEXT: %[[PID:.+]] = arith.index_cast %[[BY]] : index to i32
 // CHECK-NEXT: %[[GX:.+]] = gpu.grid_dim x
 // CHECK-NEXT: %[[NP:.+]] = arith.index_cast %[[GX]] : index to i32
 // CHECK-NEXT: %[[START:.+]] = arith.muli %[[PID]], %[[NP]] : i32
-// CHECK-NEXT: %[[I0:.+]] = arith.remui %[[BASE]], %c128_i32 : i32
-// CHECK-NEXT: %[[B1:.+]] = arith.addi %[[BASE]], %c1_i32 : i32
-// CHECK-NEXT: arith.remui %[[B1]], %c128_i32 : i32
-// CHECK: %[[OFF0:.+]] = arith.addi %[[START]], %[[I0]] : i32
+// CHECK-NEXT: arith.addi %[[BASE]], %c1_i32 : i32
+// CHECK: %[[OFF0:.+]] = arith.addi %[[START]], %[[BASE]] : i32
 // CHECK: %[[G0:.+]] = llvm.getelementptr %[[X]][%[[OFF0]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
 // CHECK: llvm.load %[[G0]] {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
 // CHECK: llvm.store %{{.+}}, %[[G0]] {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
