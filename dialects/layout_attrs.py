@@ -1,5 +1,5 @@
-"""IRDL definitions of the tilegpu layout attributes, spliced by `tile.py` into its
-`irdl.dialect @tilegpu { ... }`.  IRDL gives them MLIR's generic syntax:
+"""IRDL definitions of the tilegpu layout attributes, spliced by `opdefs/tilegpu.py` into the
+generated `irdl.dialect @tilegpu { ... }`.  IRDL gives them MLIR's generic syntax:
 `#tilegpu.<name><param, ...>`; `layout.py` parses that text back into `Layout` objects."""
 
 LAYOUT_ATTRS_IRDL = """

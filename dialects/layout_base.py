@@ -13,7 +13,6 @@ is a register permutation of it.  Shared-memory encodings map an `offset` input 
 from __future__ import annotations
 
 import functools
-import math
 
 from .linear_layout import IN_DIMS, LinearLayout, out_names
 

@@ -155,7 +155,6 @@ def shared_contiguity(memdesc_layout: str, shape, dim: int) -> int:
     lin = shared_map(memdesc_layout, shape)
     if lin is None:
         return shape[dim] if all(n == 1 for n in shape[dim + 1:]) else 1
-    mine = _offset_bits(lin, dim)
     k = 0
     while k < len(lin.basis(f"dim{dim}")) and lin.basis(f"dim{dim}")[k] == (1 << k,):
         k += 1

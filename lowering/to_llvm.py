@@ -7,49 +7,25 @@ and gpu ids, which upstream passes (`convert-gpu-to-nvvm` / `-rocdl`, ...) finis
 """
 from __future__ import annotations
 
-import itertools
 import math
 
 import mlir.ir as ir
 from mlir.dialects import gpu
 
 from tilework.dialects import tile as T
-from tilework.dialects.layout import Layout, layout_of
+from tilework.dialects.layout import layout_of
 
 from . import rules  # noqa: F401  (registers the rules)
 from .pass_base import Pass, register
 from .registry import LoweringError, lookup
-from .layout_passes import kernels, module_config
+from .module_info import kernels, module_config
 from .shared_memory import (OFFSET_ATTR, SCRATCH, SHARED_ATTR, SMEM_PTR, SMEM_SYMBOL,
                             scratch_bytes, smem_offset_ptr)
 from .smem_alloc import allocate_shared
 from .smem_barriers import insert_barriers
 
 
-class Regs:
-    """The elements of a tile held by one thread."""
-
-    def __init__(self, layout: Layout, shape, values: list):
-        self.layout = layout
-        self.shape = tuple(shape)
-        self.per_thread = layout.elems_per_thread(self.shape)
-        self.values = list(values)
-        assert len(self.values) == math.prod(self.per_thread), (len(self.values), self.per_thread)
-
-    def coords(self):
-        return itertools.product(*[range(n) for n in self.per_thread])
-
-    def flat(self, coord) -> int:
-        i = 0
-        for c, n in zip(coord, self.per_thread):
-            i = i * n + c
-        return i
-
-    def __getitem__(self, coord):
-        return self.values[self.flat(coord)]
-
-    def like(self, values) -> "Regs":
-        return Regs(self.layout, self.shape, values)
+from .regs import Regs  # noqa: E402,F401  (re-exported: the per-thread form of a tile)
 
 
 def i32(v: int) -> ir.Attribute:

@@ -29,6 +29,7 @@ from tilework.dialects.verify import named_operands
 from ..registry import LoweringError, lower
 from ..target import arch_capability
 from ..shared_memory import scratch, smem_gep
+from ..regs import Regs
 
 ORDERING = {"relaxed": 2, "acquire": 4, "release": 5, "acq_rel": 6}  # LLVM AtomicOrdering
 FAILURE_ORDERING = {"relaxed": 2, "acquire": 4, "release": 2, "acq_rel": 4}
@@ -227,7 +228,6 @@ def share(ctx, owner, slots, values, t, nslots):
 def _lower_atomic(ctx, op, ptr, mask, build):
     """The per-element loop shared by atomic_rmw and atomic_cas; build(k, p) issues the atomic
     of element k (None for a scalar) at pointer p."""
-    from ..to_llvm import Regs
     t = T.element_type(op.results[0].type)
     used = len(list(op.results[0].uses)) > 0
     if not isinstance(ptr, Regs):  # a scalar: thread 0, then a broadcast

@@ -8,11 +8,11 @@ from tilework.dialects import tile as T
 from tilework.dialects.layout import layout_of
 
 from ..registry import LoweringError, lower
+from ..regs import Regs
 
 
 def _new_regs(ctx, result: ir.Value, values_for):
     """A Regs for `result` whose element at each per-thread coordinate is values_for(coord)."""
-    from ..to_llvm import Regs
     layout = layout_of(result.type)
     if layout is None:
         raise LoweringError(f"tile {result.type} has no layout; run tilegpu-assign-layouts first")

@@ -26,6 +26,7 @@ from mlir.dialects import gpu, scf
 from tilework.dialects import tile as T
 from tilework.runtime import printbuf as PB  # the buffer layout; no MLIR, no GPU
 
+from ..regs import Regs
 from ..registry import lower
 from .atomic import BIN_OP, ORDERING, owner_predicate
 
@@ -297,7 +298,6 @@ def _print_amd(ctx, op, args):
 def _print(ctx, op, args, emit):
     """Each element by the thread owning it (a scalar once per program), through `emit`:
     vprintf calls on NVIDIA, records in the print buffer on AMD."""
-    from ..to_llvm import Regs
     prefix = ir.StringAttr(op.attributes["prefix"]).value
     hex_ = bool(ir.IntegerAttr(op.attributes["hex"]).value)
     signed = bool(ir.IntegerAttr(op.attributes["is_signed"]).value)
@@ -348,7 +348,6 @@ def _assert_amd(ctx, op, args):
 
 def _assert(ctx, args, fail):
     """Runs `fail()` under the predicate that some element this thread holds is false."""
-    from ..to_llvm import Regs
     cond = args[0]
     elems = cond.values if isinstance(cond, Regs) else [cond]
     bad = None
@@ -361,7 +360,6 @@ def _assert(ctx, args, fail):
 
 @lower("tile.assume")
 def _assume(ctx, op, args):
-    from ..to_llvm import Regs
     c = args[0]
     for v in (c.values if isinstance(c, Regs) else [c]):
         ctx.create("llvm.intr.assume", [v], [], {"op_bundle_sizes": ir.DenseI32ArrayAttr.get([])})

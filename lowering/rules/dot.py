@@ -37,6 +37,7 @@ from ..registry import LoweringError, lower
 from .fp8 import f8_to_f32
 from ..shared_memory import align, from_smem, scratch, smem_gep, smem_type, to_smem
 from .math_approx import call_intrinsic  # (math.fma would become a libdevice/ocml call)
+from ..regs import Regs
 
 _SMEM_PTR = "!llvm.ptr<3>"
 
@@ -161,7 +162,6 @@ def _dot_scratch(op):
 
 @lower("tile.dot")
 def _dot(ctx, op, args):
-    from ..to_llvm import Regs
     a, b, acc = args
     rt = op.results[0].type
     layout, shape = layout_of(rt), T.shape_of(rt)

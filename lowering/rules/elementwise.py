@@ -13,6 +13,7 @@ from tilework.dialects.layout import fastest_dim
 
 from ..registry import lower
 from . import fp8
+from ..regs import Regs
 
 # op name -> (kind); every listed op keeps its attributes (predicates, fastmath flags)
 ELEMENTWISE = {
@@ -48,7 +49,6 @@ FLOAT_CONVERSIONS = ("arith.extf", "arith.truncf")
 
 @lower(*(n for n in ELEMENTWISE if n not in FLOAT_CONVERSIONS))
 def _elementwise(ctx, op, args):
-    from ..to_llvm import Regs
     attrs = {n: op.attributes[n] for n in op.attributes}
     rtypes = [ctx.scalar_type(r.type) for r in op.results]
     regs = next((a for a in args if isinstance(a, Regs)), None)

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import mlir.ir as ir
 
+from ..regs import Regs
+
 
 # kind -> (mantissa bits, exponent bias, largest finite magnitude's bits)
 F8 = {"f8E4M3FN": (3, 7, 0x7E), "f8E5M2": (2, 15, 0x7B)}
@@ -140,7 +142,6 @@ def _trunc(ctx, v, dst):
 
 def convert(ctx, op, args):
     """`arith.extf`/`arith.truncf` with an fp8 source or destination, per element."""
-    from ..to_llvm import Regs
     dst = ctx.scalar_type(op.results[0].type)
     fn = _trunc if is_f8(dst) else _ext
     x = args[0]

@@ -19,10 +19,10 @@ from tilework.dialects.linear_layout import plan_conversion
 
 from ..registry import LoweringError, lower
 from ..shared_memory import elems_bytes, from_smem, scratch, smem_gep, smem_type, to_smem
+from ..regs import Regs
 
 
 def _regs(values_layout, shape, values):
-    from ..to_llvm import Regs
     return Regs(values_layout, shape, values)
 
 

@@ -30,6 +30,7 @@ import mlir.ir as ir
 
 from tilework.dialects import tile as T
 
+from ..regs import Regs
 from ..registry import lower
 from . import math_approx as A
 
@@ -41,7 +42,6 @@ def _float_kind(t: ir.Type) -> str:
 def _per_element(fn):
     """A rule applying fn(op, operands) -> value to each element the thread holds."""
     def rule(ctx, op, args):
-        from ..to_llvm import Regs
         regs = next((a for a in args if isinstance(a, Regs)), None)
         if regs is None:
             return [fn(op, list(args))]

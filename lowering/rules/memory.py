@@ -16,6 +16,7 @@ from tilework.dialects.verify import named_operands
 
 from ..axis_info import elem_bytes
 from ..registry import lower
+from ..regs import Regs
 
 _DYNAMIC_INDEX = -2147483648  # GEP marker: the index is an SSA operand
 
@@ -42,7 +43,6 @@ def _is_f8(t: ir.Type) -> bool:
 
 @lower("tile.addptr")
 def _addptr(ctx, op, args):
-    from ..to_llvm import Regs
     elem = _mem_type(T.pointee(T.element_type(op.operands[0].type)))
     p, o = args
     if not isinstance(p, Regs):
@@ -123,7 +123,6 @@ def _load(ctx, op, args):
 def load_tile(ctx, op, ptr, mask, other):
     """The lowered tile (or scalar) loaded at `ptr` where `mask`, else `other`; `op` (whose
     first operand is the pointer) gives the access width (`tilegpu.vector_width`)."""
-    from ..to_llvm import Regs
     elem = T.pointee(T.element_type(op.operands[0].type))
     mem = _mem_type(elem)
     if _is_f8(elem):  # moved as bytes (other included); bitcast to f8 after extraction
@@ -137,7 +136,6 @@ def load_tile(ctx, op, ptr, mask, other):
 
 
 def _load_elems(ctx, op, elem, operands):
-    from ..to_llvm import Regs
     ptr, mask, other = operands
     mem = _mem_type(elem)
     if not isinstance(ptr, Regs):
@@ -194,7 +192,6 @@ def _zero(ctx, t):
 
 @lower("tile.store")
 def _store(ctx, op, args):
-    from ..to_llvm import Regs
     names = named_operands(op)
     lowered = dict(zip([k for k, v in names.items() if v is not None], args))
     ptr, val, mask = lowered["ptr"], lowered["value"], lowered.get("mask")

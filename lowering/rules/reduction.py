@@ -18,6 +18,7 @@ from tilework.dialects.layout import Slice, dim_bits, layout_of
 from ..axis_info import elem_bytes
 from ..registry import LoweringError, lower
 from ..shared_memory import from_smem, regions, scratch, smem_gep, smem_type, to_smem
+from ..regs import Regs
 
 
 def _combine(ctx, fn, a: list, b: list) -> list:
@@ -65,7 +66,6 @@ def _reduce_scratch(op):
 
 @lower("tile.reduce")
 def _reduce(ctx, op, args):
-    from ..to_llvm import Regs
     axis, fn, srcs, lin, n = along_axis(op, args)
     src = srcs[0]
     shape, layout = src.shape, src.layout

@@ -40,6 +40,7 @@ from ..axis_info import elem_bytes
 from ..registry import LoweringError, lower
 from ..shared_memory import from_smem, regions, scratch, smem_gep, smem_type, to_smem
 from .reduction import along_axis
+from ..regs import Regs
 
 _EQ, _NE, _UGE = 0, 1, 9
 
@@ -113,7 +114,6 @@ def _scan_scratch(op):
 
 @lower("tile.scan")
 def _scan(ctx, op, args):
-    from ..to_llvm import Regs
     reverse = bool(ir.IntegerAttr(op.attributes["reverse"]).value)
     axis, fn, srcs, lin, n = along_axis(op, args)
     src = srcs[0]

@@ -14,6 +14,7 @@ from mlir.dialects import scf
 from tilework.dialects.layout import layout_of
 
 from ..registry import LoweringError, lower
+from ..regs import Regs
 
 
 def _map_args(ctx, src: ir.Block, new_args):
@@ -92,7 +93,6 @@ def _check_layouts(ctx, op, args, first=0):
     """A yielded tile must hold its elements as the receiving value does (same layout):
     otherwise the flattened scalars would be reinterpreted.  Layout assignment keeps them
     equal today (one layout per rank); say so clearly if that ever changes."""
-    from ..to_llvm import Regs
     parent = op.parent.operation
     if parent.name == "scf.while" and op.name == "scf.yield":
         targets = list(parent.regions[0].blocks[0].arguments)

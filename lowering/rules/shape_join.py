@@ -24,6 +24,7 @@ import mlir.ir as ir
 from tilework.dialects import tile as T
 from tilework.dialects.layout import layout_of
 
+from ..regs import Regs
 from ..layout_choice import cat_in_registers, join_in_registers
 from ..registry import lower
 from ..shared_memory import elems_bytes, from_smem, scratch, smem_gep, smem_type, to_smem
@@ -32,7 +33,6 @@ from ..shared_memory import elems_bytes, from_smem, scratch, smem_gep, smem_type
 # ---- the generic path ------------------------------------------------------------------------
 
 def _regs(layout, shape, values):
-    from ..to_llvm import Regs
     return Regs(layout, shape, values)
 
 

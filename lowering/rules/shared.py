@@ -31,6 +31,8 @@ from ..registry import lower
 from ..shared_memory import (align, buffer_bytes, from_smem, shared_contiguity, shared_offset,
                              smem_gep, smem_type, to_smem)
 from .memory import load_tile, vector_groups
+from ..regs import Regs
+
 
 def _coords(ctx, regs_layout, shape, coord) -> list:
     """The logical indices (i32) of the thread's element at per-thread `coord`."""
@@ -61,7 +63,6 @@ def _vector(md: T.MemDesc, layout) -> int:
 
 def _access_groups(ctx, layout, md):
     """[(flat indices of one access, its address)] of the thread's elements."""
-    from ..to_llvm import Regs
     vec = _vector(md, layout)
     slots = Regs(layout, md.shape, [None] * math.prod(layout.elems_per_thread(md.shape)))
     coords = list(slots.coords())
@@ -91,7 +92,6 @@ def store_tile(ctx, regs, base, md: T.MemDesc):
 
 def load_buffer(ctx, base, md: T.MemDesc, layout, scalar_type):
     """The tile of `layout` read from the buffer at `base`."""
-    from ..to_llvm import Regs
     st = smem_type(md.elem)
     vec, groups = _access_groups(ctx, layout, md)
     out = Regs(layout, md.shape, [None] * math.prod(layout.elems_per_thread(md.shape)))

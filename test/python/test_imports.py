@@ -15,7 +15,6 @@ backends), counting top-level and function-local imports, relative and absolute,
 from __future__ import annotations
 
 import ast
-import fnmatch
 import pathlib
 from dataclasses import dataclass
 
@@ -46,16 +45,6 @@ LAYERS = {
 # by the runtime)
 LEAVES = {"tilework.errors", "tilework.version", "tilework.runtime.printbuf"}
 
-# The lowering's remaining known edges, which work in progress on `to_llvm.py` and
-# `rules/layout.py` removes: (importer, fnmatch pattern; imported module; the names taken,
-# all of which must be among these; why).  Every other edge of the lowering is checked like
-# the rest of the package.  Drop an entry when its edges go: one that matches no edge fails
-# `test_known_lowering_edges_still_exist`.
-KNOWN_LOWERING_EDGES = [
-    ("tilework.lowering.rules.*", "tilework.lowering.to_llvm", ("Regs",),
-     "the rules <-> to_llvm cycle: to_llvm imports the rules (registration) and the rules "
-     "import its Regs in functions; goes when Regs moves to a leaf module"),
-]
 
 
 @dataclass(frozen=True)
@@ -281,15 +270,6 @@ def heavy_modules(graph: Graph) -> set:
     return heavy
 
 
-def _known_entry(src: str, dst: str, names) -> bool:
-    return any(fnmatch.fnmatchcase(src, s) and dst == d and names and set(names) <= set(n)
-               for s, d, n, _ in KNOWN_LOWERING_EDGES)
-
-
-def _known(e: Edge) -> bool:
-    return _known_entry(e.src, e.dst, e.names)
-
-
 def find_cycle(edges) -> list | None:
     """A cycle of the graph as [m0, m1, ..., m0], or None."""
     adj = {}
@@ -342,7 +322,7 @@ def test_graph_is_built():
 
 
 def test_no_import_cycles():
-    edges = [e for e in GRAPH.edges if not _known(e)]
+    edges = list(GRAPH.edges)
     cycle = find_cycle(edges)
     if cycle:
         hops = []
@@ -353,7 +333,7 @@ def test_no_import_cycles():
 
 
 def test_no_private_names_across_modules():
-    bad = [str(p) for p in GRAPH.private if not _known_entry(p.src, p.owner, (p.name,))]
+    bad = [str(p) for p in GRAPH.private]
     assert not bad, "private names used across modules:\n  " + "\n  ".join(bad)
 
 
@@ -361,7 +341,7 @@ def test_imports_go_down_the_layers():
     bad = []
     for e in GRAPH.edges:
         a, b = layer(e.src), layer(e.dst)
-        if a == b or b == "base" or b in _below(a) or _known(e):
+        if a == b or b == "base" or b in _below(a):
             continue
         bad.append(f"{_fmt(e)}: {a} may not import {b}")
     assert not bad, "upward or sideways imports:\n  " + "\n  ".join(bad)
@@ -378,7 +358,7 @@ def test_function_local_imports_only_defer_heavy_dependencies():
     heavy = heavy_modules(GRAPH)
     bad = []
     for e in GRAPH.edges:
-        if not e.lazy or _known(e):
+        if not e.lazy:
             continue
         target_heavy = e.dst in heavy or any(p in heavy for p in _parents(e.dst))
         if not target_heavy:
@@ -387,14 +367,6 @@ def test_function_local_imports_only_defer_heavy_dependencies():
             bad.append(f"{_fmt(e)}: {e.src} already loads a heavy dependency at import; "
                        f"import {e.dst} at the top")
     assert not bad, "function-local imports that defer nothing:\n  " + "\n  ".join(bad)
-
-
-def test_known_lowering_edges_still_exist():
-    for s, d, n, why in KNOWN_LOWERING_EDGES:
-        assert s.startswith("tilework.lowering.") and d.startswith("tilework.lowering."), s
-        assert why and n, s
-        assert any(fnmatch.fnmatchcase(e.src, s) and e.dst == d and set(e.names) & set(n)
-                   for e in GRAPH.edges), f"{s} -> {d} ({n}) is gone: drop it from the list"
 
 
 def test_the_checks_catch_violations():
@@ -414,14 +386,5 @@ def test_the_checks_catch_violations():
     attrs.visit(ast.parse("jit._launcher()\njit.jit\n"))
     assert [str(p) for p in attrs.private] == [
         "tilework.frontend.codegen:1: `tilework.runtime.jit._launcher`"]
-    # the allow-list covers the lowering's named edges only
-    assert _known(Edge("tilework.lowering.rules.scan", "tilework.lowering.to_llvm", 1, True,
-                       ("Regs",)))
-    assert not _known(Edge("tilework.lowering.rules.scan", "tilework.lowering.to_llvm", 1,
-                           True, ("Regs", "Other")))
-    assert not _known(Edge("tilework.lowering.to_llvm", "tilework.lowering.rules.scan", 1,
-                           False, ()))
-    assert not _known(Edge("tilework.frontend.ops", "tilework.lowering.to_llvm", 1, True,
-                           ("Regs",)))
     assert "language" in _below("runtime") and "runtime" not in _below("compiler")
     assert "frontend" not in _below("backends") and "lowering" not in _below("frontend")
