@@ -252,9 +252,11 @@ class _Vars:
 
     def __init__(self):
         self.names = {}
+        self.kept = []  # the constraints named: alive, so that no id is reused
 
     def define(self, c) -> str:
-        name = f"%v{len(self.names)}"
+        name = f"%v{len(self.kept)}"
+        self.kept.append(c)
         self.names[id(c)] = name
         return f"{name} = {c.irdl}"
 
