@@ -93,10 +93,26 @@ def llir_to_ptx(llir: str, target, opt_level: int = 3) -> str:
     mod.data_layout = str(tm.target_data)
     pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
     pto.loop_unrolling = pto.loop_interleaving = True  # as MLIR's optimizing transformer
-    pto.loop_vectorization = pto.slp_vectorization = True
+    pto.loop_vectorization = True
+    pto.slp_vectorization = has_narrow_arithmetic(llir)
     pb = llvm.create_pass_builder(tm, pto)
     pb.getModulePassManager().run(mod, pb)
     return tm.emit_assembly(mod)
+
+
+# LLVM's SLP vectorizer took most of the O3 time (bias_gelu_rowsum: 268 of 331 ms) and gave the
+# same PTX on every example kernel: NVPTX has 32-bit vector registers, so it can only pack
+# 16- and 8-bit arithmetic (f16x2, bf16x2); wide loads and stores are ours (vector_width) and
+# the backend's load/store vectorizer's.  It runs where such arithmetic is.
+_NARROW_ARITH = re.compile(
+    r"= (?:fadd|fsub|fmul|fdiv|frem|fneg|add|sub|mul|udiv|sdiv|urem|srem|and|or|xor|shl|lshr"
+    r"|ashr|fcmp \w+|icmp \w+|select i1)(?: \w+)* (?:half|bfloat|i16|i8)\b"
+    r"|call [^@\n]*@llvm\.[\w.]*\.(?:f16|bf16|i16|i8)\b")
+
+
+def has_narrow_arithmetic(llir: str) -> bool:
+    """The LLVM IR computes on 16- or 8-bit values (not only loads, stores, conversions)."""
+    return _NARROW_ARITH.search(llir) is not None
 
 
 def kernel_name(ptx: str) -> str | None:

@@ -10,6 +10,7 @@ import sys
 import mlir.ir as ir
 import pytest
 
+import tilework
 import tilework.language as tl
 from tilework import CompileOptions
 from tilework.backends import get_backend
@@ -33,6 +34,19 @@ def softmax():
            "n_rows": tl.int32, "n_cols": tl.int32}
     return ASTSource(softmax_kernel, sig, {"BLOCK_N": 1024, "ROWS": 4},
                      {k: {"tile.divisibility": 16} for k in sig if k != "n_rows"})
+
+
+@tilework.jit
+def half_fma_kernel(x_ptr, y_ptr, z_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x, y, z = tl.load(x_ptr + offs), tl.load(y_ptr + offs), tl.load(z_ptr + offs)
+    tl.store(out_ptr + offs, x * y + z)  # fp16 arithmetic: packed f16x2 by the SLP vectorizer
+
+
+def half_fma():
+    sig = {"x_ptr": H, "y_ptr": H, "z_ptr": H, "out_ptr": H}
+    return ASTSource(half_fma_kernel, sig, {"BLOCK": 1024},
+                     {k: {"tile.divisibility": 16} for k in sig})
 
 
 def _text(x):
@@ -88,7 +102,7 @@ def test_the_driver_hands_each_stage_only_its_predecessors_output(monkeypatch):
 
 
 @pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
-@pytest.mark.parametrize("make", [vector_add, softmax])
+@pytest.mark.parametrize("make", [vector_add, softmax, half_fma])
 def test_ptx_is_the_same_as_mlirs_gpu_module_to_binary(target, make):
     """The one PTX path (llir text through llvmlite at O3) against MLIR's serializer run on the
     llvm stage (which optimizes at O3 before emitting): the same text."""
@@ -200,3 +214,16 @@ def test_the_compiler_imports_no_runtime_and_the_abi_no_compiler():
         if f.endswith(".py"):
             src = open(os.path.join(root, f)).read()
             assert not re.search(r"^\s*(from|import)\s+\S*runtime", src, re.M), f
+
+
+def test_slp_vectorizer_runs_only_on_narrow_arithmetic():
+    """It packs 16-/8-bit arithmetic (f16x2); elsewhere it cost most of O3 for the same PTX."""
+    from tilework.backends.nvidia.compiler import has_narrow_arithmetic as narrow
+    assert narrow("%5 = fadd contract half %3, %4") and narrow("%5 = add nsw i16 %1, %2")
+    assert narrow("%9 = call bfloat @llvm.fma.bf16(bfloat %a, bfloat %b, bfloat %c)")
+    assert not narrow("%5 = fpext half %3 to float") and not narrow("%2 = load half, ptr %1")
+    assert not narrow("%3 = fadd float %1, %2") and not narrow("%9 = call float @llvm.fma.f32(")
+    for make, packed in ((vector_add, False), (softmax, False), (half_fma, True)):
+        ck = compile(make(), "sm_90a", cache=False)
+        assert narrow(ck.asm["llir"]) is packed, make.__name__
+    assert re.search(r"\bfma\.rn\.f16x2\b", compile(half_fma(), "sm_90a", cache=False).asm["ptx"])
