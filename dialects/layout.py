@@ -189,13 +189,14 @@ def fastest_dim(layout: Layout):
 
 # ---- parsing: `#tilegpu.<name><params>` in MLIR's generic attribute syntax ------------------
 
-def _split_top(text: str) -> list:
-    """Splits at the commas outside <...>, [...] and (...)."""
+def split_top(text: str, opening: str = "<[(", closing: str = ">])") -> list:
+    """Splits at the commas outside the brackets `opening`/`closing` (by default <...>, [...]
+    and (...)); empty trailing text is dropped."""
     parts, depth, cur = [], 0, []
     for ch in text:
-        if ch in "<[(":
+        if ch in opening:
             depth += 1
-        elif ch in ">])":
+        elif ch in closing:
             depth -= 1
         if ch == "," and depth == 0:
             parts.append("".join(cur).strip())
@@ -270,7 +271,7 @@ def parse_layout(text: str) -> Layout:
     if not m:
         raise ValueError(f"unknown layout encoding: {text}")
     try:
-        ps = [_param(p) for p in _split_top(m.group(2))]
+        ps = [_param(p) for p in split_top(m.group(2))]
     except ValueError as e:
         if "unknown layout encoding" in str(e):
             raise

@@ -47,22 +47,21 @@ def _shape(shape, what="shape"):
     return shape
 
 
+def _grid_query(b, what, axis, build):
+    axis = const(axis, f"{what} axis")
+    if axis not in (0, 1, 2):
+        raise SemanticError(f"{what} axis must be 0, 1 or 2, got {axis}")
+    return tensor(build(b, axis=axis), core.int32)
+
+
 @impl
 def program_id(b, axis):
-    axis = const(axis, "program_id axis")
-    if axis not in (0, 1, 2):
-        raise SemanticError(f"program_id axis must be 0, 1 or 2, got {axis}")
-    h = B.build_get_program_id(b, axis=axis)
-    return tensor(h, core.int32)
+    return _grid_query(b, "program_id", axis, B.build_get_program_id)
 
 
 @impl
 def num_programs(b, axis):
-    axis = const(axis, "num_programs axis")
-    if axis not in (0, 1, 2):
-        raise SemanticError(f"num_programs axis must be 0, 1 or 2, got {axis}")
-    h = B.build_get_num_programs(b, axis=axis)
-    return tensor(h, core.int32)
+    return _grid_query(b, "num_programs", axis, B.build_get_num_programs)
 
 
 @impl

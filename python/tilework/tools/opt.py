@@ -17,6 +17,7 @@ import mlir.ir as ir
 from tilework.backends import parse_target
 from tilework.compiler.options import CompileOptions
 from tilework.dialects import VerificationError, new_context, verify
+from tilework.dialects.layout import split_top
 from tilework.lowering import PASSES, PassContext, run_pipeline
 from tilework.lowering.registry import LoweringError
 
@@ -37,24 +38,6 @@ def _parser():
         ap.add_argument(f"--{name}", dest="passes", action="append_const", const=name,
                         help=p.description)
     return ap
-
-
-def _split_pipeline(text: str):
-    """Splits on top-level commas (upstream pipelines may nest: gpu.module(a,b))."""
-    out, depth, cur = [], 0, ""
-    for ch in text:
-        if ch in "({":
-            depth += 1
-        elif ch in ")}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    return out
 
 
 def run_chunk(text: str, steps, pctx, verify_only) -> tuple[int, str]:
@@ -95,7 +78,7 @@ def main(argv=None) -> int:
         return 0
     steps = list(args.passes or [])
     if args.pass_pipeline:
-        steps += _split_pipeline(args.pass_pipeline)
+        steps += split_top(args.pass_pipeline, "({", ")}")  # gpu.module(a,b) nests
     try:
         t = parse_target(args.target)
     except ValueError as e:
