@@ -16,9 +16,11 @@ import math
 import mlir.ir as ir
 
 from tilework.dialects import tile as T
-from tilework.dialects.layout import Blocked, Slice, default_blocked, layout_of, with_layout
+from tilework.dialects.layout import (Blocked, DotOperand, Slice, default_blocked, layout_of,
+                                     with_layout)
 
 from .axis_info import AxisAnalysis, defining_op, elem_bytes
+from .dot_layouts import choose_dot_layouts
 from .layout_choice import cat_in_registers, join_layout, split_layout
 from .module_info import kernels, memory_ops, module_config  # noqa: F401  (to_llvm's import)
 from .pass_base import Pass, register, replace_with
@@ -52,9 +54,10 @@ def choose_defaults(f, num_warps, warp_size) -> dict[int, Blocked]:
 
 
 class _Assigner:
-    def __init__(self, f, num_warps, warp_size):
+    def __init__(self, f, num_warps, warp_size, target=None):
         self.defaults = choose_defaults(f, num_warps, warp_size)
         self.num_warps, self.warp_size = num_warps, warp_size
+        self.target = target
 
     def default(self, shape) -> Blocked:
         r = len(shape)
@@ -190,9 +193,23 @@ class _Assigner:
         self.set(op.results[0], src if cat_in_registers(src, shape) else self.default(shape))
 
     def op_tile_dot(self, op, tens):
-        """The result takes the accumulator's layout; a and b may stay in any layout (the
-        lowering moves them through shared memory)."""
-        self.set(op.results[0], layout_of(op.operands[2].type))
+        """On tensor cores (`dot_layouts.choose_dot_layouts`): the result and the accumulator in
+        the mma layout (a loop-carried accumulator started from a constant adopts it, so the
+        loop converts nothing), a and b converted to its dot operand layouts.  Else the result
+        takes the accumulator's layout; a and b may stay in any layout (the FMA lowering moves
+        them through shared memory)."""
+        choice = choose_dot_layouts(self.target, op, self.num_warps)
+        if choice is None:
+            self.set(op.results[0], layout_of(op.operands[2].type))
+            return
+        acc, la, lb = choice
+        self.convert(op, 0, la)
+        self.convert(op, 1, lb)
+        if self.flexible(op.operands[2]):
+            self.retarget_iter_arg(op.operands[2], acc)
+        else:
+            self.convert(op, 2, acc)
+        self.set(op.results[0], acc)
 
     def op_tilegpu_convert_layout(self, op, tens):
         pass  # already carries its result layout
@@ -299,7 +316,7 @@ def _assign_layouts(module_op, pctx):
     module_op.attributes["tilegpu.num_warps"] = _i32(nw)
     module_op.attributes["tilegpu.warp_size"] = _i32(ws)
     for f in kernels(module_op):
-        a = _Assigner(f, nw, ws)
+        a = _Assigner(f, nw, ws, pctx.target)
         entry = f.regions[0].blocks[0]
         for arg in entry.arguments:  # tile arguments (functions in lit tests) start in the default
             if T.is_tensor(arg.type):
@@ -350,16 +367,16 @@ def _convert_of_convert(op, rewriter):
     replace_with(rewriter, op, "tilegpu.convert_layout", [src.operands[0]])
 
 
-def _can_remat(v: ir.Value, depth: int) -> bool:
+def _can_remat(v: ir.Value, depth: int, loads: bool = True) -> bool:
     op = defining_op(v)
     if op is None or depth > _REMAT_DEPTH or op.regions or len(op.results) != 1:
         return False
     if not (op.name in _REMAT or op.name.startswith(_REMAT_PREFIXES)):
         return False
     if op.name == "tile.load":
-        if "volatile" in op.attributes or sum(1 for _ in v.uses) != 1:
+        if not loads or "volatile" in op.attributes or sum(1 for _ in v.uses) != 1:
             return False
-    return all(_can_remat(o, depth + 1) for o in op.operands if T.is_tensor(o.type))
+    return all(_can_remat(o, depth + 1, loads) for o in op.operands if T.is_tensor(o.type))
 
 
 def _operand_layout(op, operand: ir.Value, layout):
@@ -391,7 +408,10 @@ def _rematerialize(op, rewriter):
     """convert(f(g(...))) of cheap producers (ranges, splats, constants, address arithmetic, a
     load used only here, elementwise math) -> the same chain computed in the wanted layout."""
     src = op.operands[0]
-    if not _can_remat(src, 0):
+    # tensor-core operands are loaded coalesced and go through shared memory (ldmatrix), not
+    # loaded from global memory in the fragment layout (every warp along the other dim again)
+    loads = not isinstance(layout_of(op.results[0].type), DotOperand)
+    if not _can_remat(src, 0, loads):
         return True
     with rewriter.ip:
         new = _remat(src, layout_of(op.results[0].type), {})

@@ -1,6 +1,7 @@
 """`tile.dot` on the portable path: FMAs on CUDA cores / the AMD vector ALUs.
 
-acc + a @ b for a [B?, M, K], b [B?, K, N] (the tensor-core lowering is a separate path):
+acc + a @ b for a [B?, M, K], b [B?, K, N] (the tensor-core lowering is `rules/dot_mma.py`,
+which calls `dot_fma` for dots whose layouts are not its own):
 
 1. a and b go to the shared scratch buffer (whatever their layouts): a transposed, as
    `A[b][k][m]` at `(b*K + k)*M + m`, and b as `B[b][k][n]` at `(b*K + k)*N + n` (16-byte
@@ -16,7 +17,7 @@ acc + a @ b for a [B?, M, K], b [B?, K, N] (the tensor-core lowering is a separa
    each operand element is first rounded to tf32 (10 explicit mantissa bits, to nearest,
    ties away from zero, as PTX's `cvt.rna.tf32.f32` that cuBLAS and Triton's tf32x3 split
    use), in integer arith so that both targets do the same, once per element as it is
-   written to shared memory (`_round_tf32`); "ieee", "tf32x3", "bf16x3" and "bf16x6" keep
+   written to shared memory (`round_tf32`); "ieee", "tf32x3", "bf16x3" and "bf16x6" keep
    full fp32.
 
 tilegpu-insert-barriers places a barrier before the next op that writes these bytes, so the
@@ -33,6 +34,7 @@ from tilework.dialects import tile as T
 from tilework.dialects.layout import chunk, layout_of
 
 from ..axis_info import elem_bytes
+from ..dot_layouts import mma_operands
 from ..registry import LoweringError, lower
 from .fp8 import f8_to_f32
 from ..shared_memory import align, from_smem, scratch, smem_gep, smem_type, to_smem
@@ -65,7 +67,7 @@ def _extend(ctx, v: ir.Value, ct: ir.Type) -> ir.Value:
 TF32_DROPPED_BITS = 13  # fp32 has 23 explicit mantissa bits, tf32 10
 
 
-def _round_tf32(ctx, v: ir.Value) -> ir.Value:
+def round_tf32(ctx, v: ir.Value) -> ir.Value:
     """An fp32 value rounded to the nearest tf32 value, ties away from zero (PTX's
     `cvt.rna.tf32.f32`), kept as fp32: half a tf32 ulp added to the bits (sign-magnitude, so
     the magnitude rounds; a carry moves into the exponent, up to inf above the largest tf32)
@@ -153,6 +155,8 @@ def _operand_bytes(ea, eb, nb, M, N, K):
 
 @scratch("tile.dot")
 def _dot_scratch(op):
+    if mma_operands(op) is not None:  # tensor cores (rules/dot_mma.py): operands in registers
+        return 0
     a, b, c = (op.operands[i].type for i in range(3))
     shape = T.shape_of(c)
     nb = shape[0] if len(shape) == 3 else 1
@@ -161,7 +165,7 @@ def _dot_scratch(op):
 
 
 @lower("tile.dot")
-def _dot(ctx, op, args):
+def dot_fma(ctx, op, args):
     a, b, acc = args
     rt = op.results[0].type
     layout, shape = layout_of(rt), T.shape_of(rt)
@@ -172,8 +176,8 @@ def _dot(ctx, op, args):
     ct = _compute_type(ctx, ea if not str(ea).startswith("f8") else ir.F32Type.get())
     if str(ea) == "f32" and str(eb) == "f32" and \
             ir.StringAttr(op.attributes["input_precision"]).value == "tf32":
-        a = a.like([_round_tf32(ctx, v) for v in a.values])  # tf32 tensor-core operands
-        b = b.like([_round_tf32(ctx, v) for v in b.values])
+        a = a.like([round_tf32(ctx, v) for v in a.values])  # tf32 tensor-core operands
+        b = b.like([round_tf32(ctx, v) for v in b.values])
     # float8 has no LLVM type: its bytes go through shared memory
     fa, fb = ea, eb
     ea, eb = (smem_type(t) for t in (fa, fb))

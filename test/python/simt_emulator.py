@@ -25,6 +25,7 @@ import mlir.ir as ir
 _INT = {1: np.bool_, 8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
 _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 _FLOAT = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
+_BF16 = np.dtype([("bf16", np.uint16)])  # bfloat16 values kept as their bits
 _GLOBAL_SHIFT = 40
 _SMEM_BASE = 1 << 60
 
@@ -41,6 +42,8 @@ def _np(t: ir.Type):
         return _np(ir.Type.parse(e))[0], int(n)
     if s in _FLOAT:
         return _FLOAT[s], 0
+    if s == "bf16":
+        return _BF16, 0
     if s == "index" or s.startswith("!llvm.ptr"):
         return np.int64, 0
     if s.startswith("i"):
@@ -288,6 +291,12 @@ class Emulator:
         t = op.results[0].type
         dt, n = _np(t)
         attr = op.attributes["value"]
+        if dt == _BF16:  # bfloat16: the float's top 16 bits, rounded to nearest even
+            v = ir.DenseElementsAttr(attr).get_splat_value() if n else attr
+            b = int(np.array([ir.FloatAttr(v).value], np.float32).view(np.uint32)[0])
+            bits = np.array([((b + 0x7FFF + ((b >> 16) & 1)) >> 16) & 0xFFFF], np.uint16)
+            x = bits.view(_BF16)
+            return [x.repeat(self.T * max(n, 1)).reshape((self.T, n) if n else self.T)]
         if n:
             v = ir.DenseElementsAttr(attr).get_splat_value()
             x = ir.FloatAttr(v).value if np.dtype(dt).kind == "f" else ir.IntegerAttr(v).value
@@ -497,6 +506,30 @@ class Emulator:
     def op_arith_bitcast(self, op, a, env, act):
         return [a[0].view(self._res(op))]
 
+    def op_llvm_bitcast(self, op, a, env, act):
+        """Reinterprets each thread's bytes (vectors included)."""
+        dt, n = _np(op.results[0].type)
+        raw = np.ascontiguousarray(a[0]).view(np.uint8).reshape(self.T, -1)
+        out = raw.copy().view(dt)
+        return [out if n else out[:, 0]]
+
+    def op_llvm_extractvalue(self, op, a, env, act):
+        return [a[0][list(ir.DenseI64ArrayAttr(op.attributes["position"]))[0]]]
+
+    # ---- tensor cores: mma.sync, each warp's fragments gathered into matrices -----------
+    def op_nvvm_mma_sync(self, op, a, env, act):
+        if not act.all():
+            raise EmulationError("mma.sync reached by only some threads")
+        na, nb, nc = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+        shape = str(op.attributes["shape"])
+        k = int(shape.split("k = ")[1].rstrip(">"))
+        ptx = str(op.attributes["multiplicandAPtxType"]).split("<")[1].rstrip(">")
+        if str(op.attributes["multiplicandBPtxType"]) != str(op.attributes["multiplicandAPtxType"]):
+            raise EmulationError("mma.sync with different A and B types")
+        field = str(op.results[0].type)[len("!llvm.struct<("):-2].split(", ")[0]
+        d_dt, d_n = _np(ir.Type.parse(field))
+        return [mma_sync(ptx, k, a[:na], a[na:na + nb], a[na + nb:], d_dt, d_n, self.ws)]
+
     # ---- memory ---------------------------------------------------------------------------
     def op_llvm_mlir_addressof(self, op, a, env, act):
         return [np.full(self.T, _SMEM_BASE, np.int64)]
@@ -646,3 +679,74 @@ class Emulator:
                                  f"byte {bs[i]} from several threads")
         self.w_epoch[b] = e
         self.w_thread[b] = t
+
+
+# ---- mma.sync fragments (PTX ISA, "Matrix fragments for mma.m16n8k8 / m16n8k16 / m16n8k32"):
+# group = lane >> 2, t = lane % 4; element i of a thread's A, B, C fragments -> (row, col)
+
+def _frag_a(k, i, g, t):
+    if k == 8:  # .tf32: a0..a3
+        return g + 8 * (i % 2), t + 4 * (i // 2)
+    if k == 16:  # .f16/.bf16: a0..a7
+        return g + 8 * ((i // 2) % 2), 2 * t + (i % 2) + 8 * (i // 4)
+    return g + 8 * ((i // 4) % 2), 4 * t + (i % 4) + 16 * (i // 8)  # k32 .s8: a0..a15
+
+
+def _frag_b(k, i, g, t):
+    if k == 8:
+        return t + 4 * i, g
+    if k == 16:
+        return 2 * t + (i % 2) + 8 * (i // 2), g
+    return 4 * t + (i % 4) + 16 * (i // 4), g
+
+
+def _frag_c(i, g, t):
+    return g + 8 * (i // 2), 2 * t + (i % 2)
+
+
+def _decode(ptx, regs):
+    """[T, n 32-bit registers] -> [T, elements] as float64/int64, the low bits first."""
+    raw = np.stack([np.ascontiguousarray(r).view(np.uint8).reshape(r.shape[0], 4)
+                    for r in regs], 1).reshape(regs[0].shape[0], -1)
+    if ptx == "f16":
+        return raw.view(np.float16).astype(np.float64)
+    if ptx == "bf16":
+        return (raw.view(np.uint16).astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    if ptx == "tf32":  # the instruction reads the top 19 bits
+        return (raw.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32).astype(np.float64)
+    if ptx == "s8":
+        return raw.view(np.int8).astype(np.int64)
+    raise EmulationError(f"mma.sync operand type {ptx} is not emulated")
+
+
+def mma_sync(ptx, k, a_regs, b_regs, c_regs, d_dt, d_vec, warp_size=32):
+    """D = A B + C per warp for m16n8k<k>; returns the per-register D values."""
+    T = a_regs[0].shape[0]
+    av, bv = _decode(ptx, a_regs), _decode(ptx, b_regs)
+    cv = np.stack([c.reshape(T, -1) for c in c_regs], 1).reshape(T, -1)  # c0..c3
+    intish = ptx == "s8"
+    cv = cv.astype(np.int64 if intish else np.float64)
+    out = np.zeros((T, 4), np.int64 if intish else np.float64)
+    for w in range(T // warp_size):
+        A = np.zeros((16, k), av.dtype)
+        B = np.zeros((k, 8), bv.dtype)
+        C = np.zeros((16, 8), cv.dtype)
+        for lane in range(warp_size):
+            t_, g, t = w * warp_size + lane, lane >> 2, lane % 4
+            for i in range(av.shape[1]):
+                A[_frag_a(k, i, g, t)] = av[t_, i]
+            for i in range(bv.shape[1]):
+                B[_frag_b(k, i, g, t)] = bv[t_, i]
+            for i in range(4):
+                C[_frag_c(i, g, t)] = cv[t_, i]
+        D = A @ B + C
+        for lane in range(warp_size):
+            for i in range(4):
+                out[w * warp_size + lane, i] = D[_frag_c(i, lane >> 2, lane % 4)]
+    if intish:
+        out = ((out + 2**31) % 2**32 - 2**31).astype(np.int32)
+    else:
+        out = out.astype(d_dt)
+    if d_vec:
+        return (out[:, :2].copy(), out[:, 2:].copy())
+    return tuple(out[:, i].copy() for i in range(4))

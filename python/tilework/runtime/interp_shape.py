@@ -30,7 +30,7 @@ ROWS = {
 
 def round_tf32(x):
     """float32 values rounded to the nearest tf32 value, ties away from zero (PTX's
-    cvt.rna.tf32.f32), as float32: the integer arith of lowering/rules/dot.py's _round_tf32
+    cvt.rna.tf32.f32), as float32: the integer arith of lowering/rules/dot.py's round_tf32
     (half a tf32 ulp added to the bits, the low 13 bits cleared; NaN kept)."""
     u = np.asarray(x, np.float32).view(np.uint32)
     r = (u + np.uint32(0x1000)) & np.uint32(0xFFFFE000)
