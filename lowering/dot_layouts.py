@@ -39,6 +39,10 @@ _KINDS = {
 # fp8 (m16n8k32 e4m3/e5m2, sm_89+) is not here yet: MLIR 22's nvvm.mma.sync verifier refuses
 # those multiplicand types, so fp8 dots stay on the FMA path.
 _TF32_PRECISIONS = ("tf32", "tf32x3")
+# fp32 (tf32) operands take one register per element: above this many operand-fragment
+# registers per thread the conversions' hoisted shared-memory addresses plus the fragments
+# spill (64x64x32, 4 warps: 64), so such dots stay on the FMA path for now.
+TF32_FRAGMENT_REGS = 32
 
 
 def mma_kind(a_elem: str, b_elem: str, acc_elem: str, precision: str, capability: int):
@@ -69,6 +73,14 @@ def warps_per_tile(shape, num_warps: int) -> tuple:
         else:
             wn *= 2
     return wm, wn
+
+
+def fragment_regs(shape, k: int, warps, elem_bytes: int) -> int:
+    """32-bit registers of a thread's A and B fragments (each warp holds its M/wm x K slice
+    of A and K x N/wn slice of B)."""
+    (m, n), (wm, wn) = shape, warps
+    per_warp = (max(m // wm, M_INSTR) + max(n // wn, N_INSTR)) * k * elem_bytes
+    return per_warp // (32 * 4)
 
 
 def _elem(t) -> str:
@@ -106,6 +118,8 @@ def choose_dot_layouts(target, op, num_warps: int):
     if m < M_INSTR or n < N_INSTR or k < kind.k:
         return None  # below one instruction tile
     wm, wn = warps_per_tile(shape, num_warps)
+    if kind.ptx == "tf32" and fragment_regs(shape, k, (wm, wn), 4) > TF32_FRAGMENT_REGS:
+        return None
     acc = NvidiaMma(2, (wm, wn), (M_INSTR, N_INSTR))
     return acc, DotOperand(0, acc, kind.k_width), DotOperand(1, acc, kind.k_width)
 

@@ -7,8 +7,9 @@ as a barrier of those threads and butterfly shuffles exchanged within each warp 
 compiled code (layouts, register relabelling, shared-memory round trips, barriers, loops) is
 checked against numpy, not only the interpreter's semantics.
 
-Supported: thread/program ids and counts, barriers, `shfl.sync.bfly`, LLVM's target-independent
-intrinsics.  Not supported (raises `Unsupported`): inline PTX (atomics, `ex2.approx`, ...),
+Supported: thread/program ids and counts, barriers, `shfl.sync.bfly`, `mma.sync` (the
+`llvm.nvvm.mma.*` intrinsics: each warp's fragments gathered and multiplied by
+simt_emulator.mma_sync), LLVM's target-independent intrinsics.  Not supported (raises `Unsupported`): inline PTX (atomics, `ex2.approx`, ...),
 printf, other NVVM intrinsics.  Arguments: numpy arrays for pointers (their data address is
 passed), Python ints/floats for scalars, in the order of the compiled kernel's parameters.
 """
@@ -37,8 +38,9 @@ _CTYPES = {"ptr": ctypes.c_void_p, "i1": ctypes.c_bool, "i8": ctypes.c_int8,
            "float": ctypes.c_float, "double": ctypes.c_double}
 
 
-def _host_ir(text: str) -> tuple[str, str, list]:
-    """The kernel's LLVM IR made host code: (IR, kernel name, parameter types)."""
+def _host_ir(text: str) -> tuple[str, str, list, list]:
+    """The kernel's LLVM IR made host code: (IR, kernel name, parameter types, the mma
+    intrinsics hooked by `_hook_mma`)."""
     text = text.replace(" addrspace(1)", "").replace(" addrspace(3)", "")
     text = re.sub(r"@tilework_smem = external global \[0 x i8\]",
                   f"@tilework_smem = global [{SMEM_BYTES} x i8] zeroinitializer", text)
@@ -54,13 +56,53 @@ def _host_ir(text: str) -> tuple[str, str, list]:
         text = text.replace(f"@llvm.nvvm.shfl.sync.{mode}.i32(", f"@sim_shfl_{mode}(")
         text = text.replace(f"@llvm.nvvm.shfl.sync.{mode}.f32(", f"@sim_shfl_{mode}_f32(")
     text += "\ndeclare void @sim_barrier()\n"
+    text, mmas = _hook_mma(text)
     for bad in ("asm ", "@llvm.nvvm.", "@vprintf", "@__nv_", "@__assertfail"):
         if bad in text:
             line = next(ln for ln in text.splitlines() if bad in ln)
             raise Unsupported(f"the CPU simulator cannot run `{line.strip()}`")
     m = re.search(r"define void @(\w+)\(([^)]*)\)", text)
     params = [p.strip().split()[0] for p in m.group(2).split(",") if p.strip()]
-    return text, m.group(1), params
+    return text, m.group(1), params, mmas
+
+
+_DECL_MMA = re.compile(r"declare (\{[^}]*\}) @(llvm\.nvvm\.mma\.[\w.]+)\(([^)]*)\)[^\n]*\n")
+
+
+def _hook_mma(text: str):
+    """Each `llvm.nvvm.mma.*` intrinsic becomes a wrapper storing its (32-bit) operands to a
+    buffer and calling `sim_mma(id, in, out)`; returns the text and [(ptx type, k, result
+    element type, number of operands, number of results)] by id."""
+    mmas = []
+    for m in list(_DECL_MMA.finditer(text)):
+        rty, name, params = m.group(1), m.group(2), [p.strip() for p in m.group(3).split(",")]
+        fields = [f.strip() for f in rty.strip("{} ").split(",")]
+        k = int(re.search(r"k(\d+)\.", name).group(1))
+        ptx = "f16" if params[0] == "<2 x half>" else name.split(".")[-1]
+        relem = {"float": "f32", "i32": "i32", "<2 x half>": "f16"}[fields[0]]
+        i = len(mmas)
+        mmas.append((ptx, k, relem, len(params), len(fields)))
+        body = [f"define {rty} @sim_mma_{i}(" +
+                ", ".join(f"{p} %p{j}" for j, p in enumerate(params)) + ") {",
+                f"  %in = alloca [{4 * len(params)} x i8], align 16",
+                f"  %out = alloca [{4 * len(fields)} x i8], align 16"]
+        for j, p in enumerate(params):
+            body += [f"  %q{j} = getelementptr i8, ptr %in, i64 {4 * j}",
+                     f"  store {p} %p{j}, ptr %q{j}"]
+        body.append(f"  call void @sim_mma(i32 {i}, ptr %in, ptr %out)")
+        prev = "poison"
+        for j, f in enumerate(fields):
+            body += [f"  %r{j} = getelementptr i8, ptr %out, i64 {4 * j}",
+                     f"  %v{j} = load {f}, ptr %r{j}",
+                     f"  %s{j} = insertvalue {rty} {prev}, {f} %v{j}, {j}"]
+            prev = f"%s{j}"
+        body += [f"  ret {rty} {prev}", "}"]
+        text = text.replace(m.group(0), "")
+        text = text.replace(f"@{name}(", f"@sim_mma_{i}(")
+        text += "\n" + "\n".join(body) + "\n"
+    if mmas:
+        text += "declare void @sim_mma(i32, ptr, ptr)\n"
+    return text, mmas
 
 
 class _Sim:
@@ -74,7 +116,12 @@ class _Sim:
         self.warp_barriers = [threading.Barrier(min(WARP, nthreads), timeout=60)
                               for _ in range((nthreads + WARP - 1) // WARP)]
         self.slots = [0] * nthreads
+        self.mmas = []
+        self.warp_locks = [threading.Lock() for _ in self.warp_barriers]
+        self.warp_results = [None] * len(self.warp_barriers)
         self.callbacks = {}
+        self.callbacks["sim_mma"] = ctypes.CFUNCTYPE(
+            None, ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)(self._mma)
         i32f = ctypes.CFUNCTYPE(ctypes.c_int32)
         for r in ("tid", "ctaid", "nctaid", "ntid"):
             for k, a in enumerate("xyz"):
@@ -126,6 +173,39 @@ class _Sim:
         return shfl
 
 
+    def _mma(self, kid, inp, outp):
+        """mma.sync of the calling thread's warp: operands gathered from all its lanes, D
+        computed once (by the first lane to get there), each lane's registers written back."""
+        from simt_emulator import mma_sync
+        ptx, k, relem, nin, nout = self.mmas[kid]
+        t = self.local.tid
+        warp, lane = divmod(t, WARP)
+        wb = self.warp_barriers[warp]
+        try:
+            self.slots[t] = np.frombuffer(ctypes.string_at(inp, 4 * nin), np.uint32).copy()
+            wb.wait()
+            with self.warp_locks[warp]:
+                if self.warp_results[warp] is None:
+                    x = np.stack([self.slots[warp * WARP + i] for i in range(WARP)])
+                    na, nb = 4, 2
+                    regs = [x[:, j] for j in range(nin)]
+                    cdt = {"f32": np.float32, "i32": np.int32, "f16": np.float16}[relem]
+                    cs = [np.ascontiguousarray(r).view(cdt).reshape(WARP, -1)
+                          for r in regs[na + nb:]]
+                    cs = [c[:, 0] if c.shape[1] == 1 else c for c in cs]
+                    d = mma_sync(ptx, k, regs[:na], regs[na:na + nb], cs, cdt,
+                                 2 if relem == "f16" else 0, WARP)
+                    self.warp_results[warp] = np.stack(
+                        [np.ascontiguousarray(v).view(np.uint8).reshape(WARP, -1) for v in d],
+                        1).reshape(WARP, -1)
+            res = self.warp_results[warp][lane].tobytes()
+            ctypes.memmove(outp, res, len(res))
+            if wb.wait() == 0:
+                self.warp_results[warp] = None
+        except Exception as e:
+            self.errors.append(e)
+
+
 def _bits_to_float(bits: int) -> float:
     return float(np.array([bits], np.uint32).view(np.float32)[0])
 
@@ -169,9 +249,10 @@ def run(ck, grid, *args, num_threads: int | None = None):
     if not str(ck.target).startswith("sm_") and "nvidia" not in str(ck.target) and \
             not str(ck.metadata.get("target", "")).startswith("sm_"):
         raise Unsupported("the CPU simulator runs NVIDIA (sm_*) kernels")
-    text, name, params = _host_ir(ck.asm["llir"])
+    text, name, params, mmas = _host_ir(ck.asm["llir"])
     n = num_threads or ck.metadata["num_warps"] * ck.metadata.get("warp_size", WARP)
     sim = _Sim(n)
+    sim.mmas = mmas
     lb.initialize_native_target()
     lb.initialize_native_asmprinter()
     global _HELPERS

@@ -253,8 +253,10 @@ def test_dot_of_slice_layouts(how, m, n, k, warps, rng):
         interpreted(dot_slices.fn)[(1,)](a, b, c, d, M=m, N=n, K=k)
     else:
         P = ptr(tl.float32)
+        # sm_75: no m16n8k16 mma.sync, so the FMA path keeps the operands' slice layouts (on sm_80 the
+        # tensor-core path converts them to its own, test_dot_mma.py)
         ck = compile(ASTSource(dot_slices, dict(a_ptr=P, b_ptr=P, c_ptr=P, d_ptr=P),
-                               dict(M=m, N=n, K=k), {}), "sm_80",
+                               dict(M=m, N=n, K=k), {}), "sm_75",
                      CompileOptions(num_warps=warps), cache=False)
         line = next(ln for ln in ck.asm["tilegpu"].splitlines() if '"tile.dot"' in ln)
         assert line.count("#tilegpu.slice") == 4, line
@@ -574,8 +576,9 @@ def _run_dot_check(how, a, b, **kw):
         interpreted(_dot_check.fn)[(1,)](a, b, c, out, **const)
     else:
         P = ptr(tl.float32)
+        # sm_75 (no tf32 mma.sync): the FMA path's exact rounding (tf32x3 = ieee bit for bit)
         ck = compile(ASTSource(_dot_check, dict(a_ptr=P, b_ptr=P, c_ptr=P, out_ptr=P), const,
-                               {}), "sm_80", cache=False)
+                               {}), "sm_75", cache=False)
         gpu_sim.run(ck, (1,), a, b, c, out)
     return out
 
