@@ -513,6 +513,13 @@ class Emulator:
         out = raw.copy().view(dt)
         return [out if n else out[:, 0]]
 
+    def op_llvm_call_intrinsic(self, op, a, env, act):
+        name = ir.StringAttr(op.attributes["intrin"]).value
+        if name != "llvm.fma":
+            raise EmulationError(f"intrinsic {name} is not emulated")
+        x, y, z = (v.astype(np.float64) for v in a)  # (f32: the product is exact in f64)
+        return [(x * y + z).astype(a[0].dtype)]
+
     def op_llvm_extractvalue(self, op, a, env, act):
         return [a[0][list(ir.DenseI64ArrayAttr(op.attributes["position"]))[0]]]
 
