@@ -129,6 +129,10 @@ def _through_swizzled(ctx, src, ls, dst, ld, shape, plan, scalar_type):
                    {"alignment": ir.IntegerAttr.get(ctx.i64, vs * eb)})
     ctx.smem_publish()
     get = offs.compose(ld)
+    lm = ldmatrix_plan(ld, plan.swizzle, eb) if st == ir.F16Type.get() or \
+        str(st) in ("bf16", "i16") else None
+    if lm is not None:
+        return _regs(dst, shape, _by_ldmatrix(ctx, base, get, ld, lm, st, scalar_type))
     tpart, tmask = _offset_parts(ctx, get)
     vl = plan.load_vec
     out = []
@@ -140,6 +144,89 @@ def _through_swizzled(ctx, src, ls, dst, ld, shape, plan, scalar_type):
                                      for j in range(vl)]
         out += [from_smem(ctx, x, scalar_type) for x in parts]
     return _regs(dst, shape, out)
+
+
+def _unit(rank, d, v):
+    return tuple(v if i == d else 0 for i in range(rank))
+
+
+def ldmatrix_plan(ld, sw, elem_bytes):
+    """How `ldmatrix.x4` (8x8 b16 matrices, rows of 16 contiguous bytes in shared memory) loads
+    a tile in layout `ld` (its linear map) from the swizzle `sw`, or None.  Each 32-bit result
+    register holds two of a thread's registers differing in bit `pair`; matrix q of the four
+    selects register bits `sel` (q's bits).  Without .trans, lane l of a matrix holds row l / 4,
+    column pair l % 4 (along the contiguous dim); with .trans, column l / 4 and row pair l % 4.
+    Returns (trans, pair, sel): the register bits, read off the map."""
+    if elem_bytes != 2 or ld.in_bits("lane") != 5 or ld.in_bits("register") < 3:
+        return None
+    if sw.max_phase > 1 and sw.vec < 8:  # a matrix row must be 16 contiguous bytes
+        return None
+    rank, col = len(ld.outs), sw.col
+    regs, lanes = list(ld.basis("register")), list(ld.basis("lane"))
+    for trans in (False, True):
+        if trans:  # lanes 2-4 step the contiguous dim; pairs and lanes 0-1 another one
+            if lanes[2:] != [_unit(rank, col, v) for v in (1, 2, 4)]:
+                continue
+            other = [d for d in range(rank) if d != col and lanes[0][d]]
+            if len(other) != 1 or lanes[:2] != [_unit(rank, other[0], v) for v in (2, 4)]:
+                continue
+            pair_basis = _unit(rank, other[0], 1)
+        else:
+            if lanes[:2] != [_unit(rank, col, v) for v in (2, 4)] or \
+                    any(v[col] for v in lanes[2:]) or len(set(lanes[2:])) != 3:
+                continue
+            pair_basis = _unit(rank, col, 1)
+        if pair_basis not in regs:
+            continue
+        pair = regs.index(pair_basis)
+        rest = [b for b in range(len(regs)) if b != pair]
+        return trans, pair, tuple(rest[:2])
+    return None
+
+
+def _by_ldmatrix(ctx, base, get, ld, lm, st, scalar_type):
+    """The dst registers by `nvvm.ldmatrix` x4 (see `ldmatrix_plan`): lane l addresses row
+    l % 8 of matrix l / 8, a linear function of l's bits (and the warp's), plus a constant per
+    group of four matrices."""
+    trans, pair, (p1, p2) = lm
+    lane_bits = ctx.warp_size.bit_length() - 1
+    # what each bit of the addressing lane moves the offset by (lanes 0-2: the row in the
+    # matrix; 3-4: which matrix)
+    if trans:
+        srcs = [("register", 1 << pair), ("lane", 1), ("lane", 2)]
+    else:
+        srcs = [("lane", 4), ("lane", 8), ("lane", 16)]
+    srcs += [("register", 1 << p1), ("register", 1 << p2)]
+    terms = [(i, get.apply(**{d: v})[0]) for i, (d, v) in enumerate(srcs)]
+    terms += [(lane_bits + i, v[0]) for i, v in enumerate(get.basis("warp")) if v[0]]
+    mask = 0
+    for _, v in terms:
+        mask |= v
+    tpart = ctx.gather_bits(tuple(t for t in terms if t[1]))
+    nregs = 1 << ld.in_bits("register")
+    step = (1 << pair) | (1 << p1) | (1 << p2)
+    i32 = ctx.i32
+    rty = ir.Type.parse("!llvm.struct<(i32, i32, i32, i32)>")
+    attrs = {"num": ir.IntegerAttr.get(i32, 4),
+             "layout": ir.Attribute.parse(f"#nvvm.mma_layout<{'col' if trans else 'row'}>"),
+             "shape": ir.Attribute.parse("#nvvm.ld_st_matrix_shape<m = 8, n = 8>"),
+             "eltType": ir.Attribute.parse("#nvvm.ld_st_matrix_elt_type<b16>")}
+    vt = ir.VectorType.get([2], st)
+    out = [None] * nregs
+    for r0 in range(nregs):
+        if r0 & step:
+            continue
+        idx = _plus(ctx, tpart, get.apply(register=r0)[0], mask)
+        d = ctx.op1("nvvm.ldmatrix", [smem_gep(ctx, base, idx, st)], rty, attrs)
+        for q in range(4):
+            r = r0 | (q & 1) << p1 | (q >> 1) << p2
+            w = ctx.op1("llvm.extractvalue", [d], i32,
+                        {"position": ir.DenseI64ArrayAttr.get([q])})
+            v = ctx.op1("llvm.bitcast", [w], vt)
+            for j in range(2):
+                x = ctx.op1("llvm.extractelement", [v, ctx.const(j)], st)
+                out[r | j << pair] = from_smem(ctx, x, scalar_type)
+    return out
 
 
 def _by_shuffles(ctx, src, dst, shape, plan):

@@ -7,9 +7,9 @@ as a barrier of those threads and butterfly shuffles exchanged within each warp 
 compiled code (layouts, register relabelling, shared-memory round trips, barriers, loops) is
 checked against numpy, not only the interpreter's semantics.
 
-Supported: thread/program ids and counts, barriers, `shfl.sync.bfly`, `mma.sync` (the
-`llvm.nvvm.mma.*` intrinsics: each warp's fragments gathered and multiplied by
-simt_emulator.mma_sync), LLVM's target-independent intrinsics.  Not supported (raises `Unsupported`): inline PTX (atomics, `ex2.approx`, ...),
+Supported: thread/program ids and counts, barriers, `shfl.sync.bfly`, `mma.sync` and
+`ldmatrix` (the `llvm.nvvm.mma.*` / `ldmatrix.*` intrinsics: each warp's operands gathered;
+mma by simt_emulator.mma_sync), LLVM's target-independent intrinsics.  Not supported (raises `Unsupported`): inline PTX (atomics, `ex2.approx`, ...),
 printf, other NVVM intrinsics.  Arguments: numpy arrays for pointers (their data address is
 passed), Python ints/floats for scalars, in the order of the compiled kernel's parameters.
 """
@@ -40,7 +40,7 @@ _CTYPES = {"ptr": ctypes.c_void_p, "i1": ctypes.c_bool, "i8": ctypes.c_int8,
 
 def _host_ir(text: str) -> tuple[str, str, list, list]:
     """The kernel's LLVM IR made host code: (IR, kernel name, parameter types, the mma
-    intrinsics hooked by `_hook_mma`)."""
+    and ldmatrix intrinsics hooked by `_hook_mma`)."""
     text = text.replace(" addrspace(1)", "").replace(" addrspace(3)", "")
     text = re.sub(r"@tilework_smem = external global \[0 x i8\]",
                   f"@tilework_smem = global [{SMEM_BYTES} x i8] zeroinitializer", text)
@@ -66,30 +66,38 @@ def _host_ir(text: str) -> tuple[str, str, list, list]:
     return text, m.group(1), params, mmas
 
 
-_DECL_MMA = re.compile(r"declare (\{[^}]*\}) @(llvm\.nvvm\.mma\.[\w.]+)\(([^)]*)\)[^\n]*\n")
+_DECL_WARP = re.compile(r"declare (\{[^}]*\}) @(llvm\.nvvm\.(?:mma|ldmatrix)\.[\w.]+)\((.*)\)"
+                        r"( #\d+)?\n")
+_PARAM_TYPE = re.compile(r"\s*(<[^>]*>|\w+)[^,]*(,|$)")
 
 
 def _hook_mma(text: str):
-    """Each `llvm.nvvm.mma.*` intrinsic becomes a wrapper storing its (32-bit) operands to a
-    buffer and calling `sim_mma(id, in, out)`; returns the text and [(ptx type, k, result
-    element type, number of operands, number of results)] by id."""
-    mmas = []
-    for m in list(_DECL_MMA.finditer(text)):
-        rty, name, params = m.group(1), m.group(2), [p.strip() for p in m.group(3).split(",")]
+    """Each `llvm.nvvm.mma.*` / `llvm.nvvm.ldmatrix.*` intrinsic becomes a wrapper storing its
+    operands (32-bit registers; a pointer for ldmatrix) to a buffer and calling `sim_warp(id,
+    in, out)`; returns the text and what each id is: ("mma", ptx type, k, result element
+    type, operands, results) or ("ldmatrix", trans, num)."""
+    ops = []
+    for m in list(_DECL_WARP.finditer(text)):
+        rty, name = m.group(1), m.group(2)
+        params = [t.group(1) for t in _PARAM_TYPE.finditer(m.group(3)) if t.group(1)]
         fields = [f.strip() for f in rty.strip("{} ").split(",")]
-        k = int(re.search(r"k(\d+)\.", name).group(1))
-        ptx = "f16" if params[0] == "<2 x half>" else name.split(".")[-1]
-        relem = {"float": "f32", "i32": "i32", "<2 x half>": "f16"}[fields[0]]
-        i = len(mmas)
-        mmas.append((ptx, k, relem, len(params), len(fields)))
-        body = [f"define {rty} @sim_mma_{i}(" +
+        if ".ldmatrix." in name:
+            ops.append(("ldmatrix", ".trans." in name, len(fields)))
+        else:
+            k = int(re.search(r"k(\d+)\.", name).group(1))
+            ptx = "f16" if params[0] == "<2 x half>" else name.split(".")[-1]
+            relem = {"float": "f32", "i32": "i32", "<2 x half>": "f16"}[fields[0]]
+            ops.append(("mma", ptx, k, relem, len(params), len(fields)))
+        i = len(ops) - 1
+        sizes = [8 if p == "ptr" else 4 for p in params]
+        body = [f"define {rty} @sim_warp_{i}(" +
                 ", ".join(f"{p} %p{j}" for j, p in enumerate(params)) + ") {",
-                f"  %in = alloca [{4 * len(params)} x i8], align 16",
+                f"  %in = alloca [{sum(sizes)} x i8], align 16",
                 f"  %out = alloca [{4 * len(fields)} x i8], align 16"]
         for j, p in enumerate(params):
-            body += [f"  %q{j} = getelementptr i8, ptr %in, i64 {4 * j}",
+            body += [f"  %q{j} = getelementptr i8, ptr %in, i64 {sum(sizes[:j])}",
                      f"  store {p} %p{j}, ptr %q{j}"]
-        body.append(f"  call void @sim_mma(i32 {i}, ptr %in, ptr %out)")
+        body.append(f"  call void @sim_warp(i32 {i}, ptr %in, ptr %out)")
         prev = "poison"
         for j, f in enumerate(fields):
             body += [f"  %r{j} = getelementptr i8, ptr %out, i64 {4 * j}",
@@ -98,11 +106,11 @@ def _hook_mma(text: str):
             prev = f"%s{j}"
         body += [f"  ret {rty} {prev}", "}"]
         text = text.replace(m.group(0), "")
-        text = text.replace(f"@{name}(", f"@sim_mma_{i}(")
+        text = text.replace(f"@{name}(", f"@sim_warp_{i}(")
         text += "\n" + "\n".join(body) + "\n"
-    if mmas:
-        text += "declare void @sim_mma(i32, ptr, ptr)\n"
-    return text, mmas
+    if ops:
+        text += "declare void @sim_warp(i32, ptr, ptr)\n"
+    return text, ops
 
 
 class _Sim:
@@ -120,8 +128,8 @@ class _Sim:
         self.warp_locks = [threading.Lock() for _ in self.warp_barriers]
         self.warp_results = [None] * len(self.warp_barriers)
         self.callbacks = {}
-        self.callbacks["sim_mma"] = ctypes.CFUNCTYPE(
-            None, ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)(self._mma)
+        self.callbacks["sim_warp"] = ctypes.CFUNCTYPE(
+            None, ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)(self._warp_op)
         i32f = ctypes.CFUNCTYPE(ctypes.c_int32)
         for r in ("tid", "ctaid", "nctaid", "ntid"):
             for k, a in enumerate("xyz"):
@@ -173,37 +181,56 @@ class _Sim:
         return shfl
 
 
-    def _mma(self, kid, inp, outp):
-        """mma.sync of the calling thread's warp: operands gathered from all its lanes, D
-        computed once (by the first lane to get there), each lane's registers written back."""
-        from simt_emulator import mma_sync
-        ptx, k, relem, nin, nout = self.mmas[kid]
+    def _warp_op(self, kid, inp, outp):
+        """mma.sync / ldmatrix of the calling thread's warp: operands gathered from all its
+        lanes, the results computed once (by the first lane to get there), each lane's
+        registers written back."""
+        what = self.mmas[kid]
         t = self.local.tid
         warp, lane = divmod(t, WARP)
         wb = self.warp_barriers[warp]
         try:
+            nin = 2 if what[0] == "ldmatrix" else what[4]
             self.slots[t] = np.frombuffer(ctypes.string_at(inp, 4 * nin), np.uint32).copy()
             wb.wait()
             with self.warp_locks[warp]:
                 if self.warp_results[warp] is None:
                     x = np.stack([self.slots[warp * WARP + i] for i in range(WARP)])
-                    na, nb = 4, 2
-                    regs = [x[:, j] for j in range(nin)]
-                    cdt = {"f32": np.float32, "i32": np.int32, "f16": np.float16}[relem]
-                    cs = [np.ascontiguousarray(r).view(cdt).reshape(WARP, -1)
-                          for r in regs[na + nb:]]
-                    cs = [c[:, 0] if c.shape[1] == 1 else c for c in cs]
-                    d = mma_sync(ptx, k, regs[:na], regs[na:na + nb], cs, cdt,
-                                 2 if relem == "f16" else 0, WARP)
-                    self.warp_results[warp] = np.stack(
-                        [np.ascontiguousarray(v).view(np.uint8).reshape(WARP, -1) for v in d],
-                        1).reshape(WARP, -1)
+                    f = self._ldmatrix if what[0] == "ldmatrix" else self._mma
+                    self.warp_results[warp] = f(what, x)
             res = self.warp_results[warp][lane].tobytes()
             ctypes.memmove(outp, res, len(res))
             if wb.wait() == 0:
                 self.warp_results[warp] = None
         except Exception as e:
             self.errors.append(e)
+
+    @staticmethod
+    def _mma(what, x):
+        from simt_emulator import mma_sync
+        _, ptx, k, relem, nin, nout = what
+        regs = [x[:, j] for j in range(nin)]
+        cdt = {"f32": np.float32, "i32": np.int32, "f16": np.float16}[relem]
+        cs = [np.ascontiguousarray(r).view(cdt).reshape(WARP, -1) for r in regs[6:]]
+        cs = [c[:, 0] if c.shape[1] == 1 else c for c in cs]
+        d = mma_sync(ptx, k, regs[:4], regs[4:6], cs, cdt, 2 if relem == "f16" else 0, WARP)
+        return np.stack([np.ascontiguousarray(v).view(np.uint8).reshape(WARP, -1) for v in d],
+                        1).reshape(WARP, -1)
+
+    @staticmethod
+    def _ldmatrix(what, x):
+        """ldmatrix.m8n8.x<num>[.trans].b16: lanes 8q..8q+7 address the rows of matrix q; lane
+        l gets row l / 4, elements 2(l % 4), +1 (of the transpose with .trans)."""
+        _, trans, num = what
+        addrs = x.view(np.uint64)[:, 0]
+        out = np.zeros((WARP, num, 2), np.uint16)
+        for q in range(num):
+            m = np.stack([np.frombuffer(ctypes.string_at(int(addrs[8 * q + i]), 16), np.uint16)
+                          for i in range(8)])
+            for lane in range(WARP):
+                out[lane, q] = (m[2 * (lane % 4): 2 * (lane % 4) + 2, lane // 4] if trans
+                                else m[lane // 4, 2 * (lane % 4): 2 * (lane % 4) + 2])
+        return out.reshape(WARP, -1).view(np.uint8)
 
 
 def _bits_to_float(bits: int) -> float:

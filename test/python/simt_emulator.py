@@ -523,6 +523,35 @@ class Emulator:
     def op_llvm_extractvalue(self, op, a, env, act):
         return [a[0][list(ir.DenseI64ArrayAttr(op.attributes["position"]))[0]]]
 
+    def op_nvvm_ldmatrix(self, op, a, env, act):
+        """ldmatrix.sync.aligned.m8n8.x<num>[.trans].b16 (PTX ISA): lanes 8q..8q+7 give the
+        addresses of the 8 rows (16 bytes each) of matrix q; lane l receives row l / 4,
+        elements 2(l % 4) and 2(l % 4) + 1 of each matrix (.trans: of its transpose)."""
+        if not act.all():
+            raise EmulationError("ldmatrix reached by only some threads")
+        num = ir.IntegerAttr(op.attributes["num"]).value
+        trans = "col" in str(op.attributes["layout"])
+        addrs = a[0]
+        if (addrs < _SMEM_BASE).any() or ((addrs - _SMEM_BASE) % 16).any():
+            raise EmulationError("ldmatrix row addresses must be 16-byte aligned shared memory")
+        lanes_used = np.arange(self.T) % self.ws < 8 * num
+        shared, buf, idx = self._bytes(addrs, 16, lanes_used)
+        self._check_read(idx, np.nonzero(lanes_used)[0])
+        rows = np.zeros((self.T, 8), np.uint16)
+        rows[lanes_used] = buf[idx].copy().view(np.uint16)
+        out = []
+        for q in range(num):
+            r = np.zeros((self.T, 2), np.uint16)
+            for t in range(self.T):
+                w, lane = divmod(t, self.ws)
+                m = rows[w * self.ws + 8 * q: w * self.ws + 8 * q + 8]  # [row, col]
+                if trans:
+                    r[t] = m[2 * (lane % 4): 2 * (lane % 4) + 2, lane // 4]
+                else:
+                    r[t] = m[lane // 4, 2 * (lane % 4): 2 * (lane % 4) + 2]
+            out.append(r.view(np.int32)[:, 0].copy())
+        return [tuple(out)]
+
     # ---- tensor cores: mma.sync, each warp's fragments gathered into matrices -----------
     def op_nvvm_mma_sync(self, op, a, env, act):
         if not act.all():
