@@ -14,6 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import mlir.ir as ir
+
+from tilework.dialects import tile as T
 from tilework.dialects.layout import DotOperand, NvidiaMma, layout_of
 
 M_INSTR, N_INSTR = 16, 8
@@ -84,17 +87,14 @@ def fragment_regs(shape, k: int, warps, elem_bytes: int) -> int:
 
 
 def _elem(t) -> str:
-    from tilework.dialects import tile as T
     return str(T.element_type(t))
 
 
 def _shape(t) -> tuple:
-    from tilework.dialects import tile as T
     return tuple(T.shape_of(t))
 
 
 def _precision(op) -> str:
-    import mlir.ir as ir
     return ir.StringAttr(op.attributes["input_precision"]).value
 
 
