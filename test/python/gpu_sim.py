@@ -9,8 +9,8 @@ checked against numpy, not only the interpreter's semantics.
 
 Supported: thread/program ids and counts, barriers, `shfl.sync.bfly`, `mma.sync` and
 `ldmatrix` (the `llvm.nvvm.mma.*` / `ldmatrix.*` intrinsics: each warp's operands gathered;
-mma by simt_emulator.mma_sync), LLVM's target-independent intrinsics.  Not supported (raises `Unsupported`): inline PTX (atomics, `ex2.approx`, ...),
-printf, other NVVM intrinsics.  Arguments: numpy arrays for pointers (their data address is
+mma by simt_emulator.mma_sync), LLVM's target-independent intrinsics.  Not supported (raises
+`Unsupported`): inline PTX (atomics, `ex2.approx`, ...), printf, other NVVM intrinsics.  Arguments: numpy arrays for pointers (their data address is
 passed), Python ints/floats for scalars, in the order of the compiled kernel's parameters.
 """
 from __future__ import annotations
