@@ -18,6 +18,7 @@ from tilework.dialects.layout import layout_of
 from tilework.dialects.linear_layout import plan_conversion
 
 from ..registry import LoweringError, lower
+from ..target import arch_capability
 from ..shared_memory import elems_bytes, from_smem, scratch, smem_gep, smem_type, to_smem
 from ..regs import Regs
 
@@ -129,8 +130,10 @@ def _through_swizzled(ctx, src, ls, dst, ld, shape, plan, scalar_type):
                    {"alignment": ir.IntegerAttr.get(ctx.i64, vs * eb)})
     ctx.smem_publish()
     get = offs.compose(ld)
-    lm = ldmatrix_plan(ld, plan.swizzle, eb) if st == ir.F16Type.get() or \
-        str(st) in ("bf16", "i16") else None
+    lm = None
+    if ctx.target == "nvidia" and arch_capability(ctx.arch) >= 75 and \
+            str(st) in ("f16", "bf16", "i16"):  # ldmatrix: sm_75+
+        lm = ldmatrix_plan(ld, plan.swizzle, eb)
     if lm is not None:
         return _regs(dst, shape, _by_ldmatrix(ctx, base, get, ld, lm, st, scalar_type))
     tpart, tmask = _offset_parts(ctx, get)

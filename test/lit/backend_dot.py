@@ -1,6 +1,7 @@
 # RUN: %python %s | FileCheck %s
 #
-# tl.dot on the portable path, compiled for sm_90a (no GPU needed): the tile.dot result takes
+# tl.dot on the portable path, compiled for sm_75 (no GPU needed; sm_80+ takes these dots to
+# tensor cores: test/lit/tilegpu-to-llvm-dot-mma.mlir): the tile.dot result takes
 # the accumulator's layout; tilegpu-to-llvm writes a and b to shared memory and synchronizes
 # (no barrier before: it is the kernel's first user of the buffer), then runs a loop over K (not unrolled) carrying the thread's accumulators in fp32,
 # reading a row of B with one vector load, one fma per accumulator; an fp16 result is rounded
@@ -22,7 +23,7 @@ def dot16(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr
 
 P = tl.pointer_type(tl.float16)
 ck = compile(ASTSource(dot16, dict(a_ptr=P, b_ptr=P, c_ptr=P), dict(M=32, N=32, K=16), {}),
-             "sm_90a", cache=False)
+             "sm_75", cache=False)
 print(ck.asm["tilegpu"])
 print(ck.asm["llvm"])
 print("shared:", ck.metadata["shared"])
@@ -63,7 +64,7 @@ F = tl.pointer_type(tl.float32)
 for prec in ("tf32", "ieee"):
     ck = compile(ASTSource(dot32, dict(a_ptr=F, b_ptr=F, c_ptr=F), dict(M=16, N=16, K=16,
                                                                        PREC=prec), {}),
-                 "sm_90a", cache=False)
+                 "sm_75", cache=False)
     print("precision:", prec)
     print(ck.asm["llvm"])
 
