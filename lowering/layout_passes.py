@@ -19,6 +19,7 @@ from tilework.dialects import tile as T
 from tilework.dialects.layout import Blocked, Slice, default_blocked, layout_of, with_layout
 
 from .axis_info import AxisAnalysis, defining_op, elem_bytes
+from .dot_wgmma_layout import wgmma_layout  # wgmma-hook
 from .layout_choice import cat_in_registers, join_layout, split_layout
 from .module_info import kernels, memory_ops, module_config  # noqa: F401  (to_llvm's import)
 from .pass_base import Pass, register, replace_with
@@ -192,6 +193,15 @@ class _Assigner:
     def op_tile_dot(self, op, tens):
         """The result takes the accumulator's layout; a and b may stay in any layout (the
         lowering moves them through shared memory)."""
+        lay = wgmma_layout(self.target, op, self.num_warps) \
+            if getattr(self, "target", None) is not None else None  # wgmma-hook
+        if lay is not None:  # wgmma-hook: acc and result in mma v3 (tilegpu-warpgroup-dot)
+            if self.flexible(op.operands[2]):
+                self.retarget_iter_arg(op.operands[2], lay)
+            else:
+                self.convert(op, 2, lay)
+            self.set(op.results[0], lay)
+            return
         self.set(op.results[0], layout_of(op.operands[2].type))
 
     def op_tilegpu_convert_layout(self, op, tens):
@@ -300,6 +310,7 @@ def _assign_layouts(module_op, pctx):
     module_op.attributes["tilegpu.warp_size"] = _i32(ws)
     for f in kernels(module_op):
         a = _Assigner(f, nw, ws)
+        a.target = pctx.target if pctx is not None else None  # wgmma-hook
         entry = f.regions[0].blocks[0]
         for arg in entry.arguments:  # tile arguments (functions in lit tests) start in the default
             if T.is_tensor(arg.type):
