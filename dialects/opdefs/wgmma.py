@@ -45,18 +45,14 @@ def _operand(md, what):
 
 def _warpgroup_dot(op):
     ma, mb = T.memdesc_of(op.operands[0].type), T.memdesc_of(op.operands[1].type)
-    acc_t, res_t = op.operands[2].type, op.results[0].type
+    acc_t = op.operands[2].type  # (the result's type: IRDL checks they are one)
     la, err = _operand(ma, "a")
     if err:
         return err
     lb, err = _operand(mb, "b")
     if err:
         return err
-    if acc_t != res_t:
-        return "warpgroup_dot result must have the accumulator's type"
-    if len(ma.shape) != 2 or len(mb.shape) != 2 or len(T.shape_of(acc_t)) != 2:
-        return "warpgroup_dot takes 2-D operands"
-    (M, K), (K2, N) = ma.shape, mb.shape
+    (M, K), (K2, N) = ma.shape, mb.shape  # (2-D: nvmma_shared layouts are)
     if K != K2 or T.shape_of(acc_t) != (M, N):
         return f"warpgroup_dot shapes do not agree: {list(ma.shape)} x {list(mb.shape)} -> " \
                f"{list(T.shape_of(acc_t))}"
@@ -81,10 +77,6 @@ def _warpgroup_dot(op):
     if bits != 16 and not lb.transposed:
         return f"warpgroup_dot b of {eb} must be K-major (nvmma_shared transposed): wgmma " \
                f"transposes only 16-bit operands"
-    for md, lay, what in ((ma, la, "a"), (mb, lb, "b")):
-        rows = md.shape[1 if lay.transposed else 0]
-        if rows % 8:
-            return f"warpgroup_dot {what}: {rows} rows are not whole 8-row swizzle atoms"
     if int_attr(op, "max_num_imprecise_acc") < 0:
         return "warpgroup_dot max_num_imprecise_acc must be >= 0"
 
