@@ -8,7 +8,8 @@ tilegpu-assign-layouts, see dot_wgmma_layout.py) becomes
 
 with the widest swizzle (128, 64 or 32 bytes) the contiguous dim allows: a K-major; b N-major
 for 16-bit types (the layout its loads usually have: vector stores), K-major (`transposed`)
-for tf32, fp8 and int8, which wgmma cannot transpose.  Runs after the layout passes, before
+for tf32, fp8 and int8, which wgmma cannot transpose.  fp32 operands are first rounded to
+tf32 (to nearest, ties away from zero, as the FMA path does).  Runs after the layout passes, before
 tilegpu-allocate-shared.  A pipeliner may instead feed warpgroup_dot memdescs of its own
 buffers (any one-buffer nvmma_shared memdesc works).
 """
@@ -41,6 +42,34 @@ def operand_layout(elem: ir.Type, shape, k_major_dim: int, k_major: bool) -> Nvm
     return NvmmaShared(widest_swizzle(shape[cont] * eb), cont == 0, 8 * eb)
 
 
+TF32_DROPPED_BITS = 13  # fp32 has 23 explicit mantissa bits, tf32 10
+
+
+def round_tf32(v: ir.Value) -> ir.Value:
+    """An fp32 tile rounded to the nearest tf32 values, ties away from zero (PTX's
+    `cvt.rna.tf32.f32`, the FMA path's and cuBLAS's rounding; wgmma itself would drop the low
+    13 bits): half a tf32 ulp added to the bits, the low 13 cleared; NaN kept as it is."""
+    t = ir.RankedTensorType(v.type)
+    i32 = ir.IntegerType.get_signless(32)
+    ti = ir.RankedTensorType.get(t.shape, i32, t.encoding)
+    tb = ir.RankedTensorType.get(t.shape, ir.IntegerType.get_signless(1), t.encoding)
+
+    def op(name, operands, rt, attrs=None):
+        return ir.Operation.create(name, results=[rt], operands=operands,
+                                   attributes=attrs or {}).results[0]
+
+    def const(x):
+        return op("arith.constant", [], ti,
+                  {"value": ir.DenseElementsAttr.get_splat(ti, ir.IntegerAttr.get(i32, x))})
+    u = op("arith.bitcast", [v], ti)
+    r = op("arith.andi", [op("arith.addi", [u, const(1 << (TF32_DROPPED_BITS - 1))], ti),
+                          const(-(1 << TF32_DROPPED_BITS))], ti)
+    mag = op("arith.andi", [u, const(0x7FFFFFFF)], ti)
+    nan = op("arith.cmpi", [mag, const(0x7F800000)], tb,
+             {"predicate": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 8)})  # ugt
+    return op("arith.bitcast", [op("arith.select", [nan, u, r], ti)], t)
+
+
 def _is_wgmma_dot(op) -> bool:
     lay = layout_of(op.results[0].type)
     return isinstance(lay, NvidiaMma) and lay.version == 3
@@ -54,6 +83,8 @@ def _rewrite(op):
     la = operand_layout(ea, sa, 1, True)
     lb = operand_layout(T.element_type(b.type), sb, 0, b_k_major)
     with ir.InsertionPoint(op), op.location:
+        if str(ea) == "f32":  # (eligible only with input_precision "tf32")
+            a, b = round_tf32(a), round_tf32(b)
         mds = []
         for v, lay in ((a, la), (b, lb)):
             t = T.memdesc_type(T.shape_of(v.type), T.element_type(v.type), lay.text(), 1)

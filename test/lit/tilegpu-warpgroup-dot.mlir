@@ -16,12 +16,26 @@ func.func @fp16(%a: tensor<64x32xf16, #BL>, %b: tensor<32x64xf16, #BL>, %c: tens
   return %d : tensor<64x64xf32, #V3>
 }
 
-// tf32: b K-major (transposed: wgmma transposes only 16-bit operands); K = 16 fp32 is 64
-// bytes: a 64-byte swizzle; N = 16 rows of b.
+// tf32: each operand first rounded to tf32 (ties away from zero; NaN kept), then b K-major
+// (transposed: wgmma transposes only 16-bit operands); K = 16 fp32 is 64 bytes: a 64-byte
+// swizzle; N = 16 rows of b.
 #T3 = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 16, 8>>
 // CHECK-LABEL: func.func @tf32(
-// CHECK-NEXT: "tilegpu.local_alloc"(%arg0) : {{.+}} -> !tilegpu.memdesc<array<i64: 64, 16>, f32, #tilegpu.nvmma_shared<64 : i32, false, 32 : i32>, 1 : i32>
-// CHECK-NEXT: "tilegpu.local_alloc"(%arg1) : {{.+}} -> !tilegpu.memdesc<array<i64: 16, 16>, f32, #tilegpu.nvmma_shared<64 : i32, true, 32 : i32>, 1 : i32>
+// CHECK-NEXT: %[[U:.+]] = arith.bitcast %arg0 : tensor<64x16xf32, {{.+}}> to tensor<64x16xi32,
+// CHECK-NEXT: %[[HALF:.+]] = arith.constant dense<4096>
+// CHECK-NEXT: %[[ADD:.+]] = arith.addi %[[U]], %[[HALF]]
+// CHECK-NEXT: %[[MASK:.+]] = arith.constant dense<-8192>
+// CHECK-NEXT: %[[R:.+]] = arith.andi %[[ADD]], %[[MASK]]
+// CHECK-NEXT: %[[ABS:.+]] = arith.constant dense<2147483647>
+// CHECK-NEXT: %[[MAG:.+]] = arith.andi %[[U]], %[[ABS]]
+// CHECK-NEXT: %[[INF:.+]] = arith.constant dense<2139095040>
+// CHECK-NEXT: %[[NAN:.+]] = arith.cmpi ugt, %[[MAG]], %[[INF]]
+// CHECK-NEXT: %[[SEL:.+]] = arith.select %[[NAN]], %[[U]], %[[R]]
+// CHECK-NEXT: %[[A32:.+]] = arith.bitcast %[[SEL]] : tensor<64x16xi32, {{.+}}> to tensor<64x16xf32,
+// CHECK-COUNT-6: arith.
+// CHECK: %[[B32:.+]] = arith.bitcast %{{.+}} : tensor<16x16xi32, {{.+}}> to tensor<16x16xf32,
+// CHECK-NEXT: "tilegpu.local_alloc"(%[[A32]]) : {{.+}} -> !tilegpu.memdesc<array<i64: 64, 16>, f32, #tilegpu.nvmma_shared<64 : i32, false, 32 : i32>, 1 : i32>
+// CHECK-NEXT: "tilegpu.local_alloc"(%[[B32]]) : {{.+}} -> !tilegpu.memdesc<array<i64: 16, 16>, f32, #tilegpu.nvmma_shared<64 : i32, true, 32 : i32>, 1 : i32>
 // CHECK-NEXT: "tilegpu.warpgroup_dot"
 func.func @tf32(%a: tensor<64x16xf32, #BL>, %b: tensor<16x16xf32, #BL>, %c: tensor<64x16xf32, #T3>) -> tensor<64x16xf32, #T3> attributes {tile.kernel} {
   %d = "tile.dot"(%a, %b, %c) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (tensor<64x16xf32, #BL>, tensor<16x16xf32, #BL>, tensor<64x16xf32, #T3>) -> tensor<64x16xf32, #T3>
