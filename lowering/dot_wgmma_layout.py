@@ -52,8 +52,8 @@ def wgmma_eligible(target, a_type, b_type, acc_type, precision: str, num_warps: 
         return f"fp32 operands with input_precision {precision!r} (wgmma computes in tf32)"
     if ea == "i8" and ec != "i32" or ea != "i8" and ec not in ("f32", "f16"):
         return f"accumulator {ec} for operands {ea}"
-    if ec == "f16" and WGMMA_TYPES[ea] == 32:
-        return "tf32 accumulates in f32 only"
+    if ec == "f16" and ea in ("bf16", "f32"):
+        return f"accumulator f16 for operands {ea}"
     M, N = sc
     K = sa[1]
     if not all(_pow2(n) for n in (M, N, K)):

@@ -50,6 +50,10 @@ def _np(t: ir.Type):
         return _np(ir.Type.parse(e))[0], int(n)
     if s in _FLOAT:
         return _FLOAT[s], 0
+    if s == "bf16":  # its bits: moved (loads, stores), never computed on here
+        return np.uint16, 0
+    if s.startswith("f8"):  # likewise (float8 has no LLVM type: its bytes)
+        return np.uint8, 0
     if s == "index" or s.startswith("!llvm.ptr"):
         return np.int64, 0
     if s.startswith("i"):
@@ -306,6 +310,13 @@ class Emulator(WgmmaOps):
             return [np.full(self.T, ir.FloatAttr(attr).value, dt)]
         if dt == np.bool_:
             return [np.full(self.T, bool(ir.IntegerAttr(attr).value & 1))]
+        if str(t) == "bf16" or str(t).startswith("f8"):  # a float kept as its bits
+            f = ir.FloatAttr(attr).value
+            if str(t) == "bf16":
+                return [np.full(self.T, np.float32(f).view(np.uint32) >> 16, np.uint16)]
+            if f != 0.0:
+                raise EmulationError(f"float8 constant {f} is not emulated")
+            return [np.zeros(self.T, np.uint8)]
         val = ir.IntegerAttr(attr).value
         return [np.array([val], dtype=np.int64).astype(dt).repeat(self.T)]
 
