@@ -22,7 +22,7 @@ _LANES_ACC = [(1, 2), (1, 4), (0, 1), (0, 2), (0, 4)]   # lanes 0-1: t, lanes 2-
 @dataclass(frozen=True)
 class NvidiaMma(Layout):
     """`#tilegpu.mma<version, warps_per_cta, instr_shape>`: version 2 (instr [16, 8]) or 3
-    (instr [64, N, 16], warps_per_cta[0] a multiple of the warpgroup's 4 warps)."""
+    (instr [64, N, K], K = 8 for tf32, 16 for 16-bit types, 32 for 8-bit ones; warps_per_cta[0] a multiple of the warpgroup's 4 warps)."""
     version: int
     warps_per_cta: tuple
     instr_shape: tuple
@@ -40,9 +40,10 @@ class NvidiaMma(Layout):
                 raise ValueError(f"mma v2 instr_shape {list(self.instr_shape)} must be [16, 8]")
         elif self.version == 3:
             m, n, k = self.instr_shape
-            if m != 64 or not 8 <= n <= 256 or n % 8 or k != 16 and k != 32:
+            if m != 64 or not 8 <= n <= 256 or n % 8 or k not in (8, 16, 32):
                 raise ValueError(f"wgmma instr_shape {list(self.instr_shape)} must be "
-                                 f"[64, N, 16|32] with N a multiple of 8 up to 256")
+                                 f"[64, N, 8|16|32] with N a multiple of 8 up to 256 (K: "
+                                 f"32 bytes of the operand type)")
             if wm % 4:
                 raise ValueError(f"wgmma warps_per_cta {list(self.warps_per_cta)}: warps along "
                                  f"M must be whole warpgroups of 4")

@@ -19,6 +19,8 @@ import mlir.ir as ir
 from tilework.dialects import tile as T
 from tilework.dialects.layout import DotOperand, NvidiaMma, layout_of
 
+from .dot_wgmma_layout import wgmma_layout
+
 M_INSTR, N_INSTR = 16, 8
 
 
@@ -102,8 +104,9 @@ def choose_dot_layouts(target, op, num_warps: int):
     """(acc, a, b) layouts of the tensor-core path for `tile.dot` `op` on `target`, or None."""
     if target is None or target.backend != "nvidia" or target.warp_size != 32:
         return None
-    # Hook for the wgmma path: on sm_90a (`target.has("wgmma")`) return the mma v3 layouts
-    # (`NvidiaMma(3, ...)` accumulator, operands in shared memory) here.  mma v2 for now.
+    v3 = wgmma_layout(target, op, num_warps)  # sm_90a: operands through shared memory
+    if v3 is not None:
+        return v3, None, None
     if not target.has("mma_v2"):
         return None
     a, b, c = (op.operands[i].type for i in range(3))

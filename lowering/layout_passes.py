@@ -195,16 +195,20 @@ class _Assigner:
     def op_tile_dot(self, op, tens):
         """On tensor cores (`dot_layouts.choose_dot_layouts`): the result and the accumulator in
         the mma layout (a loop-carried accumulator started from a constant adopts it, so the
-        loop converts nothing), a and b converted to its dot operand layouts.  Else the result
-        takes the accumulator's layout; a and b may stay in any layout (the FMA lowering moves
-        them through shared memory)."""
+        loop converts nothing); a and b converted to its dot operand layouts (mma v2), or, for
+        wgmma (v3: tilegpu-warpgroup-dot puts them in shared memory), kept in a layout without
+        copies.  Else the result takes the accumulator's layout; a and b may stay in any layout
+        (the FMA lowering moves them through shared memory)."""
         choice = choose_dot_layouts(self.target, op, self.num_warps)
         if choice is None:
             self.set(op.results[0], layout_of(op.operands[2].type))
             return
         acc, la, lb = choice
-        self.convert(op, 0, la)
-        self.convert(op, 1, lb)
+        for i, lay in ((0, la), (1, lb)):
+            if lay is None:  # a shared-memory operand: loaded once, with no copies
+                lay = _own_layout(op.operands[i], self.num_warps, self.warp_size)
+            if lay is not None:
+                self.convert(op, i, lay)
         if self.flexible(op.operands[2]):
             self.retarget_iter_arg(op.operands[2], acc)
         else:
@@ -300,6 +304,35 @@ class _Assigner:
         for i, (v, t) in enumerate(zip(op.operands, targets)):
             if T.is_tensor(v.type):
                 self.convert(op, i, layout_of(t.type))
+
+
+def _own_layout(v, num_warps, warp_size):
+    """A blocked layout made for `v`'s own shape (same vector width) when its layout, made for
+    a larger tile of its rank, holds copies of its elements and its producers can be
+    recomputed (tilegpu-remove-converts then loads it once); else None."""
+    lay, shape = layout_of(v.type), T.shape_of(v.type)
+    if not isinstance(lay, Blocked) or not _remat_later(v, 0):
+        return None
+    if math.prod(lay.elems_per_thread(shape)) * num_warps * warp_size <= math.prod(shape):
+        return None
+    own = default_blocked(shape, num_warps, warp_size, lay.size_per_thread[lay.order[0]])
+    return own if own != lay else None
+
+
+def _remat_later(v, depth: int) -> bool:
+    """`_can_remat` once tilegpu-remove-converts has folded the conversions assign-layouts
+    put in the chain (it rematerializes those first)."""
+    op = defining_op(v)
+    if op is not None and op.name == "tilegpu.convert_layout" and depth <= _REMAT_DEPTH:
+        return _remat_later(op.operands[0], depth + 1)
+    if op is None or depth > _REMAT_DEPTH or op.regions or len(op.results) != 1:
+        return False
+    if not (op.name in _REMAT or op.name.startswith(_REMAT_PREFIXES)):
+        return False
+    if op.name == "tile.load" and ("volatile" in op.attributes or
+                                   sum(1 for _ in v.uses) != 1):
+        return False
+    return all(_remat_later(o, depth + 1) for o in op.operands if T.is_tensor(o.type))
 
 
 def permute(layout: Blocked, perm) -> Blocked:

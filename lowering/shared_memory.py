@@ -123,6 +123,15 @@ def buffer_bytes(md: T.MemDesc) -> int:
     return elems_bytes(math.prod(md.shape), md.elem)
 
 
+NVMMA_ALIGN = 1024  # nvmma_shared buffers: the 128-byte swizzle repeats every 8 rows (1 KiB)
+
+
+def buffer_align(md: T.MemDesc) -> int:
+    """The alignment a buffer's start needs: the hardware (wgmma descriptors, TMA) swizzles
+    nvmma_shared buffers on address bits, so they start where the pattern does."""
+    return NVMMA_ALIGN if md.layout.startswith("#tilegpu.nvmma_shared<") else ALIGN
+
+
 def alloc_bytes(md: T.MemDesc) -> int:
     """Bytes of all buffers of a local_alloc; each buffer starts 16-byte aligned."""
     return align(buffer_bytes(md)) * (md.buffers - 1) + buffer_bytes(md)

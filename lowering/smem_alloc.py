@@ -11,7 +11,7 @@ old values are shared).  Each is live over an interval of ops, numbered in progr
   loop (scf.for / scf.while) that does not contain the alloc keeps it live for the whole loop.
 
 Buffers whose intervals are disjoint may share bytes.  In program order, each buffer takes the
-lowest 16-byte-aligned offset where it overlaps no placed buffer live at the same time (first
+lowest 16-byte-aligned (nvmma_shared buffers: 1 KiB-aligned) offset where it overlaps no placed buffer live at the same time (first
 fit).  The pass writes `tilegpu.smem_offset` on each op that has a buffer (and removes stale
 ones) and the kernel's total, `tilegpu.shared`, on the module (the largest over its kernels).
 It may run again on IR it already allocated (offsets are recomputed).
@@ -25,7 +25,8 @@ from tilework.dialects import tile as T
 from . import rules  # noqa: F401  (registers the rules and their scratch sizes)
 from .layout_passes import kernels
 from .pass_base import Pass, register
-from .shared_memory import OFFSET_ATTR, SHARED_ATTR, align, alloc_bytes, scratch_bytes
+from .shared_memory import (ALIGN, OFFSET_ATTR, SHARED_ATTR, align, alloc_bytes, buffer_align,
+                            scratch_bytes)
 
 LOOPS = ("scf.for", "scf.while")
 
@@ -59,7 +60,7 @@ class Numbering:
 
 
 MEMDESC_USERS = ("tilegpu.local_store", "tilegpu.local_load", "tilegpu.local_dealloc",
-                 "tilegpu.memdesc_index", "tilegpu.async_copy")
+                 "tilegpu.memdesc_index", "tilegpu.async_copy", "tilegpu.warpgroup_dot")
 
 
 def memdesc_users(value: ir.Value) -> list:
@@ -106,16 +107,24 @@ def buffers(f: ir.Operation, num: Numbering | None = None) -> list:
     return out
 
 
+def alignment(op) -> int:
+    """Where the buffer of `op` may start: nvmma_shared buffers at 1 KiB, others 16 bytes."""
+    if op is not None and op.name == "tilegpu.local_alloc":
+        return buffer_align(T.memdesc_of(op.results[0].type))
+    return ALIGN
+
+
 def first_fit(bufs) -> tuple[list[int], int]:
-    """Offsets for [(start, end, bytes, ...)] in order, and the total bytes."""
+    """Offsets for [(start, end, bytes, op)] in order, and the total bytes."""
     placed, offsets, total = [], [], 0
-    for start, end, size, *_ in bufs:
+    for start, end, size, *rest in bufs:
         live = sorted((o, o + s) for (o, s, a, b) in placed if a <= end and start <= b)
+        a = alignment(rest[0] if rest else None)
         off = 0
         for lo, hi in live:
             if off + size <= lo:
                 break
-            off = max(off, align(hi))
+            off = max(off, align(hi, a))
         placed.append((off, size, start, end))
         offsets.append(off)
         total = max(total, off + size)

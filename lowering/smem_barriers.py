@@ -8,6 +8,7 @@ Runs after tilegpu-allocate-shared, from the byte intervals it assigned.  Each o
 | with scratch (`SCRATCH`) | writes its interval, a barrier of its own (`smem_publish`), reads it |
 | `local_alloc` with a value, `local_store` | writes the buffer |
 | `local_load` | reads the buffer |
+| `warpgroup_dot` | reads both operand buffers (wgmma, through the async proxy: its rule fences) |
 | `async_copy` | writes the buffer, asynchronously: the bytes land when an `async_wait` |
 |              | completes its group, and count as written there |
 
@@ -88,6 +89,8 @@ def accesses(op) -> list:
         return [("r", memdesc_interval(op.operands[0]))]
     if name == "tilegpu.async_copy":
         return [("async", memdesc_interval(op.operands[1]))]
+    if name == "tilegpu.warpgroup_dot":  # (its proxy fence: the rule's, before the barrier)
+        return [("r", memdesc_interval(op.operands[0])), ("r", memdesc_interval(op.operands[1]))]
     if name == "tilegpu.async_commit_group":
         return [("commit",)]
     if name == "tilegpu.async_wait":
@@ -181,10 +184,12 @@ class _Walk:
                 state = self.loop(list(region.blocks), state)
             return state
         accs = accesses(op)
-        first = next((a for a in accs if a[0] in ("r", "w", "async")), None)
-        if first is not None:
-            kind = "w" if first[0] == "async" else first[0]
-            if op in self.needs or state.conflicts(kind, first[1]):
+        # the accesses before the op's own barrier (if any) decide the barrier before it
+        lead = [a for a in accs[:next((i for i, a in enumerate(accs) if a[0] == "barrier"),
+                                      len(accs))] if a[0] in ("r", "w", "async")]
+        if lead:
+            if op in self.needs or any(state.conflicts("w" if a[0] == "async" else a[0], a[1])
+                                       for a in lead):
                 self.needs.add(op)
                 state = state.synced()
         for a in accs:

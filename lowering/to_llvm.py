@@ -19,8 +19,8 @@ from . import rules  # noqa: F401  (registers the rules)
 from .pass_base import Pass, register
 from .registry import LoweringError, lookup
 from .module_info import kernels, module_config
-from .shared_memory import (OFFSET_ATTR, SCRATCH, SHARED_ATTR, SMEM_PTR, SMEM_SYMBOL,
-                            scratch_bytes, smem_offset_ptr)
+from .shared_memory import (ALIGN, OFFSET_ATTR, SCRATCH, SHARED_ATTR, SMEM_PTR, SMEM_SYMBOL,
+                            buffer_align, scratch_bytes, smem_offset_ptr)
 from .smem_alloc import allocate_shared
 from .smem_barriers import insert_barriers
 
@@ -414,6 +414,7 @@ def _to_llvm(module_op, pctx):
         allocate_shared(module_op, pctx)
         insert_barriers(module_op, pctx)
     shared = ir.IntegerAttr(module_op.attributes[SHARED_ATTR]).value
+    salign = _smem_align(module_op)
     target_attr = pctx.extra.get("gpu_target_attr") or _default_target_attr(pctx)
     funcs = kernels(module_op)
     helpers = [op.operation for op in module_op.regions[0].blocks[0].operations
@@ -432,9 +433,19 @@ def _to_llvm(module_op, pctx):
     if shared:
         # dynamic shared memory: a zero-sized external array in address space 3
         g = ir.Operation.parse(f'llvm.mlir.global external @{SMEM_SYMBOL}() {{addr_space = 3 '
-                               f': i32, alignment = 16 : i64}} : !llvm.array<0 x i8>')
+                               f': i32, alignment = {salign} : i64}} : '
+                               f'!llvm.array<0 x i8>')
         ir.InsertionPoint.at_block_begin(gm.regions[0].blocks[0]).insert(g)
     module_op.attributes[SHARED_ATTR] = i32(shared)
+
+
+def _smem_align(module_op) -> int:
+    """The dynamic shared memory's alignment: that of its most aligned buffer."""
+    out = ALIGN
+    for op in T.walk_ops(module_op):
+        if op.name == "tilegpu.local_alloc":
+            out = max(out, buffer_align(T.memdesc_of(op.results[0].type)))
+    return out
 
 
 def _default_target_attr(pctx) -> str:

@@ -41,8 +41,10 @@ class NVIDIABackend(Backend):
 
     def tilegpu_passes(self, options) -> list:
         passes = common.tile_cleanup_passes() + common.layout_passes()
-        # architecture-specific passes go here, chosen from self.target (its capability and
-        # matrix instructions), as Triton's make_ttgir does; today every sm_ target shares one
+        # architecture-specific passes, chosen from self.target (its capability and matrix
+        # instructions), as Triton's make_ttgir does
+        if self.target.has("wgmma"):
+            passes = passes + ["tilegpu-warpgroup-dot"]
         return passes + common.access_passes() + common.shared_memory_passes()
 
     def gpu_target_attr(self, options) -> str:
@@ -50,8 +52,10 @@ class NVIDIABackend(Backend):
                 f'features = "{self.target.features}">')
 
     def llvm_conversion(self, options) -> tuple:
-        return ("gpu.module(convert-gpu-to-nvvm{index-bitwidth=32},convert-arith-to-llvm,"
-                "convert-math-to-llvm)",)
+        # wgmma.mma_async has no LLVM intrinsic: convert-nvvm-to-llvm makes it inline PTX
+        nvvm = "convert-nvvm-to-llvm," if self.target.has("wgmma") else ""
+        return (f"gpu.module(convert-gpu-to-nvvm{{index-bitwidth=32}},{nvvm}"
+                f"convert-arith-to-llvm,convert-math-to-llvm)",)
 
     def add_binary_stages(self, st, options):
         st["ptx"] = lambda llir, md: llir_to_ptx(llir, self.target, options.opt_level)

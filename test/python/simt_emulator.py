@@ -13,6 +13,8 @@ memory accesses outside the arrays passed as arguments are errors too.
     emu = Emulator.from_kernel(kernel, signature, constants, "sm_80", num_warps=4)
     emu.run(grid, x, out, n)   # numpy arrays for pointers (written in place), ints, floats
 
+Hopper's wgmma and the async-proxy fence are emulated in simt_wgmma.py (a mixin).
+
 Not a model of timing or of lane divergence (shuffles and barriers must be reached by every
 thread, which is what the lowering emits).
 """
@@ -21,6 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 import mlir.ir as ir
+
+from simt_wgmma import WgmmaOps
 
 _INT = {1: np.bool_, 8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
 _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
@@ -37,6 +41,11 @@ class EmulationError(Exception):
 def _np(t: ir.Type):
     """(numpy dtype, vector length or 0) of an MLIR type."""
     s = str(t)
+    if s.startswith("!llvm.struct<("):  # homogeneous structs (wgmma accumulators)
+        elems = {e.strip() for e in s[len("!llvm.struct<("):-2].split(",")}
+        if len(elems) != 1:
+            raise EmulationError(f"type {s} is not emulated")
+        return _np(ir.Type.parse(elems.pop()))[0], s.count(",") + 1
     if s.startswith("vector<"):
         n, e = s[len("vector<"):-1].split("x", 1)
         return _np(ir.Type.parse(e))[0], int(n)
@@ -44,6 +53,8 @@ def _np(t: ir.Type):
         return _FLOAT[s], 0
     if s == "bf16":
         return _BF16, 0
+    if s.startswith("f8"):  # float8 has no LLVM type: its bytes, moved, never computed on here
+        return np.uint8, 0
     if s == "index" or s.startswith("!llvm.ptr"):
         return np.int64, 0
     if s.startswith("i"):
@@ -70,7 +81,7 @@ def _as(a, dt):
     return a.astype(dt)
 
 
-class Emulator:
+class Emulator(WgmmaOps):
     def __init__(self, module: ir.Module, num_warps: int, warp_size: int):
         self.module = module
         self.nw, self.ws = num_warps, warp_size
@@ -159,6 +170,7 @@ class Emulator:
                     self.r_epoch = np.full(self.smem.size, -1, np.int64)
                     self.r_thread = np.full(self.smem.size, -1, np.int64)
                     self.epoch = 0
+                    self.wg_reset()
                     self.async_open, self.async_groups = [], []
                     env = dict(env0)
                     self.exec_block(block, env, np.ones(self.T, np.bool_))
@@ -305,6 +317,13 @@ class Emulator:
             return [np.full(self.T, ir.FloatAttr(attr).value, dt)]
         if dt == np.bool_:
             return [np.full(self.T, bool(ir.IntegerAttr(attr).value & 1))]
+        if str(t) == "bf16" or str(t).startswith("f8"):  # a float kept as its bits
+            f = ir.FloatAttr(attr).value
+            if str(t) == "bf16":
+                return [np.full(self.T, np.float32(f).view(np.uint32) >> 16, np.uint16)]
+            if f != 0.0:
+                raise EmulationError(f"float8 constant {f} is not emulated")
+            return [np.zeros(self.T, np.uint8)]
         val = ir.IntegerAttr(attr).value
         return [np.array([val], dtype=np.int64).astype(dt).repeat(self.T)]
 
@@ -715,6 +734,8 @@ class Emulator:
                                  f"byte {bs[i]} from several threads")
         self.w_epoch[b] = e
         self.w_thread[b] = t
+        self.w_seq[b] = self.seq  # (for the async proxy's fence check, simt_wgmma.py)
+        self.seq += 1
 
 
 # ---- mma.sync fragments (PTX ISA, "Matrix fragments for mma.m16n8k8 / m16n8k16 / m16n8k32"):

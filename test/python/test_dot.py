@@ -267,7 +267,9 @@ def test_dot_of_slice_layouts(how, m, n, k, warps, rng):
 
 # ---- compilation for the three targets -------------------------------------------------------
 
-@pytest.mark.parametrize("target", TARGETS)
+# sm_90 rather than sm_90a: on sm_90a these dots become tilegpu.warpgroup_dot (wgmma; its own
+# no-spill checks are in test_dot_wgmma.py)
+@pytest.mark.parametrize("target", ["sm_80", "sm_90", "gfx942"])
 @pytest.mark.parametrize("case", ["fp32", "fp16_acc32", "fp16_acc16", "bf16", "int8"])
 def test_matmul_compiles_without_spills(target, case):
     ck = compile_matmul(case, 64, 64, 32, target=target)

@@ -1,0 +1,96 @@
+"""`tilegpu.warpgroup_dot`: Hopper's warpgroup MMA (wgmma.mma_async) on operands in shared
+memory.  `tilegpu-warpgroup-dot` (lowering/dot_wgmma.py) makes it from a `tile.dot` whose
+result has an mma v3 layout; its rule is lowering/rules/dot_wgmma.py.
+
+result = acc + a @ b with a [M, K] and b [K, N] one-buffer memdescs in `#tilegpu.nvmma_shared`
+layouts (swizzled: 32, 64 or 128 bytes), acc and result [M, N] tiles in `#tilegpu.mma<3, ...>`.
+a is K-major (not transposed); b is K-major (transposed) or N-major (not transposed), and
+wgmma transposes only 16-bit operands, so tf32, fp8 and int8 b must be K-major."""
+from __future__ import annotations
+
+from .. import ir_types as T
+from ..layout import layout_of, parse_layout
+from ..layout_nvidia import NvidiaMma, NvmmaShared
+from .base import INT, READS, STRING, Attr, operand, result, tensor
+from .checks import int_attr
+from .shape import DOT_PRECISIONS
+from .shared import memdesc
+from .tilegpu import TILEGPU
+
+# operand element type -> accumulator types wgmma has for it
+_ACC = {"f16": ("f32", "f16"), "bf16": ("f32",), "f32": ("f32",),
+        "f8E4M3FN": ("f32", "f16"), "f8E5M2": ("f32", "f16"), "i8": ("i32",)}
+
+
+def _operand(md, what):
+    """The operand's nvmma_shared layout, or an error message."""
+    if md.buffers != 1:
+        return None, f"warpgroup_dot {what} is a memdesc of {md.buffers} buffers: select " \
+                     f"one with memdesc_index"
+    if not md.layout.startswith("#tilegpu.nvmma_shared<"):
+        return None, f"warpgroup_dot {what} must be in #tilegpu.nvmma_shared, got {md.layout}"
+    try:
+        lay = parse_layout(md.layout)
+        lay.verify(md.shape)
+    except ValueError as e:
+        return None, f"warpgroup_dot {what}: {e}"
+    if lay.swizzle_bytes == 0:
+        return None, f"warpgroup_dot {what} needs a swizzled nvmma_shared layout (32, 64 or " \
+                     f"128 bytes)"
+    if str(md.elem) not in _ACC:
+        return None, f"warpgroup_dot {what} of {md.elem}: wgmma takes f16, bf16, f32 (tf32), " \
+                     f"f8E4M3FN, f8E5M2 or i8"
+    return lay, None
+
+
+def _warpgroup_dot(op):
+    ma, mb = T.memdesc_of(op.operands[0].type), T.memdesc_of(op.operands[1].type)
+    acc_t = op.operands[2].type  # (the result's type: IRDL checks they are one)
+    la, err = _operand(ma, "a")
+    if err:
+        return err
+    lb, err = _operand(mb, "b")
+    if err:
+        return err
+    (M, K), (K2, N) = ma.shape, mb.shape  # (2-D: nvmma_shared layouts are)
+    if K != K2 or T.shape_of(acc_t) != (M, N):
+        return f"warpgroup_dot shapes do not agree: {list(ma.shape)} x {list(mb.shape)} -> " \
+               f"{list(T.shape_of(acc_t))}"
+    ea, eb, ec = str(ma.elem), str(mb.elem), str(T.element_type(acc_t))
+    if ea != eb and not (ea.startswith("f8") and eb.startswith("f8")):
+        return f"warpgroup_dot operands must have one element type, got {ea} and {eb}"
+    if ec not in _ACC[ea]:
+        return f"warpgroup_dot of {ea} accumulates in {' or '.join(_ACC[ea])}, not {ec}"
+    lc = layout_of(acc_t)
+    if not isinstance(lc, NvidiaMma) or lc.version != 3:
+        return "warpgroup_dot accumulator must have a #tilegpu.mma<3, ...> layout"
+    wm, wn = lc.warps_per_cta
+    n, k = lc.instr_shape[1], lc.instr_shape[2]
+    if M % (16 * wm) or N % (n * wn):
+        return f"warpgroup_dot tile [{M}, {N}] is not a whole number of the layout's " \
+               f"[{16 * wm}, {n * wn}] warp tiles"
+    bits = _bits(ea)
+    if k * bits != 256 or K % k:
+        return f"warpgroup_dot instruction K {k} must be 32 bytes of {ea} and divide K {K}"
+    if la.transposed:
+        return "warpgroup_dot a must be K-major (nvmma_shared not transposed)"
+    if bits != 16 and not lb.transposed:
+        return f"warpgroup_dot b of {eb} must be K-major (nvmma_shared transposed): wgmma " \
+               f"transposes only 16-bit operands"
+    if int_attr(op, "max_num_imprecise_acc") < 0:
+        return "warpgroup_dot max_num_imprecise_acc must be >= 0"
+
+
+def _bits(elem: str) -> int:
+    return 16 if elem in ("f16", "bf16") else 32 if elem == "f32" else 8
+
+
+_c = tensor()
+TILEGPU.op("warpgroup_dot", "acc + a @ b by the warpgroups' wgmma.mma_async, with a and b in "
+                            "shared memory (#tilegpu.nvmma_shared), acc in #tilegpu.mma<3>",
+           operands=[operand("a", memdesc()), operand("b", memdesc()), operand("acc", _c)],
+           results=[result("result", _c)],
+           attrs=[Attr("input_precision", STRING, DOT_PRECISIONS),
+                  Attr("max_num_imprecise_acc", INT, default=0)],
+           traits={READS}, verify=_warpgroup_dot, interp=None,
+           unsupported={"amd": "wgmma is NVIDIA Hopper's (sm_90a)"})

@@ -1,0 +1,208 @@
+"""`tilegpu.warpgroup_dot` on sm_90a: wgmma.mma_async with operands in shared memory.
+
+Per warpgroup (4 consecutive warps, `warps_per_cta[0]` / 4 of them along M, the rest along N)
+and per 64 x N tile of the accumulator it owns (the layout repeats the CTA tile: `rm`, `rn`),
+one `wgmma.mma_async.sync.aligned.m64nNkK` per K step (K = 32 bytes of the operand type),
+chained on the accumulator registers, then one `commit_group` and `wait_group 0`:
+
+    fence.proxy.async.shared::cta   generic-proxy writes (local_alloc's stores) -> async proxy
+    bar.sync                        the barrier tilegpu-insert-barriers placed, if any
+    wgmma.fence                     the accumulator registers are ready
+    wgmma.mma_async ... x (tiles x K steps)
+    wgmma.commit_group; wgmma.wait_group 0
+
+The fence comes before the barrier (the rule is registered with no scratch, so the barrier
+before it is deferred to its `smem_begin`): each writer fences its own writes, then the
+barrier orders them before every warpgroup's reads.
+
+Matrix descriptors (PTX ISA, "Matrix Descriptor Format"): bits 0-13 the start address >> 4,
+16-29 the leading dimension byte offset >> 4, 32-45 the stride dimension byte offset >> 4,
+62-63 the swizzle (1: 128 bytes, 2: 64, 3: 32).  All from the memdesc's layout (its offset
+map): the start is the offset of the tile's first element (row0, k0); K-major operands have
+8-row groups `SBO` apart (LBO unused with swizzling: 1); MN-major ones have 8-row (K) groups
+SBO apart and swizzle-wide column blocks LBO apart.  Buffers start aligned to the swizzle's
+repeat (8 rows; tilegpu-allocate-shared aligns nvmma buffers to 1024 bytes), so the hardware's
+address-bit swizzle is the layout's.
+
+Accumulators are fp32 (or s32): an fp16 accumulator is extended first and rounded once at the
+end, as the FMA path does.  With fp8 operands and 0 < max_num_imprecise_acc < K, every
+max_num_imprecise_acc / K-per-instruction steps accumulate into a fresh zero accumulator that
+is then added in fp32 (Triton's split: the fp8 tensor-core accumulator keeps fewer bits).
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+
+from tilework.dialects import tile as T
+from tilework.dialects.layout import layout_of, parse_layout
+
+from ..axis_info import elem_bytes
+from ..registry import LoweringError, lower
+from ..regs import Regs
+from ..shared_memory import buffer_bytes, scratch, shared_offset, smem_type
+
+_TYPES = {"f16": "f16", "bf16": "bf16", "f32": "tf32", "f8E4M3FN": "e4m3", "f8E5M2": "e5m2",
+          "i8": "s8"}
+SWIZZLE_MODE = {128: 1, 64: 2, 32: 3}
+
+
+@scratch("tilegpu.warpgroup_dot")
+def _no_scratch(op):
+    return 0  # registered so that the barrier before it waits for the rule's proxy fence
+
+
+class Operand:
+    """One operand's descriptors: `mn_dim`/`k_dim` of its memdesc shape, the constant high
+    bits, and the byte offset of any (mn0, k0) from its layout."""
+
+    def __init__(self, ctx, base, md, mn_dim: int):
+        self.ctx, self.md, self.mn_dim, self.k_dim = ctx, md, mn_dim, 1 - mn_dim
+        self.lay = parse_layout(md.layout)
+        self.eb = elem_bytes(smem_type(md.elem))
+        lin = parse_layout(md.layout).linear(md.shape).invert()  # coords -> offset
+        self.k_major = lin.basis(f"dim{self.k_dim}")[0] == (1,)
+
+        def off(dim, n):  # byte offset of the element n along dim (a power of two)
+            b = n.bit_length() - 1
+            if b >= len(lin.basis(f"dim{dim}")):  # one block: the field is not read
+                return buffer_bytes(md)
+            return lin.basis(f"dim{dim}")[b][0] * self.eb
+        sw = self.lay.swizzle_bytes
+        if self.k_major:
+            lbo, sbo = 16, off(self.mn_dim, 8)
+        else:
+            lbo, sbo = off(self.mn_dim, sw // self.eb), off(self.k_dim, 8)
+        high = ((lbo >> 4) << 16) | ((sbo >> 4) << 32) | (SWIZZLE_MODE[sw] << 62)
+        self.high = high - (1 << 64) if high >> 63 else high  # as a signed i64
+        self.base = ctx.op1("llvm.ptrtoint", [base], ctx.i32)
+
+    def descriptor(self, mn0, k0: int):
+        """The i64 descriptor of the operand's tile at (mn0 (i32 value), k0)."""
+        ctx = self.ctx
+        coords = [None, None]
+        coords[self.mn_dim], coords[self.k_dim] = mn0, ctx.const(k0)
+        off = shared_offset(self.md.layout, self.md.shape, coords, ctx)
+        if self.eb != 1:
+            off = ctx.op1("arith.muli", [off, ctx.const(self.eb)], ctx.i32)
+        addr = ctx.op1("arith.addi", [self.base, off], ctx.i32)
+        start = ctx.op1("arith.andi", [ctx.op1("arith.shrui", [addr, ctx.const(4)], ctx.i32),
+                                       ctx.const(0x3FFF)], ctx.i32)
+        start = ctx.op1("arith.extui", [start], ctx.i64)
+        return ctx.op1("arith.ori", [start, ctx.const(self.high, ctx.i64)], ctx.i64)
+
+
+def _struct(elem: ir.Type, n: int) -> ir.Type:
+    return ir.Type.parse(f"!llvm.struct<({', '.join([str(elem)] * n)})>")
+
+
+def _pack(ctx, st, vals):
+    s = ctx.op1("llvm.mlir.undef", [], st)
+    for i, v in enumerate(vals):
+        s = ctx.op1("llvm.insertvalue", [s, v], st,
+                    {"position": ir.DenseI64ArrayAttr.get([i])})
+    return s
+
+
+def _unpack(ctx, s, elem, n):
+    return [ctx.op1("llvm.extractvalue", [s], elem, {"position": ir.DenseI64ArrayAttr.get([i])})
+            for i in range(n)]
+
+
+def _attr(text):
+    return ir.Attribute.parse(text)
+
+
+@lower("tilegpu.warpgroup_dot", target="nvidia", arch=(90, 90))
+def _warpgroup_dot(ctx, op, args):
+    if ctx.arch != "sm_90a":
+        raise LoweringError(f"tilegpu.warpgroup_dot needs sm_90a (wgmma), not {ctx.arch}")
+    a_base, b_base, acc = args
+    ma, mb = T.memdesc_of(op.operands[0].type), T.memdesc_of(op.operands[1].type)
+    rt = op.results[0].type
+    layout, (M, N) = layout_of(rt), T.shape_of(rt)
+    wm, wn = layout.warps_per_cta
+    _, n_instr, k_instr = layout.instr_shape
+    K = ma.shape[1]
+    ec = str(T.element_type(rt))
+    ea, eb = str(ma.elem), str(mb.elem)
+    is_int = ec == "i32"
+    ct = ctx.i32 if is_int else ir.F32Type.get()
+    f32 = ir.F32Type.get()
+    vals = [v if ec != "f16" else ctx.op1("arith.extf", [v], f32) for v in acc.values]
+
+    opa = Operand(ctx, a_base, ma, 0)
+    opb = Operand(ctx, b_base, mb, 1)
+    # the warpgroup's first row and column: warps 16 rows apart along M, then along N
+    warp = ctx.warp_id()
+    wg_m = ctx.op1("arith.remui", [ctx.op1("arith.divui", [warp, ctx.const(4)], ctx.i32),
+                                   ctx.const(wm // 4)], ctx.i32)
+    wg_n = ctx.op1("arith.divui", [warp, ctx.const(wm)], ctx.i32)
+    row_wg = ctx.op1("arith.muli", [wg_m, ctx.const(64)], ctx.i32)
+    col_wg = ctx.op1("arith.muli", [wg_n, ctx.const(n_instr)], ctx.i32)
+
+    rep_m, rep_n = M // (16 * wm), N // (n_instr * wn)
+    per_n = (n_instr // 4) * rep_n  # the thread's columns
+    nfrag = n_instr // 2
+    st = _struct(ct, nfrag)
+    attrs = {
+        "shape": _attr(f"#nvvm.shape<m = 64, n = {n_instr}, k = {k_instr}>"),
+        "typeA": _attr(f"#nvvm.wgmma_type<{_TYPES[ea]}>"),
+        "typeB": _attr(f"#nvvm.wgmma_type<{_TYPES[eb]}>"),
+        "typeD": _attr(f"#nvvm.wgmma_type<{'s32' if is_int else 'f32'}>"),
+        "scaleA": _attr("#nvvm.wgmma_scale_in<one>"), "scaleB": _attr("#nvvm.wgmma_scale_in<one>"),
+        "scaleD": _attr("#nvvm.wgmma_scale_out<one>"),
+        # row: K-major A; col: K-major B (PTX's imm-trans-a/-b 0)
+        "layoutA": _attr("#nvvm.mma_layout<row>"),
+        "layoutB": _attr(f"#nvvm.mma_layout<{'col' if opb.k_major else 'row'}>"),
+    }
+    steps = K // k_instr
+    split = steps
+    mnia = ir.IntegerAttr(op.attributes["max_num_imprecise_acc"]).value
+    if ea.startswith("f8") and 0 < mnia < K:
+        split = max(1, mnia // k_instr)
+
+    def frag_index(rm, rn, i):
+        """Flat index in the thread's values of fragment register i of tile (rm, rn): i bit 0
+        is the column's low bit, bit 1 the row + 8, bits 2.. the column's 8-blocks."""
+        c0 = ((i >> 1) & 1) + 2 * rm
+        c1 = (i & 1) + 2 * (i >> 2) + (n_instr // 4) * rn
+        return c0 * per_n + c1
+
+    # fence our generic-proxy writes, then the deferred barrier, then the wgmma fence
+    ctx.create("nvvm.fence.proxy", [], [], {
+        "kind": _attr("#nvvm.proxy_kind<async.shared>"),
+        "space": _attr("#nvvm.shared_space<cta>")})
+    ctx.smem_begin()
+    ctx.create("nvvm.wgmma.fence.aligned", [], [])
+    zero = ctx.const(0, ct) if is_int else ctx.op1(
+        "arith.constant", [], f32, {"value": ir.FloatAttr.get(f32, 0.0)})
+    partials = []  # (tile indices, struct) whose sum is added after the wait
+    for rm in range(rep_m):
+        row0 = ctx.op1("arith.addi", [row_wg, ctx.const(rm * 16 * wm)], ctx.i32)
+        for rn in range(rep_n):
+            col0 = ctx.op1("arith.addi", [col_wg, ctx.const(rn * n_instr * wn)], ctx.i32)
+            idx = [frag_index(rm, rn, i) for i in range(nfrag)]
+            d = _pack(ctx, st, [vals[j] for j in idx])
+            for s in range(steps):
+                if s and s % split == 0:  # fp8: a fresh accumulator, added in fp32 later
+                    partials.append((idx, d))
+                    d = _pack(ctx, st, [zero] * nfrag)
+                da = opa.descriptor(row0, s * k_instr)
+                db = opb.descriptor(col0, s * k_instr)
+                d = ctx.op1("nvvm.wgmma.mma_async", [d, da, db], st, attrs)
+            partials.append((idx, d))
+    ctx.create("nvvm.wgmma.commit.group.sync.aligned", [], [])
+    ctx.create("nvvm.wgmma.wait.group.sync.aligned", [], [],
+               {"group": ir.IntegerAttr.get(ctx.i64, 0)})
+    out = list(vals)
+    seen = set()
+    for idx, d in partials:
+        parts = _unpack(ctx, d, ct, nfrag)
+        for j, v in zip(idx, parts):
+            if j in seen:
+                v = ctx.op1("arith.addf", [out[j], v], ct)
+            seen.add(j)
+            out[j] = v
+    if ec == "f16":
+        out = [ctx.op1("arith.truncf", [v], T.element_type(rt)) for v in out]
+    return [Regs(layout, (M, N), out)]

@@ -1,0 +1,64 @@
+// RUN: tilework-opt %s --tilegpu-warpgroup-dot --target sm_90a | FileCheck %s
+
+// A tile.dot whose result has an mma v3 layout: a and b to nvmma_shared buffers (a K-major,
+// the widest swizzle K allows; fp16 b N-major), the warpgroup_dot, then the buffers freed.
+#BL = #tilegpu.blocked<array<i32: 1, 8>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
+#V3 = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>
+// CHECK-LABEL: func.func @fp16(
+// CHECK-NEXT: %[[A:.+]] = "tilegpu.local_alloc"(%arg0) : (tensor<64x32xf16, #tilegpu.blocked<{{.+}}>>) -> !tilegpu.memdesc<array<i64: 64, 32>, f16, #tilegpu.nvmma_shared<64 : i32, false, 16 : i32>, 1 : i32>
+// CHECK-NEXT: %[[B:.+]] = "tilegpu.local_alloc"(%arg1) : (tensor<32x64xf16, #tilegpu.blocked<{{.+}}>>) -> !tilegpu.memdesc<array<i64: 32, 64>, f16, #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>, 1 : i32>
+// CHECK-NEXT: %[[D:.+]] = "tilegpu.warpgroup_dot"(%[[A]], %[[B]], %arg2) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 32>, f16, #tilegpu.nvmma_shared<64 : i32, false, 16 : i32>, 1 : i32>, !tilegpu.memdesc<array<i64: 32, 64>, f16, #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>, 1 : i32>, tensor<64x64xf32, #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>>) -> tensor<64x64xf32, #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>>
+// CHECK-NEXT: "tilegpu.local_dealloc"(%[[A]])
+// CHECK-NEXT: "tilegpu.local_dealloc"(%[[B]])
+// CHECK-NEXT: return %[[D]]
+func.func @fp16(%a: tensor<64x32xf16, #BL>, %b: tensor<32x64xf16, #BL>, %c: tensor<64x64xf32, #V3>) -> tensor<64x64xf32, #V3> attributes {tile.kernel} {
+  %d = "tile.dot"(%a, %b, %c) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (tensor<64x32xf16, #BL>, tensor<32x64xf16, #BL>, tensor<64x64xf32, #V3>) -> tensor<64x64xf32, #V3>
+  return %d : tensor<64x64xf32, #V3>
+}
+
+// tf32: each operand first rounded to tf32 (ties away from zero; NaN kept), then b K-major
+// (transposed: wgmma transposes only 16-bit operands); K = 16 fp32 is 64 bytes: a 64-byte
+// swizzle; N = 16 rows of b.
+#T3 = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 16, 8>>
+// CHECK-LABEL: func.func @tf32(
+// CHECK-NEXT: %[[U:.+]] = arith.bitcast %arg0 : tensor<64x16xf32, {{.+}}> to tensor<64x16xi32,
+// CHECK-NEXT: %[[HALF:.+]] = arith.constant dense<4096>
+// CHECK-NEXT: %[[ADD:.+]] = arith.addi %[[U]], %[[HALF]]
+// CHECK-NEXT: %[[MASK:.+]] = arith.constant dense<-8192>
+// CHECK-NEXT: %[[R:.+]] = arith.andi %[[ADD]], %[[MASK]]
+// CHECK-NEXT: %[[ABS:.+]] = arith.constant dense<2147483647>
+// CHECK-NEXT: %[[MAG:.+]] = arith.andi %[[U]], %[[ABS]]
+// CHECK-NEXT: %[[INF:.+]] = arith.constant dense<2139095040>
+// CHECK-NEXT: %[[NAN:.+]] = arith.cmpi ugt, %[[MAG]], %[[INF]]
+// CHECK-NEXT: %[[SEL:.+]] = arith.select %[[NAN]], %[[U]], %[[R]]
+// CHECK-NEXT: %[[A32:.+]] = arith.bitcast %[[SEL]] : tensor<64x16xi32, {{.+}}> to tensor<64x16xf32,
+// CHECK-COUNT-6: arith.
+// CHECK: %[[B32:.+]] = arith.bitcast %{{.+}} : tensor<16x16xi32, {{.+}}> to tensor<16x16xf32,
+// CHECK-NEXT: "tilegpu.local_alloc"(%[[A32]]) : {{.+}} -> !tilegpu.memdesc<array<i64: 64, 16>, f32, #tilegpu.nvmma_shared<64 : i32, false, 32 : i32>, 1 : i32>
+// CHECK-NEXT: "tilegpu.local_alloc"(%[[B32]]) : {{.+}} -> !tilegpu.memdesc<array<i64: 16, 16>, f32, #tilegpu.nvmma_shared<64 : i32, true, 32 : i32>, 1 : i32>
+// CHECK-NEXT: "tilegpu.warpgroup_dot"
+func.func @tf32(%a: tensor<64x16xf32, #BL>, %b: tensor<16x16xf32, #BL>, %c: tensor<64x16xf32, #T3>) -> tensor<64x16xf32, #T3> attributes {tile.kernel} {
+  %d = "tile.dot"(%a, %b, %c) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (tensor<64x16xf32, #BL>, tensor<16x16xf32, #BL>, tensor<64x16xf32, #T3>) -> tensor<64x16xf32, #T3>
+  return %d : tensor<64x16xf32, #T3>
+}
+
+// fp8 (bytes: 8-bit elements), with its max_num_imprecise_acc kept; K = 32 bytes: a 32-byte
+// swizzle for a, b K-major with 32-byte rows too.
+#F3 = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 32, 32>>
+// CHECK-LABEL: func.func @fp8(
+// CHECK-NEXT: "tilegpu.local_alloc"(%arg0) : {{.+}} -> !tilegpu.memdesc<array<i64: 64, 32>, f8E4M3FN, #tilegpu.nvmma_shared<32 : i32, false, 8 : i32>, 1 : i32>
+// CHECK-NEXT: "tilegpu.local_alloc"(%arg1) : {{.+}} -> !tilegpu.memdesc<array<i64: 32, 32>, f8E5M2, #tilegpu.nvmma_shared<32 : i32, true, 8 : i32>, 1 : i32>
+// CHECK-NEXT: "tilegpu.warpgroup_dot"({{.+}}) {input_precision = "tf32", max_num_imprecise_acc = 16 : i32}
+func.func @fp8(%a: tensor<64x32xf8E4M3FN, #BL>, %b: tensor<32x32xf8E5M2, #BL>, %c: tensor<64x32xf32, #F3>) -> tensor<64x32xf32, #F3> attributes {tile.kernel} {
+  %d = "tile.dot"(%a, %b, %c) {input_precision = "tf32", max_num_imprecise_acc = 16 : i32} : (tensor<64x32xf8E4M3FN, #BL>, tensor<32x32xf8E5M2, #BL>, tensor<64x32xf32, #F3>) -> tensor<64x32xf32, #F3>
+  return %d : tensor<64x32xf32, #F3>
+}
+
+// A dot in any other layout is left alone.
+// CHECK-LABEL: func.func @blocked(
+// CHECK-NOT: tilegpu.local_alloc
+// CHECK: "tile.dot"
+func.func @blocked(%a: tensor<64x32xf16, #BL>, %b: tensor<32x64xf16, #BL>, %c: tensor<64x64xf32, #BL>) -> tensor<64x64xf32, #BL> attributes {tile.kernel} {
+  %d = "tile.dot"(%a, %b, %c) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (tensor<64x32xf16, #BL>, tensor<32x64xf16, #BL>, tensor<64x64xf32, #BL>) -> tensor<64x64xf32, #BL>
+  return %d : tensor<64x64xf32, #BL>
+}

@@ -1,0 +1,240 @@
+"""The SIMT emulator's Hopper warpgroup MMA: `nvvm.wgmma.*` and `nvvm.fence.proxy` (a mixin of
+simt_emulator.Emulator; written from the PTX ISA, not from tilework's lowering).
+
+* Matrix descriptors (PTX ISA "Matrix Descriptor Format"): start address >> 4 in bits 0-13,
+  leading byte offset >> 4 in 16-29, stride byte offset >> 4 in 32-45, swizzle in 62-63
+  (0 none, 1: 128 bytes, 2: 64, 3: 32).  Element (mn, k) of an operand is at the canonical
+  layouts' byte address (CUTLASS's GMMA canonical forms, in bytes; S the swizzle width):
+    K-major, swizzled:   start + (mn / 8) * SBO + (mn % 8) * S + k * size
+    K-major, none:       start + (mn / 8) * SBO + (mn % 8) * 16 + (k*size / 16) * LBO + k*size % 16
+    MN-major, swizzled:  start + (mn / (S/size)) * LBO + (mn % (S/size)) * size + (k / 8) * SBO
+                         + (k % 8) * S
+    MN-major, none:      start + (mn*size / 16) * SBO + mn*size % 16 + (k % 8) * 16 + (k / 8) * LBO
+  and the swizzle then xors address bits [4, 4+b) with bits [7, 7+b), b = log2(S / 16).
+* D fragments ("wgmma .m64nNk16 register fragments"): warp w % 4 of the warpgroup, lane l,
+  register i: row 16 (w % 4) + l / 4 + 8 ((i / 2) % 2), column 8 (i / 4) + 2 (l % 4) + i % 2.
+* tf32 operands: the low 13 bits of each fp32 operand are ignored (truncation); fp8 decoded
+  from its bits; products summed in float64 (int64 for s8), the sum rounded to fp32.
+* Checks: every thread of a warpgroup issues the same descriptors; `wgmma.fence` before the
+  first mma_async of a batch; the bytes read were written with a barrier since (the race
+  check) and a `fence.proxy.async` by their writer after its write (generic -> async proxy);
+  results are used only after a `wgmma.wait_group` that leaves their group done.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import mlir.ir as ir
+
+_SWIZZLE = {0: 0, 1: 128, 2: 64, 3: 32}
+_SIZE = {"f16": 2, "bf16": 2, "tf32": 4, "e4m3": 1, "e5m2": 1, "s8": 1, "u8": 1}
+
+
+class WgmmaError(Exception):
+    pass
+
+
+def _fp8_table(exp_bits: int, man_bits: int, fn: bool) -> np.ndarray:
+    """float64 values of the 256 fp8 bit patterns (fn: e4m3fn, no infinities, S.1111.111 NaN)."""
+    bias = (1 << (exp_bits - 1)) - 1
+    out = np.zeros(256)
+    for v in range(256):
+        s = -1.0 if v >> 7 else 1.0
+        e = (v >> man_bits) & ((1 << exp_bits) - 1)
+        m = v & ((1 << man_bits) - 1)
+        if fn and e == (1 << exp_bits) - 1 and m == (1 << man_bits) - 1:
+            out[v] = np.nan
+        elif not fn and e == (1 << exp_bits) - 1:
+            out[v] = s * np.inf if m == 0 else np.nan
+        elif e == 0:
+            out[v] = s * m / (1 << man_bits) * 2.0 ** (1 - bias)
+        else:
+            out[v] = s * (1 + m / (1 << man_bits)) * 2.0 ** (e - bias)
+    return out
+
+
+_E4M3 = _fp8_table(4, 3, True)
+_E5M2 = _fp8_table(5, 2, False)
+
+
+def decode_desc(desc: int) -> tuple:
+    """(start byte address, LBO bytes, SBO bytes, swizzle bytes or 0) of a descriptor."""
+    d = int(desc) & (2**64 - 1)
+    return ((d & 0x3FFF) << 4, ((d >> 16) & 0x3FFF) << 4, ((d >> 32) & 0x3FFF) << 4,
+            _SWIZZLE[(d >> 62) & 3])
+
+
+def operand_addresses(desc: int, mn: int, k: int, size: int, k_major: bool) -> np.ndarray:
+    """[mn, k] byte addresses (in the shared window) of an operand's elements."""
+    start, lbo, sbo, sw = decode_desc(desc)
+    m = np.arange(mn)[:, None]
+    kk = np.arange(k)[None, :]
+    if k_major and sw:
+        if k * size > sw:
+            raise WgmmaError(f"K-major: {k * size} bytes of K exceed the {sw}-byte swizzle")
+        a = start + (m // 8) * sbo + (m % 8) * sw + kk * size
+    elif k_major:
+        a = start + (m // 8) * sbo + (m % 8) * 16 + (kk * size // 16) * lbo + kk * size % 16
+    elif sw:
+        w = sw // size
+        a = start + (m // w) * lbo + (m % w) * size + (kk // 8) * sbo + (kk % 8) * sw
+    else:
+        a = start + (m * size // 16) * sbo + m * size % 16 + (kk % 8) * 16 + (kk // 8) * lbo
+    if sw:
+        b = (sw // 16).bit_length() - 1
+        a = a ^ (((a >> 7) & ((1 << b) - 1)) << 4)
+    return a
+
+
+def decode(raw: np.ndarray, kind: str) -> np.ndarray:
+    """Operand values (float64 or int64) from their bytes [..., size]."""
+    raw = np.ascontiguousarray(raw)
+    if kind == "f16":
+        return raw.view(np.float16)[..., 0].astype(np.float64)
+    if kind == "bf16":
+        return (raw.view(np.uint16)[..., 0].astype(np.uint32) << 16).view(np.float32) \
+            .astype(np.float64)
+    if kind == "tf32":
+        return (raw.view(np.uint32)[..., 0] & np.uint32(0xFFFFE000)).view(np.float32) \
+            .astype(np.float64)
+    if kind == "e4m3":
+        return _E4M3[raw[..., 0]]
+    if kind == "e5m2":
+        return _E5M2[raw[..., 0]]
+    if kind == "s8":
+        return raw.view(np.int8)[..., 0].astype(np.int64)
+    raise WgmmaError(f"wgmma type {kind} is not emulated")
+
+
+def _enum(op, name) -> str:
+    """The value of an nvvm enum attribute: `#nvvm.mma_layout<row>` -> "row"."""
+    s = str(op.attributes[name])
+    return s[s.index("<") + 1:s.rindex(">")]
+
+
+class WgmmaOps:
+    """Op handlers (mixed into the Emulator): state in `self.wg_*`, set up by `wg_reset`."""
+
+    def wg_reset(self):
+        self.seq = 0
+        self.w_seq = np.full(self.smem.size, -1, np.int64)
+        self.fence_seq = np.full(self.T, -1, np.int64)
+        self.wg_fenced = np.zeros(self.T, np.bool_)
+        self.wg_open, self.wg_groups = [], []  # result ids not committed / committed groups
+        self.wg_pending = {}                   # id(result array) -> True while in flight
+
+    def op_nvvm_fence_proxy(self, op, args, env, act):
+        if _enum(op, "kind") != "async.shared":
+            raise WgmmaError(f"fence.proxy kind {_enum(op, 'kind')} is not emulated")
+        self.fence_seq[act] = self.seq
+        self.seq += 1
+
+    def op_nvvm_wgmma_fence_aligned(self, op, args, env, act):
+        self._whole_warpgroups(act, "wgmma.fence")
+        self.wg_fenced |= act
+
+    def op_nvvm_wgmma_commit_group_sync_aligned(self, op, args, env, act):
+        self.wg_groups.append(self.wg_open)
+        self.wg_open = []
+
+    def op_nvvm_wgmma_wait_group_sync_aligned(self, op, args, env, act):
+        keep = ir.IntegerAttr(op.attributes["group"]).value
+        done = self.wg_groups[:max(0, len(self.wg_groups) - keep)]
+        self.wg_groups = self.wg_groups[len(done):]
+        for g in done:
+            for rid in g:
+                self.wg_pending.pop(rid, None)
+        self.wg_fenced[:] = False
+
+    def _whole_warpgroups(self, act, what):
+        a = act.reshape(-1, 128) if self.T % 128 == 0 else None
+        if a is None or not (a.all(axis=1) | ~a.any(axis=1)).all():
+            raise WgmmaError(f"{what} reached by part of a warpgroup")
+
+    def op_nvvm_wgmma_mma_async(self, op, args, env, act):
+        d, da, db = args
+        if id(d) in self.wg_pending:
+            pass  # chaining in-flight accumulators is how a batch of wgmmas is issued
+        self._whole_warpgroups(act, "wgmma.mma_async")
+        if not self.wg_fenced[act].all():
+            raise WgmmaError("wgmma.mma_async without a wgmma.fence before it")
+        shp = str(op.attributes["shape"])
+        m, n, k = (int(shp.split(f"{c} = ")[1].split(",")[0].split(">")[0]) for c in "mnk")
+        ta, tb, td = (_enum(op, x) for x in ("typeA", "typeB", "typeD"))
+        if m != 64:
+            raise WgmmaError(f"wgmma m{m}")
+        a_kmaj = _enum(op, "layoutA") == "row"
+        b_kmaj = _enum(op, "layoutB") == "col"
+        for s in ("scaleA", "scaleB", "scaleD"):
+            if _enum(op, s) != "one":
+                raise WgmmaError(f"wgmma {s} {_enum(op, s)} is not emulated")
+        if d.shape[1] != n // 2:
+            raise WgmmaError(f"wgmma m64n{n} has {n // 2} accumulators per thread, got "
+                             f"{d.shape[1]}")
+        out = d.copy()
+        lane = np.arange(128) % 32
+        warp = np.arange(128) // 32
+        i = np.arange(n // 2)
+        rows = 16 * warp[:, None] + lane[:, None] // 4 + 8 * ((i[None, :] // 2) % 2)
+        cols = 8 * (i[None, :] // 4) + 2 * (lane[:, None] % 4) + i[None, :] % 2
+        for g in range(self.T // 128):
+            sel = np.zeros(self.T, np.bool_)
+            sel[128 * g:128 * (g + 1)] = True
+            if not act[sel].any():
+                continue
+            descs = []
+            for x, what in ((da, "A"), (db, "B")):
+                u = set(x[sel].tolist())
+                if len(u) != 1:
+                    raise WgmmaError(f"the threads of warpgroup {g} issue different {what} "
+                                     f"descriptors")
+                descs.append(u.pop())
+            av = self._wg_operand(descs[0], 64, k, ta, a_kmaj, 128 * g)
+            bv = self._wg_operand(descs[1], n, k, tb, b_kmaj, 128 * g)
+            prod = av @ bv.T  # [64, n]
+            acc = d[sel]
+            if td == "s32":
+                new = (acc.astype(np.int64) + prod[rows, cols]).astype(np.int64)
+                out[sel] = ((new + 2**31) % 2**32 - 2**31).astype(d.dtype)
+            else:
+                out[sel] = (acc.astype(np.float64) + prod[rows, cols]).astype(d.dtype)
+        self.wg_open.append(id(out))
+        self.wg_pending[id(out)] = True
+        return [out]
+
+    def _wg_operand(self, desc, mn, k, kind, k_major, thread):
+        size = _SIZE[kind]
+        addrs = operand_addresses(desc, mn, k, size, k_major)
+        flat = addrs.reshape(-1)
+        if (flat % size).any():
+            raise WgmmaError("misaligned wgmma operand element")
+        idx = flat[:, None] + np.arange(size)
+        if idx.min() < 0 or idx.max() >= self.smem.size:
+            raise WgmmaError(f"wgmma operand outside shared memory (bytes {idx.min()}.."
+                             f"{idx.max()} of {self.smem.size})")
+        b = idx.reshape(-1)
+        # generic-proxy writes must be fenced by their writer before the async proxy reads
+        written = self.w_seq[b] >= 0
+        bad = written & (self.fence_seq[self.w_thread[b]] < self.w_seq[b])
+        if bad.any():
+            j = int(np.nonzero(bad)[0][0])
+            raise WgmmaError(f"wgmma reads shared byte {b[j]} that thread "
+                             f"{self.w_thread[b[j]]} wrote with no fence.proxy.async after")
+        self._check_read(idx, np.full(len(idx), thread))
+        self.r_thread[b] = -2  # read by the whole warpgroup
+        return decode(self.smem[idx], kind).reshape(mn, k)
+
+    # ---- structs of the accumulators (homogeneous: arrays [threads, n]) ----------------------
+    def op_llvm_insertvalue(self, op, args, env, act):
+        s, x = args
+        pos = list(ir.DenseI64ArrayAttr(op.attributes["position"]))
+        out = s.copy()
+        out[:, pos[0]] = x
+        return [out]
+
+    def op_llvm_extractvalue(self, op, args, env, act):
+        s = args[0]
+        if id(s) in self.wg_pending:
+            raise WgmmaError("a wgmma result is read before a wgmma.wait_group completes it")
+        pos = list(ir.DenseI64ArrayAttr(op.attributes["position"]))
+        return [s[:, pos[0]].copy()]

@@ -1,0 +1,104 @@
+"""tl.dot on Hopper's wgmma (sm_90a) on the GPU against torch and float64 references (skipped
+without a Hopper GPU): the tiled matmul with masked tails for every operand type, the large
+8-warp tiles, fp8 operands, an accumulator operand and a transposed b."""
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.gpu
+torch = pytest.importorskip("torch")
+
+import tilework.language as tl  # noqa: E402
+from tilework import CompileOptions  # noqa: E402
+from tilework.compiler.driver import ASTSource, compile  # noqa: E402
+from dot_kernels import dot_tile, matmul_kernel  # noqa: E402
+from test_dot import CASES, cdiv, check_matmul, matmul_signature  # noqa: E402
+from test_dot_wgmma import _fp8_dot, mm_contiguous  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _hopper():
+    if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("needs a Hopper (sm_90) GPU")
+
+
+TORCH = {"fp32": torch.float32, "fp16_acc32": torch.float16, "fp16_acc16": torch.float16,
+         "bf16": torch.bfloat16, "int8": torch.int8}
+OUT = {np.float32: torch.float32, np.float16: torch.float16, np.int32: torch.int32}
+
+
+def _inputs(case, m, k, n):
+    dt = TORCH[case]
+    if case == "int8":
+        return (torch.randint(-128, 128, (m, k), device="cuda", dtype=dt),
+                torch.randint(-128, 128, (k, n), device="cuda", dtype=dt))
+    return (torch.randn(m, k, device="cuda").to(dt), torch.randn(k, n, device="cuda").to(dt))
+
+
+@pytest.mark.parametrize("case", list(TORCH))
+@pytest.mark.parametrize("m, n, k, bm, bn, bk, warps", [
+    (100, 70, 45, 64, 64, 32, 4), (256, 256, 256, 128, 128, 64, 8),
+    (300, 200, 129, 128, 64, 32, 8), (1000, 520, 300, 128, 256, 64, 8),
+    (64, 64, 64, 64, 64, 64, 4)])
+@pytest.mark.parametrize("plus_eq", [False, True])
+def test_matmul(case, m, n, k, bm, bn, bk, warps, plus_eq):
+    ck = compile(ASTSource(matmul_kernel, matmul_signature(case),
+                           dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, ACC=CASES[case][1],
+                                PLUS_EQ=plus_eq), {}),
+                 "sm_90a", CompileOptions(num_warps=warps), cache=False)
+    assert "wgmma.mma_async" in ck.asm["ptx"]
+    a, b = _inputs(case, m, k, n)
+    c = torch.full((m, n), 7, device="cuda", dtype=OUT[CASES[case][4]])
+    matmul_kernel[(cdiv(m, bm), cdiv(n, bn))](
+        a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
+        c.stride(1), BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, ACC=CASES[case][1], PLUS_EQ=plus_eq,
+        num_warps=warps)
+    torch.cuda.synchronize()
+    check_matmul(c.cpu().double().numpy() if case != "int8" else c.cpu().numpy(),
+                 a.cpu().double().numpy(), b.cpu().double().numpy(), case, bk)
+    if case in ("fp16_acc32", "bf16"):
+        torch.testing.assert_close(c.float(), torch.matmul(a, b).float(), rtol=2e-2, atol=2e-2)
+
+
+@pytest.mark.parametrize("bm, bn, bk, warps", [(128, 128, 64, 8), (128, 256, 64, 8),
+                                               (64, 128, 64, 4)])
+def test_large_tiles(bm, bn, bk, warps):
+    m = n = k = 1024
+    a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+    b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+    c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+    mm_contiguous[(m // bm, n // bn)](a, b, c, m, n, k, a.stride(0), b.stride(0), c.stride(0),
+                                      BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(c, torch.matmul(a, b), rtol=1e-2, atol=1e-1)
+
+
+@pytest.mark.parametrize("ta, tb", [(torch.float8_e4m3fn, torch.float8_e4m3fn),
+                                    (torch.float8_e5m2, torch.float8_e5m2)])
+@pytest.mark.parametrize("imp", [0, 32])
+def test_fp8(ta, tb, imp):
+    m, n, k = 64, 32, 128
+    a = (torch.randn(m, k, device="cuda") * 4).to(ta)
+    b = (torch.randn(k, n, device="cuda") * 4).to(tb)
+    d = torch.empty(m, n, device="cuda", dtype=torch.float32)
+    _fp8_dot[(1,)](a, b, d, M=m, N=n, K=k, IMP=imp)
+    torch.cuda.synchronize()
+    ref = a.double() @ b.double()
+    bound = (a.double().abs() @ b.double().abs()) * 2.0**-9 + 1e-6  # fp8 wgmma accumulates coarsely
+    assert ((d.double() - ref).abs() <= bound).all()
+
+
+@pytest.mark.parametrize("mode", ["acc", "trans_b"])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+def test_dot_tile_modes(mode, dtype):
+    m, n, k = 64, 64, 32
+    a = torch.randn(m, k, device="cuda", dtype=dtype)
+    b = torch.randn(n, k, device="cuda", dtype=dtype) if mode == "trans_b" else \
+        torch.randn(k, n, device="cuda", dtype=dtype)
+    c = torch.randn(m, n, device="cuda", dtype=torch.float32)
+    d = torch.empty(m, n, device="cuda", dtype=torch.float32)
+    dot_tile[(1,)](a, b, c, d, M=m, N=n, K=k, MODE=mode, OUT=tl.float32, PRECISION="tf32")
+    torch.cuda.synchronize()
+    bb = b.T if mode == "trans_b" else b
+    ref = a.double() @ bb.double() + (c.double() if mode == "acc" else 0)
+    tol = 2e-3 if dtype == torch.float32 else 1e-4  # tf32 operands
+    torch.testing.assert_close(d.double(), ref, rtol=tol, atol=tol * k)
