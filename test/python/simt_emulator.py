@@ -540,7 +540,9 @@ class Emulator(WgmmaOps):
         return [(x * y + z).astype(a[0].dtype)]
 
     def op_llvm_extractvalue(self, op, a, env, act):
-        return [a[0][list(ir.DenseI64ArrayAttr(op.attributes["position"]))[0]]]
+        if not isinstance(a[0], tuple):  # a wgmma accumulator struct (simt_wgmma.py)
+            return super().op_llvm_extractvalue(op, a, env, act)
+        return [a[0][list(ir.DenseI64ArrayAttr(op.attributes["position"]))[0]]]  # mma.sync's
 
     def op_nvvm_ldmatrix(self, op, a, env, act):
         """ldmatrix.sync.aligned.m8n8.x<num>[.trans].b16 (PTX ISA): lanes 8q..8q+7 give the

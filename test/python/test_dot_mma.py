@@ -249,8 +249,19 @@ def test_ptx_mma_ldmatrix_and_spills(case, instr, bm, bn, bk, warps, spills):
         assert ".local" not in ptx
 
 
-@pytest.mark.parametrize("target", ["sm_80", "sm_86", "sm_89", "sm_90a", "sm_100a", "sm_120"])
+@pytest.mark.parametrize("target", ["sm_80", "sm_86", "sm_89", "sm_90", "sm_100a", "sm_120"])
 def test_every_sm80_plus_target_uses_mma_v2(target):
     ck = compile_gemm("fp16_acc32", 64, 64, 32, 4, target=target)
     assert "#tilegpu.mma<2 : i32, array<i32: 2, 2>, array<i32: 16, 8>>" in ck.asm["tilegpu"]
+    assert "mma.sync.aligned.m16n8k16" in ck.asm["ptx"]
+
+
+def test_sm90a_takes_wgmma_where_it_can():
+    """sm_90a: wgmma for a dot of whole warpgroup tiles (64 rows per warpgroup), mma.sync for
+    a smaller one."""
+    ck = compile_gemm("fp16_acc32", 64, 64, 32, 4, target="sm_90a")
+    assert "#tilegpu.mma<3 : i32" in ck.asm["tilegpu"]
+    assert "wgmma.mma_async" in ck.asm["ptx"] and "mma.sync" not in ck.asm["ptx"]
+    ck = compile_gemm("fp16_acc32", 32, 64, 32, 4, target="sm_90a")
+    assert "#tilegpu.mma<2 : i32" in ck.asm["tilegpu"]
     assert "mma.sync.aligned.m16n8k16" in ck.asm["ptx"]
