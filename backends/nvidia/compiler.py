@@ -42,7 +42,9 @@ class NVIDIABackend(Backend):
     def tilegpu_passes(self, options) -> list:
         passes = common.tile_cleanup_passes() + common.layout_passes()
         # architecture-specific passes go here, chosen from self.target (its capability and
-        # matrix instructions), as Triton's make_ttgir does; today every sm_ target shares one
+        # matrix instructions), as Triton's make_ttgir does
+        if self.target.capability >= 80:  # cp.async: pipeline the loads feeding dots
+            passes += ["tilegpu-pipeline", "canonicalize", "cse", "tile-cse"]
         return passes + common.access_passes() + common.shared_memory_passes()
 
     def gpu_target_attr(self, options) -> str:
