@@ -362,7 +362,7 @@ def _rewrite(info, cands, layouts, S):
                            slice_ops)
         new = scf.ForOp(lb, ub, step, [inits[c] for c in kept] + [ahead[c] for c in s0]
                         + [_const(0, i32), _const(S - 1, i32)])
-    for name in [a.name for a in loop.attributes]:
+    for name in [getattr(a, "name", a) for a in loop.attributes]:
         new.operation.attributes[name] = loop.attributes[name]
     nb = new.body
     nargs = list(nb.arguments)
