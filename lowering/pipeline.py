@@ -161,19 +161,30 @@ def _consumer(load):
     uses = [(u.owner, u.operand_number) for u in load.results[0].uses]
     if not uses:
         return None
-    if all(o.name == "tile.dot" and n in (0, 1) for o, n in uses):
+    if _feeds_dot(load.results[0]):
         return "dot", None, load.results[0].type
     if len(uses) != 1:
         return None
     user = uses[0][0]
     if user.name == "tilegpu.convert_layout":
-        outs = [u.owner for u in user.results[0].uses]
-        ok = outs and all(u.owner.name == "tile.dot" and u.operand_number in (0, 1)
-                          for u in user.results[0].uses)
+        ok = _feeds_dot(user.results[0])
         return ("convert", user, user.results[0].type) if ok else None
-    if user.name == "tilegpu.local_alloc":
+    if user.name == "tilegpu.local_alloc" and all(_reads_for_dot(u.owner)
+                                                  for u in user.results[0].uses):
         return "alloc", user, user.results[0].type
     return None
+
+
+def _feeds_dot(v) -> bool:
+    return all(u.owner.name == "tile.dot" and u.operand_number in (0, 1) for u in v.uses)
+
+
+def _reads_for_dot(op) -> bool:
+    """A user of a local_alloc'd operand buffer: a dot reading it from shared memory (wgmma),
+    a local_load feeding dots, or its dealloc."""
+    if op.name == "tilegpu.local_load":
+        return _feeds_dot(op.results[0])
+    return op.name in ("tilegpu.warpgroup_dot", "tilegpu.local_dealloc")
 
 
 def _candidates(info: _Loop) -> list:
@@ -209,9 +220,28 @@ def _shared_layout(load, cons) -> str:
     return SwizzledShared(sw.vec, sw.per_phase, sw.max_phase, tuple(sw.order)).text()
 
 
-def _const(v, t):
-    return ir.Operation.create("arith.constant", results=[t],
-                               attributes={"value": ir.IntegerAttr.get(t, int(v))}).results[0]
+class _Consts:
+    """Integer constants, each made once, at the insertion point current at the first ask
+    (before the loop: they dominate its body too)."""
+
+    def __init__(self, ip):
+        self.ip, self.made = ip, {}
+
+    def __call__(self, v, t):
+        key = (int(v), str(t))
+        if key not in self.made:
+            with self.ip:
+                self.made[key] = ir.Operation.create(
+                    "arith.constant", results=[t],
+                    attributes={"value": ir.IntegerAttr.get(t, int(v))}).results[0]
+        return self.made[key]
+
+    def times(self, step, j):
+        """step * j, folded when the step is a constant."""
+        op = _owner(step)
+        if op is not None and op.name == "arith.constant":
+            return self(ir.IntegerAttr(op.attributes["value"]).value * j, step.type)
+        return step if j == 1 else _arith("arith.muli", step, self(j, step.type))
 
 
 def _arith(name, a, b, t=None):
@@ -338,7 +368,6 @@ def pipeline_loop(loop, pctx, reserve: int) -> bool:
 def _rewrite(info, cands, layouts, S):
     loop, body = info.loop, info.body
     lb, ub, step = list(loop.operands)[:3]
-    ivt = lb.type
     i32 = ir.IntegerType.get_signless(32)
     s0 = sorted(info.stage0)
     loads = {load for load, _, _ in cands}
@@ -348,6 +377,8 @@ def _rewrite(info, cands, layouts, S):
     live = _live_carried(info, loads, set(s0))
     kept = [c for c in range(len(info.carried)) if c not in s0 or c in live]
     inits = list(loop.operands)[3:]
+    with loop.location:
+        _const = _Consts(ir.InsertionPoint(loop))
     with ir.InsertionPoint(loop), loop.location:
         allocs = []
         for (load, _, _), lay in zip(cands, layouts):
@@ -356,8 +387,7 @@ def _rewrite(info, cands, layouts, S):
                 T.shape_of(lt), T.element_type(lt), lay, S)))
         ahead = {c: inits[c] for c in s0}
         for j in range(S - 1):
-            iv = lb if j == 0 else _arith("arith.addi", lb,
-                                          _arith("arith.muli", step, _const(j, ivt)))
+            iv = lb if j == 0 else _arith("arith.addi", lb, _const.times(step, j))
             ahead = _issue(info, cands, allocs, _const(j, i32), iv, _cmp_lt(iv, ub), ahead,
                            slice_ops)
         new = scf.ForOp(lb, ub, step, [inits[c] for c in kept] + [ahead[c] for c in s0]
@@ -371,7 +401,7 @@ def _rewrite(info, cands, layouts, S):
     rd, wr = nargs[-2], nargs[-1]
     with ir.InsertionPoint(nb), loop.location:
         B.build_async_wait(None, num=S - 2)
-        iv = _arith("arith.addi", n_iv, _arith("arith.muli", step, _const(S - 1, ivt)))
+        iv = _arith("arith.addi", n_iv, _const.times(step, S - 1))
         nxt = _issue(info, cands, allocs, wr, iv, _cmp_lt(iv, ub), dict(zip(s0, n_ahead)),
                      slice_ops)
         for (load, _, (kind, user, ty)), alloc in zip(cands, allocs):
