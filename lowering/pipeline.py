@@ -45,16 +45,16 @@ from mlir.dialects import scf
 from tilework.dialects import builders as B
 from tilework.dialects import opdefs
 from tilework.dialects import tile as T
-from tilework.dialects.layout import layout_of
+from tilework.dialects.layout import fastest_dim, layout_of
 from tilework.dialects.layout_nvidia import SwizzledShared
 from tilework.dialects.linear_layout import plan_shared
 from tilework.dialects.verify import named_operands
 
 from . import rules  # noqa: F401  (registers the scratch sizes)
-from .axis_info import elem_bytes
+from .axis_info import AxisAnalysis, elem_bytes, vector_width
 from .module_info import kernels
 from .pass_base import Pass, register
-from .shared_memory import buffer_bytes, scratch_bytes, smem_type
+from .shared_memory import buffer_bytes, scratch_bytes, shared_contiguity, smem_type
 
 STAGES_ATTR = "tile.num_stages"
 NOTE_ATTR = "tilegpu.pipeline_note"
@@ -161,18 +161,28 @@ def _consumer(load):
     uses = [(u.owner, u.operand_number) for u in load.results[0].uses]
     if not uses:
         return None
-    if _feeds_dot(load.results[0]):
+    if _leads_to_dot(load.results[0]):
+        if len(uses) == 1 and uses[0][0].name == "tilegpu.convert_layout" and \
+                _feeds_dot(uses[0][0].results[0]):
+            user = uses[0][0]  # the local_load gives the converted layout itself
+            return "convert", user, user.results[0].type
         return "dot", None, load.results[0].type
     if len(uses) != 1:
         return None
     user = uses[0][0]
-    if user.name == "tilegpu.convert_layout":
-        ok = _feeds_dot(user.results[0])
-        return ("convert", user, user.results[0].type) if ok else None
     if user.name == "tilegpu.local_alloc" and all(_reads_for_dot(u.owner)
                                                   for u in user.results[0].uses):
         return "alloc", user, user.results[0].type
     return None
+
+
+_VIEWS = ("tile.trans", "tilegpu.convert_layout")
+
+
+def _leads_to_dot(v) -> bool:
+    """Every use of `v` is a dot operand, directly or through transposes and conversions."""
+    return all((u.owner.name == "tile.dot" and u.operand_number in (0, 1)) or
+               (u.owner.name in _VIEWS and _leads_to_dot(u.owner.results[0])) for u in v.uses)
 
 
 def _feeds_dot(v) -> bool:
@@ -187,7 +197,18 @@ def _reads_for_dot(op) -> bool:
     return op.name in ("tilegpu.warpgroup_dot", "tilegpu.local_dealloc")
 
 
-def _candidates(info: _Loop) -> list:
+def copy_width(an, load) -> int:
+    """Elements per access of the load (as tilegpu-vector-width will find them for its
+    copy: the `valid` bit added to the mask is uniform)."""
+    args = named_operands(load)
+    ptr = args["ptr"]
+    fast, spt = fastest_dim(layout_of(ptr.type))
+    if fast is None:
+        return 1
+    return vector_width(an, ptr, args["mask"], fast, min(spt, T.shape_of(ptr.type)[fast]))
+
+
+def _candidates(info: _Loop, an) -> list:
     out = []
     for op in info.ops:
         if op.name != "tile.load":
@@ -204,20 +225,32 @@ def _candidates(info: _Loop) -> list:
         cons = _consumer(op)
         if cons is None:
             continue
-        out.append((op, args, cons))
+        vec = copy_width(an, op)
+        if vec * elem_bytes(elem) < 4:  # cp.async moves 4, 8 or 16 bytes: the copy would be
+            continue                    # a synchronous load and store, no overlap
+        out.append((op, args, cons, vec))
     return out
 
 
-def _shared_layout(load, cons) -> str:
+def _shared_layout(load, cons, vec: int) -> str:
+    """The local_alloc's layout, else the swizzle `plan_shared` finds cheapest for the copy's
+    writes (the pointers' layout) and the consumer's reads, if it keeps the copy's `vec`
+    elements contiguous (else rows unswizzled along the pointers' contiguous dim)."""
     kind, user, ty = cons
     if kind == "alloc":
         return T.memdesc_of(ty).layout
     shape = T.shape_of(load.results[0].type)
-    src = layout_of(named_operands(load)["ptr"].type).linear(shape)
+    ptr_layout = layout_of(named_operands(load)["ptr"].type)
+    src = ptr_layout.linear(shape)
     dst = layout_of(ty).linear(shape)
     eb = elem_bytes(T.element_type(load.results[0].type))
     sw = plan_shared(src, dst, shape, eb).swizzle
-    return SwizzledShared(sw.vec, sw.per_phase, sw.max_phase, tuple(sw.order)).text()
+    text = SwizzledShared(sw.vec, sw.per_phase, sw.max_phase, tuple(sw.order)).text()
+    fast, _ = fastest_dim(ptr_layout)
+    if shared_contiguity(text, shape, fast) >= vec:
+        return text
+    order = (fast,) + tuple(d for d in reversed(range(len(shape))) if d != fast)
+    return SwizzledShared(vec, 1, 1, order).text()
 
 
 class _Consts:
@@ -266,14 +299,15 @@ def _clone_slice(ops, env):
             env[a] = b
 
 
-def _issue(info, cands, allocs, slot, iv, valid, carried_vals, slice_ops):
+def _issue(info, cands, allocs, slot, iv, valid, carried_vals, copy_ops):
     """Stage 0 at the insertion point for the iteration with induction value `iv`, the
-    stage-0 carried values `carried_vals` (index -> value): the copies into `slot`, masked by
-    `valid`, and a commit.  Returns the next stage-0 carried values."""
+    stage-0 carried values `carried_vals` (index -> value): the ops computing the pointers and
+    masks (`copy_ops`), the copies into `slot` masked by `valid`, and a commit.  Returns the
+    value map, which `_advance` continues."""
     env = {info.iv: iv}
     for c, v in carried_vals.items():
         env[info.carried[c]] = v
-    _clone_slice(slice_ops, env)
+    _clone_slice(copy_ops, env)
     i1 = ir.IntegerType.get_signless(1)
     for (load, args, _), alloc in zip(cands, allocs):
         ptr_t = args["ptr"].type
@@ -287,7 +321,15 @@ def _issue(info, cands, allocs, slot, iv, valid, carried_vals, slice_ops):
         ptr = env.get(args["ptr"], args["ptr"])
         B.build_async_copy(None, ptr, dst, mask)
     B.build_async_commit_group(None)
-    return {c: env.get(info.yielded[c], info.yielded[c]) for c in carried_vals}
+    return env
+
+
+def _advance(info, env, next_ops, s0):
+    """The next stage-0 carried values (cloning `next_ops`, the rest of the slice, at the
+    insertion point: in the loop, at its end, as the original increments were, so the old and
+    new pointers are not both live across the body)."""
+    _clone_slice(next_ops, env)
+    return {c: env.get(info.yielded[c], info.yielded[c]) for c in s0}
 
 
 def _live_carried(info, dropped_loads, candidates_c) -> set:
@@ -338,16 +380,17 @@ def _reserve(f) -> int:
     return max([scratch_bytes(op) for op in T.walk_ops(f)] + [0])
 
 
-def pipeline_loop(loop, pctx, reserve: int) -> bool:
+def pipeline_loop(loop, pctx, reserve: int, an) -> bool:
     depth = ir.IntegerAttr(loop.attributes[STAGES_ATTR]).value \
         if STAGES_ATTR in loop.attributes else (pctx.options.num_stages if pctx else 3)
     if depth <= 1:
         return False
     info = _Loop(loop)
-    cands = _candidates(info)
+    cands = _candidates(info, an)
     if not cands:
         return False
-    layouts = [_shared_layout(load, cons) for load, _, cons in cands]
+    layouts = [_shared_layout(load, cons, vec) for load, _, cons, vec in cands]
+    cands = [c[:3] for c in cands]
     per_stage = sum(buffer_bytes(T.MemDesc(T.shape_of(load.results[0].type),
                                            T.element_type(load.results[0].type), lay, 1))
                     for (load, _, _), lay in zip(cands, layouts))
@@ -372,24 +415,26 @@ def _rewrite(info, cands, layouts, S):
     s0 = sorted(info.stage0)
     loads = {load for load, _, _ in cands}
     roots = [v for _, args, _ in cands for v in (args["ptr"], args["mask"]) if v is not None]
-    roots += [info.yielded[c] for c in s0]
-    slice_ops = info.slice_ops(roots)
+    copy_ops = info.slice_ops(roots)
+    next_ops = [op for op in info.slice_ops(roots + [info.yielded[c] for c in s0])
+                if op not in set(copy_ops)]
     live = _live_carried(info, loads, set(s0))
     kept = [c for c in range(len(info.carried)) if c not in s0 or c in live]
     inits = list(loop.operands)[3:]
-    with loop.location:
-        _const = _Consts(ir.InsertionPoint(loop))
     with ir.InsertionPoint(loop), loop.location:
         allocs = []
         for (load, _, _), lay in zip(cands, layouts):
             lt = load.results[0].type
             allocs.append(B.build_local_alloc(None, result_type=T.memdesc_type(
                 T.shape_of(lt), T.element_type(lt), lay, S)))
+        # constants go before the buffers: above the new loop, whenever they are made
+        _const = _Consts(ir.InsertionPoint(allocs[0].owner))
         ahead = {c: inits[c] for c in s0}
         for j in range(S - 1):
             iv = lb if j == 0 else _arith("arith.addi", lb, _const.times(step, j))
-            ahead = _issue(info, cands, allocs, _const(j, i32), iv, _cmp_lt(iv, ub), ahead,
-                           slice_ops)
+            env = _issue(info, cands, allocs, _const(j, i32), iv, _cmp_lt(iv, ub), ahead,
+                         copy_ops)
+            ahead = _advance(info, env, next_ops, s0)
         new = scf.ForOp(lb, ub, step, [inits[c] for c in kept] + [ahead[c] for c in s0]
                         + [_const(0, i32), _const(S - 1, i32)])
     for name in [getattr(a, "name", a) for a in loop.attributes]:
@@ -402,8 +447,8 @@ def _rewrite(info, cands, layouts, S):
     with ir.InsertionPoint(nb), loop.location:
         B.build_async_wait(None, num=S - 2)
         iv = _arith("arith.addi", n_iv, _const.times(step, S - 1))
-        nxt = _issue(info, cands, allocs, wr, iv, _cmp_lt(iv, ub), dict(zip(s0, n_ahead)),
-                     slice_ops)
+        env = _issue(info, cands, allocs, wr, iv, _cmp_lt(iv, ub), dict(zip(s0, n_ahead)),
+                     copy_ops)
         for (load, _, (kind, user, ty)), alloc in zip(cands, allocs):
             md = T.memdesc_of(alloc.type)
             slot = B.build_memdesc_index(None, alloc, rd, result_type=T.memdesc_type(
@@ -432,11 +477,15 @@ def _rewrite(info, cands, layouts, S):
                 wrap, zero, _arith("arith.addi", x, one)]).results[0])
     # the rest of the body, then the yield; the dropped carried values' updates die
     with ir.InsertionPoint(nb), loop.location:
-        ny = scf.YieldOp([info.yielded[c] for c in kept] + [nxt[c] for c in s0] + incs)
+        ny = scf.YieldOp([info.yielded[c] for c in kept] + list(n_ahead) + incs)
     for op in [o.operation for o in body.operations]:
         if op != info.yield_op:
             op.move_before(ny)
     info.yield_op.erase()
+    with ir.InsertionPoint(ny), loop.location:  # the ahead values' increments, last
+        nxt = _advance(info, env, next_ops, s0)
+    for i, c in enumerate(s0):
+        ny.operation.operands[len(kept) + i] = nxt[c]
     info.iv.replace_all_uses_with(n_iv)
     for c, a in zip(kept, n_kept):
         info.carried[c].replace_all_uses_with(a)
@@ -486,7 +535,7 @@ def pipeline(module_op, pctx=None):
     for f in kernels(module_op):
         reserve = _reserve(f)
         for loop in list(_loops(f)):  # innermost first
-            pipeline_loop(loop, pctx, reserve)
+            pipeline_loop(loop, pctx, reserve, AxisAnalysis(f))
 
 
 register(Pass("tilegpu-pipeline",

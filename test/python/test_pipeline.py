@@ -42,7 +42,7 @@ def gemm(a_ptr, b_ptr, c_ptr, M, N, K, LO, STEP, BLOCK_M: tl.constexpr, BLOCK_N:
         kk = k * BLOCK_K + offs_k
         a = tl.load(a_ptrs, mask=(offs_m[:, None] < M) & (kk[None, :] < K), other=0.0)
         b = tl.load(b_ptrs, mask=(kk[:, None] < K) & (offs_n[None, :] < N), other=0.0)
-        acc = tl.dot(a, b, acc)
+        acc = tl.dot(a, b, acc, input_precision="ieee")
         a_ptrs += STEP * BLOCK_K
         b_ptrs += STEP * BLOCK_K * N
     c_ptrs = c_ptr + offs_m[:, None] * N + offs_n[None, :]
@@ -51,6 +51,7 @@ def gemm(a_ptr, b_ptr, c_ptr, M, N, K, LO, STEP, BLOCK_M: tl.constexpr, BLOCK_N:
 
 GEMM_SIG = dict(a_ptr=F16, b_ptr=F16, c_ptr=F32, M=tl.int32, N=tl.int32, K=tl.int32,
                 LO=tl.int32, STEP=tl.int32)
+GEMM_SIG32 = dict(GEMM_SIG, a_ptr=F32, b_ptr=F32)
 
 
 DIV16 = {"tile.divisibility": 16}
@@ -77,6 +78,10 @@ def gemm_ref(a, b, lo, step, bk):
     return (a.astype(np.float64) * keep) @ b.astype(np.float64)
 
 
+def aligned(*params):
+    return {p: DIV16 for p in params}
+
+
 def gemm_attrs(n, k):
     """The launcher's specialization of gemm's arguments for these sizes."""
     attrs = {p: DIV16 for p in ("a_ptr", "b_ptr", "c_ptr")}
@@ -84,11 +89,15 @@ def gemm_attrs(n, k):
     return attrs
 
 
-def run_gemm(rng, m, n, k, stages, lo=0, step=1, bm=16, bn=16, bk=16, text=None, ck=None):
-    a = rng.standard_normal((m, k)).astype(np.float16)
-    b = rng.standard_normal((k, n)).astype(np.float16)
+def run_gemm(rng, m, n, k, stages, lo=0, step=1, bm=16, bn=16, bk=16, text=None, ck=None,
+             dt=np.float16):
+    """fp16 (accesses of 4+ bytes need K and N divisible by 16: the launcher's
+    specialization) or fp32 operands (4-byte copies even where masks vary per element)."""
+    a = rng.standard_normal((m, k)).astype(dt)
+    b = rng.standard_normal((k, n)).astype(dt)
     c = np.full((m, n), 7, np.float32)
-    ck = ck or build(gemm, GEMM_SIG, dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, STAGES=stages),
+    sig = GEMM_SIG if dt == np.float16 else GEMM_SIG32
+    ck = ck or build(gemm, sig, dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, STAGES=stages),
                      attrs=gemm_attrs(n, k))
     emulate(ck, (cdiv(m, bm), cdiv(n, bn)), a, b, c, m, n, k, lo, step, text=text)
     np.testing.assert_allclose(c, gemm_ref(a, b, lo, step, bk), rtol=1e-3, atol=1e-3)
@@ -100,24 +109,26 @@ def loop_text(ck):
 
 
 @pytest.mark.parametrize("stages", [1, 2, 3, 4])
-@pytest.mark.parametrize("m, n, k", [(20, 24, 70), (16, 16, 16), (16, 32, 40)])
-def test_gemm_stages(stages, m, n, k, rng):
-    """K tails (masked), K shorter than S-1 blocks (16, 40 with 3 or 4 stages)."""
-    ck = run_gemm(rng, m, n, k, stages)
+@pytest.mark.parametrize("m, n, k, dt", [(20, 24, 70, np.float32), (16, 16, 16, np.float16),
+                                         (16, 32, 40, np.float32), (24, 32, 48, np.float16)])
+def test_gemm_stages(stages, m, n, k, dt, rng):
+    """K tails (masked), K shorter than S-1 blocks (16, 40 with 3 or 4 stages), M tails."""
+    ck = run_gemm(rng, m, n, k, stages, dt=dt)
     text = loop_text(ck)
     if stages == 1:
         assert "async_copy" not in text
     else:
         assert text.count('"tilegpu.async_copy"') == 2 * stages  # S-1 prologue copies + 1
         assert f'"tilegpu.async_wait"() {{num = {stages - 2} : i32}}' in text
-        assert re.search(rf"!tilegpu\.memdesc<array<i64: 16, 16>, f16, #tilegpu\.swizzled_shared"
-                         rf"<[^>]*>>, {stages} : i32>", text)
+        assert re.search(rf"!tilegpu\.memdesc<array<i64: 16, 16>, f(16|32), "
+                         rf"#tilegpu\.swizzled_shared<[^>]*>>, {stages} : i32>", text)
 
 
 @pytest.mark.parametrize("lo, step, k", [(0, 2, 100), (1, 3, 130), (5, 1, 40), (0, 1, 0)])
 def test_gemm_bounds(lo, step, k, rng):
     """Dynamic bounds, step > 1, zero-trip loops (lo past the end, K = 0)."""
-    run_gemm(rng, 16, 16, k, 3, lo=lo, step=step)
+    ck = run_gemm(rng, 16, 16, k, 3, lo=lo, step=step, dt=np.float32)
+    assert loop_text(ck).count('"tilegpu.async_copy"') == 6
 
 
 def test_wrong_wait_count_is_caught(rng):
@@ -138,7 +149,8 @@ def test_one_barrier_per_iteration():
     """The slot overwritten in iteration k was read in k-1: one barrier (after the wait, before
     the copy) orders both the landed copies and those reads; none between the copy and the
     local_loads."""
-    ck = build(gemm, GEMM_SIG, dict(BLOCK_M=16, BLOCK_N=16, BLOCK_K=16, STAGES=3))
+    ck = build(gemm, GEMM_SIG, dict(BLOCK_M=16, BLOCK_N=16, BLOCK_K=16, STAGES=3),
+               attrs=gemm_attrs(16, 16))
     body = loop_text(ck).split("scf.for")[1].split("scf.yield")[0]
     ops = [m for m in re.findall(r'"(tilegpu\.\w+|tile\.dot)"', body)]
     first_copy = ops.index("tilegpu.async_copy")
@@ -153,16 +165,16 @@ def test_one_barrier_per_iteration():
 @tilework.jit
 def attention_like(q_ptr, k_ptr, v_ptr, o_ptr, L, D: tl.constexpr, BLOCK: tl.constexpr,
                    STAGES: tl.constexpr):
-    """o = sum over blocks of (q @ k_blk^T) @ v_blk: two dots in one loop, k loaded
-    transposed through its pointers."""
+    """o = sum over blocks of (q @ k_blk^T) @ v_blk: two dots in one loop, k's block
+    transposed by tl.trans between its load and the dot."""
     rm = tl.arange(0, BLOCK)
     rd = tl.arange(0, D)
     q = tl.load(q_ptr + rm[:, None] * D + rd[None, :])
     acc = tl.zeros((BLOCK, D), dtype=tl.float32)
     for start in tl.range(0, L, BLOCK, num_stages=STAGES):
         rn = start + tl.arange(0, BLOCK)
-        kt = tl.load(k_ptr + rn[None, :] * D + rd[:, None], mask=rn[None, :] < L, other=0.0)
-        s = tl.dot(q, kt)
+        kb = tl.load(k_ptr + rn[:, None] * D + rd[None, :], mask=rn[:, None] < L, other=0.0)
+        s = tl.dot(q, tl.trans(kb))
         v = tl.load(v_ptr + rn[:, None] * D + rd[None, :], mask=rn[:, None] < L, other=0.0)
         acc = tl.dot(s.to(tl.float16), v, acc)
     tl.store(o_ptr + rm[:, None] * D + rd[None, :], acc)
@@ -172,7 +184,7 @@ def attention_like(q_ptr, k_ptr, v_ptr, o_ptr, L, D: tl.constexpr, BLOCK: tl.con
 @pytest.mark.parametrize("length", [40, 16])
 def test_two_dots(stages, length, rng):
     ck = build(attention_like, dict(q_ptr=F16, k_ptr=F16, v_ptr=F16, o_ptr=F32, L=tl.int32),
-               dict(D=16, BLOCK=16, STAGES=stages))
+               dict(D=16, BLOCK=16, STAGES=stages), attrs=aligned("q_ptr", "k_ptr", "v_ptr"))
     assert loop_text(ck).count('"tilegpu.async_copy"') == 2 * stages
     q = (rng.standard_normal((16, 16)) / 4).astype(np.float16)
     k = (rng.standard_normal((length, 16)) / 4).astype(np.float16)
@@ -204,7 +216,8 @@ def gemm_and_sum(a_ptr, b_ptr, x_ptr, c_ptr, s_ptr, K, BLOCK: tl.constexpr):
 
 def test_load_not_feeding_a_dot(rng):
     ck = build(gemm_and_sum, dict(a_ptr=F16, b_ptr=F16, x_ptr=F32, c_ptr=F32, s_ptr=F32,
-                                  K=tl.int32), dict(BLOCK=16))
+                                  K=tl.int32), dict(BLOCK=16),
+               attrs=aligned("a_ptr", "b_ptr", "x_ptr", "K"))
     text = loop_text(ck)
     assert text.count('"tilegpu.async_copy"') == 2 * 3
     body = text.split("scf.for")[1].split("scf.yield")[0]
@@ -236,7 +249,8 @@ def gather_gemm(a_ptr, b_ptr, idx_ptr, c_ptr, NB, BLOCK: tl.constexpr):
 
 def test_pointer_from_a_load_is_not_pipelined(rng):
     ck = build(gather_gemm, dict(a_ptr=F16, b_ptr=F16, idx_ptr=tl.pointer_type(tl.int32),
-                                 c_ptr=F32, NB=tl.int32), dict(BLOCK=16))
+                                 c_ptr=F32, NB=tl.int32), dict(BLOCK=16),
+               attrs=aligned("a_ptr", "b_ptr", "idx_ptr"))
     text = loop_text(ck)
     assert text.count('"tilegpu.async_copy"') == 3  # A only: 2 in the prologue, 1 in the loop
     nb = 3
@@ -264,7 +278,8 @@ def gemm_other(a_ptr, b_ptr, c_ptr, K, BLOCK: tl.constexpr):
 
 
 def test_nonzero_other_is_not_pipelined(rng):
-    ck = build(gemm_other, dict(a_ptr=F16, b_ptr=F16, c_ptr=F32, K=tl.int32), dict(BLOCK=16))
+    ck = build(gemm_other, dict(a_ptr=F16, b_ptr=F16, c_ptr=F32, K=tl.int32), dict(BLOCK=16),
+               attrs=aligned("a_ptr", "b_ptr"))
     assert loop_text(ck).count('"tilegpu.async_copy"') == 3
     k = 40
     a = rng.standard_normal((16, k)).astype(np.float16)
@@ -276,7 +291,8 @@ def test_nonzero_other_is_not_pipelined(rng):
 
 def test_stages_reduced_to_fit_shared_memory():
     """sm_80 opts in to 163 KiB: 8 stages of two 128x64 fp16 tiles (256 KiB) do not fit."""
-    ck = build(gemm, GEMM_SIG, dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, STAGES=8))
+    ck = build(gemm, GEMM_SIG, dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, STAGES=8),
+               attrs=gemm_attrs(16, 16))
     text = loop_text(ck)
     note = re.search(r'tilegpu.pipeline_note = "([^"]*)"', text).group(1)
     m = re.match(r"num_stages 8 -> (\d+): ", note)
@@ -300,7 +316,7 @@ def test_ptx_has_cp_async_on_sm80_only(monkeypatch):
 def test_default_num_stages_option():
     """No num_stages on the loop: the compile option decides (1: no pipelining)."""
     from dot_kernels import matmul_kernel
-    sig = dict(a_ptr=F16, b_ptr=F16, c_ptr=F32)
+    sig = dict(a_ptr=F32, b_ptr=F32, c_ptr=F32)
     sig.update({p: tl.int32 for p in ("M", "N", "K", "stride_am", "stride_ak", "stride_bk",
                                        "stride_bn", "stride_cm", "stride_cn")})
     consts = dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=16, ACC=tl.float32, PLUS_EQ=False)
