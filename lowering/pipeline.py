@@ -5,8 +5,9 @@ Depth S: the loop's `tile.num_stages` (from `tl.range(..., num_stages=)`), else 
 option `num_stages`; S <= 1 leaves the loop alone.  A `tile.load` directly in the loop body is
 pipelined when
 
-* its result feeds `tile.dot` operands only: directly, through one `tilegpu.convert_layout`
-  whose users are dots, or through one `tilegpu.local_alloc` (the wgmma path: the slot of the
+* its result feeds `tile.dot` operands only: directly or through transposes and conversions
+  (one `tilegpu.convert_layout` whose users are dots is folded: the local_load gives its
+  layout), or through one `tilegpu.local_alloc` (the wgmma path: the slot of the
   multi-buffered memdesc replaces that buffer, in its shared layout);
 * its pointer and mask are computed, in the body, by side-effect-free ops (no dot) from the
   induction variable, values from outside the loop and *stage-0 carried values*: loop-carried
@@ -14,7 +15,9 @@ pipelined when
   that depends on another load of the same iteration is not;
 * its `other` is absent or a zero constant (cp.async zero-fills masked elements; any other
   `other` leaves the load alone: the fill would need the consumer iteration's mask);
-* its elements are integers or floats.
+* its elements are integers or floats, and its accesses (the width tilegpu-vector-width will
+  give the copy: contiguity, alignment, mask constancy) move 4, 8 or 16 bytes, what cp.async
+  can; a narrower copy would be a synchronous load and store (no overlap, more registers).
 
 The loads of one loop, with that slice of ops, form stage 0; the rest of the body is the last
 stage.  With S buffers per load (`!tilegpu.memdesc<..., S>`, a `#tilegpu.swizzled_shared`
@@ -22,10 +25,10 @@ layout planned by `plan_shared` from the copy's and the consumer's register layo
 local_alloc's layout):
 
     prologue:  for j in 0 .. S-2: slice(lb + j*step); async_copy -> slot j (masked off when
-               lb + j*step >= ub); commit
+               lb + j*step >= ub); commit; the carried pointers' increments
     loop i:    async_wait S-2; async_copy of iteration i + (S-1)*step -> slot (k+S-1) % S
                (masked off past ub); commit; local_load slot k % S (k: the iteration's
-               number) into the consumer's layout; the rest of the body
+               number) into the consumer's layout; the rest of the body; the increments
     after:     async_wait 0; local_dealloc
 
 Each iteration commits one group, so at its top S-1+k groups are committed and waiting for all

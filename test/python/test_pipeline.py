@@ -323,3 +323,25 @@ def test_default_num_stages_option():
     for s in (1, 2, 4):
         text = build(matmul_kernel, sig, consts, num_stages=s).asm["tilegpu"]
         assert text.count('"tilegpu.async_copy"') == (2 * s if s > 1 else 0)
+
+
+def test_gemm_replicated_operand_layout(rng):
+    """64x64x32 blocks over 4 warps (the matmul example's): the A tile's layout repeats over
+    warps, so copies of the same elements are issued by two threads."""
+    ck = run_gemm(rng, 70, 64, 96, 3, bm=64, bn=64, bk=32, dt=np.float32)
+    assert loop_text(ck).count('"tilegpu.async_copy"') == 6
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("dt, bm, bn, bk, stages", [
+    (F16, 64, 64, 32, 4), (F32, 32, 32, 16, 3), (F16, 64, 32, 64, 2)])
+def test_gpu_configs_compile(target, dt, bm, bn, bk, stages):
+    """test_pipeline_gpu.py's configurations: cp.async in the PTX, ptxas accepts it (when
+    present), no spills."""
+    attrs = gemm_attrs(256, 256)
+    ck = build(gemm, dict(GEMM_SIG, a_ptr=dt, b_ptr=dt),
+               dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, STAGES=stages), target, attrs=attrs)
+    assert "cp.async.wait_group" in ck.asm["ptx"]
+    info = ck.metadata.get("ptxas_info")
+    if info is not None:
+        assert "0 bytes spill stores" in info, info
