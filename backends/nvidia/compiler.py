@@ -43,8 +43,10 @@ class NVIDIABackend(Backend):
         passes = common.tile_cleanup_passes() + common.layout_passes()
         # architecture-specific passes, chosen from self.target (its capability and matrix
         # instructions), as Triton's make_ttgir does
-        if self.target.has("wgmma"):
+        if self.target.has("wgmma"):  # dots of mma v3 layouts: operands to shared memory
             passes = passes + ["tilegpu-warpgroup-dot"]
+        if self.target.capability >= 80:  # cp.async: pipeline the loads feeding dots
+            passes = passes + ["tilegpu-pipeline", "canonicalize", "cse", "tile-cse"]
         return passes + common.access_passes() + common.shared_memory_passes()
 
     def gpu_target_attr(self, options) -> str:

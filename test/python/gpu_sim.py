@@ -9,9 +9,11 @@ checked against numpy, not only the interpreter's semantics.
 
 Supported: thread/program ids and counts, barriers, `shfl.sync.bfly`, `mma.sync` and
 `ldmatrix` (the `llvm.nvvm.mma.*` / `ldmatrix.*` intrinsics: each warp's operands gathered;
-mma by simt_emulator.mma_sync), LLVM's target-independent intrinsics.  Not supported (raises
-`Unsupported`): inline PTX (atomics, `ex2.approx`, ...), printf, other NVVM intrinsics.  Arguments: numpy arrays for pointers (their data address is
-passed), Python ints/floats for scalars, in the order of the compiled kernel's parameters.
+mma by simt_emulator.mma_sync), `cp.async` (copied when issued, zero-filled past its src-size:
+one legal schedule; commit/wait are then nothing, so a wrong wait count is the SIMT emulator's
+to catch), LLVM's target-independent intrinsics.  Not supported (raises `Unsupported`): inline
+PTX (atomics, `ex2.approx`, ...), printf, other NVVM intrinsics.  Arguments: numpy arrays for
+pointers (their data address is passed), Python ints/floats for scalars, in the order of the compiled kernel's parameters.
 """
 from __future__ import annotations
 
@@ -55,8 +57,20 @@ def _host_ir(text: str) -> tuple[str, str, list, list]:
     for mode in ("bfly", "up", "down", "idx"):
         text = text.replace(f"@llvm.nvvm.shfl.sync.{mode}.i32(", f"@sim_shfl_{mode}(")
         text = text.replace(f"@llvm.nvvm.shfl.sync.{mode}.f32(", f"@sim_shfl_{mode}_f32(")
+    # cp.async.{ca,cg}.shared.global.<size>[.s](dst, src[, src_size]): a copy when issued
+    text = re.sub(r"@llvm\.nvvm\.cp\.async\.c[ag]\.shared\.global\.(\d+)\.s\((ptr [^,]+), "
+                  r"(ptr [^,]+), (i32 [^)]+)\)",
+                  lambda m: f"@sim_cp_async({m[2]}, {m[3]}, i32 {m[1]}, {m[4]})", text)
+    text = re.sub(r"@llvm\.nvvm\.cp\.async\.c[ag]\.shared\.global\.(\d+)\((ptr [^,]+), "
+                  r"(ptr [^,)]+)\)",
+                  lambda m: f"@sim_cp_async({m[2]}, {m[3]}, i32 {m[1]}, i32 {m[1]})", text)
+    text = re.sub(r"[^\n]*call void @llvm\.nvvm\.cp\.async\.(commit|wait)\.group[^\n]*\n", "",
+                  text)
+    text = re.sub(r"declare [^\n]*@llvm\.nvvm\.cp\.async[^\n]*\n", "", text)
     text += "\ndeclare void @sim_barrier()\n"
     text, mmas = _hook_mma(text)
+    if "@sim_cp_async(" in text:
+        text += "declare void @sim_cp_async(ptr, ptr, i32, i32)\n"
     for bad in ("asm ", "@llvm.nvvm.", "@vprintf", "@__nv_", "@__assertfail"):
         if bad in text:
             line = next(ln for ln in text.splitlines() if bad in ln)
@@ -113,6 +127,15 @@ def _hook_mma(text: str):
     return text, ops
 
 
+def _cp_async(dst, src, size, src_size):
+    """cp.async: `src_size` bytes copied, the rest of `size` zero-filled."""
+    n = max(0, min(size, src_size))
+    if n:
+        ctypes.memmove(dst, src, n)
+    if n < size:
+        ctypes.memset(dst + n, 0, size - n)
+
+
 class _Sim:
     def __init__(self, nthreads: int):
         self.n = nthreads
@@ -135,6 +158,8 @@ class _Sim:
             for k, a in enumerate("xyz"):
                 self.callbacks[f"sim_{r}_{a}"] = i32f(self._sreg(r, k))
         self.callbacks["sim_barrier"] = ctypes.CFUNCTYPE(None)(self._barrier)
+        self.callbacks["sim_cp_async"] = ctypes.CFUNCTYPE(
+            None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32)(_cp_async)
         for mode in ("bfly", "up", "down", "idx"):
             self.callbacks[f"sim_shfl_{mode}"] = ctypes.CFUNCTYPE(
                 ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32,

@@ -474,6 +474,13 @@ class Emulator(WgmmaOps):
         x, y, z = (v.astype(np.float64) for v in a)
         return [(x * y + z).astype(a[0].dtype)]
 
+    def op_llvm_call_intrinsic(self, op, a, env, act):
+        """The target-independent intrinsics the lowering calls (the FMA dot's llvm.fma)."""
+        name = ir.StringAttr(op.attributes["intrin"]).value
+        if name in ("llvm.fma", "llvm.fmuladd"):
+            return self.op_math_fma(op, a, env, act)
+        raise EmulationError(f"intrinsic {name} is not emulated")
+
     def op_math_absf(self, op, a, env, act):
         return [np.abs(a[0])]
 

@@ -1,0 +1,546 @@
+"""`tilegpu-pipeline`: software pipelining of the loads that feed `tile.dot` in an scf.for
+(cp.async multi-buffering, Triton's `num_stages`).
+
+Depth S: the loop's `tile.num_stages` (from `tl.range(..., num_stages=)`), else the compile
+option `num_stages`; S <= 1 leaves the loop alone.  A `tile.load` directly in the loop body is
+pipelined when
+
+* its result feeds `tile.dot` operands only: directly or through transposes and conversions
+  (one `tilegpu.convert_layout` whose users are dots is folded: the local_load gives its
+  layout), or through one `tilegpu.local_alloc` (the wgmma path: the slot of the
+  multi-buffered memdesc replaces that buffer, in its shared layout);
+* its pointer and mask are computed, in the body, by side-effect-free ops (no dot) from the
+  induction variable, values from outside the loop and *stage-0 carried values*: loop-carried
+  values whose next value is computed the same way (`a_ptrs += BLOCK_K * stride`).  A pointer
+  that depends on another load of the same iteration is not;
+* its `other` is absent or a zero constant (cp.async zero-fills masked elements; any other
+  `other` leaves the load alone: the fill would need the consumer iteration's mask);
+* its elements are integers or floats, and its accesses (the width tilegpu-vector-width will
+  give the copy: contiguity, alignment, mask constancy) move 4, 8 or 16 bytes, what cp.async
+  can; a narrower copy would be a synchronous load and store (no overlap, more registers).
+
+The loads of one loop, with that slice of ops, form stage 0; the rest of the body is the last
+stage.  With S buffers per load (`!tilegpu.memdesc<..., S>`, a `#tilegpu.swizzled_shared`
+layout planned by `plan_shared` from the copy's and the consumer's register layouts, or the
+local_alloc's layout):
+
+    prologue:  for j in 0 .. S-2: slice(lb + j*step); async_copy -> slot j (masked off when
+               lb + j*step >= ub); commit; the carried pointers' increments
+    loop i:    async_wait S-2; async_copy of iteration i + (S-1)*step -> slot (k+S-1) % S
+               (masked off past ub); commit; local_load slot k % S (k: the iteration's
+               number) into the consumer's layout; the rest of the body; the increments
+    after:     async_wait 0; local_dealloc
+
+Each iteration commits one group, so at its top S-1+k groups are committed and waiting for all
+but the S-2 newest completes iteration k's.  The copy into slot (k-1) % S comes after the wait
+and before the local_load: tilegpu-insert-barriers puts one barrier before it, which orders
+both the landed copies before every thread's reads and the previous iteration's reads of that
+slot before its overwrite.  The stage-0 carried values are carried S-1 iterations ahead (new
+iter_args); the originals are dropped when nothing else uses them.  If S buffers do not fit in
+`target.shared_memory` (next to the kernel's largest scratch), S is reduced and the loop gets
+`tilegpu.pipeline_note` saying so.
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+from mlir.dialects import scf
+
+from tilework.dialects import builders as B
+from tilework.dialects import opdefs
+from tilework.dialects import tile as T
+from tilework.dialects.layout import fastest_dim, layout_of
+from tilework.dialects.layout_nvidia import SwizzledShared
+from tilework.dialects.linear_layout import plan_shared
+from tilework.dialects.verify import named_operands
+
+from . import rules  # noqa: F401  (registers the scratch sizes)
+from .axis_info import AxisAnalysis, elem_bytes, vector_width
+from .module_info import kernels
+from .pass_base import Pass, register
+from .shared_memory import buffer_bytes, scratch_bytes, shared_contiguity, smem_type
+
+STAGES_ATTR = "tile.num_stages"
+NOTE_ATTR = "tilegpu.pipeline_note"
+# side-effect-free ops the stage-0 slice may duplicate (not the dot: too costly to repeat)
+_SLICE_OPS = frozenset(opdefs.PURE_OPS) - {"tile.dot", "tile.reduce", "tile.scan"}
+
+
+def _pure(op) -> bool:
+    if len(op.regions):
+        return False
+    return op.name in _SLICE_OPS or op.name.startswith(("arith.", "math."))
+
+
+def _owner(v):
+    return None if isinstance(v.owner, ir.Block) else v.owner
+
+
+def _is_zero_const(v) -> bool:
+    op = _owner(v)
+    if op is None or op.name != "arith.constant":
+        return False
+    try:
+        attr = ir.DenseElementsAttr(op.attributes["value"])
+        if not attr.is_splat:
+            return False
+        attr = attr.get_splat_value()
+    except (ValueError, TypeError):
+        attr = op.attributes["value"]
+    try:
+        return ir.FloatAttr(attr).value == 0.0 and not str(attr).startswith("-")
+    except (ValueError, TypeError):
+        return ir.IntegerAttr(attr).value == 0
+
+
+def _i32_attr(v):
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(32), int(v))
+
+
+class _Loop:
+    """What the pass knows of one scf.for: its body's ops, the stage-0 carried values (indices
+    into the iter_args) and which values stage 0 can compute."""
+
+    def __init__(self, loop):
+        self.loop = loop
+        self.body = loop.regions[0].blocks[0]
+        self.iv = self.body.arguments[0]
+        self.carried = list(self.body.arguments)[1:]
+        self.ops = [op.operation for op in self.body.operations]
+        self.yield_op = self.ops[-1]
+        self.yielded = list(self.yield_op.operands)
+        self.in_body = set(self.ops)
+        # greatest fixed point: carried values whose next value stage 0 computes
+        self.stage0 = set(range(len(self.carried)))
+        while True:
+            self._memo = {}
+            keep = {c for c in self.stage0 if self.computable(self.yielded[c])}
+            if keep == self.stage0:
+                break
+            self.stage0 = keep
+
+    def computable(self, v) -> bool:
+        """`v` is computed by stage 0 (from the iv, outside values, stage-0 carried values)."""
+        key = v
+        if key in self._memo:
+            return self._memo[key]
+        op = _owner(v)
+        if op is None:
+            if v.owner == self.body:
+                ok = v == self.iv or (v.arg_number - 1) in self.stage0
+            else:
+                ok = not self._inside(v.owner.owner)
+        elif op not in self.in_body:
+            ok = not self._inside(op)
+        else:
+            self._memo[key] = False  # cycles cannot happen in a block; be safe
+            ok = _pure(op) and all(self.computable(x) for x in op.operands)
+        self._memo[key] = ok
+        return ok
+
+    def _inside(self, op) -> bool:
+        """`op` is nested in the loop body (not defined outside the loop)."""
+        while op is not None and op.name != "func.func":
+            if op == self.loop:
+                return True
+            op = op.parent
+        return False
+
+    def slice_ops(self, roots) -> list:
+        """The body ops (in order) stage 0 runs to compute `roots`."""
+        need, stack = set(), list(roots)
+        while stack:
+            op = _owner(stack.pop())
+            if op is None or op not in self.in_body or op in need:
+                continue
+            need.add(op)
+            stack.extend(op.operands)
+        return [op for op in self.ops if op in need]
+
+
+def _consumer(load):
+    """(kind, op, type) of what a pipelinable load feeds: ("dot", None, load type),
+    ("convert", convert_layout, its type), ("alloc", local_alloc, memdesc type); None if
+    anything else uses it."""
+    uses = [(u.owner, u.operand_number) for u in load.results[0].uses]
+    if not uses:
+        return None
+    if _leads_to_dot(load.results[0]):
+        if len(uses) == 1 and uses[0][0].name == "tilegpu.convert_layout" and \
+                _feeds_dot(uses[0][0].results[0]):
+            user = uses[0][0]  # the local_load gives the converted layout itself
+            return "convert", user, user.results[0].type
+        return "dot", None, load.results[0].type
+    if len(uses) != 1:
+        return None
+    user = uses[0][0]
+    if user.name == "tilegpu.local_alloc" and all(_reads_for_dot(u.owner)
+                                                  for u in user.results[0].uses):
+        return "alloc", user, user.results[0].type
+    return None
+
+
+_VIEWS = ("tile.trans", "tilegpu.convert_layout")
+
+
+def _leads_to_dot(v) -> bool:
+    """Every use of `v` is a dot operand, directly or through transposes and conversions."""
+    return all((u.owner.name == "tile.dot" and u.operand_number in (0, 1)) or
+               (u.owner.name in _VIEWS and _leads_to_dot(u.owner.results[0])) for u in v.uses)
+
+
+def _feeds_dot(v) -> bool:
+    return all(u.owner.name == "tile.dot" and u.operand_number in (0, 1) for u in v.uses)
+
+
+def _reads_for_dot(op) -> bool:
+    """A user of a local_alloc'd operand buffer: a dot reading it from shared memory (wgmma),
+    a local_load feeding dots, or its dealloc."""
+    if op.name == "tilegpu.local_load":
+        return _feeds_dot(op.results[0])
+    return op.name in ("tilegpu.warpgroup_dot", "tilegpu.local_dealloc")
+
+
+def copy_width(an, load) -> int:
+    """Elements per access of the load (as tilegpu-vector-width will find them for its
+    copy: the `valid` bit added to the mask is uniform)."""
+    args = named_operands(load)
+    ptr = args["ptr"]
+    fast, spt = fastest_dim(layout_of(ptr.type))
+    if fast is None:
+        return 1
+    return vector_width(an, ptr, args["mask"], fast, min(spt, T.shape_of(ptr.type)[fast]))
+
+
+def _candidates(info: _Loop, an) -> list:
+    out = []
+    for op in info.ops:
+        if op.name != "tile.load":
+            continue
+        args = named_operands(op)
+        elem = T.element_type(op.results[0].type)
+        if not (T.isa(elem, ir.IntegerType) or T.isa(elem, ir.FloatType)) or \
+                smem_type(elem) != elem:
+            continue
+        if args["other"] is not None and not _is_zero_const(args["other"]):
+            continue
+        if not all(info.computable(v) for v in (args["ptr"], args["mask"]) if v is not None):
+            continue
+        cons = _consumer(op)
+        if cons is None:
+            continue
+        vec = copy_width(an, op)
+        if vec * elem_bytes(elem) < 4:  # cp.async moves 4, 8 or 16 bytes: the copy would be
+            continue                    # a synchronous load and store, no overlap
+        out.append((op, args, cons, vec))
+    return out
+
+
+def _shared_layout(load, cons, vec: int) -> str:
+    """The local_alloc's layout, else the swizzle `plan_shared` finds cheapest for the copy's
+    writes (the pointers' layout) and the consumer's reads, if it keeps the copy's `vec`
+    elements contiguous (else rows unswizzled along the pointers' contiguous dim)."""
+    kind, user, ty = cons
+    if kind == "alloc":
+        return T.memdesc_of(ty).layout
+    shape = T.shape_of(load.results[0].type)
+    ptr_layout = layout_of(named_operands(load)["ptr"].type)
+    src = ptr_layout.linear(shape)
+    dst = layout_of(ty).linear(shape)
+    eb = elem_bytes(T.element_type(load.results[0].type))
+    sw = plan_shared(src, dst, shape, eb).swizzle
+    text = SwizzledShared(sw.vec, sw.per_phase, sw.max_phase, tuple(sw.order)).text()
+    fast, _ = fastest_dim(ptr_layout)
+    if shared_contiguity(text, shape, fast) >= vec:
+        return text
+    order = (fast,) + tuple(d for d in reversed(range(len(shape))) if d != fast)
+    return SwizzledShared(vec, 1, 1, order).text()
+
+
+class _Consts:
+    """Integer constants, each made once, at the insertion point current at the first ask
+    (before the loop: they dominate its body too)."""
+
+    def __init__(self, ip):
+        self.ip, self.made = ip, {}
+
+    def __call__(self, v, t):
+        key = (int(v), str(t))
+        if key not in self.made:
+            with self.ip:
+                self.made[key] = ir.Operation.create(
+                    "arith.constant", results=[t],
+                    attributes={"value": ir.IntegerAttr.get(t, int(v))}).results[0]
+        return self.made[key]
+
+    def times(self, step, j):
+        """step * j, folded when the step is a constant."""
+        op = _owner(step)
+        if op is not None and op.name == "arith.constant":
+            return self(ir.IntegerAttr(op.attributes["value"]).value * j, step.type)
+        return step if j == 1 else _arith("arith.muli", step, self(j, step.type))
+
+
+def _arith(name, a, b, t=None):
+    return ir.Operation.create(name, results=[t or a.type], operands=[a, b]).results[0]
+
+
+def _cmp_lt(a, b):
+    return ir.Operation.create("arith.cmpi", results=[ir.IntegerType.get_signless(1)],
+                               operands=[a, b],
+                               attributes={"predicate": ir.IntegerAttr.get(
+                                   ir.IntegerType.get_signless(64), 2)}).results[0]  # slt
+
+
+def _clone_slice(ops, env):
+    """Clones `ops` at the insertion point with operands mapped through `env` (updated)."""
+    for op in ops:
+        new = op.clone()
+        for i, x in enumerate(op.operands):
+            if x in env:
+                new.operands[i] = env[x]
+        for a, b in zip(op.results, new.results):
+            env[a] = b
+
+
+def _issue(info, cands, allocs, slot, iv, valid, carried_vals, copy_ops):
+    """Stage 0 at the insertion point for the iteration with induction value `iv`, the
+    stage-0 carried values `carried_vals` (index -> value): the ops computing the pointers and
+    masks (`copy_ops`), the copies into `slot` masked by `valid`, and a commit.  Returns the
+    value map, which `_advance` continues."""
+    env = {info.iv: iv}
+    for c, v in carried_vals.items():
+        env[info.carried[c]] = v
+    _clone_slice(copy_ops, env)
+    i1 = ir.IntegerType.get_signless(1)
+    for (load, args, _), alloc in zip(cands, allocs):
+        ptr_t = args["ptr"].type
+        mask_t = ir.RankedTensorType.get(T.shape_of(ptr_t), i1, T.as_tensor(ptr_t).encoding)
+        keep = B.build_splat(None, valid, result_type=mask_t)
+        mask = args["mask"]
+        mask = keep if mask is None else _arith("arith.andi", env.get(mask, mask), keep)
+        md = T.memdesc_of(alloc.type)
+        one = T.memdesc_type(md.shape, md.elem, md.layout, 1)
+        dst = B.build_memdesc_index(None, alloc, slot, result_type=one)
+        ptr = env.get(args["ptr"], args["ptr"])
+        B.build_async_copy(None, ptr, dst, mask)
+    B.build_async_commit_group(None)
+    return env
+
+
+def _advance(info, env, next_ops, s0):
+    """The next stage-0 carried values (cloning `next_ops`, the rest of the slice, at the
+    insertion point: in the loop, at its end, as the original increments were, so the old and
+    new pointers are not both live across the body)."""
+    _clone_slice(next_ops, env)
+    return {c: env.get(info.yielded[c], info.yielded[c]) for c in s0}
+
+
+def _live_carried(info, dropped_loads, candidates_c) -> set:
+    """Stage-0 carried indices still needed once the pipelined loads are gone: used by an op
+    with effects or regions, by another carried value's next value, or by the loop's
+    results."""
+    live = {c for c in candidates_c if any(True for _ in info.loop.results[c].uses)}
+    roots = []
+    for op in info.ops[:-1]:
+        if op in dropped_loads:
+            continue
+        if not _pure(op):
+            roots.extend(op.operands)
+            for inner in _nested(op):
+                roots.extend(inner.operands)
+    roots.extend(v for c, v in enumerate(info.yielded) if c not in candidates_c)
+    seen = set()
+    while True:
+        stack = list(roots) + [info.yielded[c] for c in live]
+        while stack:
+            v = stack.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            op = _owner(v)
+            if op is None:
+                if v.owner == info.body and v != info.iv:
+                    c = v.arg_number - 1
+                    if c in candidates_c:
+                        live.add(c)
+                continue
+            if op in info.in_body and op not in dropped_loads:
+                stack.extend(op.operands)
+        if all(info.yielded[c] in seen for c in live):
+            return live
+
+
+def _nested(op):
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                yield inner.operation
+                yield from _nested(inner.operation)
+
+
+def _reserve(f) -> int:
+    """Shared bytes the kernel needs besides the pipeline buffers (its largest scratch)."""
+    return max([scratch_bytes(op) for op in T.walk_ops(f)] + [0])
+
+
+def pipeline_loop(loop, pctx, reserve: int, an) -> bool:
+    depth = ir.IntegerAttr(loop.attributes[STAGES_ATTR]).value \
+        if STAGES_ATTR in loop.attributes else (pctx.options.num_stages if pctx else 3)
+    if depth <= 1:
+        return False
+    info = _Loop(loop)
+    cands = _candidates(info, an)
+    if not cands:
+        return False
+    layouts = [_shared_layout(load, cons, vec) for load, _, cons, vec in cands]
+    cands = [c[:3] for c in cands]
+    per_stage = sum(buffer_bytes(T.MemDesc(T.shape_of(load.results[0].type),
+                                           T.element_type(load.results[0].type), lay, 1))
+                    for (load, _, _), lay in zip(cands, layouts))
+    budget = pctx.target.shared_memory if pctx is not None else 1 << 62
+    stages = depth
+    while stages > 1 and stages * per_stage + reserve > budget:
+        stages -= 1
+    if stages < depth:
+        loop.attributes[NOTE_ATTR] = ir.StringAttr.get(
+            f"num_stages {depth} -> {stages}: {depth} x {per_stage} bytes of buffers (and "
+            f"{reserve} of scratch) exceed the {budget} bytes of shared memory")
+    if stages <= 1:
+        return False
+    _rewrite(info, cands, layouts, stages)
+    return True
+
+
+def _rewrite(info, cands, layouts, S):
+    loop, body = info.loop, info.body
+    lb, ub, step = list(loop.operands)[:3]
+    i32 = ir.IntegerType.get_signless(32)
+    s0 = sorted(info.stage0)
+    loads = {load for load, _, _ in cands}
+    roots = [v for _, args, _ in cands for v in (args["ptr"], args["mask"]) if v is not None]
+    copy_ops = info.slice_ops(roots)
+    next_ops = [op for op in info.slice_ops(roots + [info.yielded[c] for c in s0])
+                if op not in set(copy_ops)]
+    live = _live_carried(info, loads, set(s0))
+    kept = [c for c in range(len(info.carried)) if c not in s0 or c in live]
+    inits = list(loop.operands)[3:]
+    with ir.InsertionPoint(loop), loop.location:
+        allocs = []
+        for (load, _, _), lay in zip(cands, layouts):
+            lt = load.results[0].type
+            allocs.append(B.build_local_alloc(None, result_type=T.memdesc_type(
+                T.shape_of(lt), T.element_type(lt), lay, S)))
+        # constants go before the buffers: above the new loop, whenever they are made
+        _const = _Consts(ir.InsertionPoint(allocs[0].owner))
+        ahead = {c: inits[c] for c in s0}
+        for j in range(S - 1):
+            iv = lb if j == 0 else _arith("arith.addi", lb, _const.times(step, j))
+            env = _issue(info, cands, allocs, _const(j, i32), iv, _cmp_lt(iv, ub), ahead,
+                         copy_ops)
+            ahead = _advance(info, env, next_ops, s0)
+        new = scf.ForOp(lb, ub, step, [inits[c] for c in kept] + [ahead[c] for c in s0]
+                        + [_const(0, i32), _const(S - 1, i32)])
+    for name in [getattr(a, "name", a) for a in loop.attributes]:
+        new.operation.attributes[name] = loop.attributes[name]
+    nb = new.body
+    nargs = list(nb.arguments)
+    n_iv, n_kept = nargs[0], nargs[1:1 + len(kept)]
+    n_ahead = nargs[1 + len(kept):1 + len(kept) + len(s0)]
+    rd, wr = nargs[-2], nargs[-1]
+    with ir.InsertionPoint(nb), loop.location:
+        B.build_async_wait(None, num=S - 2)
+        iv = _arith("arith.addi", n_iv, _const.times(step, S - 1))
+        env = _issue(info, cands, allocs, wr, iv, _cmp_lt(iv, ub), dict(zip(s0, n_ahead)),
+                     copy_ops)
+        for (load, _, (kind, user, ty)), alloc in zip(cands, allocs):
+            md = T.memdesc_of(alloc.type)
+            slot = B.build_memdesc_index(None, alloc, rd, result_type=T.memdesc_type(
+                md.shape, md.elem, md.layout, 1))
+            if kind == "alloc":
+                for u in list(user.results[0].uses):
+                    if u.owner.name == "tilegpu.local_dealloc":
+                        u.owner.erase()
+                user.results[0].replace_all_uses_with(slot)
+            else:
+                val = B.build_local_load(None, slot, result_type=ty)
+                (user or load).results[0].replace_all_uses_with(val)
+            if user is not None:
+                user.erase()
+            load.erase()
+        one = _const(1, i32)
+        last = _const(S - 1, i32)
+        zero = _const(0, i32)
+        incs = []
+        for x in (rd, wr):
+            wrap = ir.Operation.create("arith.cmpi", results=[ir.IntegerType.get_signless(1)],
+                                       operands=[x, last], attributes={
+                                           "predicate": ir.IntegerAttr.get(
+                                               ir.IntegerType.get_signless(64), 0)}).results[0]
+            incs.append(ir.Operation.create("arith.select", results=[i32], operands=[
+                wrap, zero, _arith("arith.addi", x, one)]).results[0])
+    # the rest of the body, then the yield; the dropped carried values' updates die
+    with ir.InsertionPoint(nb), loop.location:
+        ny = scf.YieldOp([info.yielded[c] for c in kept] + list(n_ahead) + incs)
+    for op in [o.operation for o in body.operations]:
+        if op != info.yield_op:
+            op.move_before(ny)
+    info.yield_op.erase()
+    with ir.InsertionPoint(ny), loop.location:  # the ahead values' increments, last
+        nxt = _advance(info, env, next_ops, s0)
+    for i, c in enumerate(s0):
+        ny.operation.operands[len(kept) + i] = nxt[c]
+    info.iv.replace_all_uses_with(n_iv)
+    for c, a in zip(kept, n_kept):
+        info.carried[c].replace_all_uses_with(a)
+    _erase_dead(nb)
+    for c, r in zip(kept, list(new.results)[:len(kept)]):
+        loop.results[c].replace_all_uses_with(r)
+    # after the loop: wait for every copy (those past the end too), free the buffers
+    with ir.InsertionPoint(_next_op(loop)), loop.location:
+        B.build_async_wait(None, num=0)
+        for a in allocs:
+            B.build_local_dealloc(None, a)
+    loop.erase()
+
+
+def _next_op(op):
+    found = False
+    for o in op.block.operations:
+        if found:
+            return o.operation
+        if o.operation == op:
+            found = True
+    raise ValueError("an scf.for is its block's last op")
+
+
+def _erase_dead(block):
+    """Side-effect-free ops whose results are unused (the dropped carried values' updates)."""
+    changed = True
+    while changed:
+        changed = False
+        for op in reversed([o.operation for o in block.operations]):
+            if _pure(op) and not any(True for r in op.results for _ in r.uses):
+                op.erase()
+                changed = True
+
+
+def _loops(op):
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                inner = inner.operation
+                yield from _loops(inner)
+                if inner.name == "scf.for":
+                    yield inner
+
+
+def pipeline(module_op, pctx=None):
+    for f in kernels(module_op):
+        reserve = _reserve(f)
+        for loop in list(_loops(f)):  # innermost first
+            pipeline_loop(loop, pctx, reserve, AxisAnalysis(f))
+
+
+register(Pass("tilegpu-pipeline",
+              "Software-pipeline the loads feeding tile.dot in scf.for loops (cp.async into "
+              "num_stages shared buffers)", run=pipeline))

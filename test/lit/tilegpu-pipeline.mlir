@@ -1,0 +1,210 @@
+// RUN: tilework-opt %s --split-input-file --tilegpu-pipeline --target sm_80 | FileCheck %s
+
+// tilegpu-pipeline: the loads of an scf.for that feed tile.dot (directly, through a
+// convert_layout, or through a local_alloc) are issued S-1 iterations ahead as cp.async copies
+// into S buffers.  Prologue: iterations 0..S-2, each masked off past the upper bound, one
+// commit group each; loop: wait for all but the S-2 newest groups, issue iteration i+S-1 into
+// slot (k+S-1) % S, commit, local_load slot k % S into the layout the consumer wants.  The
+// carried pointer of A is carried S-1 iterations ahead (its original dies: nothing else uses
+// it; its increment comes last, as in the source); the slice computing A's mask (the iv, %k)
+// is cloned per iteration.
+
+// A through a convert_layout to #B (the local_load gives #B), B straight into the dot (no mask:
+// the copy's mask is the bound check alone); S = 3.
+// CHECK-LABEL: func.func @gemm(
+// CHECK-NEXT: %[[C0:.+]] = arith.constant 0 : i32
+// CHECK-NEXT: %[[C1:.+]] = arith.constant 1 : i32
+// CHECK-NEXT: %[[ZERO:.+]] = arith.constant dense<0.000000e+00> : tensor<16x16xf32
+// CHECK-NEXT: %{{.+}} = arith.constant dense<0.000000e+00> : tensor<16x16xf32
+// CHECK-NEXT: %[[INC:.+]] = arith.constant dense<16> : tensor<16x16xi32
+// CHECK-NEXT: %[[S0:.+]] = arith.constant 0 : i32
+// CHECK-NEXT: %[[S1:.+]] = arith.constant 1 : i32
+// CHECK-NEXT: %[[S2:.+]] = arith.constant 2 : i32
+// CHECK-NEXT: %[[BA:.+]] = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 16, 16>, f32, #tilegpu.swizzled_shared<4 : i32, 1 : i32, 1 : i32, array<i32: 1, 0>>, 3 : i32>
+// CHECK-NEXT: %[[BB:.+]] = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 16, 16>, f32, #tilegpu.swizzled_shared<4 : i32, 1 : i32, 1 : i32, array<i32: 1, 0>>, 3 : i32>
+// CHECK-NEXT: %[[V0:.+]] = arith.cmpi slt, %[[C0]], %arg2 : i32
+// CHECK-NEXT: %[[K0:.+]] = "tile.splat"(%[[C0]])
+// CHECK-NEXT: %[[KL0:.+]] = "tile.splat"(%arg3)
+// CHECK-NEXT: %[[M0:.+]] = arith.cmpi slt, %[[K0]], %[[KL0]]
+// CHECK-NEXT: %[[VA0:.+]] = "tile.splat"(%[[V0]]) : (i1) -> tensor<16x16xi1, #tilegpu.blocked<array<i32: 1, 4>
+// CHECK-NEXT: %[[MA0:.+]] = arith.andi %[[M0]], %[[VA0]]
+// CHECK-NEXT: %[[DA0:.+]] = "tilegpu.memdesc_index"(%[[BA]], %[[S0]])
+// CHECK-NEXT: "tilegpu.async_copy"(%arg0, %[[DA0]], %[[MA0]]) {operandSegmentSizes = array<i32: 1, 1, 1, 0>}
+// CHECK-NEXT: %[[VB0:.+]] = "tile.splat"(%[[V0]]) : (i1) -> tensor<16x16xi1, #tilegpu.blocked<array<i32: 2, 2>
+// CHECK-NEXT: %[[DB0:.+]] = "tilegpu.memdesc_index"(%[[BB]], %[[S0]])
+// CHECK-NEXT: "tilegpu.async_copy"(%arg1, %[[DB0]], %[[VB0]])
+// CHECK-NEXT: "tilegpu.async_commit_group"()
+// CHECK-NEXT: %[[P1:.+]] = "tile.addptr"(%arg0, %[[INC]])
+// CHECK-NEXT: %[[IV1:.+]] = arith.addi %[[C0]], %[[S1]] : i32
+// CHECK-NEXT: %[[V1:.+]] = arith.cmpi slt, %[[IV1]], %arg2 : i32
+// CHECK-NEXT: %[[K1:.+]] = "tile.splat"(%[[IV1]])
+// CHECK-NEXT: %[[KL1:.+]] = "tile.splat"(%arg3)
+// CHECK-NEXT: %[[M1:.+]] = arith.cmpi slt, %[[K1]], %[[KL1]]
+// CHECK-NEXT: %[[VA1:.+]] = "tile.splat"(%[[V1]])
+// CHECK-NEXT: %[[MA1:.+]] = arith.andi %[[M1]], %[[VA1]]
+// CHECK-NEXT: %[[DA1:.+]] = "tilegpu.memdesc_index"(%[[BA]], %[[S1]])
+// CHECK-NEXT: "tilegpu.async_copy"(%[[P1]], %[[DA1]], %[[MA1]])
+// CHECK-NEXT: %[[VB1:.+]] = "tile.splat"(%[[V1]])
+// CHECK-NEXT: %[[DB1:.+]] = "tilegpu.memdesc_index"(%[[BB]], %[[S1]])
+// CHECK-NEXT: "tilegpu.async_copy"(%arg1, %[[DB1]], %[[VB1]])
+// CHECK-NEXT: "tilegpu.async_commit_group"()
+// CHECK-NEXT: %[[P2:.+]] = "tile.addptr"(%[[P1]], %[[INC]])
+// CHECK-NEXT: %[[R:.+]]:4 = scf.for %[[I:.+]] = %[[C0]] to %arg2 step %[[C1]] iter_args(%[[ACC:.+]] = %[[ZERO]], %[[PA:.+]] = %[[P2]], %[[RD:.+]] = %[[S0]], %[[WR:.+]] = %[[S2]])
+// CHECK-NEXT: "tilegpu.async_wait"() {num = 1 : i32}
+// CHECK-NEXT: %[[IVN:.+]] = arith.addi %[[I]], %[[S2]] : i32
+// CHECK-NEXT: %[[VN:.+]] = arith.cmpi slt, %[[IVN]], %arg2 : i32
+// CHECK-NEXT: %[[KN:.+]] = "tile.splat"(%[[IVN]])
+// CHECK-NEXT: %[[KLN:.+]] = "tile.splat"(%arg3)
+// CHECK-NEXT: %[[MN:.+]] = arith.cmpi slt, %[[KN]], %[[KLN]]
+// CHECK-NEXT: %[[VAN:.+]] = "tile.splat"(%[[VN]])
+// CHECK-NEXT: %[[MAN:.+]] = arith.andi %[[MN]], %[[VAN]]
+// CHECK-NEXT: %[[DAN:.+]] = "tilegpu.memdesc_index"(%[[BA]], %[[WR]])
+// CHECK-NEXT: "tilegpu.async_copy"(%[[PA]], %[[DAN]], %[[MAN]])
+// CHECK-NEXT: %[[VBN:.+]] = "tile.splat"(%[[VN]])
+// CHECK-NEXT: %[[DBN:.+]] = "tilegpu.memdesc_index"(%[[BB]], %[[WR]])
+// CHECK-NEXT: "tilegpu.async_copy"(%arg1, %[[DBN]], %[[VBN]])
+// CHECK-NEXT: "tilegpu.async_commit_group"()
+// CHECK-NEXT: %[[SA:.+]] = "tilegpu.memdesc_index"(%[[BA]], %[[RD]])
+// CHECK-NEXT: %[[A:.+]] = "tilegpu.local_load"(%[[SA]]) : (!tilegpu.memdesc<array<i64: 16, 16>, f32, #tilegpu.swizzled_shared<4 : i32, 1 : i32, 1 : i32, array<i32: 1, 0>>, 1 : i32>) -> tensor<16x16xf32, #tilegpu.blocked<array<i32: 2, 2>, array<i32: 4, 8>, array<i32: 1, 1>, array<i32: 1, 0>>>
+// CHECK-NEXT: %[[SB:.+]] = "tilegpu.memdesc_index"(%[[BB]], %[[RD]])
+// CHECK-NEXT: %[[B:.+]] = "tilegpu.local_load"(%[[SB]]) : (!tilegpu.memdesc<array<i64: 16, 16>, f32, #tilegpu.swizzled_shared<4 : i32, 1 : i32, 1 : i32, array<i32: 1, 0>>, 1 : i32>) -> tensor<16x16xf32, #tilegpu.blocked<array<i32: 2, 2>, array<i32: 4, 8>, array<i32: 1, 1>, array<i32: 1, 0>>>
+// CHECK-NEXT: %[[RW:.+]] = arith.cmpi eq, %[[RD]], %[[S2]] : i32
+// CHECK-NEXT: %[[RI:.+]] = arith.addi %[[RD]], %[[S1]] : i32
+// CHECK-NEXT: %[[RN:.+]] = arith.select %[[RW]], %[[S0]], %[[RI]] : i32
+// CHECK-NEXT: %[[WW:.+]] = arith.cmpi eq, %[[WR]], %[[S2]] : i32
+// CHECK-NEXT: %[[WI:.+]] = arith.addi %[[WR]], %[[S1]] : i32
+// CHECK-NEXT: %[[WN:.+]] = arith.select %[[WW]], %[[S0]], %[[WI]] : i32
+// CHECK-NEXT: %[[D:.+]] = "tile.dot"(%[[A]], %[[B]], %[[ACC]])
+// CHECK-NEXT: %[[PN:.+]] = "tile.addptr"(%[[PA]], %[[INC]])
+// CHECK-NEXT: scf.yield %[[D]], %[[PN]], %[[RN]], %[[WN]] :
+// CHECK-NEXT: } {tile.num_stages = 3 : i32}
+// CHECK-NEXT: "tilegpu.async_wait"() {num = 0 : i32}
+// CHECK-NEXT: "tilegpu.local_dealloc"(%[[BA]])
+// CHECK-NEXT: "tilegpu.local_dealloc"(%[[BB]])
+// CHECK-NEXT: return %[[R]]#0
+// CHECK-NEXT: }
+#A = #tilegpu.blocked<array<i32: 1, 4>, array<i32: 8, 4>, array<i32: 1, 1>, array<i32: 1, 0>>
+#B = #tilegpu.blocked<array<i32: 2, 2>, array<i32: 4, 8>, array<i32: 1, 1>, array<i32: 1, 0>>
+module attributes {tilegpu.num_warps = 1 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @gemm(%p: tensor<16x16x!tile.ptr<f32>, #A>, %q: tensor<16x16x!tile.ptr<f32>, #B>, %n: i32, %k: i32) -> tensor<16x16xf32, #B> attributes {tile.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<16x16xf32, #B>
+    %fz = arith.constant dense<0.000000e+00> : tensor<16x16xf32, #A>
+    %inc = arith.constant dense<16> : tensor<16x16xi32, #A>
+    %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero, %ptrs = %p) -> (tensor<16x16xf32, #B>, tensor<16x16x!tile.ptr<f32>, #A>) : i32 {
+      %ks = "tile.splat"(%i) : (i32) -> tensor<16x16xi32, #A>
+      %lim = "tile.splat"(%k) : (i32) -> tensor<16x16xi32, #A>
+      %m = arith.cmpi slt, %ks, %lim : tensor<16x16xi32, #A>
+      %a = "tile.load"(%ptrs, %m, %fz) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<16x16x!tile.ptr<f32>, #A>, tensor<16x16xi1, #A>, tensor<16x16xf32, #A>) -> tensor<16x16xf32, #A>
+      %ab = "tilegpu.convert_layout"(%a) : (tensor<16x16xf32, #A>) -> tensor<16x16xf32, #B>
+      %b = "tile.load"(%q) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<16x16x!tile.ptr<f32>, #B>) -> tensor<16x16xf32, #B>
+      %d = "tile.dot"(%ab, %b, %acc) {input_precision = "ieee", max_num_imprecise_acc = 0 : i32} : (tensor<16x16xf32, #B>, tensor<16x16xf32, #B>, tensor<16x16xf32, #B>) -> tensor<16x16xf32, #B>
+      %next = "tile.addptr"(%ptrs, %inc) : (tensor<16x16x!tile.ptr<f32>, #A>, tensor<16x16xi32, #A>) -> tensor<16x16x!tile.ptr<f32>, #A>
+      scf.yield %d, %next : tensor<16x16xf32, #B>, tensor<16x16x!tile.ptr<f32>, #A>
+    } {tile.num_stages = 3 : i32}
+    return %r#0 : tensor<16x16xf32, #B>
+  }
+}
+
+// -----
+
+// The wgmma path: the load feeds a local_alloc (nvmma_shared); the slot of the 2-buffer
+// memdesc, in that layout, replaces the buffer and its dealloc goes.  Dynamic bounds and step:
+// the prologue iteration is %lo (valid if %lo < %hi), the loop issues %i + %step.
+// CHECK-LABEL: func.func @alloc_path(
+// CHECK-NEXT: %[[ZERO:.+]] = arith.constant dense<0.000000e+00>
+// CHECK-NEXT: %[[S0:.+]] = arith.constant 0 : i32
+// CHECK-NEXT: %[[S1:.+]] = arith.constant 1 : i32
+// CHECK-NEXT: %[[BUF:.+]] = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 16, 64>, f32, #tilegpu.nvmma_shared<128 : i32, false, 32 : i32>, 2 : i32>
+// CHECK-NEXT: %[[V0:.+]] = arith.cmpi slt, %arg2, %arg3 : i32
+// CHECK-NEXT: %[[O0:.+]] = "tile.splat"(%arg2)
+// CHECK-NEXT: %[[P0:.+]] = "tile.addptr"(%arg0, %[[O0]])
+// CHECK-NEXT: %[[M0:.+]] = "tile.splat"(%[[V0]])
+// CHECK-NEXT: %[[D0:.+]] = "tilegpu.memdesc_index"(%[[BUF]], %[[S0]])
+// CHECK-NEXT: "tilegpu.async_copy"(%[[P0]], %[[D0]], %[[M0]])
+// CHECK-NEXT: "tilegpu.async_commit_group"()
+// CHECK-NEXT: %[[R:.+]]:3 = scf.for %[[I:.+]] = %arg2 to %arg3 step %arg4 iter_args(%[[ACC:.+]] = %[[ZERO]], %[[RD:.+]] = %[[S0]], %[[WR:.+]] = %[[S1]])
+// CHECK-NEXT: "tilegpu.async_wait"() {num = 0 : i32}
+// CHECK-NEXT: %[[IVN:.+]] = arith.addi %[[I]], %arg4 : i32
+// CHECK-NEXT: %[[VN:.+]] = arith.cmpi slt, %[[IVN]], %arg3 : i32
+// CHECK-NEXT: %[[ON:.+]] = "tile.splat"(%[[IVN]])
+// CHECK-NEXT: %[[PN:.+]] = "tile.addptr"(%arg0, %[[ON]])
+// CHECK-NEXT: %[[MN:.+]] = "tile.splat"(%[[VN]])
+// CHECK-NEXT: %[[DN:.+]] = "tilegpu.memdesc_index"(%[[BUF]], %[[WR]])
+// CHECK-NEXT: "tilegpu.async_copy"(%[[PN]], %[[DN]], %[[MN]])
+// CHECK-NEXT: "tilegpu.async_commit_group"()
+// CHECK-NEXT: %[[SLOT:.+]] = "tilegpu.memdesc_index"(%[[BUF]], %[[RD]])
+// CHECK-NEXT: arith.cmpi eq, %[[RD]], %[[S1]]
+// CHECK-NEXT: arith.addi %[[RD]], %[[S1]]
+// CHECK-NEXT: %[[RN:.+]] = arith.select
+// CHECK-NEXT: arith.cmpi eq, %[[WR]], %[[S1]]
+// CHECK-NEXT: arith.addi %[[WR]], %[[S1]]
+// CHECK-NEXT: %[[WN:.+]] = arith.select
+// CHECK-NEXT: %[[X:.+]] = "tilegpu.local_load"(%[[SLOT]]) : (!tilegpu.memdesc<array<i64: 16, 64>, f32, #tilegpu.nvmma_shared<128 : i32, false, 32 : i32>, 1 : i32>)
+// CHECK-NEXT: %[[D:.+]] = "tile.dot"(%[[X]], %arg1, %[[ACC]])
+// CHECK-NEXT: scf.yield %[[D]], %[[RN]], %[[WN]] :
+// CHECK-NEXT: } {tile.num_stages = 2 : i32}
+// CHECK-NEXT: "tilegpu.async_wait"() {num = 0 : i32}
+// CHECK-NEXT: "tilegpu.local_dealloc"(%[[BUF]])
+// CHECK-NEXT: return %[[R]]#0
+// CHECK-NEXT: }
+#A = #tilegpu.blocked<array<i32: 1, 4>, array<i32: 8, 4>, array<i32: 1, 1>, array<i32: 1, 0>>
+module attributes {tilegpu.num_warps = 1 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @alloc_path(%p: tensor<16x64x!tile.ptr<f32>, #A>, %b: tensor<64x16xf32, #A>, %lo: i32, %hi: i32, %step: i32) -> tensor<16x16xf32, #A> attributes {tile.kernel} {
+    %zero = arith.constant dense<0.000000e+00> : tensor<16x16xf32, #A>
+    %r = scf.for %i = %lo to %hi step %step iter_args(%acc = %zero) -> (tensor<16x16xf32, #A>) : i32 {
+      %off = "tile.splat"(%i) : (i32) -> tensor<16x64xi32, #A>
+      %ptrs = "tile.addptr"(%p, %off) : (tensor<16x64x!tile.ptr<f32>, #A>, tensor<16x64xi32, #A>) -> tensor<16x64x!tile.ptr<f32>, #A>
+      %a = "tile.load"(%ptrs) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<16x64x!tile.ptr<f32>, #A>) -> tensor<16x64xf32, #A>
+      %buf = "tilegpu.local_alloc"(%a) : (tensor<16x64xf32, #A>) -> !tilegpu.memdesc<array<i64: 16, 64>, f32, #tilegpu.nvmma_shared<128 : i32, false, 32 : i32>, 1 : i32>
+      %x = "tilegpu.local_load"(%buf) : (!tilegpu.memdesc<array<i64: 16, 64>, f32, #tilegpu.nvmma_shared<128 : i32, false, 32 : i32>, 1 : i32>) -> tensor<16x64xf32, #A>
+      "tilegpu.local_dealloc"(%buf) : (!tilegpu.memdesc<array<i64: 16, 64>, f32, #tilegpu.nvmma_shared<128 : i32, false, 32 : i32>, 1 : i32>) -> ()
+      %d = "tile.dot"(%x, %b, %acc) {input_precision = "ieee", max_num_imprecise_acc = 0 : i32} : (tensor<16x64xf32, #A>, tensor<64x16xf32, #A>, tensor<16x16xf32, #A>) -> tensor<16x16xf32, #A>
+      scf.yield %d : tensor<16x16xf32, #A>
+    } {tile.num_stages = 2 : i32}
+    return %r : tensor<16x16xf32, #A>
+  }
+}
+
+// -----
+
+// Left alone: depth 1 (tile.num_stages = 1); a non-zero `other` (cp.async only zero-fills); a
+// pointer computed from a load of the same iteration (and that index load feeds no dot); a
+// load feeding a reduction, not a dot.  Nothing is rewritten.
+// CHECK-LABEL: func.func @left_alone(
+// CHECK-NOT: tilegpu.local_alloc
+// CHECK-NOT: tilegpu.async_copy
+// CHECK: return
+#A = #tilegpu.blocked<array<i32: 1, 4>, array<i32: 8, 4>, array<i32: 1, 1>, array<i32: 1, 0>>
+module attributes {tilegpu.num_warps = 1 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @left_alone(%p: tensor<16x16x!tile.ptr<f32>, #A>, %ip: tensor<16x16x!tile.ptr<i32>, #A>, %n: i32) -> tensor<16x16xf32, #A> attributes {tile.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<16x16xf32, #A>
+    %one = arith.constant dense<1.000000e+00> : tensor<16x16xf32, #A>
+    %r1 = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (tensor<16x16xf32, #A>) : i32 {
+      %a = "tile.load"(%p) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<16x16x!tile.ptr<f32>, #A>) -> tensor<16x16xf32, #A>
+      %d = "tile.dot"(%a, %a, %acc) {input_precision = "ieee", max_num_imprecise_acc = 0 : i32} : (tensor<16x16xf32, #A>, tensor<16x16xf32, #A>, tensor<16x16xf32, #A>) -> tensor<16x16xf32, #A>
+      scf.yield %d : tensor<16x16xf32, #A>
+    } {tile.num_stages = 1 : i32}
+    %r2 = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %r1) -> (tensor<16x16xf32, #A>) : i32 {
+      %is = "tile.splat"(%i) : (i32) -> tensor<16x16xi32, #A>
+      %ns = "tile.splat"(%n) : (i32) -> tensor<16x16xi32, #A>
+      %m = arith.cmpi slt, %is, %ns : tensor<16x16xi32, #A>
+      %a = "tile.load"(%p, %m, %one) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<16x16x!tile.ptr<f32>, #A>, tensor<16x16xi1, #A>, tensor<16x16xf32, #A>) -> tensor<16x16xf32, #A>
+      %idx = "tile.load"(%ip) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<16x16x!tile.ptr<i32>, #A>) -> tensor<16x16xi32, #A>
+      %g = "tile.addptr"(%p, %idx) : (tensor<16x16x!tile.ptr<f32>, #A>, tensor<16x16xi32, #A>) -> tensor<16x16x!tile.ptr<f32>, #A>
+      %b = "tile.load"(%g) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<16x16x!tile.ptr<f32>, #A>) -> tensor<16x16xf32, #A>
+      %d = "tile.dot"(%a, %b, %acc) {input_precision = "ieee", max_num_imprecise_acc = 0 : i32} : (tensor<16x16xf32, #A>, tensor<16x16xf32, #A>, tensor<16x16xf32, #A>) -> tensor<16x16xf32, #A>
+      %c = "tile.load"(%p) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<16x16x!tile.ptr<f32>, #A>) -> tensor<16x16xf32, #A>
+      %s = "tile.reduce"(%c) {axis = 1 : i32, combine = @add, operandSegmentSizes = array<i32: 1, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<16x16xf32, #A>) -> tensor<16xf32, #tilegpu.slice<1 : i32, #A>>
+      scf.yield %d : tensor<16x16xf32, #A>
+    }
+    return %r2 : tensor<16x16xf32, #A>
+  }
+  func.func private @add(%x: f32, %y: f32) -> f32 {
+    %z = arith.addf %x, %y : f32
+    return %z : f32
+  }
+}
