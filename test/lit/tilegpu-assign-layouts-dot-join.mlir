@@ -1,4 +1,4 @@
-// RUN: tilework-opt %s --split-input-file --tilegpu-assign-layouts --target sm_90a --num-warps 4 | FileCheck %s
+// RUN: tilework-opt %s --split-input-file --tilegpu-assign-layouts --target sm_80 --num-warps 4 | FileCheck %s
 
 // A 16-bit tile.dot on sm_80+ goes to tensor cores (lowering/dot_layouts.py): the accumulator
 // and the result in #tilegpu.mma v2 (warps along M and N as Triton: [2, 2] for 32x32 and 4
