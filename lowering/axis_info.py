@@ -225,6 +225,24 @@ def _mul(an, op, i):
     return AxisInfo(tuple(c), tuple(d), tuple(k))
 
 
+@rule("arith.remsi", "arith.remui")
+def _rem(an, op, i):
+    """x % y with y the same along a run (`(pid * BN + arange(BN)) % N`, Triton's wrap-around
+    offsets): a run of x whose first element is a multiple of D = gcd(run, div x, div y) wraps
+    only at multiples of y, so it stays contiguous in aligned pieces of D; each piece starts at
+    x - q*y, a multiple of gcd(div x, div y)."""
+    a, b, n = _binary(an, op)
+    c, d, k = [], [], []
+    for j in range(n):
+        cont = 1
+        if b.constancy[j] >= a.contiguity[j] > 1:
+            cont = math.gcd(math.gcd(a.contiguity[j], a.divisibility[j]), b.divisibility[j])
+        c.append(cont)
+        d.append(math.gcd(a.divisibility[j], b.divisibility[j]))
+        k.append(math.gcd(a.constancy[j], b.constancy[j]))
+    return AxisInfo(tuple(c), tuple(d), tuple(k))
+
+
 def defining_op(v: ir.Value):
     """The operation producing `v`, or None for a block argument."""
     owner = v.owner
