@@ -78,8 +78,54 @@ class NVIDIABackend(Backend):
             if r.returncode != 0:
                 raise RuntimeError(f"ptxas failed ({' '.join(cmd)}):\n{r.stderr}")
             md["ptxas_info"] = r.stderr.strip()
+            k = None if options.maxnreg else occupancy_hint(ptx, r.stderr, md.get("shared", 0),
+                                                            self.target)
+            if k:  # registers, not shared memory, cap the programs per SM: ask ptxas for k
+                with open(src, "w") as f:
+                    f.write(with_min_ctas(ptx, k))
+                r2 = subprocess.run(cmd, capture_output=True, text=True)
+                if r2.returncode == 0 and not _SPILLS.search(r2.stderr):
+                    md["ptxas_info"] = r2.stderr.strip()
+                    md["min_ctas_per_sm"] = k
+                else:  # it would spill: keep the first cubin
+                    with open(src, "w") as f:
+                        f.write(ptx)
+                    subprocess.run(cmd, capture_output=True, text=True, check=True)
             with open(out, "rb") as f:
                 return f.read()
+
+
+REGS_PER_SM = 65536
+_MAX_THREADS_PER_SM = {86: 1536, 87: 1536, 89: 1536, 120: 1536}  # others: 2048
+_SPILLS = re.compile(r"[1-9]\d* bytes spill (stores|loads)")
+
+
+def occupancy_hint(ptx: str, ptxas_info: str, shared: int, target) -> int | None:
+    """How many programs per SM to ask ptxas for (`.minnctapersm`), when its register
+    allocation lets fewer run at once than shared memory and the thread limit would, at most
+    2 (more only shortens the tensor-core kernels' register budget for little gain); else
+    None.  A GEMM on sm_90a with 96 KiB of pipeline buffers and 168 registers runs one program
+    per SM where two fit in shared memory: at 128 registers it runs two."""
+    m = re.search(r"\.(?:maxntid|reqntid)\s+(\d+)(?:,\s*(\d+))?(?:,\s*(\d+))?", ptx)
+    regs = re.search(r"Used (\d+) registers", ptxas_info)
+    if m is None or regs is None or ".minnctapersm" in ptx or ".maxnreg" in ptx:
+        return None
+    threads = 1
+    for g in m.groups():
+        threads *= int(g or 1)
+    per_warp = -(-int(regs.group(1)) // 8) * 8 * 32
+    warps = -(-threads // 32)
+    by_regs = REGS_PER_SM // (per_warp * warps)
+    by_smem = (target.shared_memory + 1024) // (shared + 1024)
+    by_threads = _MAX_THREADS_PER_SM.get(target.capability, 2048) // (warps * 32)
+    want = min(by_smem, by_threads, 2)
+    return want if by_regs < want else None
+
+
+def with_min_ctas(ptx: str, k: int) -> str:
+    """`ptx` with `.minnctapersm k` after each kernel's `.maxntid`/`.reqntid` directive."""
+    return re.sub(r"^(\.(?:maxntid|reqntid)[^\n]*)$", rf"\1\n.minnctapersm {k}", ptx,
+                  flags=re.M)
 
 
 def llir_to_ptx(llir: str, target, opt_level: int = 3) -> str:
