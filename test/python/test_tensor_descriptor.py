@@ -457,6 +457,20 @@ def test_descriptor_is_desugared_to_masked_accesses():
     assert '"tile.load"' in tile and '"tile.store"' in tile
 
 
+@pytest.mark.parametrize("target, instr", [("sm_90a", "red.relaxed.gpu.global.add.u32"),
+                                           ("gfx942", "global_atomic_add")])
+def test_descriptor_atomic_compiles_to_one_masked_reduction(target, instr):
+    """desc.atomic_add is one relaxed tile.atomic_rmw under the bounds mask (no old values
+    used: a reduction)."""
+    sig = {"a": I32, "out": I32, "M": tl.int32, "N": tl.int32, "stride_o": tl.int32}
+    ck = compile(ASTSource(tilework.jit(dev_atomic_add), sig, {"BM": 8, "BN": 16}, {}), target,
+                 cache=False)
+    rmw = [ln for ln in ck.asm["tile"].splitlines() if '"tile.atomic_rmw"' in ln]
+    assert len(rmw) == 1 and 'kind = "add"' in rmw[0] and 'sem = "relaxed"' in rmw[0]
+    assert rmw[0].count("%") == 4  # result, pointers, values, mask
+    assert instr in (ck.asm.get("ptx") or ck.asm["amdgcn"])
+
+
 # ---- rejections --------------------------------------------------------------------------------
 
 @tilework.jit
