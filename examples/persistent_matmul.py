@@ -82,7 +82,7 @@ def matmul(a, b, device_descriptors=False, **config):
     assert K == K2, f"inner dimensions differ: {a.shape} @ {b.shape}"
     c = torch.empty((M, N), device=a.device, dtype=a.dtype)
     sms = num_sms()
-    tiles = triton_cdiv(M, cfg["BLOCK_M"]) * triton_cdiv(N, cfg["BLOCK_N"])
+    tiles = cdiv(M, cfg["BLOCK_M"]) * cdiv(N, cfg["BLOCK_N"])
     grid = (min(sms, tiles),)
     bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
     if device_descriptors:
@@ -96,7 +96,7 @@ def matmul(a, b, device_descriptors=False, **config):
     return c
 
 
-def triton_cdiv(a: int, b: int) -> int:
+def cdiv(a: int, b: int) -> int:
     return (a + b - 1) // b
 
 
