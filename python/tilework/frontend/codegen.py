@@ -20,6 +20,7 @@ from ..language.function import JITFunction
 from . import semantic as S
 from .ops import IMPLS
 from .ops_control import ControlFlow, ReturnSignal, Undefined
+from .ops_descriptor import descriptor_from_args, descriptor_params, is_descriptor_type
 from .ops_shape import subscript
 from .semantic import SemanticError
 from .types import to_ir
@@ -278,6 +279,9 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         if isinstance(base, tensor):
             return self.tensor_attr(base, node.attr, node)
         obj = unwrap(base)
+        methods = getattr(type(obj), "__tilework_methods__", None)  # tensor descriptors
+        if methods and node.attr in methods:
+            return _BoundMethod(obj, methods[node.attr])
         try:
             v = getattr(obj, node.attr)
         except AttributeError:
@@ -416,8 +420,13 @@ def build_kernel(jit_fn, signature: dict, constants: dict, attrs: dict, context:
         loc = ir.Location.file(jit_fn.filename, jit_fn.first_line, 1, context)
         module = ir.Module.create(loc)
         b.module = module
-        arg_names = [p for p in jit_fn.arg_names if p in signature]
-        arg_types = [to_ir(signature[p]) for p in arg_names]
+        params = []  # (name, dtype) of each IR argument; a host descriptor takes several
+        for p in jit_fn.arg_names:
+            if p in signature:
+                t = signature[p]
+                params += descriptor_params(p, t) if is_descriptor_type(t) else [(p, t)]
+        arg_names = [p for p, _ in params]
+        arg_types = [to_ir(t) for _, t in params]
         with ir.InsertionPoint(module.body), loc:
             ftype = ir.FunctionType.get(arg_types, [])
             f = func_d.FuncOp(name or jit_fn.__name__, ftype)
@@ -430,8 +439,15 @@ def build_kernel(jit_fn, signature: dict, constants: dict, attrs: dict, context:
             f.arg_attrs = ir.ArrayAttr.get(arg_attrs)
             entry = f.add_entry_block()
         scope = {}
-        for i, p in enumerate(arg_names):
-            scope[p] = tensor(entry.arguments[i], signature[p])
+        args = {p: tensor(entry.arguments[i], t) for i, (p, t) in enumerate(params)}
+        for p in jit_fn.arg_names:
+            t = signature.get(p)
+            if is_descriptor_type(t):
+                with ir.InsertionPoint(entry), loc:
+                    scope[p] = descriptor_from_args(
+                        b, t, [args[n] for n, _ in descriptor_params(p, t)])
+            elif t is not None:
+                scope[p] = args[p]
         for p, v in constants.items():
             scope[p] = v if isinstance(v, constexpr) else constexpr(v)
         gen = CodeGenerator(jit_fn, b, scope)

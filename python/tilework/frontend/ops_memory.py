@@ -273,8 +273,9 @@ def check_plain_pointer(what, boundary_check=(), padding_option=""):
                             f"`other`")
 
 
-def _pointers(b, bp: block_pointer, dims):
-    """(tile of pointers, mask or None) of block pointer `bp`, checking `dims`."""
+def block_pointer_tiles(b, bp: block_pointer, dims):
+    """(tile of pointers, mask or None) of block pointer `bp`, checking `dims` (tensor
+    descriptors share it)."""
     rank = len(bp.block_shape)
     offset = mask = None
     for d, n in enumerate(bp.block_shape):
@@ -310,7 +311,7 @@ def load_block(b, pointer, mask, other, boundary_check, padding_option, cache_mo
     if pad == "nan" and not bp.element_ty.is_floating():
         raise SemanticError(f"padding_option 'nan' is not supported for integer block "
                             f"pointers ({bp.element_ty})")
-    ptrs, m = _pointers(b, bp, _boundary_check(boundary_check, len(bp.block_shape)))
+    ptrs, m = block_pointer_tiles(b, bp, _boundary_check(boundary_check, len(bp.block_shape)))
     fill = None
     if m is not None and pad:
         fill = 0 if pad == "zero" else float("nan")
@@ -323,7 +324,7 @@ def store_block(b, pointer, value, mask, boundary_check, cache_modifier, evictio
     if not _no_mask(mask):
         raise SemanticError("store: `mask` cannot be given with a block pointer; use "
                             "`boundary_check`")
-    ptrs, m = _pointers(b, bp, _boundary_check(boundary_check, len(bp.block_shape)))
+    ptrs, m = block_pointer_tiles(b, bp, _boundary_check(boundary_check, len(bp.block_shape)))
     return store(b, ptrs, value, m, cache_modifier=cache_modifier,
                  eviction_policy=eviction_policy)
 

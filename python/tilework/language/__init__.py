@@ -12,6 +12,7 @@ from .core import (  # noqa: F401
 from . import math  # noqa: F401,E402  (tl.math namespace, as in Triton)
 from .control import *  # noqa: F401,F403,E402
 from .debug import *  # noqa: F401,F403,E402
+from .descriptor import *  # noqa: F401,F403,E402
 from .dot import *  # noqa: F401,F403,E402
 from .math import *  # noqa: F401,F403,E402
 from .memory import *  # noqa: F401,F403,E402

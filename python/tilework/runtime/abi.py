@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ctypes
 
+from ..language.descriptor import parse_tensordesc
+
 # kind -> (ctypes type, struct format code)
 KINDS = {"p": (ctypes.c_void_p, "P"), "i": (ctypes.c_int32, "i"), "l": (ctypes.c_int64, "q"),
          "L": (ctypes.c_uint64, "Q"), "f": (ctypes.c_float, "f"), "b": (ctypes.c_bool, "?")}
@@ -16,10 +18,16 @@ _SCALARS = {"int32": "i", "int64": "l", "uint64": "L", "fp32": "f", "int1": "b"}
 
 
 def param_kind(dtype: str) -> str:
-    """The kind of a runtime parameter of dtype name `dtype` (`*fp32`, `int32`, ...)."""
+    """The kind of a runtime parameter of dtype name `dtype` (`*fp32`, `int32`, ...); a host
+    tensor descriptor (`tensordesc<fp16[64, 64]>`) is several: its base pointer, its shape
+    (int32 each) and its strides but the last (int64 each)."""
     dtype = str(dtype)
     if dtype.startswith("*"):
         return "p"
+    desc = parse_tensordesc(dtype)
+    if desc is not None:
+        rank = desc[1]
+        return "p" + "i" * rank + "l" * (rank - 1)
     kind = _SCALARS.get(dtype)
     if kind is None:
         raise ValueError(f"no kernel parameter ABI for dtype {dtype!r}: expected a pointer or "
@@ -30,7 +38,10 @@ def param_kind(dtype: str) -> str:
 def param_kinds(metadata: dict) -> str:
     """The kinds of a compiled kernel's parameters, in order ('' for a kernel compiled from a
     stage's text, which records no signature)."""
-    return "".join(param_kind(t) for t in metadata.get("signature", {}).values())
+    kinds = "".join(param_kind(t) for t in metadata.get("signature", {}).values())
+    if metadata.get("global_scratch_size"):
+        kinds += "p"  # the global scratch buffer comes last
+    return kinds
 
 
 def ctypes_of(kinds: str) -> list:

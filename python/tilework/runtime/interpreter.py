@@ -32,6 +32,7 @@ from ..frontend.ops_shape import subscript
 from ..frontend.types import tensor_ir_type
 from ..language import core
 from ..language.core import tensor
+from ..language.descriptor import TensorDescriptor, tensor_descriptor
 from ..language.function import JITFunction
 from .interp_common import UNSIGNED as _UNSIGNED
 from .interp_common import operand_segments as _segments
@@ -582,6 +583,9 @@ def _bind(fn: JITFunction, values):
         if name in fn.constexprs or a is None:
             args.append(a)
             continue
+        if isinstance(a, TensorDescriptor):
+            args.append(_descriptor(fn, name, a, regions))
+            continue
         if isinstance(a, (bool, int, float)):
             if a == 1 and type(a) is int and name not in fn.do_not_specialize:
                 args.append(1)
@@ -601,6 +605,24 @@ def _bind(fn: JITFunction, values):
                 regions.append(region)
         args.append(tensor(_wrap(v, tensor_ir_type(dt, ())), dt))
     return args, regions
+
+
+def _scalar(v, dt) -> tensor:
+    return tensor(_wrap(np.array(v).astype(_info(tensor_ir_type(dt, ())).np),
+                        tensor_ir_type(dt, ())), dt)
+
+
+def _descriptor(fn, name, a: TensorDescriptor, regions) -> tensor_descriptor:
+    """A host TensorDescriptor argument as the kernel sees it (the compiled kernel's
+    parameters: base, int32 shape, int64 strides)."""
+    elem, v, region = _pointer(fn, name, a.base)
+    dt = core.pointer_type(elem)
+    if region[1] > region[0]:
+        regions.append(region)
+    base = tensor(_wrap(np.uint64(v), tensor_ir_type(dt, ())), dt)
+    return tensor_descriptor((base, [_scalar(s, core.int32) for s in a.shape],
+                              [_scalar(s, core.int64) for s in a.strides], a.block_shape,
+                              a.padding))
 
 
 def _as_python(jfn: JITFunction, memo: dict, codes: set):

@@ -10,7 +10,9 @@ from __future__ import annotations
 from ..compiler.options import CompileOptions
 from ..errors import located
 from ..language import core
+from ..language.descriptor import TensorDescriptor, tensor_descriptor_type
 from ..language.function import LAUNCH_OPTIONS, JITFunction
+from .allocation import global_scratch, scratch_size
 from .device import runtime_for
 from .launch_args import TORCH_DTYPES as _TORCH_DTYPES
 from .launch_args import normalize_grid as _grid
@@ -56,6 +58,24 @@ def _tensor_entry(fn, name, a):
 _NOPARAM = object()  # an argument that is part of the key only (None, an int equal to 1)
 
 
+class _Several(list):
+    """The parameter values of one argument that passes several (a TensorDescriptor)."""
+
+
+def _descriptor_entry(fn, name, a: TensorDescriptor):
+    """(key entry, parameters) of a host tensor descriptor: specialized on the element type,
+    block shape, padding and the divisibility by 16 of the shape and strides (the base is
+    16-byte aligned, which TensorDescriptor asserts); passes base, shape, strides[:-1]."""
+    (dt, _), ptr = _tensor_entry(fn, name, a.base)
+    for s in a.shape:
+        if not 0 <= s < 2**31:
+            raise located(f"argument `{name}` of {fn.__name__}: tensor descriptor shape "
+                          f"{a.shape} does not fit in int32", fn.fn, exc=ValueError)
+    key = ("tensordesc", dt, tuple(a.block_shape), a.padding,
+           tuple(s % 16 == 0 for s in a.shape), tuple(s % 16 == 0 for s in a.strides[:-1]))
+    return key, _Several([ptr, *a.shape, *a.strides[:-1]])
+
+
 def arg_entry(fn: JITFunction, name: str, nospec: bool, a):
     """(key entry, parameter value or _NOPARAM) of one runtime argument."""
     t = type(a)
@@ -79,6 +99,8 @@ def arg_entry(fn: JITFunction, name: str, nospec: bool, a):
         return (a.dtype, ptr & 15 == 0), ptr
     if a is None:
         return None, _NOPARAM
+    if t is TensorDescriptor:
+        return _descriptor_entry(fn, name, a)
     return _tensor_entry(fn, name, a)
 
 
@@ -92,7 +114,9 @@ def key_and_params(fn: JITFunction, values):
             continue
         k, p = arg_entry(fn, name, nospec, a)
         key.append(k)
-        if p is not _NOPARAM:
+        if type(p) is _Several:
+            params.extend(p)
+        elif p is not _NOPARAM:
             params.append(p)
     return tuple(key), params
 
@@ -101,7 +125,8 @@ def fast_key_and_params(fn: JITFunction):
     """`key_and_params` generated for one kernel: the common arguments (CUDA torch tensors,
     int32 ints) are inlined, everything else goes through `arg_entry`; same results."""
     n = len(fn.arg_names)
-    lines = ["def _kp(values):", f"    {', '.join(f'a{i}' for i in range(n))}, = values"]
+    lines = ["def _kp(values):", f"    {', '.join(f'a{i}' for i in range(n))}, = values",
+             "    several = False"]
     params = []
     for i, (name, is_cx, nospec) in enumerate(zip(fn.arg_names, fn._is_constexpr, fn._nospec)):
         a = f"a{i}"
@@ -117,15 +142,18 @@ def fast_key_and_params(fn: JITFunction):
                   f"        p{i} = {a}",
                   f"        k{i} = ('i32', {'False' if nospec else f'not {a} & 15'})",
                   "    else:",
-                  f"        k{i}, p{i} = _entry(_fn, {name!r}, {nospec}, {a})"]
+                  f"        k{i}, p{i} = _entry(_fn, {name!r}, {nospec}, {a})",
+                  f"        several = several or type(p{i}) is _SV"]
         params.append(f"p{i}")
     lines.append(f"    key = ({''.join(f'k{i}, ' for i in range(n))})")
     lines.append(f"    params = [{', '.join(params)}]")
     lines.append("    if _NP in params:")
     lines.append("        params = [p for p in params if p is not _NP]")
+    lines.append("    if several:")  # descriptors pass several parameters each
+    lines.append("        params = [x for p in params for x in (p if type(p) is _SV else (p,))]")
     lines.append("    return key, params")
     ns = {"_CX": core.constexpr, "_TT": _TORCH_TYPES, "_entry": arg_entry, "_fn": fn,
-          "_NP": _NOPARAM}
+          "_NP": _NOPARAM, "_SV": _Several}
     exec("\n".join(lines), ns)
     return ns["_kp"]
 
@@ -152,16 +180,32 @@ def specialization(fn: JITFunction, values):
                 attrs[name] = {"tile.divisibility": 16}
         elif type(a) is float:
             signature[name] = core.float32
+        elif type(a) is TensorDescriptor:
+            key, _ = _descriptor_entry(fn, name, a)
+            elem = _tile_dtype(fn, name, key[1])
+            signature[name] = tensor_descriptor_type(elem, a.block_shape, a.padding)
+            attrs[name] = {"tile.divisibility": 16}
+            for d, ok in enumerate(key[4]):
+                if ok:
+                    attrs[f"{name}.shape{d}"] = {"tile.divisibility": 16}
+            for d, ok in enumerate(key[5]):
+                if ok:
+                    attrs[f"{name}.stride{d}"] = {"tile.divisibility": 16}
         else:
             (dt, aligned), _ = _tensor_entry(fn, name, a)
-            tname = _TORCH_DTYPES.get(str(dt)) if not isinstance(dt, str) else _TYPESTR.get(dt)
-            if tname is None:
-                raise located(f"argument `{name}` of {fn.__name__} has unsupported dtype {dt}",
-                              fn.fn, exc=TypeError)
-            signature[name] = core.pointer_type(core.DTYPES[tname])
+            signature[name] = core.pointer_type(_tile_dtype(fn, name, dt))
             if aligned:
                 attrs[name] = {"tile.divisibility": 16}
     return signature, constants, attrs
+
+
+def _tile_dtype(fn, name, dt) -> core.dtype:
+    """The tile dtype of a tensor argument's torch dtype or typestr."""
+    tname = _TORCH_DTYPES.get(str(dt)) if not isinstance(dt, str) else _TYPESTR.get(dt)
+    if tname is None:
+        raise located(f"argument `{name}` of {fn.__name__} has unsupported dtype {dt}",
+                      fn.fn, exc=TypeError)
+    return core.DTYPES[tname]
 
 
 _runtime = None
@@ -195,6 +239,9 @@ def run(fn: JITFunction, grid, args, kwargs, launch: bool = True):
         return k
     g = _grid(fn, grid, values)
     if g[0] and g[1] and g[2]:
+        if "global_scratch_size" in k.metadata and scratch_size(k.metadata):
+            buf, ptr = global_scratch(k.metadata, g, _runtime.stream())
+            params = params + [ptr]  # `buf` lives until the launch is queued
         _runtime.launch(k, g, params)
     return k
 

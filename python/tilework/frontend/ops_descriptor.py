@@ -1,0 +1,227 @@
+"""Implementations of the tensor-descriptor builtins (`tl.make_tensor_descriptor`,
+`load_tensor_descriptor`, `store_tensor_descriptor`, the descriptor atomics) and of a host
+`TensorDescriptor` kernel parameter (`descriptor_params`, `descriptor_from_args`).
+
+A descriptor is a frontend object (`language.descriptor.tensor_descriptor`) like a block
+pointer.  Its accesses are block-pointer accesses checked on every dimension: the tile of
+pointers `base + sum_d (offsets[d] + arange(B_d)) * strides[d]` under the mask
+`0 <= offsets[d] + arange(B_d) < shape[d]`, so they get the vector widths a block pointer
+gets (the last stride is the constant 1: contiguous rows), out-of-bounds elements load as the
+padding and are not written.  The checks and messages are Triton's.
+"""
+from __future__ import annotations
+
+from ..language import core
+from ..language.core import constexpr, tensor
+from ..language.descriptor import (MAX_RANK, PADDINGS, tensor_descriptor,
+                                   tensor_descriptor_type)
+from ..language.memory import block_pointer
+from . import semantic as S
+from .ops_core import IMPLS, impl
+from .ops_memory import block_pointer_tiles, load_block, store_block
+from .semantic import SemanticError
+
+
+def _unwrap(x):
+    return x.value if isinstance(x, constexpr) else x
+
+
+def _list(x, what, fn):
+    x = _unwrap(x)
+    if isinstance(x, (tuple, list)):
+        return [_unwrap(e) for e in x]
+    if isinstance(x, tensor) and x.shape:
+        raise SemanticError(f"{fn} {what} must be a tuple or list, got a tile of shape "
+                            f"{list(x.shape)}")
+    return [x]
+
+
+def _scalar(b, x, dt: core.dtype, what) -> tensor:
+    """`x` (a Python int or a runtime integer scalar) as a scalar of `dt`."""
+    if isinstance(x, tensor):
+        if x.shape:
+            raise SemanticError(f"tensor descriptor {what} must be scalars, got a tile of "
+                                f"shape {list(x.shape)}")
+        if not x.dtype.is_int():
+            raise SemanticError(f"tensor descriptor {what} must be integers, got {x.dtype}")
+        return S.cast(b, x, dt)
+    if isinstance(x, bool) or not isinstance(x, int):
+        raise SemanticError(f"tensor descriptor {what} must be integers, got {x!r}")
+    if not S.fits(x, dt):
+        raise SemanticError(f"tensor descriptor {what}: {x} does not fit in {dt}")
+    return b.constant(x, dt)
+
+
+def _block_shape(block_shape, ndim):
+    shape = [_unwrap(s) for s in _list(block_shape, "block_shape", "make_tensor_descriptor")]
+    if len(shape) != ndim:
+        raise SemanticError(f"Expected block_shape to have {ndim} dimensions but got "
+                            f"{len(shape)}")
+    for i, d in enumerate(shape):
+        if isinstance(d, tensor):
+            raise SemanticError(f"Shape element {i} must have type `constexpr[int]`, got a "
+                                f"runtime value")
+        if not isinstance(d, int) or isinstance(d, bool):
+            raise SemanticError(f"Shape element {i} must have type `constexpr[int]`, got "
+                                f"`constexpr[{type(d).__name__}]`")
+        if d <= 0 or d & (d - 1):
+            raise SemanticError(f"Shape element {i} must be a power of 2")
+    return shape
+
+
+def _padding(padding_option, elem: core.dtype) -> str:
+    pad = _unwrap(padding_option)
+    if isinstance(pad, tensor):
+        raise SemanticError("padding_option must be a constexpr string, got a runtime value")
+    if pad not in PADDINGS:
+        raise SemanticError(f"padding_option must be 'zero' or 'nan'; got {pad!r}")
+    if pad == "nan" and not elem.is_floating():
+        raise SemanticError("Padding option `nan` is not supported for integer blocks")
+    return pad
+
+
+@impl
+def make_tensor_descriptor(b, base, shape, strides, block_shape, padding_option="zero"):
+    base = _unwrap(base)
+    if not isinstance(base, tensor) or not base.dtype.is_ptr() or base.shape:
+        got = (f"a tile of shape {list(base.shape)}" if base.shape else base.dtype) \
+            if isinstance(base, tensor) else repr(base)
+        raise SemanticError(f"make_tensor_descriptor expects a pointer (not a tile of "
+                            f"pointers) as `base`, got {got}")
+    shape_ = _list(shape, "shape", "make_tensor_descriptor")
+    strides_ = _list(strides, "strides", "make_tensor_descriptor")
+    ndim = len(shape_)
+    if not 1 <= ndim <= MAX_RANK:
+        raise SemanticError(f"Expected 1 <= ndim <= {MAX_RANK} but got {ndim} dimensions")
+    if len(strides_) != ndim:
+        raise SemanticError(f"Expected {ndim} strides but got {len(strides_)}")
+    bshape = _block_shape(block_shape, ndim)
+    elem = base.dtype.element_ty
+    elem_size = max(1, elem.primitive_bitwidth // 8)
+    if bshape[-1] * elem_size < 16:
+        raise SemanticError(f"Descriptor block shape must have at least 16 bytes in the last "
+                            f"dimension, but got {bshape[-1]} * {elem_size} = "
+                            f"{bshape[-1] * elem_size} bytes")
+    last = strides_[-1]
+    if isinstance(last, tensor) or last != 1:
+        got = "a runtime value" if isinstance(last, tensor) else repr(last)
+        raise SemanticError(f"Tensor descriptor last dim must be 1 but got {got}")
+    for i, s in enumerate(strides_[:-1]):  # TMA's rule; runtime strides are the caller's
+        if isinstance(s, int) and not isinstance(s, bool) and (s * elem_size) % 16:
+            raise SemanticError(f"Tensor descriptor strides must be 16-byte aligned: stride "
+                                f"{i} is {s} elements of {elem_size} bytes")
+    pad = _padding(padding_option, elem)
+    return tensor_descriptor((base, [_scalar(b, s, core.int32, "shape") for s in shape_],
+                              [_scalar(b, s, core.int64, "strides") for s in strides_],
+                              bshape, pad))
+
+
+# --------------------------------------------------------------------------------------------
+# accesses
+
+def _desc(x, what) -> tensor_descriptor:
+    x = _unwrap(x)
+    if not isinstance(x, tensor_descriptor):
+        got = x.dtype if isinstance(x, tensor) else (
+            "a block pointer" if isinstance(x, block_pointer) else repr(x))
+        raise SemanticError(f"{what} expects a tensor descriptor (from "
+                            f"tl.make_tensor_descriptor or a TensorDescriptor argument), got "
+                            f"{got}")
+    return x
+
+
+def _block(b, desc: tensor_descriptor, offsets, what) -> block_pointer:
+    """The block pointer of `desc`'s block at `offsets`."""
+    offs = _list(offsets, "offsets", what)
+    ndim = len(desc.block_shape)
+    if len(offs) != ndim:
+        raise SemanticError(f"{what}: expected {ndim} offsets, but got {len(offs)}")
+    offs = [_scalar(b, o, core.int32, "offsets") for o in offs]
+    shape = [S.cast(b, s, core.int64) for s in desc.shape]
+    return block_pointer((desc.base, shape, desc.strides, offs, desc.block_shape,
+                          tuple(reversed(range(ndim)))))
+
+
+def _value(b, desc: tensor_descriptor, value, what) -> tensor:
+    v = _unwrap(value)
+    if not isinstance(v, tensor) or list(v.shape) != list(desc.block_shape):
+        got = f"shape {list(v.shape)}" if isinstance(v, tensor) else repr(v)
+        raise SemanticError(f"{what}: the value must be a tile of the block shape "
+                            f"{list(desc.block_shape)}, got {got}")
+    if v.dtype.is_ptr():
+        raise SemanticError(f"{what}: the value cannot be a pointer")
+    return S.cast(b, v, desc.dtype)
+
+
+@impl
+def load_tensor_descriptor(b, desc, offsets):
+    d = _desc(desc, "load_tensor_descriptor")
+    bp = _block(b, d, offsets, "load_tensor_descriptor")
+    return load_block(b, bp, None, None, tuple(range(len(d.block_shape))), d.padding, "", "",
+                      False)
+
+
+@impl
+def store_tensor_descriptor(b, desc, offsets, value):
+    d = _desc(desc, "store_tensor_descriptor")
+    bp = _block(b, d, offsets, "store_tensor_descriptor")
+    v = _value(b, d, value, "store_tensor_descriptor")
+    return store_block(b, bp, v, None, tuple(range(len(d.block_shape))), "", "")
+
+
+# what Triton's descriptor reductions take (fp16/bf16 min/max: not here, our atomics lack them)
+_ATOMIC_TYPES = {
+    "add": ("int32", "uint32", "uint64", "fp32", "fp16", "bf16"),
+    "min": ("int32", "uint32", "int64", "uint64"),
+    "max": ("int32", "uint32", "int64", "uint64"),
+    "and": ("int32", "uint32", "int64", "uint64"),
+    "or": ("int32", "uint32", "int64", "uint64"),
+    "xor": ("int32", "uint32", "int64", "uint64"),
+}
+
+
+def _make_atomic(op):
+    def fn(b, desc, offsets, value):
+        what = f"descriptor_atomic_{op}"
+        d = _desc(desc, what)
+        if d.dtype.name not in _ATOMIC_TYPES[op]:
+            raise SemanticError(f"{what} does not support {d.dtype}; it takes "
+                                f"{', '.join(_ATOMIC_TYPES[op])}")
+        bp = _block(b, d, offsets, what)
+        v = _value(b, d, value, what)
+        ptrs, mask = block_pointer_tiles(b, bp, range(len(d.block_shape)))
+        IMPLS[f"atomic_{op}"](b, ptrs, v, mask, "relaxed", "gpu")
+        return None
+    fn.__name__ = f"descriptor_atomic_{op}"
+    return impl(fn)
+
+
+for _op in _ATOMIC_TYPES:
+    _make_atomic(_op)
+del _op
+
+
+# --------------------------------------------------------------------------------------------
+# host descriptors as kernel parameters
+
+def descriptor_params(name: str, ty: tensor_descriptor_type) -> list:
+    """The kernel parameters (name, dtype) of a `TensorDescriptor` argument `name`: the base
+    pointer, the shape (int32 each), the strides but the last (int64 each)."""
+    rank = ty.rank
+    return ([(name, core.pointer_type(ty.element_ty))]
+            + [(f"{name}.shape{d}", core.int32) for d in range(rank)]
+            + [(f"{name}.stride{d}", core.int64) for d in range(rank - 1)])
+
+
+def descriptor_from_args(b, ty: tensor_descriptor_type, args: list) -> tensor_descriptor:
+    """The in-kernel descriptor of a `TensorDescriptor` parameter from its parameters' values
+    (`descriptor_params` order); the last stride is the constant 1."""
+    rank = ty.rank
+    base, shape, strides = args[0], args[1:1 + rank], args[1 + rank:]
+    strides = list(strides) + [b.constant(1, core.int64)]
+    return tensor_descriptor((base, shape, strides, ty.block_shape, ty.padding))
+
+
+def is_descriptor_type(ty) -> bool:
+    return isinstance(ty, tensor_descriptor_type)
+

@@ -1,0 +1,272 @@
+"""Tensor descriptors, as Triton's: the in-kernel `tensor_descriptor` (from
+`tl.make_tensor_descriptor` or a host `TensorDescriptor` argument), its builtins, and the host
+class `TensorDescriptor` (re-exported by `tilework.tools.tensor_descriptor`, Triton's module
+path; it lives here because the runtime, below `tools`, must recognize it).
+
+Implementations are in `tilework.frontend.ops_descriptor`: a descriptor load or store is a
+block-pointer access with every dimension bounds-checked, so out-of-bounds elements read as the
+padding (zero or NaN) and are not written.
+"""
+from __future__ import annotations
+
+from . import core
+from .core import builtin
+
+__all__ = ["make_tensor_descriptor", "load_tensor_descriptor", "store_tensor_descriptor",
+           "tensor_descriptor", "tensor_descriptor_type", "block_type"]
+
+MAX_RANK = 5
+PADDINGS = ("zero", "nan")
+
+
+class block_type:
+    """The type of a descriptor's block (`desc.block_type`): element type and shape."""
+
+    def __init__(self, element_ty: core.dtype, shape):
+        self.element_ty = element_ty
+        self.shape = tuple(shape)
+
+    @property
+    def scalar(self):
+        return self.element_ty
+
+    def __eq__(self, other):
+        return isinstance(other, block_type) and (self.element_ty, self.shape) == \
+            (other.element_ty, other.shape)
+
+    def __hash__(self):
+        return hash((self.element_ty, self.shape))
+
+    def __repr__(self):
+        return f"<{list(self.shape)}, {self.element_ty}>"
+
+
+class tensor_descriptor_type:
+    """The specialization of a host `TensorDescriptor` kernel argument: element type, block
+    shape and padding.  The kernel receives the base pointer, the shape (int32 each) and the
+    strides but the last (int64 each; the last is 1)."""
+
+    def __init__(self, element_ty: core.dtype, block_shape, padding: str = "zero"):
+        self.element_ty = element_ty
+        self.block_shape = tuple(block_shape)
+        self.padding = padding
+
+    @property
+    def rank(self) -> int:
+        return len(self.block_shape)
+
+    def is_ptr(self) -> bool:
+        return False
+
+    def __eq__(self, other):
+        return isinstance(other, tensor_descriptor_type) and str(self) == str(other)
+
+    def __hash__(self):
+        return hash(str(self))
+
+    def __repr__(self):
+        pad = "" if self.padding == "zero" else f", {self.padding}"
+        return f"tensordesc<{self.element_ty}{list(self.block_shape)}{pad}>"
+
+    __str__ = __repr__
+
+
+def parse_tensordesc(text: str):
+    """(element type name, rank) of a `tensordesc<fp16[64, 32]>` signature entry, or None for
+    any other dtype name (the runtime's ABI derives the parameter kinds from it)."""
+    if not text.startswith("tensordesc<"):
+        return None
+    elem, _, rest = text[len("tensordesc<"):].partition("[")
+    dims = rest.partition("]")[0]
+    return elem, len([d for d in dims.split(",") if d.strip()])
+
+
+def _call(name, *args, **kwargs):
+    b = core.active_builder()
+    if b is None:
+        raise RuntimeError(f"tensor_descriptor.{name} can only be called inside a "
+                           f"@tilework.jit kernel")
+    return b.impls[name](b, *args, **kwargs)
+
+
+class tensor_descriptor(tuple):
+    """A descriptor of a strided tensor in global memory, read and written in blocks of
+    `block_shape` at element offsets.  The tuple (base, shape, strides, block_shape, padding):
+    `base` a scalar pointer, `shape` int32 scalars, `strides` int64 scalars (the last the
+    constant 1), `block_shape` ints, `padding` 'zero' or 'nan'.  Being a tuple it flows through
+    runtime loops and branches like the tuple of its values."""
+
+    # method -> builtin, resolved by the code generator (compiled) or called below (interpreter)
+    __tilework_methods__ = {
+        "load": "load_tensor_descriptor", "store": "store_tensor_descriptor",
+        "atomic_add": "descriptor_atomic_add", "atomic_min": "descriptor_atomic_min",
+        "atomic_max": "descriptor_atomic_max", "atomic_and": "descriptor_atomic_and",
+        "atomic_or": "descriptor_atomic_or", "atomic_xor": "descriptor_atomic_xor",
+    }
+
+    def __new__(cls, parts):
+        base, shape, strides, block_shape, padding = parts
+        return super().__new__(cls, (base, tuple(shape), tuple(strides), tuple(block_shape),
+                                     padding))
+
+    base = property(lambda self: self[0])
+    shape = property(lambda self: self[1])
+    strides = property(lambda self: self[2])
+    block_shape = property(lambda self: self[3])
+    padding = property(lambda self: self[4])
+
+    @property
+    def dtype(self) -> core.dtype:
+        """The element type (as Triton's `desc.dtype`)."""
+        return self.base.dtype.element_ty
+
+    @property
+    def block_type(self) -> block_type:
+        return block_type(self.dtype, self.block_shape)
+
+    def __repr__(self):
+        return f"tensor_descriptor<{self.dtype}, block_shape={list(self.block_shape)}>"
+
+    # ---- methods (interpreter; the code generator maps them through __tilework_methods__) --
+    def load(self, offsets):
+        return _call("load_tensor_descriptor", self, offsets)
+
+    def store(self, offsets, value):
+        return _call("store_tensor_descriptor", self, offsets, value)
+
+    def atomic_add(self, offsets, value):
+        return _call("descriptor_atomic_add", self, offsets, value)
+
+    def atomic_min(self, offsets, value):
+        return _call("descriptor_atomic_min", self, offsets, value)
+
+    def atomic_max(self, offsets, value):
+        return _call("descriptor_atomic_max", self, offsets, value)
+
+    def atomic_and(self, offsets, value):
+        return _call("descriptor_atomic_and", self, offsets, value)
+
+    def atomic_or(self, offsets, value):
+        return _call("descriptor_atomic_or", self, offsets, value)
+
+    def atomic_xor(self, offsets, value):
+        return _call("descriptor_atomic_xor", self, offsets, value)
+
+
+@builtin
+def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="zero"):
+    """A descriptor of the tensor at `base` (a scalar pointer) with `shape` and `strides` (in
+    elements; the last stride must be the constexpr 1), read and written in blocks of
+    `block_shape` (constexpr powers of two, at least 16 bytes along the last dimension).
+    Out-of-bounds elements load as zero (`padding_option="nan"`: NaN, floats only)."""
+
+
+@builtin
+def load_tensor_descriptor(desc, offsets):
+    """The block of `desc` at `offsets` (one int per dimension); `desc.load(offsets)`."""
+
+
+@builtin
+def store_tensor_descriptor(desc, offsets, value):
+    """Stores `value` (a tile of `desc.block_shape`) at `offsets`; elements outside the tensor
+    are not written.  `desc.store(offsets, value)`."""
+
+
+def _descriptor_atomic(op):
+    def fn(desc, offsets, value):
+        pass
+    fn.__name__ = f"descriptor_atomic_{op}"
+    fn.__doc__ = (f"Atomic {op} of `value` into the block of `desc` at `offsets` (in bounds "
+                  f"only); `desc.atomic_{op}(offsets, value)`.")
+    return builtin(fn)
+
+
+for _op in ("add", "min", "max", "and", "or", "xor"):
+    globals()[f"descriptor_atomic_{_op}"] = _descriptor_atomic(_op)
+    __all__.append(f"descriptor_atomic_{_op}")
+del _op
+
+
+# --------------------------------------------------------------------------------------------
+# the host side
+
+def _is_pow2(n) -> bool:
+    return isinstance(n, int) and n > 0 and n & (n - 1) == 0
+
+
+def validate_block_shape(block_shape):
+    """Triton's checks of a block shape: ints, powers of two, at most 2**20 elements."""
+    numel = 1
+    for i, d in enumerate(block_shape):
+        if not isinstance(d, int) or isinstance(d, bool):
+            raise TypeError(f"Shape element {i} must have type `constexpr[int]`, got "
+                            f"`constexpr[{type(d).__name__}]")
+        if not _is_pow2(d):
+            raise ValueError(f"Shape element {i} must be a power of 2")
+        numel *= d
+    if numel > 1 << 20:
+        raise ValueError(f"numel ({numel}) exceeds triton maximum tensor numel ({1 << 20})")
+    return numel
+
+
+class TensorDescriptor:
+    """A host-side descriptor of a GPU (or, for the interpreter, CPU) tensor, passed as a kernel
+    argument; in the kernel the parameter is a `tensor_descriptor`.  As Triton's: `base` is a
+    tensor (its data pointer 16-byte aligned), `strides` in elements with the last 1 and the
+    others multiples of 16 bytes, `block_shape` powers of two, rank 1..5."""
+
+    def __init__(self, base, shape, strides, block_shape, padding: str = "zero"):
+        self.base = base
+        self.shape = [int(s) for s in shape]
+        self.strides = [int(s) for s in strides]
+        self.block_shape = list(block_shape)
+        self.padding = padding
+        rank = len(self.shape)
+        assert len(self.strides) == rank, f"rank mismatch: {self}"
+        assert len(self.block_shape) == rank, f"rank mismatch: {self}"
+        assert rank > 0, "rank must not be zero"
+        assert rank <= MAX_RANK, "rank cannot be more than 5"
+        assert _data_ptr(base) % 16 == 0, "base must be 16-byte aligned"
+        validate_block_shape(self.block_shape)
+        elem_bytes = _itemsize(base)
+        for stride in self.strides[:-1]:
+            assert (stride * elem_bytes) % 16 == 0, "strides must be 16-byte aligned"
+        assert self.strides[-1] == 1, "Last dimension must be contiguous"
+        assert isinstance(padding, str) and padding in PADDINGS, "Illegal value for padding"
+        if padding == "nan":
+            assert _is_floating(base), \
+                "Padding option `nan` is only supported for floating point tensors"
+
+    @staticmethod
+    def from_tensor(tensor, block_shape, padding: str = "zero") -> "TensorDescriptor":
+        """The descriptor of all of `tensor` (its shape and strides)."""
+        strides = tensor.stride() if callable(getattr(tensor, "stride", None)) else \
+            [s // tensor.itemsize for s in tensor.strides]  # numpy: bytes
+        return TensorDescriptor(tensor, list(tensor.shape), list(strides), block_shape,
+                                padding)
+
+    def __repr__(self):
+        return (f"TensorDescriptor(shape={self.shape}, strides={self.strides}, "
+                f"block_shape={self.block_shape}, padding={self.padding!r})")
+
+
+def _data_ptr(t) -> int:
+    if callable(getattr(t, "data_ptr", None)):
+        return t.data_ptr()
+    cai = getattr(t, "__cuda_array_interface__", None) or getattr(t, "__array_interface__", None)
+    if cai is None:
+        raise TypeError(f"TensorDescriptor base must be a tensor, got {type(t).__name__}")
+    return cai["data"][0]
+
+
+def _itemsize(t) -> int:
+    dt = t.dtype
+    return dt.itemsize
+
+
+def _is_floating(t) -> bool:
+    dt = t.dtype
+    fp = getattr(dt, "is_floating_point", None)
+    if fp is not None:
+        return bool(fp)
+    return getattr(dt, "kind", "") == "f"  # numpy

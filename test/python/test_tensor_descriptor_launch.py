@@ -1,0 +1,122 @@
+"""The launch side of tensor descriptors without a GPU: a host TensorDescriptor's key (dtype,
+block shape, padding, divisibility) and parameters (base, shape, strides but the last) on the
+generic and the generated path, the specialization the compiler gets, the ABI's kinds; and
+`tilework.set_allocator` with the global scratch a kernel may ask for."""
+import random
+
+import numpy as np
+import pytest
+
+import tilework
+import tilework.language as tl
+from tilework.language.descriptor import tensor_descriptor_type
+from tilework.runtime import abi, allocation, launcher
+from tilework.tools.tensor_descriptor import TensorDescriptor
+
+
+class FakeGpuArray:
+    """A GPU tensor-like (CUDA array interface) of a numpy dtype at address `p`."""
+
+    def __init__(self, p, dtype, shape):
+        self.dtype = np.dtype(dtype)
+        self.shape = shape
+        self.__cuda_array_interface__ = {"typestr": self.dtype.str, "data": (p, False),
+                                         "shape": shape, "version": 3}
+
+
+@tilework.jit
+def k_desc(a_desc, n, o_desc, B: tl.constexpr):
+    pass
+
+
+def test_descriptor_key_and_params():
+    a = FakeGpuArray(0x10000, np.float16, (40, 64))
+    d = TensorDescriptor(a, [40, 50], [64, 1], [16, 32])
+    key, params = launcher.key_and_params(k_desc, (d, 7, d, 4))
+    assert key[0] == ("tensordesc", "<f2", (16, 32), "zero", (False, False), (True,))
+    assert params == [0x10000, 40, 50, 64, 7, 0x10000, 40, 50, 64]
+    assert launcher.fast_key_and_params(k_desc)((d, 7, d, 4)) == (key, params)
+
+
+def test_fast_key_matches_the_generic_key_with_descriptors():
+    fast = launcher.fast_key_and_params(k_desc)
+    rng = random.Random(0)
+    for _ in range(500):
+        a = FakeGpuArray(rng.choice([0x1000, 0x2000]), rng.choice([np.float32, np.int8]),
+                         (64, 64))
+        d = TensorDescriptor(a, [rng.choice([16, 17, 64]), rng.choice([32, 33])],
+                             [rng.choice([16, 48, 64]), 1], [rng.choice([8, 16]), 32],
+                             rng.choice(["zero", "nan"]) if a.dtype.kind == "f" else "zero")
+        args = (d, rng.choice([1, 16, 5, 2**40]), rng.choice([d, None]), 8)
+        assert fast(args) == launcher.key_and_params(k_desc, args), args
+
+
+def test_descriptor_specialization():
+    a = FakeGpuArray(0x10000, np.float32, (40, 64))
+    d = TensorDescriptor(a, [40, 48], [64, 1], [16, 32], padding="nan")
+    sig, consts, attrs = launcher.specialization(k_desc, (d, 7, d, 4))
+    assert sig["a_desc"] == tensor_descriptor_type(tl.float32, [16, 32], "nan")
+    assert str(sig["a_desc"]) == "tensordesc<fp32[16, 32], nan>"
+    assert attrs["a_desc"] == {"tile.divisibility": 16}
+    assert attrs["a_desc.shape1"] == {"tile.divisibility": 16}
+    assert attrs["a_desc.stride0"] == {"tile.divisibility": 16}
+    assert "a_desc.shape0" not in attrs  # 40 is not a multiple of 16
+    assert consts == {"B": 4}
+
+
+def test_descriptor_of_host_memory_is_refused():
+    d = TensorDescriptor(np.zeros((4, 16), np.float32), [4, 16], [16, 1], [4, 16])
+    with pytest.raises(ValueError, match="is a host \\(numpy\\) array"):
+        launcher.key_and_params(k_desc, (d, 3, d, 4))
+
+
+@pytest.mark.parametrize("sig, kinds", [
+    ({"d": "tensordesc<fp16[64]>", "n": "int32"}, "pii"),
+    ({"d": "tensordesc<fp32[2, 4, 8], nan>", "p": "*fp32"}, "piiillp"),
+    ({"x": "*fp16", "d": "tensordesc<int8[1, 1, 1, 1, 16]>"}, "ppiiiiillll"),
+])
+def test_abi_kinds_of_descriptors(sig, kinds):
+    assert abi.param_kinds({"signature": sig}) == kinds
+
+
+# ---- set_allocator -------------------------------------------------------------------------------
+
+@pytest.fixture
+def no_allocator():
+    prev = allocation.get_allocator()
+    tilework.set_allocator(None)
+    yield
+    tilework.set_allocator(prev)
+
+
+def test_scratch_without_an_allocator_is_triton_s_error(no_allocator):
+    md = {"global_scratch_size": 128, "global_scratch_align": 128}
+    with pytest.raises(RuntimeError, match="Kernel requires a runtime memory allocation, but "
+                                           "no allocator was set. Use tilework.set_allocator "
+                                           "to specify an allocator."):
+        allocation.global_scratch(md, (2, 3, 1), 0)
+
+
+def test_scratch_comes_from_the_allocator(no_allocator):
+    calls = []
+
+    class Buf:
+        def data_ptr(self):
+            return 0xABC000
+
+    def alloc(size, alignment, stream):
+        calls.append((size, alignment, stream))
+        return Buf()
+
+    tilework.set_allocator(alloc)
+    md = {"global_scratch_size": 128, "global_scratch_align": 64,
+          "signature": {"x": "*fp32"}}
+    buf, ptr = allocation.global_scratch(md, (2, 3, 4), 7)
+    assert ptr == 0xABC000 and calls == [(128 * 24, 64, 7)]
+    assert abi.param_kinds(md) == "pp"  # the scratch pointer is the last parameter
+    assert allocation.scratch_size({}) == 0 and abi.param_kinds({"signature": {}}) == ""
+
+
+def test_set_allocator_takes_a_callable(no_allocator):
+    with pytest.raises(TypeError, match="set_allocator expects a callable"):
+        tilework.set_allocator(42)
