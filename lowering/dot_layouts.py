@@ -42,7 +42,9 @@ _KINDS = {
     "i8": MmaKind("s8", 32, 4, ("i32",)),
 }
 # fp8 (m16n8k32 e4m3/e5m2, sm_89+) is not here yet: MLIR 22's nvvm.mma.sync verifier refuses
-# those multiplicand types, so fp8 dots stay on the FMA path.
+# those multiplicand types; LLVM 22 has `llvm.nvvm.mma.m16n8k32.row.col.f32.e4m3.e4m3.f32`
+# (and e5m2), selectable from PTX 8.4 only, while the target table emits PTX 8.0 up to sm_90a.
+# fp8 dots stay on the FMA path.
 _TF32_PRECISIONS = ("tf32", "tf32x3")
 # fp32 (tf32) operands take one register per element: above this many operand-fragment
 # registers per thread the conversions' hoisted shared-memory addresses plus the fragments

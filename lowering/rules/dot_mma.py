@@ -96,7 +96,7 @@ def _pack(ctx, vals, kind):
         return v
     if kind.ptx == "tf32":
         return ctx.op1("arith.bitcast", [vals[0]], ctx.i32)
-    elems = [to_smem(ctx, x, smem_type(x.type)) for x in vals]  # fp8: its byte
+    elems = [to_smem(ctx, x, smem_type(x.type)) for x in vals]  # (i8 stays i8)
     vt = ir.VectorType.get([len(elems)], elems[0].type)
     v = ctx.op1("llvm.mlir.poison", [], vt)
     for i, x in enumerate(elems):

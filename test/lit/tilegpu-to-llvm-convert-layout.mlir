@@ -122,16 +122,19 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 // -----
 
 // Row-major f16 blocked -> mma operand A -> wgmma accumulator layout: two shared-memory round
-// trips; the second waits for the first one's readers (a barrier before its stores).
+// trips; the second waits for the first one's readers (a barrier before its stores).  The
+// operand and the accumulator are read with ldmatrix.x4 (their fragments are 8x8 matrices of
+// the swizzled buffer).
 // CHECK-LABEL: gpu.func @blocked_to_operand_to_wgmma(
 // CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 16 : i64} : vector<8xf16>, !llvm.ptr<3>
 // CHECK: gpu.barrier
-// CHECK: llvm.load %{{.+}} {alignment = 4 : i64} : !llvm.ptr<3> -> vector<2xf16>
+// CHECK: nvvm.ldmatrix %{{.+}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, num = 4 : i32, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>} : (!llvm.ptr<3>) -> !llvm.struct<(i32, i32, i32, i32)>
+// CHECK-NOT: llvm.load
 // CHECK: gpu.barrier
 // CHECK-NEXT: llvm.mlir.poison : vector<2xf16>
 // CHECK: llvm.store {{.+}} !llvm.ptr<3>
 // CHECK: gpu.barrier
-// CHECK: llvm.load {{.+}} !llvm.ptr<3> -> vector<2xf16>
+// CHECK: nvvm.ldmatrix %{{.+}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, num = 4 : i32
 // CHECK: gpu.return
 #B = #tilegpu.blocked<array<i32: 1, 8>, array<i32: 8, 4>, array<i32: 4, 1>, array<i32: 1, 0>>
 #A = #tilegpu.dot_operand<0 : i32, #tilegpu.mma<2 : i32, array<i32: 2, 2>, array<i32: 16, 8>>, 2 : i32>

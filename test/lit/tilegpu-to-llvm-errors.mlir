@@ -61,6 +61,23 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 
 // -----
 
+// A tile.dot in mma layouts whose operand packing is not an mma.sync's (f16 needs k_width 2).
+// CHECK-NEXT: error: {{.*}}tile.dot: no mma.sync for f16 x f16 -> f32 (tf32, k_width 1) on sm_90a
+#M = #tilegpu.mma<2 : i32, array<i32: 1, 1>, array<i32: 16, 8>>
+#A = #tilegpu.dot_operand<0 : i32, #tilegpu.mma<2 : i32, array<i32: 1, 1>, array<i32: 16, 8>>, 1 : i32>
+#B = #tilegpu.dot_operand<1 : i32, #tilegpu.mma<2 : i32, array<i32: 1, 1>, array<i32: 16, 8>>, 1 : i32>
+module attributes {tilegpu.num_warps = 1 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @mma_k_width(%x: f16, %z: f32) attributes {tile.kernel} {
+    %a = "tile.splat"(%x) : (f16) -> tensor<16x16xf16, #A>
+    %b = "tile.splat"(%x) : (f16) -> tensor<16x8xf16, #B>
+    %c = "tile.splat"(%z) : (f32) -> tensor<16x8xf32, #M>
+    %d = "tile.dot"(%a, %b, %c) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (tensor<16x16xf16, #A>, tensor<16x8xf16, #B>, tensor<16x8xf32, #M>) -> tensor<16x8xf32, #M>
+    return
+  }
+}
+
+// -----
+
 // A scan walks a thread's chunk, then lanes, then warps, then repetitions in logical order:
 // along the rows of an mma accumulator the registers (row 8) come between the lanes (rows
 // 1-4) and the warps (row 16).

@@ -265,3 +265,69 @@ def test_sm90a_takes_wgmma_where_it_can():
     ck = compile_gemm("fp16_acc32", 32, 64, 32, 4, target="sm_90a")
     assert "#tilegpu.mma<2 : i32" in ck.asm["tilegpu"]
     assert "mma.sync.aligned.m16n8k16" in ck.asm["ptx"]
+
+
+# ---- ldmatrix in conversions ---------------------------------------------------------------
+
+@tilework.jit
+def _copy16(x, o, BM: tl.constexpr, BN: tl.constexpr, TRANS: tl.constexpr):
+    offs = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
+    if TRANS:  # loaded column-major: the blocked layout runs along dim 0
+        offs = tl.arange(0, BM)[:, None] + tl.arange(0, BN)[None, :] * BM
+    tl.store(o + offs, tl.load(x + offs))
+
+
+def _through16(chain):
+    def rewrite(text):
+        m = re.search(r'"tile.store"\((%\d+), (%\d+)\).*: \(.*, (tensor<(\d+)x(\d+)xf16, (.*)>)\) '
+                      r'-> \(\)', text)
+        assert m, text
+        ptrs, val, ty, bm, bn, _ = m.groups()
+        lines, prev, prev_ty = [], val, ty
+        for i, lay in enumerate(list(chain) + [None]):
+            t = ty if lay is None else f"tensor<{bm}x{bn}xf16, {lay.text()}>"
+            lines.append(f'    %cv{i} = "tilegpu.convert_layout"({prev}) : ({prev_ty}) -> {t}')
+            prev, prev_ty = f"%cv{i}", t
+        store = m.group(0).replace(f"({ptrs}, {val})", f"({ptrs}, {prev})")
+        return text.replace(m.group(0), "\n".join(lines) + "\n    " + store.strip())
+    return rewrite
+
+
+def _mma(version, warps, instr):
+    from tilework.dialects.layout import NvidiaMma
+    return NvidiaMma(version, warps, instr)
+
+
+@pytest.mark.parametrize("chain, shape, warps, trans, plain_trans", [
+    (["A"], (64, 32), 4, False, (1, 0)),
+    (["B"], (32, 64), 4, False, (0, 1)),
+    # column-major loads: the default blocked layout still runs along dim 1 (the coalescing
+    # default follows the last dim), so the buffer and the instructions are the same
+    (["B"], (32, 64), 4, True, (0, 1)),
+    (["A"], (64, 32), 4, True, (1, 0)),
+    (["A8"], (128, 64), 8, False, (1, 0)),
+    (["B8"], (64, 128), 8, False, (0, 1)),
+    (["WG"], (64, 32), 4, False, (1, 0)),     # a wgmma accumulator has the same fragments
+])
+def test_ldmatrix_roundtrip_emulated(chain, shape, warps, trans, plain_trans, rng):
+    """blocked f16 -> (ldmatrix) -> layout -> blocked keeps every value; the emulator checks
+    ldmatrix's row addresses (16-byte aligned shared memory) and races."""
+    from tilework.dialects.layout import DotOperand
+    m2 = _mma(2, (2, 2), (16, 8))
+    m8 = _mma(2, (2, 4), (16, 8))
+    lays = {"A": DotOperand(0, m2, 2), "B": DotOperand(1, m2, 2), "A8": DotOperand(0, m8, 2),
+            "B8": DotOperand(1, m8, 2), "WG": _mma(3, (4, 1), (64, 32, 16))}
+    P = ptr(tl.float16)
+    emu = Emulator.from_kernel(_copy16, {"x": P, "o": P},
+                               {"BM": shape[0], "BN": shape[1], "TRANS": trans},
+                               "sm_90a" if chain == ["WG"] else "sm_80", warps,
+                               rewrite=_through16([lays[c] for c in chain]))
+    text = str(emu.module)
+    got = (len(re.findall(r"nvvm.ldmatrix .*mma_layout<row>", text)),
+           len(re.findall(r"nvvm.ldmatrix .*mma_layout<col>", text)))
+    assert (got[0] > 0, got[1] > 0) == tuple(bool(x) for x in plain_trans), got
+    x = rng.standard_normal(shape).astype(np.float16)
+    out = np.zeros(shape, np.float16)
+    with emu.context:
+        emu.run((1,), x, out)
+    np.testing.assert_array_equal(out, x)
