@@ -216,6 +216,7 @@ def _emulate_tile(rng, ka, kb, m, n, k, nw, mode="plain", out=None, rewrite=None
     ("fp16", "fp16", 64, 64, 32, 4),
     ("fp16", "fp16", 128, 128, 64, 8),   # two warpgroups along M
     ("fp16", "fp16", 64, 256, 32, 8),    # two along N
+    ("fp16", "fp16", 64, 64, 32, 8),     # b's second warpgroup starts mid swizzle row
     ("fp16", "fp16", 256, 64, 16, 4),    # the CTA tile repeated along M
     ("fp16", "fp16", 64, 16, 16, 4),     # 32-byte swizzles
     ("bf16", "bf16", 64, 64, 64, 4),

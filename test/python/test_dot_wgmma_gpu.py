@@ -102,3 +102,17 @@ def test_dot_tile_modes(mode, dtype):
     ref = a.double() @ bb.double() + (c.double() if mode == "acc" else 0)
     tol = 2e-3 if dtype == torch.float32 else 1e-4  # tf32 operands
     torch.testing.assert_close(d.double(), ref, rtol=tol, atol=tol * k)
+
+
+@pytest.mark.parametrize("m, n, k, warps", [(64, 64, 32, 8), (128, 64, 64, 8), (256, 64, 16, 4)])
+def test_dot_tile_warps(m, n, k, warps):
+    """Warpgroups along N whose b tile starts mid swizzle row (64 x 64 with 8 warps: n32
+    instructions in 128-byte rows), two along M, the tile repeated along M."""
+    a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+    b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+    c = torch.empty(m, n, device="cuda", dtype=torch.float32)
+    d = torch.empty(m, n, device="cuda", dtype=torch.float32)
+    dot_tile[(1,)](a, b, c, d, M=m, N=n, K=k, MODE="plain", OUT=tl.float32, PRECISION="tf32",
+                   num_warps=warps)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(d.double(), a.double() @ b.double(), rtol=1e-4, atol=1e-3)
