@@ -139,10 +139,11 @@ class _Loop:
 
     def _inside(self, op) -> bool:
         """`op` is nested in the loop body (not defined outside the loop)."""
+        op = op.operation
         while op is not None and op.name != "func.func":
             if op == self.loop:
                 return True
-            op = op.parent
+            op = op.parent.operation if op.parent is not None else None
         return False
 
     def slice_ops(self, roots) -> list:
