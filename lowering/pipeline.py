@@ -92,10 +92,6 @@ def _is_zero_const(v) -> bool:
         return ir.IntegerAttr(attr).value == 0
 
 
-def _i32_attr(v):
-    return ir.IntegerAttr.get(ir.IntegerType.get_signless(32), int(v))
-
-
 class _Loop:
     """What the pass knows of one scf.for: its body's ops, the stage-0 carried values (indices
     into the iter_args) and which values stage 0 can compute."""

@@ -9,8 +9,9 @@ checked against numpy, not only the interpreter's semantics.
 
 Supported: thread/program ids and counts, barriers, `shfl.sync.bfly`, `cp.async` (copied when
 issued, zero-filled past its src-size: one legal schedule; commit/wait are then nothing, so a
-wrong wait count is the SIMT emulator's to catch), LLVM's target-independent intrinsics.  Not supported (raises `Unsupported`): inline PTX (atomics, `ex2.approx`, ...),
-printf, other NVVM intrinsics.  Arguments: numpy arrays for pointers (their data address is
+wrong wait count is the SIMT emulator's to catch), LLVM's target-independent intrinsics.
+Not supported (raises `Unsupported`): inline PTX (atomics, `ex2.approx`, ...), printf, other
+NVVM intrinsics.  Arguments: numpy arrays for pointers (their data address is
 passed), Python ints/floats for scalars, in the order of the compiled kernel's parameters.
 """
 from __future__ import annotations
