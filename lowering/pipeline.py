@@ -92,10 +92,6 @@ def _is_zero_const(v) -> bool:
         return ir.IntegerAttr(attr).value == 0
 
 
-def _i32_attr(v):
-    return ir.IntegerAttr.get(ir.IntegerType.get_signless(32), int(v))
-
-
 class _Loop:
     """What the pass knows of one scf.for: its body's ops, the stage-0 carried values (indices
     into the iter_args) and which values stage 0 can compute."""
@@ -139,10 +135,11 @@ class _Loop:
 
     def _inside(self, op) -> bool:
         """`op` is nested in the loop body (not defined outside the loop)."""
+        op = op.operation
         while op is not None and op.name != "func.func":
             if op == self.loop:
                 return True
-            op = op.parent
+            op = op.parent.operation if op.parent is not None else None
         return False
 
     def slice_ops(self, roots) -> list:

@@ -13,7 +13,8 @@ mma by simt_emulator.mma_sync), `cp.async` (copied when issued, zero-filled past
 one legal schedule; commit/wait are then nothing, so a wrong wait count is the SIMT emulator's
 to catch), LLVM's target-independent intrinsics.  Not supported (raises `Unsupported`): inline
 PTX (atomics, `ex2.approx`, ...), printf, other NVVM intrinsics.  Arguments: numpy arrays for
-pointers (their data address is passed), Python ints/floats for scalars, in the order of the compiled kernel's parameters.
+pointers (their data address is passed), Python ints/floats for scalars, in the order of the
+compiled kernel's parameters.
 """
 from __future__ import annotations
 

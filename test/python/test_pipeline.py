@@ -345,3 +345,43 @@ def test_gpu_configs_compile(target, dt, bm, bn, bk, stages):
     info = ck.metadata.get("ptxas_info")
     if info is not None:
         assert "0 bytes spill stores" in info, info
+
+
+@tilework.jit
+def tiles_loop(a_ptr, b_ptr, c_ptr, p_ptr, T, K, BLOCK: tl.constexpr):
+    """A persistent-style outer loop over T output tiles (row blocks of A), each with its own
+    pipelined K loop; the last tile's advanced A pointers are used after the loop (the carried
+    original is kept next to the one S-1 iterations ahead)."""
+    r = tl.arange(0, BLOCK)
+    for t in range(0, T):
+        a_ptrs = a_ptr + (t * BLOCK + r)[:, None] * K + r[None, :]
+        b_ptrs = b_ptr + r[:, None] * BLOCK + r[None, :]
+        acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
+        for k in range(0, K, BLOCK):
+            a = tl.load(a_ptrs)
+            b = tl.load(b_ptrs)
+            acc = tl.dot(a, b, acc, input_precision="ieee")
+            a_ptrs += BLOCK
+            b_ptrs += BLOCK * BLOCK
+        tl.store(c_ptr + (t * BLOCK + r)[:, None] * BLOCK + r[None, :], acc)
+        tl.store(p_ptr + t * BLOCK * BLOCK + r[:, None] * BLOCK + r[None, :],
+                 tl.load(a_ptrs - BLOCK))  # the tile's last block of A, again
+
+
+def test_nested_loops_and_kept_pointer(rng):
+    ck = build(tiles_loop, dict(a_ptr=F32, b_ptr=F32, c_ptr=F32, p_ptr=F32,
+                                T=tl.int32, K=tl.int32), dict(BLOCK=16),
+               attrs=aligned("a_ptr", "b_ptr", "K"))
+    text = loop_text(ck)
+    assert text.count('"tilegpu.async_copy"') == 6
+    # acc, A's pointers (used after the loop) and both ahead, the two slot indices; B's
+    # original pointers are dropped
+    assert re.search(r"%\w+:6 = scf.for", text)
+    t, k = 2, 48
+    a = rng.standard_normal((t * 16, k)).astype(np.float32)
+    b = rng.standard_normal((k, 16)).astype(np.float32)
+    c = np.zeros((t * 16, 16), np.float32)
+    p = np.zeros((t, 16, 16), np.float32)
+    emulate(ck, (1,), a, b, c, p, t, k)
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(p, a[:, k - 16:].reshape(t, 16, 16))
