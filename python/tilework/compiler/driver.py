@@ -104,6 +104,7 @@ def compile(src, target: str | Target, options: CompileOptions | None = None,
     """Compiles `src` (an ASTSource, or the text of stage `start`) for `target`."""
     options = options or CompileOptions()
     target = parse_target(target)  # an unknown target is refused before anything runs
+    options.check_target(target)
     backend = get_backend(target)
     stages = backend.stages(options)
     order = ["tile"] + list(stages)
@@ -142,7 +143,8 @@ def compile(src, target: str | Target, options: CompileOptions | None = None,
             kname = name or _kernel_name(asm[start]) or "kernel"
             first = order.index(start) + 1
         md.update(name=kname, target=target.arch, backend=target.backend,
-                  num_warps=options.num_warps, warp_size=target.warp_size, shared=0)
+                  num_warps=options.num_warps, num_ctas=options.num_ctas,
+                  warp_size=target.warp_size, shared=0)
         for stage in order[first:]:
             cur = stages[stage](cur, md)
             asm[stage] = _as_text(cur)
