@@ -23,6 +23,7 @@ import sys
 import time
 
 from ..compiler.cache import cache_dir
+from ..errors import CompilationError
 from ..language.function import JITFunction, jit
 from . import bench, launcher
 from .compile_pool import compile_many
@@ -35,6 +36,10 @@ RESOURCE_ERRORS = (CudaError, HipError)
 
 class AutotuneError(RuntimeError):
     pass
+
+
+class ConfigFailed(Exception):
+    """The kernel failed to compile or run for one config (the cause is chained)."""
 
 
 class KernelInterface:
@@ -117,7 +122,8 @@ def _first_line(e: BaseException) -> str:
     text = str(e).strip().splitlines()
     # a CompilationError starts with the location; its last 'error:' line says what
     line = next((ln for ln in reversed(text) if "error:" in ln), text[0] if text else "")
-    return f"{type(e).__name__}: {line.strip()}"
+    kind = getattr(e, "kind", None) or type(e).__name__  # a worker's CompileFailure: its kind
+    return f"{kind}: {line.strip()}"
 
 
 def _time_of(t) -> float:
@@ -266,13 +272,18 @@ class Autotuner(KernelInterface):
             notes = self.precompile(configs, args, kwargs, grid)
         timings = {}
         n = len(configs)
+        # what skips a config while timing it: compiled, a failed compile (a config precompile
+        # could not see) or launch; interpreted, any error the interpreter raises for it
+        skip = Exception if self.base_fn.interpret else (CompilationError, *RESOURCE_ERRORS)
         for i, c in enumerate(configs):
             self._progress(key, f"config {i + 1}/{n}", final=i == n - 1)
             if c in notes:
                 continue
             try:
-                timings[c] = self._bench(c, args, kwargs, grid, nargs)
-            except RESOURCE_ERRORS as e:
+                timings[c] = self._bench(c, args, kwargs, grid, nargs, skip)
+            except ConfigFailed as e:
+                notes[c] = _first_line(e.__cause__)
+            except RESOURCE_ERRORS as e:  # also where a launch's error shows up later
                 notes[c] = _first_line(e)
         for c, note in notes.items():
             sys.stderr.write(f"tilework autotune {self.__name__}: skipped config {c}: {note}\n")
@@ -289,7 +300,7 @@ class Autotuner(KernelInterface):
             _write_choice(disk, key, best, timings)
         return best
 
-    def _bench(self, config, args, kwargs, grid, nargs):
+    def _bench(self, config, args, kwargs, grid, nargs, skip=()):
         current = {**kwargs, **config.all_kwargs()}
         full = {**nargs, **config.all_kwargs()}
 
@@ -301,6 +312,8 @@ class Autotuner(KernelInterface):
                 self.fn.run(*args, grid=grid, **current)
             except Exception as e:
                 self.post_hook(full, exception=e)
+                if isinstance(e, skip):  # this config's failure, not the benchmark's
+                    raise ConfigFailed() from e
                 raise
             self.post_hook(full, exception=None)
 
