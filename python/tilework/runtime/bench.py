@@ -68,6 +68,9 @@ class _TorchDevice:
     def flush(self, buf):
         buf.zero_()
 
+    def release(self, buf, events):
+        pass  # torch frees them
+
 
 class _CudaDevice:
     """The same through cuda.bindings, on the stream the runtime launches on (0 without
@@ -101,6 +104,11 @@ class _CudaDevice:
     def flush(self, buf):
         self._ok(self.cu.cuMemsetD32Async(buf, 0, FLUSH_BYTES // 4, self.rt.stream()),
                  "cuMemsetD32Async")
+
+    def release(self, buf, events):
+        self._ok(self.cu.cuMemFree(buf), "cuMemFree")
+        for e in events:
+            self._ok(self.cu.cuEventDestroy(e), "cuEventDestroy")
 
 
 def _device():
@@ -148,6 +156,7 @@ def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_m
         dev.record(e)
     dev.synchronize()
     times = [dev.elapsed(s, e) for s, e in zip(starts, ends)]
+    dev.release(buf, [start, end, *starts, *ends])
     return summarize(times, quantiles, return_mode)
 
 
