@@ -143,14 +143,14 @@ def compile(src, target: str | Target, options: CompileOptions | None = None,
             kname = name or _kernel_name(asm[start]) or "kernel"
             first = order.index(start) + 1
         md.update(name=kname, target=target.arch, backend=target.backend,
-                  num_warps=options.num_warps, num_ctas=options.num_ctas,
-                  warp_size=target.warp_size, shared=0)
+                  num_warps=options.num_warps, warp_size=target.warp_size, shared=0)
         for stage in order[first:]:
             cur = stages[stage](cur, md)
             asm[stage] = _as_text(cur)
             if stage == "tilegpu":
                 verify(cur)
     md = {k: v for k, v in md.items() if not k.startswith("_")}
+    md["num_ctas"] = options.num_ctas  # for the launch (the stages do not read it)
     ck = CompiledKernel(kname, target, options, {k: v for k, v in asm.items() if v is not None},
                         md, key)
     if fc is not None:

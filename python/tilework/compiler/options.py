@@ -7,6 +7,13 @@ import os
 from dataclasses import dataclass
 
 
+def cache_dir() -> str:
+    """Where compiled kernels and autotuning choices are kept: TILEWORK_CACHE_DIR (default
+    ~/.cache/tilework).  Here, not in cache.py, so the runtime reads it without the cache."""
+    return os.environ.get("TILEWORK_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "tilework")
+
+
 @dataclass(frozen=True)
 class CompileOptions:
     target: str | None = None    # "sm_80", "sm_90a", "gfx942", ...; None: from the device

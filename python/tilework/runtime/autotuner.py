@@ -22,7 +22,7 @@ import os
 import sys
 import time
 
-from ..compiler.cache import cache_dir
+from ..compiler.options import cache_dir
 from ..errors import CompilationError
 from ..language.function import JITFunction, jit
 from . import bench, launcher
