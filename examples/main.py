@@ -20,14 +20,20 @@ from tilework import CompileOptions  # noqa: E402
 from tilework.compiler.driver import ASTSource, compile, dump_kernel  # noqa: E402
 from tilework.runtime.device import gpu_available  # noqa: E402
 
+import fp8_matmul  # noqa: E402
 import fused_epilogue  # noqa: E402
 import layernorm  # noqa: E402
+import linear_activation  # noqa: E402
+import matmul  # noqa: E402
 import softmax  # noqa: E402
 import vector_add  # noqa: E402
 
 TARGETS = ("sm_90a", "gfx942")
 
 _ROWS = {"stride": "i32", "n_rows": "i32", "n_cols": "i32"}
+_MM = {k: "i32" for k in ("M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn",
+                          "stride_cm", "stride_cn")}
+_TILE = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8}
 # (module, kernel, signature, constexprs): what the main job compiles ahead of time
 AOT = [
     (vector_add, "add_kernel",
@@ -53,6 +59,17 @@ AOT = [
     (fused_epilogue, "bias_gelu_rowsum",
      {"x_ptr": "*fp16", "bias_ptr": "*fp16", "y_ptr": "*fp16", "sum_ptr": "*fp32", **_ROWS},
      {"BLOCK_N": 4096, "ROWS": 1}),
+    # the autotuned GEMMs at one of their configs (128x128x32, 4 warps)
+    (matmul, "matmul_kernel", {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", **_MM},
+     {**_TILE, "EVEN_K": False}),
+    (linear_activation, "linear_kernel",
+     {"x_ptr": "*fp16", "w_ptr": "*fp16", "bias_ptr": "*fp16", "y_ptr": "*fp16",
+      **{k: "i32" for k in ("M", "N", "K", "stride_xm", "stride_xk", "stride_wk", "stride_wn",
+                            "stride_ym", "stride_yn")}},
+     {**_TILE, "HAS_BIAS": True, "ACTIVATION": "gelu"}),
+    (fp8_matmul, "fp8_matmul_kernel",
+     {"a_ptr": "*u8", "b_ptr": "*u8", "c_ptr": "*bf16", "scale_a_ptr": "*fp32",
+      "scale_b_ptr": "*fp32", **_MM}, _TILE),
 ]
 
 
@@ -65,6 +82,7 @@ def compile_all(out_dir):
     rows = []
     for mod, name, sig, constexprs in AOT:
         fn = getattr(mod, name)
+        fn = getattr(fn, "base_fn", fn)  # an @autotune kernel: its @jit function
         signature = {k: tl.str_to_ty(v) for k, v in sig.items()}
         attrs = {k: {"tile.divisibility": 16} for k in sig}
         for target in TARGETS:
@@ -103,6 +121,29 @@ def run_gpu():
         ok = torch.equal(out, x + y)
         rows.append((f"vector add {dt} n={n} on {torch.cuda.get_device_name()}",
                      "ok" if ok else "MISMATCH"))
+    for dt in (torch.float16, torch.bfloat16):
+        a = torch.randn(1000, 777, device="cuda", dtype=dt)
+        b = torch.randn(777, 1200, device="cuda", dtype=dt)
+        c = matmul.matmul(a, b)
+        ok = torch.allclose(c.float(), a.float() @ b.float(), atol=0.1, rtol=2e-2)
+        rows.append((f"matmul {dt} 1000x1200x777 on {name} ({matmul.matmul_kernel.best_config})",
+                     "ok" if ok else "MISMATCH"))
+    bias = torch.randn(1200, device="cuda", dtype=torch.float16)
+    a, b = a.half(), b.half()
+    y = linear_activation.linear(a, b, bias, "silu")
+    ok = torch.allclose(y.float(), torch.nn.functional.silu(a.float() @ b.float() + bias.float()),
+                        atol=0.1, rtol=2e-2)
+    rows.append((f"linear + bias + SiLU fp16 1000x1200x777 on {name}", "ok" if ok else "MISMATCH"))
+    if hasattr(torch, "float8_e4m3fn"):
+        a8 = (torch.randn(512, 384, device="cuda") * 4).to(torch.float8_e4m3fn)
+        b8 = torch.randn(384, 640, device="cuda").to(torch.float8_e4m3fn)
+        sa = torch.tensor([0.5], device="cuda")
+        sb = torch.tensor([3.0], device="cuda")
+        c = fp8_matmul.fp8_matmul(a8, b8, sa, sb, out_dtype=torch.float32)
+        ref = (a8.float() @ b8.float()) * 1.5
+        ok = torch.allclose(c, ref, atol=1e-2, rtol=1e-4)
+        rows.append((f"fp8 e4m3 matmul with scales 512x640x384 on {name}",
+                     "ok" if ok else "MISMATCH"))
     return rows
 
 
@@ -134,6 +175,19 @@ def run_interpreter():
     k[(3,)](out, x, 200, 200, 37, 200, BLOCK_N=256)
     rows.append(("softmax (prefetching programs) fp32 37x200 in the interpreter",
                  "ok" if np.allclose(out, ref, atol=1e-6) else "MISMATCH"))
+    m, n, kk = 100, 130, 70  # tails everywhere; the autotuner takes the first config
+    a = rng.standard_normal((m, kk)).astype(np.float16)
+    b = rng.standard_normal((kk, n)).astype(np.float16)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    for mod, kernel in ((matmul, "matmul_kernel"), (linear_activation, "linear_kernel")):
+        k = getattr(mod, kernel)
+        k.base_fn.interpret = True
+        c = np.full((m, n), np.nan, np.float32)
+        extra = {"HAS_BIAS": False, "ACTIVATION": "none"} if mod is linear_activation else {}
+        args = (None,) if mod is linear_activation else ()
+        k[matmul.grid](a, b, *args, c, m, n, kk, kk, 1, n, 1, n, 1, **extra)
+        rows.append((f"{kernel} fp16 {m}x{n}x{kk} in the interpreter",
+                     "ok" if np.allclose(c, ref, rtol=1e-4, atol=1e-4) else "MISMATCH"))
     return rows
 
 

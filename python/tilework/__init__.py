@@ -17,5 +17,6 @@ from . import language  # noqa: F401
 from .compiler.options import CompileOptions  # noqa: F401
 from .errors import CompilationError  # noqa: F401
 from .runtime.allocation import set_allocator  # noqa: F401
+from .runtime.autotuner import Config, autotune, heuristics  # noqa: F401
 from .runtime.jit import JITFunction, jit  # noqa: F401
 from .version import __version__  # noqa: F401

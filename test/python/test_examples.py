@@ -164,3 +164,104 @@ def test_bias_gelu_rowsum_interpreted():
     ref = 0.5 * xb * (1 + np.vectorize(math.erf)(xb / math.sqrt(2)))
     np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(s, ref.sum(1), rtol=1e-4, atol=1e-4)
+
+
+# ---- the matmul examples (autotuned; interpreted: the first config) -------------------------
+from fp8_matmul import fp8_matmul_kernel  # noqa: E402
+from linear_activation import ACTIVATIONS, linear_kernel  # noqa: E402
+from matmul import grid as mm_grid  # noqa: E402
+from matmul import matmul_kernel  # noqa: E402
+from test_fp8 import ref_decode, ref_encode  # noqa: E402
+
+
+def _run_tuned(kernel, *args, **kw):
+    kernel.base_fn.interpret = True
+    try:
+        kernel[mm_grid](*args, **kw)
+    finally:
+        kernel.base_fn.interpret = False
+
+
+@pytest.mark.parametrize("m, n, k", [(100, 70, 45), (130, 257, 128), (1, 300, 64), (260, 1, 7)])
+def test_matmul_interpreted(m, n, k):
+    """Tails in every dimension; K a multiple of BLOCK_K (the EVEN_K heuristic) and not."""
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    c = np.full((m, n), np.nan, np.float32)
+    _run_tuned(matmul_kernel, a, b, c, m, n, k, k, 1, n, 1, n, 1)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(c, ref, rtol=1e-4, atol=1e-4)
+    assert matmul_kernel.best_config.kwargs["BLOCK_K"] == 64  # the first config
+    # a transposed view of b (strides swapped)
+    bt = np.ascontiguousarray(b.T)
+    c2 = np.full((m, n), np.nan, np.float32)
+    _run_tuned(matmul_kernel, a, bt, c2, m, n, k, k, 1, 1, k, n, 1)
+    np.testing.assert_array_equal(c2, c)
+
+
+def _act_ref(z, act):
+    if act == "gelu":
+        return 0.5 * z * (1 + np.vectorize(math.erf)(z / math.sqrt(2)))
+    if act == "gelu_tanh":
+        return 0.5 * z * (1 + np.tanh(math.sqrt(2 / math.pi) * (z + 0.044715 * z ** 3)))
+    if act == "silu":
+        return z / (1 + np.exp(-z))
+    return z
+
+
+@pytest.mark.parametrize("act", ACTIVATIONS)
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear_activation_interpreted(act, bias):
+    m, n, k = 70, 90, 100
+    x = rng.standard_normal((m, k)).astype(np.float16)
+    w = rng.standard_normal((k, n)).astype(np.float16)
+    b = rng.standard_normal(n).astype(np.float16)
+    y = np.full((m, n), np.nan, np.float32)
+    _run_tuned(linear_kernel, x, w, b if bias else None, y, m, n, k, k, 1, n, 1, n, 1,
+               HAS_BIAS=bias, ACTIVATION=act)
+    z = x.astype(np.float64) @ w.astype(np.float64) + (b if bias else 0)
+    np.testing.assert_allclose(y, _act_ref(z, act), rtol=1e-4, atol=1e-4)
+
+
+def test_fp8_matmul_interpreted():
+    m, n, k = 70, 90, 300
+    a8 = ref_encode(rng.standard_normal((m, k)) * 4, "fp8e4nv")
+    b8 = ref_encode(rng.standard_normal((k, n)), "fp8e4nv")
+    sa, sb = np.array([0.5], np.float32), np.array([3.0], np.float32)
+    c = np.full((m, n), np.nan, np.float32)
+    _run_tuned(fp8_matmul_kernel, a8, b8, c, sa, sb, m, n, k, k, 1, n, 1, n, 1)
+    ref = ref_decode(a8, "fp8e4nv").astype(np.float64) @ \
+        ref_decode(b8, "fp8e4nv").astype(np.float64) * 1.5
+    np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-4)
+
+
+MM_SIG = {n: tl.int32 for n in ("M", "N", "K", "stride_am", "stride_ak", "stride_bk",
+                                 "stride_bn", "stride_cm", "stride_cn")}
+SMALL = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8}
+MM_KERNELS = {
+    "matmul": (matmul_kernel, {"a_ptr": H, "b_ptr": H, "c_ptr": H, **MM_SIG},
+               {**SMALL, "EVEN_K": False}),
+    "linear_gelu": (linear_kernel, {"x_ptr": H, "w_ptr": H, "bias_ptr": H, "y_ptr": H,
+                                    **{k.replace("am", "xm").replace("ak", "xk")
+                                       .replace("bk", "wk").replace("bn", "wn")
+                                       .replace("cm", "ym").replace("cn", "yn"): v
+                                       for k, v in MM_SIG.items()}},
+                    {**SMALL, "HAS_BIAS": True, "ACTIVATION": "gelu"}),
+    "fp8_matmul": (fp8_matmul_kernel, {"a_ptr": tl.pointer_type(tl.uint8),
+                                       "b_ptr": tl.pointer_type(tl.uint8), "c_ptr": H,
+                                       "scale_a_ptr": F, "scale_b_ptr": F, **MM_SIG},
+                   SMALL),
+}
+
+
+@pytest.mark.parametrize("target", ["sm_90a", "gfx942"])
+@pytest.mark.parametrize("name", list(MM_KERNELS))
+def test_matmul_examples_compile(name, target):
+    fn, sig, cx = MM_KERNELS[name]
+    attrs = {k: {"tile.divisibility": 16} for k, v in sig.items() if v.is_ptr()}
+    ck = compile(ASTSource(fn.base_fn, sig, cx, attrs), target, CompileOptions(num_warps=4))
+    if target == "sm_90a":
+        info = ck.metadata["ptxas_info"]
+        assert "0 bytes spill stores, 0 bytes spill loads" in info, info
+    else:
+        assert "scratch_" not in ck.asm["amdgcn"]

@@ -8,10 +8,7 @@ import os
 import shutil
 import tempfile
 
-
-def cache_dir() -> str:
-    return os.environ.get("TILEWORK_CACHE_DIR") or os.path.join(
-        os.path.expanduser("~"), ".cache", "tilework")
+from .options import cache_dir
 
 
 class FileCache:

@@ -104,6 +104,7 @@ def compile(src, target: str | Target, options: CompileOptions | None = None,
     """Compiles `src` (an ASTSource, or the text of stage `start`) for `target`."""
     options = options or CompileOptions()
     target = parse_target(target)  # an unknown target is refused before anything runs
+    options.check_target(target)
     backend = get_backend(target)
     stages = backend.stages(options)
     order = ["tile"] + list(stages)
@@ -149,6 +150,7 @@ def compile(src, target: str | Target, options: CompileOptions | None = None,
             if stage == "tilegpu":
                 verify(cur)
     md = {k: v for k, v in md.items() if not k.startswith("_")}
+    md["num_ctas"] = options.num_ctas  # for the launch (the stages do not read it)
     ck = CompiledKernel(kname, target, options, {k: v for k, v in asm.items() if v is not None},
                         md, key)
     if fc is not None:

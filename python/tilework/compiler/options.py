@@ -7,11 +7,19 @@ import os
 from dataclasses import dataclass
 
 
+def cache_dir() -> str:
+    """Where compiled kernels and autotuning choices are kept: TILEWORK_CACHE_DIR (default
+    ~/.cache/tilework).  Here, not in cache.py, so the runtime reads it without the cache."""
+    return os.environ.get("TILEWORK_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "tilework")
+
+
 @dataclass(frozen=True)
 class CompileOptions:
     target: str | None = None    # "sm_80", "sm_90a", "gfx942", ...; None: from the device
     num_warps: int = 4           # warps per program
     num_stages: int = 3          # software-pipelining depth (passes read pctx.num_stages)
+    num_ctas: int = 1            # CTAs per program: a thread block cluster (NVIDIA sm_90+)
     debug: bool = False          # enables tl.device_assert
     opt_level: int = 3           # LLVM/ptxas optimization level
     enable_fp_fusion: bool = True  # a * b + c may become one fma (as in Triton)
@@ -23,6 +31,9 @@ class CompileOptions:
             raise ValueError(f"num_warps must be a power of two between 1 and 32, got {nw!r}")
         if not isinstance(self.num_stages, int) or self.num_stages < 1:
             raise ValueError(f"num_stages must be a positive int, got {self.num_stages!r}")
+        nc = self.num_ctas
+        if not isinstance(nc, int) or nc <= 0 or nc & (nc - 1) or nc > 16:
+            raise ValueError(f"num_ctas must be a power of two between 1 and 16, got {nc!r}")
         if self.maxnreg is not None and (not isinstance(self.maxnreg, int)
                                          or not 16 <= self.maxnreg <= 255):
             raise ValueError(f"maxnreg must be an int between 16 and 255, got {self.maxnreg!r}")
@@ -46,6 +57,12 @@ class CompileOptions:
         if unknown:
             raise TypeError(f"unknown compile option(s): {', '.join(sorted(unknown))}")
         return cls(**env)
+
+    def check_target(self, target) -> None:
+        """Refuses options the target (a `Target`) cannot honour."""
+        if self.num_ctas > 1 and not (target.backend == "nvidia" and target.capability >= 90):
+            raise ValueError(f"num_ctas={self.num_ctas} needs thread block clusters (NVIDIA "
+                             f"sm_90 or newer); target {target.arch} has none: use num_ctas=1")
 
     def key(self) -> str:
         return repr(dataclasses.astuple(self))

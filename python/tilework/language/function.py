@@ -16,7 +16,8 @@ import textwrap
 
 from . import core
 
-LAUNCH_OPTIONS = ("num_warps", "num_stages", "target", "debug", "opt_level", "maxnreg")
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "target", "debug", "opt_level",
+                  "maxnreg")
 
 
 def is_constexpr_annotation(ann) -> bool:
@@ -105,7 +106,10 @@ class JITFunction:
     # ---- binding ---------------------------------------------------------------------------
     def _make_binder(self):
         """A generated function binding launch arguments in one Python call (fast, and
-        Python's own messages for missing or unexpected arguments)."""
+        Python's own messages for missing or unexpected arguments).  It returns the kernel's
+        arguments and the launch options in `LAUNCH_OPTIONS` order; an option the kernel has
+        a parameter of the same name for (e.g. a constexpr `num_stages`) binds as the kernel's
+        argument and stays None as an option."""
         params = []
         ns = {}
         for name, p in self.signature.parameters.items():
@@ -116,11 +120,13 @@ class JITFunction:
             else:
                 ns[f"_d_{name}"] = p.default
                 params.append(f"{name}=_d_{name}")
-        opts = ", ".join(f"{o}=None" for o in LAUNCH_OPTIONS)
+        own = [o for o in LAUNCH_OPTIONS if o not in self.signature.parameters]
+        opts = ", ".join(f"{o}=None" for o in own)
         body = ", ".join(self.arg_names)
-        src = (f"def {self.__name__}({', '.join(params)}{', ' if params else ''}*, {opts}):\n"
-               f"    return ({body}{',' if len(self.arg_names) == 1 else ''}), "
-               f"({', '.join(LAUNCH_OPTIONS)},)\n")
+        outs = ", ".join(o if o in own else "None" for o in LAUNCH_OPTIONS)
+        sig = ", ".join(params + (["*", opts] if own else []))
+        src = (f"def {self.__name__}({sig}):\n"
+               f"    return ({body}{',' if len(self.arg_names) == 1 else ''}), ({outs},)\n")
         exec(src, ns)
         return ns[self.__name__]
 
@@ -128,6 +134,11 @@ class JITFunction:
     def __getitem__(self, grid):
         run = _launch
         return lambda *args, **kwargs: run(self, grid, args, kwargs)
+
+    def run(self, *args, grid, warmup=False, **kwargs):
+        """`self[grid](*args, **kwargs)` (or, with warmup=True, `self.warmup(...)`): the call
+        the autotuner and heuristics wrappers make, as in Triton."""
+        return _launch(self, grid, args, kwargs, launch=not warmup)
 
     def warmup(self, *args, grid=(1,), **kwargs):
         """Compiles (and loads) the variant these arguments select, without launching."""
@@ -150,7 +161,15 @@ def install_launcher(run):
 
 def jit(fn=None, *, interpret: bool | None = None, do_not_specialize=()):
     """Decorates a kernel, or a function kernels call.  `interpret=True` (or the environment
-    variable TILEWORK_INTERPRET=1) runs it on the CPU with numpy instead of compiling."""
+    variable TILEWORK_INTERPRET=1) runs it on the CPU with numpy instead of compiling.
+    Applied over `@autotune`/`@heuristics` (which wrap a plain function in `@jit` themselves),
+    it re-wraps their innermost function with these options."""
     def deco(f):
+        if isinstance(f, JITFunction):
+            return f
+        rewrap = getattr(f, "rewrap_innermost", None)  # an autotuner or heuristics wrapper
+        if rewrap is not None:
+            return rewrap(lambda g: JITFunction(g, interpret=interpret,
+                                                do_not_specialize=do_not_specialize))
         return JITFunction(f, interpret=interpret, do_not_specialize=do_not_specialize)
     return deco(fn) if fn is not None else deco

@@ -1,0 +1,5 @@
+"""The launch path, the interpreter and the autotuner (`tilework.runtime.Autotuner`, `Config`,
+`Heuristics`, `autotune`, `heuristics`, `KernelInterface`, as in `triton.runtime`)."""
+from .autotuner import (Autotuner, AutotuneError, Config, Heuristics, KernelInterface,  # noqa: F401
+                        autotune, heuristics)
+from .jit import JITFunction, jit  # noqa: F401

@@ -218,6 +218,15 @@ def _get_runtime():
     return _runtime
 
 
+def bind(fn: JITFunction, args, kwargs):
+    """(argument values, launch options) of a launch; Python's message, located, on a bad
+    call."""
+    try:
+        return fn._binder(*args, **kwargs)
+    except TypeError as e:
+        raise located(f"{fn.__name__}[grid](...): {e}", fn.fn) from None
+
+
 def run(fn: JITFunction, grid, args, kwargs, launch: bool = True):
     try:
         values, opts = fn._binder(*args, **kwargs)
@@ -246,12 +255,37 @@ def run(fn: JITFunction, grid, args, kwargs, launch: bool = True):
     return k
 
 
-def _compile_variant(fn, values, opts):
-    from ..compiler.driver import ASTSource, compile
+def variant_key(fn: JITFunction, values, opts):
+    """The key of `fn.cache` for these bound arguments and options."""
+    kp = fn._key_and_params
+    if kp is None:
+        kp = fn._key_and_params = fast_key_and_params(fn)
+    return kp(values)[0], opts
+
+
+def device_target() -> str:
+    """The current device's target name (sm_90a, gfx942, ...)."""
+    return _get_runtime().target()
+
+
+def variant_source(fn: JITFunction, values, opts):
+    """(ASTSource, target, CompileOptions) of the variant these bound arguments select: what
+    `compile` needs, so a caller may compile it elsewhere (the autotuner's workers)."""
+    from ..compiler.driver import ASTSource
     signature, constants, attrs = specialization(fn, values)
-    rt = _get_runtime()
     options = CompileOptions.from_env(**{n: v for n, v in zip(LAUNCH_OPTIONS, opts)
                                          if v is not None})
-    target = options.target or rt.target()
-    ck = compile(ASTSource(fn, signature, constants, attrs), target, options)
-    return rt.load(ck)
+    target = options.target or _get_runtime().target()
+    return ASTSource(fn, signature, constants, attrs), target, options
+
+
+def install_variant(fn: JITFunction, vkey, ck):
+    """Loads a compiled kernel as the variant of `vkey` (later launches find it)."""
+    k = fn.cache[vkey] = _get_runtime().load(ck)
+    return k
+
+
+def _compile_variant(fn, values, opts):
+    from ..compiler.driver import compile
+    src, target, options = variant_source(fn, values, opts)
+    return _get_runtime().load(compile(src, target, options))

@@ -1,7 +1,8 @@
 """`tilework`: the command line.
 
     tilework compile FILE.py:KERNEL --target sm_90a --signature '*fp32,*fp32,*fp32,i32' \\
-        --constexpr BLOCK=1024 [--num-warps 4] [--emit all|tile,ptx,...] -o DIR
+        --constexpr BLOCK=1024 [--num-warps 4] [--num-stages 3] [--num-ctas 1] [--maxnreg N]
+        [--opt-level 3] [--debug] [--no-enable-fp-fusion] [--emit all|tile,ptx,...] -o DIR
     tilework compile FILE.tilegpu --start tilegpu --target gfx942 -o DIR   # from a stage's text
     tilework stages --target sm_90a
 
@@ -12,6 +13,7 @@ an integer divisible by 16 (e.g. `*fp32:16,i32:16`).  Without `:16` nothing is a
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
 import os
 import sys
@@ -77,8 +79,8 @@ def parse_signature(fn, signature: str, constexprs: dict):
 
 
 def cmd_compile(args) -> int:
-    opts = CompileOptions.from_env(target=args.target, num_warps=args.num_warps,
-                                   maxnreg=args.maxnreg)
+    opts = CompileOptions.from_env(**{f.name: getattr(args, f.name)
+                                      for f in dataclasses.fields(CompileOptions)})
     constexprs = {}
     for c in args.constexpr or []:
         k, eq, v = c.partition("=")
@@ -129,6 +131,29 @@ def cmd_stages(args) -> int:
     return 0
 
 
+_OPTION_HELP = {"num_warps": "warps per program (default 4)",
+                "num_stages": "software-pipelining depth (default 3)",
+                "num_ctas": "CTAs per program, a thread block cluster on sm_90+ (default 1)",
+                "debug": "enable tl.device_assert", "opt_level": "LLVM/ptxas level 0..3",
+                "enable_fp_fusion": "let a * b + c become one fma (default on)",
+                "maxnreg": "NVIDIA: cap on registers per thread"}
+
+
+def add_option_flags(parser) -> None:
+    """One flag per `CompileOptions` field (`--num-stages`, `--no-enable-fp-fusion`, ...);
+    unset flags stay None, so the options' defaults and the environment fill them."""
+    for f in dataclasses.fields(CompileOptions):
+        if f.name == "target":
+            continue
+        flag = "--" + f.name.replace("_", "-")
+        help_ = _OPTION_HELP.get(f.name)
+        if isinstance(f.default, bool):
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=None,
+                                help=help_)
+        else:
+            parser.add_argument(flag, type=int, default=None, help=help_)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="tilework", description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -137,9 +162,7 @@ def main(argv=None) -> int:
     c.add_argument("--target", required=True, help="sm_80, sm_90a, gfx942, ...")
     c.add_argument("--signature", default="", help="e.g. '*fp32:16,*fp32:16,i32'")
     c.add_argument("--constexpr", action="append", metavar="NAME=VALUE")
-    c.add_argument("--num-warps", type=int, default=4)
-    c.add_argument("--maxnreg", type=int, default=None,
-                   help="NVIDIA: cap on registers per thread")
+    add_option_flags(c)
     c.add_argument("--emit", default="all", help="'all' or comma-separated stage names")
     c.add_argument("--start", default=None, help="start from this stage's text (e.g. tilegpu)")
     c.add_argument("-o", "--output", default=".", help="output directory")
