@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import builtins
 import operator
+import types
 
 import mlir.ir as ir
 from mlir.dialects import func as func_d
@@ -50,6 +51,14 @@ PY_UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator
 # Python builtins usable on compile-time values inside kernels
 PY_BUILTINS = {"range", "min", "max", "int", "float", "bool", "len", "abs", "print", "isinstance",
                "tuple", "list", "getattr", "hasattr", "enumerate", "zip", "str"}
+
+def readable_global(v) -> bool:
+    """Whether a kernel may read global `v` (Triton's rule): the kernel's cache key holds the
+    values of constexpr and dtype globals; modules, @jit functions, builtins and other
+    callables are code, not data."""
+    return (isinstance(v, (constexpr, core.dtype, JITFunction, types.ModuleType)) or
+            hasattr(v, "__tilework_builtin__") or callable(v))
+
 
 _UNSUPPORTED_STMT = {
     ast.With: "`with` statements", ast.Try: "`try` statements", ast.Raise: "`raise`",
@@ -181,7 +190,14 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         g = self.fn.fn.__globals__
         if name in g:
             v = g[name]
-            return constexpr(v) if isinstance(v, (int, float, bool)) else v
+            if not readable_global(v):
+                # as Triton: a plain global would be baked into the kernel, and changing it
+                # would not recompile (the cache key holds constexpr globals' values only)
+                raise self.error(node, f"cannot read global variable `{name}` in a kernel: "
+                                       f"kernels read only globals that are tl.constexpr "
+                                       f"(`{name} = tl.constexpr(...)`), dtypes, @jit "
+                                       f"functions, modules, functions and classes")
+            return v
         if name in PY_BUILTINS:
             return getattr(builtins, name)
         if hasattr(builtins, name):
