@@ -14,6 +14,7 @@
 GPU runtimes and toolchains are imported only when used: `import tilework` needs no GPU.
 """
 from . import language  # noqa: F401
+from .compiler.api import compile  # noqa: F401  (ahead of time, no GPU: k.asm["ptx"])
 from .compiler.options import CompileOptions  # noqa: F401
 from .errors import CompilationError  # noqa: F401
 from .runtime.jit import JITFunction, jit  # noqa: F401

@@ -156,8 +156,12 @@ class JITFunction:
         return lambda *args, **kwargs: run(self, grid, args, kwargs)
 
     def warmup(self, *args, grid=(1,), **kwargs):
-        """Compiles (and loads) the variant these arguments select, without launching."""
-        return _launch(self, grid, args, kwargs, launch=False)
+        """Compiles the variant these arguments select, without launching (as Triton's).
+        With `target=` ("sm_90a", "gfx942", ...) it compiles ahead of time with no GPU and
+        returns the CompiledKernel (`.asm[stage]`, `.metadata`); the arguments may then be
+        placeholders: `'*fp32:16'`, `'fp16'`, tl or torch dtypes.  Without, it compiles and
+        loads for the current device."""
+        return _warmup(self, grid, args, kwargs)
 
 
 def _no_launcher(fn, *args, **kwargs):
@@ -165,13 +169,16 @@ def _no_launcher(fn, *args, **kwargs):
 
 
 _launch = _no_launcher  # run(fn, grid, args, kwargs, launch=True), set by install_launcher
+_warmup = _no_launcher  # warmup(fn, grid, args, kwargs), likewise
 
 
-def install_launcher(run):
+def install_launcher(run, warmup=None):
     """Sets what `kernel[grid](...)` and `kernel.warmup(...)` call (the runtime does, with
-    `launcher.run`)."""
-    global _launch
+    `launcher.run` and `launcher.warmup`)."""
+    global _launch, _warmup
     _launch = run
+    if warmup is not None:
+        _warmup = warmup
 
 
 def jit(fn=None, *, interpret: bool | None = None, do_not_specialize=()):

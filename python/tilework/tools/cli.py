@@ -6,7 +6,8 @@
     tilework stages --target sm_90a
 
 Compiles ahead of time, with no GPU.  Signature entries are the kernel's runtime parameters in
-order: `*fp32` (pointer), `i32`, `i64`, `fp32`, `i1`; `:16` marks a pointer 16-byte aligned or
+order: `*fp32` (pointer), or a scalar: `i1`, `i8`..`i64`, `u8`..`u64`, `fp16`, `bf16`, `fp32`,
+`fp64`; `:16` marks a pointer 16-byte aligned or
 an integer divisible by 16 (e.g. `*fp32:16,i32:16`).  Without `:16` nothing is assumed.
 """
 from __future__ import annotations
@@ -19,9 +20,9 @@ import sys
 
 from ..backends import get_backend, parse_target
 from ..compiler.driver import LAYOUT_STAGES, ASTSource, compile, dump_kernel
+from ..compiler.api import bind_constexprs, parse_signature
 from ..compiler.options import CompileOptions
 from ..errors import CompilationError, StageError
-from ..language.core import str_to_ty
 from ..runtime.jit import JITFunction
 
 
@@ -84,27 +85,6 @@ def _parse_value(v: str):
     return v
 
 
-def parse_signature(fn, signature: str, constexprs: dict):
-    """-> (signature dict, attrs) for the runtime parameters of `fn`."""
-    runtime = [n for n in fn.arg_names if n not in fn.constexprs and n not in constexprs]
-    entries = [e.strip() for e in signature.split(",")] if signature.strip() else []
-    if len(entries) != len(runtime):
-        raise SystemExit(f"error: {fn.__name__} has {len(runtime)} runtime parameters "
-                         f"({', '.join(runtime)}) but the signature has {len(entries)} entries")
-    sig, attrs = {}, {}
-    for name, e in zip(runtime, entries):
-        ty, _, hint = e.partition(":")
-        try:
-            sig[name] = str_to_ty(ty)
-        except ValueError as err:
-            raise SystemExit(f"error: signature entry for `{name}`: {err}") from None
-        if hint:
-            if hint != "16":
-                raise SystemExit(f"error: signature entry {e!r}: only the hint ':16' is known")
-            attrs[name] = {"tile.divisibility": 16}
-    return sig, attrs
-
-
 def cmd_compile(args) -> int:
     text = None
     num_warps = args.num_warps
@@ -129,12 +109,7 @@ def cmd_compile(args) -> int:
                        fn.signature.parameters[n].default is fn.signature.parameters[n].empty]
             if missing:
                 raise SystemExit(f"error: missing --constexpr for {', '.join(missing)}")
-            unknown = [n for n in constexprs if n not in fn.arg_names]
-            if unknown:
-                raise SystemExit(f"error: {fn.__name__} has no parameter {', '.join(unknown)}")
-            for n in fn.constexprs:
-                if n not in constexprs:
-                    constexprs[n] = fn.signature.parameters[n].default
+            constexprs = bind_constexprs(fn, constexprs)
             sig, attrs = parse_signature(fn, args.signature or "", constexprs)
             ck = compile(ASTSource(fn, sig, constexprs, attrs), opts.target, opts, cache=False)
     except StageError as e:
