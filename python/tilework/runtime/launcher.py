@@ -85,12 +85,19 @@ def arg_entry(fn: JITFunction, name: str, nospec: bool, a):
     return _tensor_entry(fn, name, a)
 
 
+_SCALAR_NAMES = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
+                 "bool": "int1", "int8": "int8", "int16": "int16", "int32": "int32",
+                 "int64": "int64", "uint8": "uint8", "uint16": "uint16", "uint32": "uint32",
+                 "uint64": "uint64"}
+
+
 def numpy_scalar_dtype(a) -> str | None:
-    """The tile dtype name of a numpy scalar (np.float16, np.uint8, ...), else None."""
-    if type(a).__module__ != "numpy" or type(a).__name__ == "ndarray" or \
-            getattr(a, "ndim", None) != 0 or not hasattr(a, "dtype"):
+    """The tile dtype name of a numpy scalar (np.float16(1.5), np.uint8(3), ml_dtypes'
+    bfloat16), else None."""
+    if type(a).__module__ not in ("numpy", "ml_dtypes") or type(a).__name__ == "ndarray" or \
+            getattr(a, "ndim", None) != 0:
         return None
-    return _TYPESTR.get(a.dtype.str)
+    return _SCALAR_NAMES.get(getattr(getattr(a, "dtype", None), "name", None))
 
 
 def placeholder(fn, name, a):
