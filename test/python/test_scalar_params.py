@@ -160,3 +160,58 @@ def test_warmup_placeholders_for_every_type():
         b = tilework.compile(store_twice, target="sm_90a", signature=f"*fp64:16,{ty},i32",
                              constexprs={"BLOCK": 64})
         assert a.asm["ptx"] == b.asm["ptx"] and a.metadata["signature"]["a"] == NAMES[ty]
+
+
+@tilework.jit
+def all_scalars_kernel(out, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12):
+    """out[i] = a_i in fp64, for one parameter of each scalar type (in TYPES order)."""
+    tl.store(out + 0, a0.to(tl.float64))
+    tl.store(out + 1, a1.to(tl.float64))
+    tl.store(out + 2, a2.to(tl.float64))
+    tl.store(out + 3, a3.to(tl.float64))
+    tl.store(out + 4, a4.to(tl.float64))
+    tl.store(out + 5, a5.to(tl.float64))
+    tl.store(out + 6, a6.to(tl.float64))
+    tl.store(out + 7, a7.to(tl.float64))
+    tl.store(out + 8, a8.to(tl.float64))
+    tl.store(out + 9, a9.to(tl.float64))
+    tl.store(out + 10, a10.to(tl.float64))
+    tl.store(out + 11, a11.to(tl.float64))
+    tl.store(out + 12, a12.to(tl.float64))
+
+
+@pytest.fixture(scope="module")
+def all_scalars():
+    return all_scalars_kernel
+
+
+def test_every_target_compiles_every_scalar_type(all_scalars, monkeypatch):
+    """One kernel taking all 13 scalar types, compiled for every known target (PTX only:
+    the local ptxas may lack old architectures)."""
+    from tilework.backends import known_targets
+    from tilework.backends.nvidia import compiler as nv
+    monkeypatch.setattr(nv, "find_ptxas", lambda: None)
+    sig = "*fp64," + ",".join(TYPES)
+    for target in known_targets():
+        ck = tilework.compile(all_scalars, target=target, signature=sig, cache=False)
+        assert list(ck.metadata["signature"].values())[1:] == [NAMES[t] for t in TYPES]
+        text = ck.asm.get("ptx") or ck.asm["amdgcn"]
+        if "ptx" in ck.asm:
+            assert _ptx_param_sizes(text) == [8] + [ctypes.sizeof(abi.KINDS[
+                abi.param_kind(NAMES[t])][0]) for t in TYPES], target
+        else:  # the packed HIP buffer's offsets are the kernel's argument offsets
+            fmt = abi.struct_format("p" + "".join(abi.param_kind(NAMES[t]) for t in TYPES))
+            codes = fmt[1:]
+            mine = [struct.calcsize("@" + codes[:i + 1]) - struct.calcsize(codes[i])
+                    for i in range(len(codes))]
+            offsets = [int(o) for o in re.findall(r"\.offset:\s+(\d+)", text)][:len(codes)]
+            assert mine == offsets, target
+
+
+def test_all_scalar_types_in_one_launch(all_scalars):
+    """gpu_sim runs the kernel with every type at once: each parameter lands in its slot."""
+    ck = tilework.compile(all_scalars, target="sm_90a",
+                          signature="*fp64," + ",".join(TYPES))
+    out = np.full(len(TYPES), np.nan)
+    gpu_sim.run(ck, (1,), out, *[VALUES[t] for t in TYPES])
+    np.testing.assert_array_equal(out, [expected_twice(t, VALUES[t]) / 2 for t in TYPES])
