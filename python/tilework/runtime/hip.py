@@ -115,7 +115,8 @@ class HipRuntime:
     def launch(self, k, grid, values):
         # kernel arguments packed as one buffer with natural alignment (the AMDGPU ABI)
         fmt = struct_format(k.kinds)
-        values = encode_values(k.kinds, values)  # fp16/bf16 as bits, ints at their width
+        if k.encode:  # fp16/bf16 as their bits
+            values = encode_values(k.kinds, values)
         buf = ctypes.create_string_buffer(struct.pack(fmt, *values) or b"\0")
         size = ctypes.c_size_t(len(buf.raw))
         HIP_LAUNCH_PARAM_BUFFER_POINTER, HIP_LAUNCH_PARAM_BUFFER_SIZE, HIP_LAUNCH_PARAM_END = (
