@@ -339,18 +339,3 @@ def test_internal_errors_are_one_line(capsys, monkeypatch):
     with pytest.raises(KeyError):
         run_guarded(boom)
 
-
-def test_print_in_an_interpreted_kernel_is_device_print(capfd):
-    """The interpreter gives print() the compiler's meaning: device_print lines."""
-    import numpy as np
-    import tilework
-
-    def pk(x, n, BLOCK: tl.constexpr):
-        v = tl.load(x + tl.arange(0, BLOCK))
-        print("v", v)
-        print(n)
-    k = tilework.jit(pk, interpret=True)
-    k[(1,)](np.arange(2, dtype=np.float32), 7, BLOCK=2)
-    assert capfd.readouterr().out.splitlines() == [
-        "pid (0, 0, 0) idx (0) v: 0.000000", "pid (0, 0, 0) idx (1) v: 1.000000",
-        "pid (0, 0, 0) idx (): 7"]

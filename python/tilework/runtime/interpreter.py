@@ -624,7 +624,6 @@ def _as_python(jfn: JITFunction, memo: dict, codes: set):
     for k, v in g.items():
         if isinstance(v, JITFunction):
             g[k] = _as_python(v, memo, codes)
-    g.setdefault("print", kernel_print)  # as compiled: print() is tl.device_print
     if closure:
         cells = []
         for c in closure:
@@ -638,18 +637,6 @@ def _as_python(jfn: JITFunction, memo: dict, codes: set):
         memo[jfn] = new
     new.__kwdefaults__ = f.__kwdefaults__
     return new
-
-
-def kernel_print(*args, **kwargs):
-    """`print()` inside an interpreted kernel: tl.device_print, as the compiler makes it
-    (a leading string is the prefix)."""
-    from ..language.debug import device_print
-    if kwargs:
-        raise TypeError(f"print() in a kernel takes no keyword arguments (got "
-                        f"{', '.join(kwargs)}); it is tl.device_print")
-    if args and isinstance(args[0], str):
-        return device_print(args[0], *args[1:])
-    return device_print("", *args)
 
 
 _CONTEXT = None
