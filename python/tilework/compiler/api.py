@@ -11,6 +11,8 @@ MLIR is imported only when a kernel is compiled: `import tilework` stays light.
 from __future__ import annotations
 
 from ..language import core
+from ..language.function import JITFunction
+from .options import CompileOptions
 
 # scalar parameter types a kernel may take (Triton's): every int and float type but fp8
 SCALAR_TYPES = ("int1", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
@@ -97,8 +99,6 @@ def compile(kernel, target: str | None = None, signature=None, constexprs: dict 
     fields (num_warps, num_stages, debug, opt_level, maxnreg, ...).  Returns the
     CompiledKernel: `.asm[stage]` (tile, tilegpu, llvm, llir, ptx/amdgcn, cubin/hsaco),
     `.metadata`, `.name`."""
-    from ..language.function import JITFunction
-    from .options import CompileOptions
     if not isinstance(kernel, JITFunction):
         raise TypeError(f"tilework.compile takes a @tilework.jit kernel, got {kernel!r}")
     target = target or options.pop("target", None)
