@@ -154,5 +154,6 @@ def test_warmup_placeholder_errors():
         add_kernel.warmup("*fp32", "*fp32", "*fp32", "q8", BLOCK_SIZE=64, target="sm_90a")
     with pytest.raises(ValueError, match="only the hint ':16' is known, got '\\*fp32:8'"):
         add_kernel.warmup("*fp32:8", "*fp32", "*fp32", "i32", BLOCK_SIZE=64, target="sm_90a")
-    with pytest.raises(TypeError, match=r"add_kernel.warmup\(...\): add_kernel\(\) missing 1 required"):
+    with pytest.raises(TypeError, match=r"add_kernel.warmup\(...\): add_kernel\(\) missing 1 "
+                                        r"required"):
         add_kernel.warmup("*fp32", "*fp32", "*fp32", BLOCK_SIZE=64, target="sm_90a")
