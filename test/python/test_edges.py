@@ -75,9 +75,10 @@ def test_ptxas_errors_are_one_line_naming_target_and_ptxas(tmp_path, monkeypatch
 
 # ---- scalar parameters ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("ty", ["fp16", "bf16", "fp32", "fp64", "i1", "i8", "i16", "i32",
-                                "i64", "u8", "u16", "u32", "u64"])
-def test_cli_compiles_every_scalar_parameter_type(tmp_path, ty):
+@pytest.mark.parametrize("ty", ["fp16", "bf16", "fp64", "u32", "i8", "i16"])
+def test_cli_compiles_the_scalar_types_that_crashed(tmp_path, ty):
+    """The types the issue found crashing the driver (every type, on every target:
+    test_scalar_params.py)."""
     src = tmp_path / "k.py"
     src.write_text("import tilework\nimport tilework.language as tl\n\n@tilework.jit\n"
                    "def scale(x, a, n, BLOCK: tl.constexpr):\n"
