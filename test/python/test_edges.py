@@ -196,8 +196,7 @@ def test_restart_checks_in_the_python_api(stages):
 
 def test_hand_written_tilegpu_without_records_is_checked_by_warp_size():
     text = ('module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 64 : i32} {\n'
-            '  func.func @k() attributes {tile.kernel} {\n    return\n  }\n}\n'
-            '// #tilegpu.blocked\n')
+            '  func.func @k() attributes {tile.kernel} {\n    return\n  }\n}\n')
     with pytest.raises(StageError, match="made for warps of 64 threads; sm_90a's have 32"):
         compile(text, "sm_90a", start="tilegpu", cache=False)
 

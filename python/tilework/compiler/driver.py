@@ -211,7 +211,7 @@ def parse_stage_text(text, stage: str, target: Target) -> ir.Module:
     if stage == "tile" and has_layouts:
         raise StageError("the tile input carries layouts (#tilegpu...): it is tilegpu IR; "
                          "restart it with start='tilegpu'", stage, target.arch)
-    if stage == "tilegpu" and not has_layouts:
+    if stage == "tilegpu" and "tensor<" in text and not has_layouts:
         raise StageError("the tilegpu input has no layouts: it looks like tile-stage IR; "
                          "restart it with start='tile'", stage, target.arch)
     if stage == "llvm" and "gpu.module" not in text:
