@@ -14,8 +14,14 @@
 GPU runtimes and toolchains are imported only when used: `import tilework` needs no GPU.
 """
 from . import language  # noqa: F401
-from .compiler.api import compile  # noqa: F401  (ahead of time, no GPU: k.asm["ptx"])
 from .compiler.options import CompileOptions  # noqa: F401
 from .errors import CompilationError  # noqa: F401
 from .runtime.jit import JITFunction, jit  # noqa: F401
 from .version import __version__  # noqa: F401
+
+
+def compile(kernel, target=None, signature=None, constexprs=None, **options):
+    """Compiles the @jit `kernel` ahead of time for `target` ("sm_90a", "gfx942", ...) with no
+    GPU -> the CompiledKernel (`.asm[stage]`, `.metadata`); see `tilework.compiler.api`."""
+    from .compiler.api import compile as compile_ahead  # MLIR loads at the first compile
+    return compile_ahead(kernel, target, signature, constexprs, **options)

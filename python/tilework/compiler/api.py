@@ -6,12 +6,15 @@
                          constexprs={"BLOCK_SIZE": 1024}, num_warps=4)
     print(k.asm["ptx"])
 
-MLIR is imported only when a kernel is compiled: `import tilework` stays light.
+This module loads MLIR (the driver); `tilework.compile` imports it at its first call, so
+`import tilework` stays light.
 """
 from __future__ import annotations
 
 from ..language import core
 from ..language.function import JITFunction
+from .driver import ASTSource
+from .driver import compile as compile_source
 from .options import CompileOptions
 
 # scalar parameter types a kernel may take (Triton's): every int and float type but fp8
@@ -108,7 +111,5 @@ def compile(kernel, target: str | None = None, signature=None, constexprs: dict 
     opts = CompileOptions.from_env(target=str(target), **options)
     cx = bind_constexprs(kernel, constexprs)
     sig, attrs = parse_signature(kernel, signature if signature is not None else "", cx)
-    from .driver import ASTSource
-    from .driver import compile as compile_source
     return compile_source(ASTSource(kernel, sig, cx, attrs), opts.target, opts,
                           cache=None if cache else False)
