@@ -45,6 +45,9 @@ def shared_memory_passes() -> list:
     return ["tilegpu-allocate-shared", "tilegpu-insert-barriers"]
 
 
+TARGET_ATTR = "tilegpu.target"  # the module attribute naming the target of a tilegpu module
+
+
 class Backend:
     """Subclasses set `binary_stage` and implement `tilegpu_passes`, `llvm_conversion`,
     `gpu_target_attr` and the stages after `llir` in `add_binary_stages`."""
@@ -63,11 +66,17 @@ class Backend:
         pctx = self.pass_context(options)
         passes = tuple(self.tilegpu_passes(options))
         st = OrderedDict()
-        st["tilegpu"] = lambda src, md: self._run(as_module(src), passes, pctx)
+        st["tilegpu"] = lambda src, md: self.to_tilegpu(as_module(src), passes, pctx)
         st["llvm"] = lambda src, md: self.to_llvm(as_module(src), md, options, pctx)
         st["llir"] = lambda src, md: self.to_llir(as_module(src), md)
         self.add_binary_stages(st, options)
         return st
+
+    def to_tilegpu(self, mod, passes, pctx):
+        self._run(mod, passes, pctx)
+        # what the layouts were chosen for: a restart from this text checks it (the driver)
+        mod.operation.attributes[TARGET_ATTR] = ir.StringAttr.get(self.target.arch)
+        return mod
 
     def to_llvm(self, mod, md, options, pctx):
         self._run(mod, ("tilegpu-to-llvm", "convert-scf-to-cf", "canonicalize", "cse")

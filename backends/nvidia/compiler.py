@@ -7,6 +7,8 @@ import shutil
 import subprocess
 import tempfile
 
+from tilework.errors import StageError
+
 from .. import common
 from ..common import Backend
 
@@ -34,6 +36,25 @@ def find_ptxas() -> str | None:
         if c and os.path.isfile(c) and os.access(c, os.X_OK):
             return c
     return None
+
+
+def ptxas_version(ptxas: str) -> str:
+    """'CUDA 13.0' (from `ptxas --version`), or 'version unknown'."""
+    try:
+        out = subprocess.run([ptxas, "--version"], capture_output=True, text=True,
+                             timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "version unknown"
+    m = re.search(r"release (\d+\.\d+)", out)
+    return f"CUDA {m.group(1)}" if m else "version unknown"
+
+
+def _ptxas_message(stderr: str) -> str:
+    """ptxas's errors on one line, without the temporary file's path."""
+    lines = [ln.strip() for ln in stderr.splitlines()
+             if ln.strip() and "Ptx assembly aborted" not in ln]
+    lines = [re.sub(r"^ptxas\s*(?:\S*k\.ptx,\s*)?", "", ln) for ln in lines]
+    return "; ".join(lines[:3]) or "no message"
 
 
 class NVIDIABackend(Backend):
@@ -76,7 +97,9 @@ class NVIDIABackend(Backend):
                    "-o", out]
             r = subprocess.run(cmd, capture_output=True, text=True)
             if r.returncode != 0:
-                raise RuntimeError(f"ptxas failed ({' '.join(cmd)}):\n{r.stderr}")
+                raise StageError(f"ptxas failed for target {self.target.arch} ({ptxas}, "
+                                 f"{ptxas_version(ptxas)}): {_ptxas_message(r.stderr)}",
+                                 "cubin", self.target.arch)
             md["ptxas_info"] = r.stderr.strip()
             k = None if options.maxnreg else occupancy_hint(ptx, r.stderr, md.get("shared", 0),
                                                             self.target)

@@ -20,3 +20,10 @@ from .runtime.allocation import set_allocator  # noqa: F401
 from .runtime.autotuner import Config, autotune, heuristics  # noqa: F401
 from .runtime.jit import JITFunction, jit  # noqa: F401
 from .version import __version__  # noqa: F401
+
+
+def compile(kernel, target=None, signature=None, constexprs=None, **options):
+    """Compiles the @jit `kernel` ahead of time for `target` ("sm_90a", "gfx942", ...) with no
+    GPU -> the CompiledKernel (`.asm[stage]`, `.metadata`); see `tilework.compiler.api`."""
+    from .compiler.api import compile as compile_ahead  # MLIR loads at the first compile
+    return compile_ahead(kernel, target, signature, constexprs, **options)

@@ -29,6 +29,17 @@ class CompilationError(Exception):
         return "\n".join(parts)
 
 
+class StageError(CompilationError):
+    """A stage could not be compiled from its input: a restart from text that is not that
+    stage's (missing, truncated, another stage's or another target's), or a failing external
+    tool (ptxas).  The message names the stage and the target; `str()` is that one line."""
+
+    def __init__(self, message: str, stage: str | None = None, target: str | None = None):
+        self.stage = stage
+        self.target = target
+        super().__init__(message)
+
+
 def _source_excerpt(filename, lineno, col):
     if not filename or not lineno:
         return []

@@ -38,7 +38,8 @@ _BARRIERS = ("llvm.nvvm.barrier0", "llvm.nvvm.barrier.cta.sync.aligned.all",
              "llvm.nvvm.barrier.cta.sync.all", "llvm.nvvm.barrier.sync")
 _CTYPES = {"ptr": ctypes.c_void_p, "i1": ctypes.c_bool, "i8": ctypes.c_int8,
            "i16": ctypes.c_int16, "i32": ctypes.c_int32, "i64": ctypes.c_int64,
-           "float": ctypes.c_float, "double": ctypes.c_double}
+           "float": ctypes.c_float, "double": ctypes.c_double,
+           "half16": ctypes.c_uint16, "bf16": ctypes.c_uint16}  # (half/bfloat as bits)
 
 
 def _host_ir(text: str) -> tuple[str, str, list, list]:
@@ -78,6 +79,8 @@ def _host_ir(text: str) -> tuple[str, str, list, list]:
             raise Unsupported(f"the CPU simulator cannot run `{line.strip()}`")
     m = re.search(r"define void @(\w+)\(([^)]*)\)", text)
     params = [p.strip().split()[0] for p in m.group(2).split(",") if p.strip()]
+    if "half" in params or "bfloat" in params:
+        text, params = _bits_wrapper(text, m.group(1), params)
     return text, m.group(1), params, mmas
 
 
@@ -135,6 +138,26 @@ def _cp_async(dst, src, size, src_size):
         ctypes.memmove(dst, src, n)
     if n < size:
         ctypes.memset(dst + n, 0, size - n)
+
+
+def _bits_wrapper(text, name, params):
+    """ctypes cannot pass `half`/`bfloat` arguments (the host ABI puts them in vector
+    registers): the kernel gets a wrapper taking their 16 bits as i16, as the GPU's parameter
+    space holds them (the runtime writes fp16/bf16 scalars as bits: `abi.encode_values`)."""
+    text = text.replace(f"define void @{name}(", f"define void @{name}__sim(", 1)
+    outer = ["i16" if p in ("half", "bfloat") else p for p in params]
+    body, args = [], []
+    for i, (p, o) in enumerate(zip(params, outer)):
+        if p != o:
+            body.append(f"  %v{i} = bitcast i16 %a{i} to {p}")
+            args.append(f"{p} %v{i}")
+        else:
+            args.append(f"{p} %a{i}")
+    sig = ", ".join(f"{o} %a{i}" for i, o in enumerate(outer))
+    text += (f"\ndefine void @{name}({sig}) {{\n" + "".join(b + "\n" for b in body) +
+             f"  call void @{name}__sim({', '.join(args)})\n  ret void\n}}\n")
+    return text, [("half16" if p == "half" else "bf16" if p == "bfloat" else o)
+                  for p, o in zip(params, outer)]
 
 
 class _Sim:
@@ -326,7 +349,10 @@ def run(ck, grid, *args, num_threads: int | None = None):
     if len(args) != len(params):
         raise TypeError(f"{name} takes {len(params)} runtime arguments ({params}), got "
                         f"{len(args)}")
-    cargs = [a.ctypes.data if isinstance(a, np.ndarray) else a for a in args]
+    from tilework.runtime.abi import bf16_bits, fp16_bits
+    enc = {"half16": fp16_bits, "bf16": bf16_bits}
+    cargs = [a.ctypes.data if isinstance(a, np.ndarray) else
+             enc[p](float(a)) if p in enc else a for p, a in zip(params, args)]
     grid = tuple(grid) + (1,) * (3 - len(grid))
     sim.grid = grid
     for z in range(grid[2]):

@@ -1,14 +1,25 @@
 """The on-disk cache of compiled kernels: one folder per key under TILEWORK_CACHE_DIR
 (default ~/.cache/tilework).  A folder is written whole under a temporary name and renamed
-into place, so another process sees either nothing or every file."""
+into place, so another process sees either nothing or every file.
+
+Each folder's `manifest.json` maps every file to its size and SHA-256: an entry whose files
+are missing, truncated or altered (or whose manifest is) is a miss, and is removed so that the
+recompiled kernel is written in its place."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 import tempfile
 
-from .options import cache_dir
+from .options import cache_dir  # noqa: F401  (the cache's folder; imported from here too)
+
+MANIFEST = "manifest.json"
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 class FileCache:
@@ -19,19 +30,44 @@ class FileCache:
         return os.path.join(self.root, key[:2], key)
 
     def get(self, key: str) -> dict | None:
-        """{filename: bytes} of a complete entry, or None."""
+        """{filename: bytes} of a complete, undamaged entry, or None (a damaged entry is
+        removed)."""
         path = self._path(key)
-        manifest = os.path.join(path, "manifest.json")
-        try:
-            with open(manifest) as f:
-                names = json.load(f)
-            out = {}
-            for n in names:
-                with open(os.path.join(path, n), "rb") as f:
-                    out[n] = f.read()
-            return out
-        except (OSError, ValueError):
+        if not os.path.isdir(path):
             return None
+        out = self._read(path)
+        if out is None:
+            self.evict(key)
+        return out
+
+    @staticmethod
+    def _read(path: str) -> dict | None:
+        try:
+            with open(os.path.join(path, MANIFEST)) as f:
+                manifest = json.load(f)
+            if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
+                return None
+            out = {}
+            for n, (size, digest) in manifest["files"].items():
+                with open(os.path.join(path, n), "rb") as f:
+                    data = f.read()
+                if len(data) != size or _digest(data) != digest:
+                    return None
+                out[n] = data
+            return out
+        except (OSError, ValueError, TypeError):
+            return None
+
+    def evict(self, key: str) -> None:
+        """Removes an entry: renamed aside first (atomic), so a reader never sees half of it
+        and a concurrent writer can put the new one at once."""
+        path = self._path(key)
+        try:
+            dead = tempfile.mkdtemp(dir=os.path.dirname(path), prefix=".dead-")
+            os.rename(path, os.path.join(dead, "entry"))
+        except OSError:
+            return  # gone already (another process evicted it), or a read-only cache
+        shutil.rmtree(dead, ignore_errors=True)
 
     def put(self, key: str, files: dict) -> None:
         path = self._path(key)
@@ -44,11 +80,14 @@ class FileCache:
         except OSError:
             return  # a read-only cache is not an error
         try:
+            manifest = {}
             for n, data in files.items():
+                data = data if isinstance(data, bytes) else data.encode()
                 with open(os.path.join(tmp, n), "wb") as f:
-                    f.write(data if isinstance(data, bytes) else data.encode())
-            with open(os.path.join(tmp, "manifest.json"), "w") as f:
-                json.dump(sorted(files), f)
+                    f.write(data)
+                manifest[n] = [len(data), _digest(data)]
+            with open(os.path.join(tmp, MANIFEST), "w") as f:
+                json.dump({"files": manifest}, f, sort_keys=True)
             os.rename(tmp, path)  # atomic; fails if another process won the race
         except OSError:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -19,8 +19,11 @@ import mlir.ir as ir
 
 from tilework import backends, dialects, lowering
 from tilework.backends import Target, get_backend, parse_target
-from tilework.dialects import new_context, verify
+from tilework.backends.common import TARGET_ATTR
+from tilework.dialects import VerificationError, new_context, verify
+from tilework.errors import StageError
 from tilework.frontend.codegen import build_kernel
+from tilework.lowering.registry import LoweringError
 from tilework.version import __version__
 
 from .cache import FileCache
@@ -28,6 +31,8 @@ from .options import CompileOptions
 
 MLIR_STAGES = ("tile", "tilegpu", "llvm")
 BINARY_STAGES = ("cubin", "hsaco")
+# stages whose IR is laid out for one target and warp count (recorded as module attributes)
+LAYOUT_STAGES = ("tilegpu", "llvm")
 
 
 @dataclass
@@ -118,7 +123,10 @@ def compile(src, target: str | Target, options: CompileOptions | None = None,
     if fc is not None:
         files = fc.get(key)
         if files is not None:
-            return _from_files(files, target, options, key)
+            ck = _from_files(files, target, options, key)
+            if ck is not None:
+                return ck
+            fc.evict(key)  # checksums match but the contents are not an entry: rewrite it
 
     md = {}
     ctx = new_context()
@@ -135,8 +143,9 @@ def compile(src, target: str | Target, options: CompileOptions | None = None,
         else:
             asm = {}
             if start in MLIR_STAGES:
-                cur = ir.Module.parse(src)
-                verify(cur)
+                cur = parse_stage_text(src, start, target)
+                if start in LAYOUT_STAGES:
+                    check_restart(cur, start, target, options)
             else:
                 cur = src
             asm[start] = _as_text(cur)
@@ -145,10 +154,21 @@ def compile(src, target: str | Target, options: CompileOptions | None = None,
         md.update(name=kname, target=target.arch, backend=target.backend,
                   num_warps=options.num_warps, warp_size=target.warp_size, shared=0)
         for stage in order[first:]:
-            cur = stages[stage](cur, md)
+            try:
+                cur = stages[stage](cur, md)
+                if stage == "tilegpu":
+                    verify(cur)
+            except (LoweringError, VerificationError, ir.MLIRError) as e:
+                if isinstance(src, ASTSource):
+                    raise
+                raise StageError(f"{stage} stage for {target.arch}, from the {start} text: "
+                                 f"{_one_message(e)}", stage, target.arch) from None
+            except RuntimeError as e:
+                if isinstance(src, ASTSource) or not str(e).startswith("LLVM IR parsing error"):
+                    raise
+                raise StageError(f"the input is not valid {start} text (LLVM IR) for "
+                                 f"{target.arch}: {_one_message(e)}", stage, target.arch) from None
             asm[stage] = _as_text(cur)
-            if stage == "tilegpu":
-                verify(cur)
     md = {k: v for k, v in md.items() if not k.startswith("_")}
     md["num_ctas"] = options.num_ctas  # for the launch (the stages do not read it)
     ck = CompiledKernel(kname, target, options, {k: v for k, v in asm.items() if v is not None},
@@ -159,6 +179,82 @@ def compile(src, target: str | Target, options: CompileOptions | None = None,
     if dump:
         dump_kernel(ck, dump)
     return ck
+
+
+def _one_message(e) -> str:
+    """The first diagnostic of an MLIR/LLVM/lowering error, with its location, on one line."""
+    diags = getattr(e, "error_diagnostics", None)
+    if diags:
+        return f"{diags[0].location}: {diags[0].message}"
+    msg = str(e)
+    if msg.startswith("LLVM IR parsing error"):
+        msg = msg.split("\n", 1)[-1]
+    return " ".join(msg.split("\n")[:1]).strip() or type(e).__name__
+
+
+def parse_stage_text(text, stage: str, target: Target) -> ir.Module:
+    """The module of an MLIR stage's text, checked to be that stage's IR; a StageError names
+    the stage and the target otherwise (a truncated file, another stage's text)."""
+    if isinstance(text, bytes):
+        raise StageError(f"the input of stage {stage} is binary, not {stage} IR text", stage,
+                         target.arch)
+    if not text.strip():
+        raise StageError(f"the {stage} input is empty", stage, target.arch)
+    try:
+        mod = ir.Module.parse(text)
+    except ir.MLIRError as e:
+        raise StageError(f"the input is not valid {stage} IR (for {target.arch}): "
+                         f"{_one_message(e)}", stage, target.arch) from None
+    try:
+        verify(mod)
+    except VerificationError as e:
+        raise StageError(f"the {stage} input does not verify: {e}", stage, target.arch) from None
+    has_layouts = "#tilegpu." in text or "tilegpu.num_warps" in text
+    if stage == "tile" and has_layouts:
+        raise StageError("the tile input carries layouts (#tilegpu...): it is tilegpu IR; "
+                         "restart it with start='tilegpu'", stage, target.arch)
+    if stage == "tilegpu" and "tensor<" in text and not has_layouts:
+        raise StageError("the tilegpu input has no layouts: it looks like tile-stage IR; "
+                         "restart it with start='tile'", stage, target.arch)
+    if stage == "llvm" and "gpu.module" not in text:
+        raise StageError("the llvm input has no gpu.module: it is not llvm-stage IR", stage,
+                         target.arch)
+    return mod
+
+
+def recorded_config(mod: ir.Module) -> tuple:
+    """(target arch or None, num_warps or None, warp size or None) recorded in a layout-bearing
+    stage's module: `tilegpu.target` (tilegpu), the gpu.module's target chip (llvm)."""
+    import re
+    attrs = mod.operation.attributes
+    arch = ir.StringAttr(attrs[TARGET_ATTR]).value if TARGET_ATTR in attrs else None
+    if arch is None:
+        m = re.search(r'#(?:nvvm|rocdl)\.target<[^>]*chip = "(\w+)"', str(mod))
+        arch = m.group(1) if m else None
+    nw = ir.IntegerAttr(attrs["tilegpu.num_warps"]).value if "tilegpu.num_warps" in attrs \
+        else None
+    ws = ir.IntegerAttr(attrs["tilegpu.warp_size"]).value if "tilegpu.warp_size" in attrs \
+        else None
+    return arch, nw, ws
+
+
+def check_restart(mod: ir.Module, stage: str, target: Target, options: CompileOptions):
+    """A layout-bearing stage restarts only for the target and warp count its layouts were
+    made for: anything else would compile silently wrong code (64-lane shuffles on a 32-lane
+    target, a block size the launcher does not use)."""
+    arch, nw, ws = recorded_config(mod)
+    if arch is not None and arch != target.arch:
+        raise StageError(f"this {stage} IR was made for target {arch}, not {target.arch}: its "
+                         f"layouts are {arch}'s; compile it for {arch} or restart from the tile "
+                         f"stage", stage, target.arch)
+    if arch is None and ws is not None and ws != target.warp_size:
+        raise StageError(f"this {stage} IR was made for warps of {ws} threads; {target.arch}'s "
+                         f"have {target.warp_size}: restart from the tile stage", stage,
+                         target.arch)
+    if nw is not None and nw != options.num_warps:
+        raise StageError(f"this {stage} IR was made for num_warps={nw}, not "
+                         f"num_warps={options.num_warps}: its layouts fix the warp count; pass "
+                         f"num_warps={nw} or restart from the tile stage", stage, target.arch)
 
 
 def _kernel_name(text) -> str | None:
@@ -179,23 +275,44 @@ def _to_files(ck: CompiledKernel) -> dict:
     return files
 
 
-def _from_files(files, target, options, key) -> CompiledKernel:
-    md = json.loads(files["metadata.json"])
-    name = md["name"]
-    asm = {}
-    for s in md["stages"]:
-        data = files[f"{name}.{s}"]
-        asm[s] = data if s in BINARY_STAGES else data.decode()
+def _from_files(files, target, options, key) -> CompiledKernel | None:
+    """The kernel of a cache entry's files, or None if they do not make one."""
+    try:
+        md = json.loads(files["metadata.json"])
+        name = md["name"]
+        asm = {}
+        for s in md["stages"]:
+            data = files[f"{name}.{s}"]
+            asm[s] = data if s in BINARY_STAGES else data.decode()
+    except (KeyError, TypeError, ValueError):  # ValueError: bad JSON or UTF-8
+        return None
     return CompiledKernel(name, target, options, asm, md, key)
 
 
 def dump_kernel(ck: CompiledKernel, directory: str) -> list[str]:
-    """Writes every stage of `ck` as `<directory>/<kernel>.<stage>`; returns the paths."""
+    """Writes every stage of `ck` as `<directory>/<kernel>.<stage>`; returns the paths.  All
+    files are written under temporary names first and then renamed into place, so a failure
+    (an unwritable directory, a full disk) leaves none of them, nor any temporary file."""
+    import tempfile
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise NotADirectoryError(f"{directory} exists and is not a directory")
     os.makedirs(directory, exist_ok=True)
-    paths = []
-    for s, v in ck.asm.items():
-        p = os.path.join(directory, f"{ck.name}.{s}")
-        with open(p, "wb") as f:
-            f.write(v if isinstance(v, bytes) else v.encode())
-        paths.append(p)
+    umask = os.umask(0)
+    os.umask(umask)
+    temps, paths = [], []
+    try:
+        for s, v in ck.asm.items():
+            fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{ck.name}.{s}.", suffix=".tmp")
+            temps.append(tmp)
+            with os.fdopen(fd, "wb") as f:
+                f.write(v if isinstance(v, bytes) else v.encode())
+            os.chmod(tmp, 0o666 & ~umask)  # as open() would create it (mkstemp makes 0600)
+            paths.append(os.path.join(directory, f"{ck.name}.{s}"))
+        for tmp, p in zip(temps, paths):
+            os.replace(tmp, p)
+    except BaseException:
+        for tmp in temps:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        raise
     return paths

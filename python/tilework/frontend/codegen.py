@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import builtins
 import operator
+import types
 
 import mlir.ir as ir
 from mlir.dialects import func as func_d
@@ -51,6 +52,17 @@ PY_UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator
 # Python builtins usable on compile-time values inside kernels
 PY_BUILTINS = {"range", "min", "max", "int", "float", "bool", "len", "abs", "print", "isinstance",
                "tuple", "list", "getattr", "hasattr", "enumerate", "zip", "str"}
+
+LANGUAGE = "tilework.language."
+
+
+def readable_global(v) -> bool:
+    """Whether a kernel may read global `v` (Triton's rule): the kernel's cache key holds the
+    values of constexpr and dtype globals; modules, @jit functions, builtins and other
+    callables are code, not data."""
+    return (isinstance(v, (constexpr, core.dtype, JITFunction, types.ModuleType)) or
+            hasattr(v, "__tilework_builtin__") or callable(v))
+
 
 _UNSUPPORTED_STMT = {
     ast.With: "`with` statements", ast.Try: "`try` statements", ast.Raise: "`raise`",
@@ -182,6 +194,14 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         g = self.fn.fn.__globals__
         if name in g:
             v = g[name]
+            if not readable_global(v) and not self.fn.__module__.startswith(LANGUAGE):
+                # as Triton: a plain global would be baked into the kernel, and changing it
+                # would not recompile (the cache key holds constexpr globals' values only).
+                # The language's own @jit code (tl.random) is part of the compiler's hash.
+                raise self.error(node, f"cannot read global variable `{name}` in a kernel: "
+                                       f"kernels read only globals that are tl.constexpr "
+                                       f"(`{name} = tl.constexpr(...)`), dtypes, @jit "
+                                       f"functions, modules, functions and classes")
             return constexpr(v) if isinstance(v, (int, float, bool)) else v
         if name in PY_BUILTINS:
             return getattr(builtins, name)
@@ -334,6 +354,13 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             return self.call_jit(fn_u, args, kwargs, node)
         if isinstance(fn_u, core.dtype) or fn_u is constexpr:
             return fn_u(*[unwrap(a) for a in args]) if fn_u is constexpr else fn_u
+        if fn_u is builtins.print:  # as in Triton: print() in a kernel is tl.device_print
+            if kwargs:
+                raise self.error(node, f"print() in a kernel takes no keyword arguments "
+                                       f"(got {', '.join(kwargs)}); it is tl.device_print")
+            first = unwrap(args[0]) if args else None
+            prefix, rest = (first, args[1:]) if isinstance(first, str) else ("", args)
+            return self.call_builtin("device_print", [constexpr(prefix)] + list(rest), {}, node)
         if fn_u in (builtins.min, builtins.max) and any(isinstance(a, tensor) for a in args):
             # as in Triton: min/max of runtime values are elementwise minimum/maximum
             if kwargs or len(args) < 2:

@@ -61,7 +61,9 @@ class JITFunction:
         # decorators are part of the source; the def line is the first line after them
         self._tree = None
         self.cache: dict = {}        # (target, specialization, options) -> loaded kernel
-        self._cache_key = None
+        self._cache_key = None       # the sources' hash (cache_key adds the globals' values)
+        self._deps: list = []
+        self._names = None
         self._binder = self._make_binder()
 
     # ---- source --------------------------------------------------------------------------
@@ -75,14 +77,38 @@ class JITFunction:
 
     @property
     def cache_key(self) -> str:
-        """Hash of this function's source and of every @jit function it references."""
+        """Hash of this function's source, of every @jit function it references, and of the
+        values of the globals they read (constexprs, dtypes), as Triton's key: editing
+        `SCALE = tl.constexpr(2.0)` compiles anew.  The sources are hashed once; the
+        globals' values are read each time (a module may rebind them)."""
         if self._cache_key is None:
             h = hashlib.sha256(self.src.encode())
             seen = {id(self)}
-            for dep in self._dependencies(seen):
+            self._deps = list(self._dependencies(seen))
+            for dep in self._deps:
                 h.update(dep.src.encode())
             self._cache_key = h.hexdigest()
-        return self._cache_key
+        h = hashlib.sha256(self._cache_key.encode())
+        for f in [self] + self._deps:
+            for name, value in f.global_values():
+                h.update(f"{f.__module__}.{f.__name__}:{name}={value!r}\0".encode())
+        return h.hexdigest()
+
+    def _global_names(self) -> list:
+        if self._names is None:
+            self._names = sorted({n.id for n in ast.walk(self.parse())
+                                  if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)})
+        return self._names
+
+    def global_values(self):
+        """(name, value) of the constexpr and dtype globals this function's source reads."""
+        g = self.fn.__globals__
+        for name in self._global_names():
+            v = g.get(name)
+            if isinstance(v, core.constexpr):
+                yield name, v.value
+            elif isinstance(v, core.dtype):
+                yield name, v
 
     def _dependencies(self, seen):
         names = {n.id for n in ast.walk(self.parse()) if isinstance(n, ast.Name)}
@@ -141,8 +167,12 @@ class JITFunction:
         return _launch(self, grid, args, kwargs, launch=not warmup)
 
     def warmup(self, *args, grid=(1,), **kwargs):
-        """Compiles (and loads) the variant these arguments select, without launching."""
-        return _launch(self, grid, args, kwargs, launch=False)
+        """Compiles the variant these arguments select, without launching (as Triton's).
+        With `target=` ("sm_90a", "gfx942", ...) it compiles ahead of time with no GPU and
+        returns the CompiledKernel (`.asm[stage]`, `.metadata`); the arguments may then be
+        placeholders: `'*fp32:16'`, `'fp16'`, tl or torch dtypes.  Without, it compiles and
+        loads for the current device."""
+        return _warmup(self, grid, args, kwargs)
 
 
 def _no_launcher(fn, *args, **kwargs):
@@ -150,13 +180,16 @@ def _no_launcher(fn, *args, **kwargs):
 
 
 _launch = _no_launcher  # run(fn, grid, args, kwargs, launch=True), set by install_launcher
+_warmup = _no_launcher  # warmup(fn, grid, args, kwargs), likewise
 
 
-def install_launcher(run):
+def install_launcher(run, warmup=None):
     """Sets what `kernel[grid](...)` and `kernel.warmup(...)` call (the runtime does, with
-    `launcher.run`)."""
-    global _launch
+    `launcher.run` and `launcher.warmup`)."""
+    global _launch, _warmup
     _launch = run
+    if warmup is not None:
+        _warmup = warmup
 
 
 def jit(fn=None, *, interpret: bool | None = None, do_not_specialize=()):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ctypes
 import sys
 
-from .abi import ctypes_of, param_kinds
+from .abi import ctypes_of, encode_values, needs_encoding, param_kinds
 
 
 class CudaError(RuntimeError):
@@ -15,7 +15,7 @@ class CudaError(RuntimeError):
 
 class LoadedKernel:
     __slots__ = ("compiled", "module", "function", "block", "shared", "asm", "metadata", "name",
-                 "kinds", "slots", "params_address", "_keep")
+                 "kinds", "slots", "params_address", "_keep", "encode")
 
     def __init__(self, compiled, module, function, block, shared):
         self.compiled = compiled
@@ -30,6 +30,7 @@ class LoadedKernel:
         # them at launch, so it is reused (no ctypes arrays built per launch).
         self.kinds = param_kinds(compiled.metadata)
         self.slots = [t() for t in ctypes_of(self.kinds)]
+        self.encode = needs_encoding(self.kinds)  # fp16/bf16 parameters go as their bits
         array = (ctypes.c_void_p * max(1, len(self.slots)))(
             *[ctypes.addressof(s) for s in self.slots])
         self.params_address = ctypes.addressof(array)
@@ -104,6 +105,8 @@ class CudaRuntime:
         return torch.cuda.current_stream().cuda_stream
 
     def launch(self, k: LoadedKernel, grid, values):
+        if k.encode:
+            values = encode_values(k.kinds, values)
         for s, v in zip(k.slots, values):
             s.value = v
         err, = self.cu.cuLaunchKernel(k.function, grid[0], grid[1], grid[2], k.block, 1, 1,

@@ -14,7 +14,7 @@ import struct
 import sys
 
 from . import printbuf
-from .abi import struct_format
+from .abi import encode_values, struct_format
 from .cuda import LoadedKernel
 
 
@@ -115,6 +115,8 @@ class HipRuntime:
     def launch(self, k, grid, values):
         # kernel arguments packed as one buffer with natural alignment (the AMDGPU ABI)
         fmt = struct_format(k.kinds)
+        if k.encode:  # fp16/bf16 as their bits
+            values = encode_values(k.kinds, values)
         buf = ctypes.create_string_buffer(struct.pack(fmt, *values) or b"\0")
         size = ctypes.c_size_t(len(buf.raw))
         HIP_LAUNCH_PARAM_BUFFER_POINTER, HIP_LAUNCH_PARAM_BUFFER_SIZE, HIP_LAUNCH_PARAM_END = (

@@ -586,7 +586,14 @@ def _bind(fn: JITFunction, values):
         if isinstance(a, TensorDescriptor):
             args.append(_descriptor(fn, name, a, regions))
             continue
-        if isinstance(a, (bool, int, float)):
+        if isinstance(a, np.generic) and \
+                not _NUMPY_DTYPES.get(a.dtype.name, "fp8").startswith("fp8"):
+            # a numpy scalar (np.float16(1.5), np.uint8(3)) is a parameter of its own type
+            dt = core.DTYPES[_NUMPY_DTYPES[a.dtype.name]]
+            store = _info(tensor_ir_type(dt, ())).np
+            v = np.array(a).view(store) if np.dtype(store).itemsize == a.dtype.itemsize \
+                and a.dtype.kind != "b" else np.array(a).astype(store)
+        elif isinstance(a, (bool, int, float)):
             if a == 1 and type(a) is int and name not in fn.do_not_specialize:
                 args.append(1)
                 continue

@@ -101,7 +101,51 @@ def arg_entry(fn: JITFunction, name: str, nospec: bool, a):
         return None, _NOPARAM
     if t is TensorDescriptor:
         return _descriptor_entry(fn, name, a)
+    sc = numpy_scalar_dtype(a)
+    if sc is not None:  # np.float16(1.5), np.int8(3), ...: a scalar of that type
+        return sc, a.item()
     return _tensor_entry(fn, name, a)
+
+
+_SCALAR_NAMES = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
+                 "bool": "int1", "int8": "int8", "int16": "int16", "int32": "int32",
+                 "int64": "int64", "uint8": "uint8", "uint16": "uint16", "uint32": "uint32",
+                 "uint64": "uint64"}
+
+
+def numpy_scalar_dtype(a) -> str | None:
+    """The tile dtype name of a numpy scalar (np.float16(1.5), np.uint8(3), ml_dtypes'
+    bfloat16), else None."""
+    if type(a).__module__ not in ("numpy", "ml_dtypes") or type(a).__name__ == "ndarray" or \
+            getattr(a, "ndim", None) != 0:
+        return None
+    return _SCALAR_NAMES.get(getattr(getattr(a, "dtype", None), "name", None))
+
+
+def placeholder(fn, name, a):
+    """(dtype, 16-byte aligned / divisible by 16) of a warmup argument standing for a value:
+    a type string (`'*fp32:16'`, `'fp16'`), a tl dtype, or a torch dtype (a tensor of that
+    dtype, as Triton's warmup takes); None for a real value."""
+    if isinstance(a, str):
+        ty, _, hint = a.partition(":")
+        try:
+            t = core.str_to_ty(ty)
+        except ValueError as e:
+            raise located(f"argument `{name}` of {fn.__name__}: {e}", fn.fn,
+                          exc=ValueError) from None
+        if hint not in ("", "16"):
+            raise located(f"argument `{name}` of {fn.__name__}: only the hint ':16' is known, "
+                          f"got {a!r}", fn.fn, exc=ValueError)
+        return t, hint == "16"
+    if isinstance(a, core.dtype):
+        return a, isinstance(a, core.pointer_type)  # a pointer stands for an aligned tensor
+    if type(a).__name__ == "dtype" and type(a).__module__.startswith("torch"):
+        tname = _TORCH_DTYPES.get(str(a))
+        if tname is None:
+            raise located(f"argument `{name}` of {fn.__name__} has unsupported dtype {a}",
+                          fn.fn, exc=TypeError)
+        return core.pointer_type(core.DTYPES[tname]), True
+    return None
 
 
 def key_and_params(fn: JITFunction, values):
@@ -158,8 +202,9 @@ def fast_key_and_params(fn: JITFunction):
     return ns["_kp"]
 
 
-def specialization(fn: JITFunction, values):
-    """The signature (runtime param -> dtype), constants and arg attributes of a launch."""
+def specialization(fn: JITFunction, values, placeholders: bool = False):
+    """The signature (runtime param -> dtype), constants and arg attributes of a launch (of a
+    warmup, with `placeholders`: type strings and dtypes standing for arguments)."""
     signature, constants, attrs = {}, {}, {}
     for name, a in zip(fn.arg_names, values):
         if type(a) is core.constexpr:
@@ -191,6 +236,12 @@ def specialization(fn: JITFunction, values):
             for d, ok in enumerate(key[5]):
                 if ok:
                     attrs[f"{name}.stride{d}"] = {"tile.divisibility": 16}
+        elif numpy_scalar_dtype(a) is not None:
+            signature[name] = core.DTYPES[numpy_scalar_dtype(a)]
+        elif placeholders and placeholder(fn, name, a) is not None:
+            signature[name], hint = placeholder(fn, name, a)
+            if hint:
+                attrs[name] = {"tile.divisibility": 16}
         else:
             (dt, aligned), _ = _tensor_entry(fn, name, a)
             signature[name] = core.pointer_type(_tile_dtype(fn, name, dt))
@@ -253,6 +304,24 @@ def run(fn: JITFunction, grid, args, kwargs, launch: bool = True):
             params = params + [ptr]  # `buf` lives until the launch is queued
         _runtime.launch(k, g, params)
     return k
+
+
+def warmup(fn: JITFunction, grid, args, kwargs):
+    """`kernel.warmup(*args, grid=, target=, ...)`: compiles the variant these arguments
+    select.  With `target=`, ahead of time without a GPU (arguments may be placeholders:
+    `'*fp32:16'`, `'fp16'`, tl or torch dtypes) -> the CompiledKernel (`.asm`, `.metadata`);
+    without, for the current device, loaded as a launch would, -> the loaded kernel."""
+    try:
+        values, opts = fn._binder(*args, **kwargs)
+    except TypeError as e:
+        raise located(f"{fn.__name__}.warmup(...): {e}", fn.fn) from None
+    options = dict(zip(LAUNCH_OPTIONS, opts))
+    if options.get("target") is None:
+        return run(fn, grid, args, kwargs, launch=False)
+    from ..compiler.driver import ASTSource, compile
+    signature, constants, attrs = specialization(fn, values, placeholders=True)
+    copts = CompileOptions.from_env(**{k: v for k, v in options.items() if v is not None})
+    return compile(ASTSource(fn, signature, constants, attrs), copts.target, copts)
 
 
 def variant_key(fn: JITFunction, values, opts):

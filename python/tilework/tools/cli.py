@@ -7,7 +7,8 @@
     tilework stages --target sm_90a
 
 Compiles ahead of time, with no GPU.  Signature entries are the kernel's runtime parameters in
-order: `*fp32` (pointer), `i32`, `i64`, `fp32`, `i1`; `:16` marks a pointer 16-byte aligned or
+order: `*fp32` (pointer), or a scalar: `i1`, `i8`..`i64`, `u8`..`u64`, `fp16`, `bf16`, `fp32`,
+`fp64`; `:16` marks a pointer 16-byte aligned or
 an integer divisible by 16 (e.g. `*fp32:16,i32:16`).  Without `:16` nothing is assumed.
 """
 from __future__ import annotations
@@ -16,13 +17,14 @@ import argparse
 import dataclasses
 import importlib.util
 import os
+import re
 import sys
 
 from ..backends import get_backend, parse_target
-from ..compiler.driver import ASTSource, compile, dump_kernel
+from ..compiler.driver import LAYOUT_STAGES, ASTSource, compile, dump_kernel
+from ..compiler.api import bind_constexprs, parse_signature
 from ..compiler.options import CompileOptions
-from ..errors import CompilationError
-from ..language.core import str_to_ty
+from ..errors import CompilationError, StageError
 from ..runtime.jit import JITFunction
 
 
@@ -34,16 +36,44 @@ def _load_kernel(spec: str):
         raise SystemExit(f"error: no such file: {path}")
     mod_name = "_tilework_aot_" + os.path.splitext(os.path.basename(path))[0]
     s = importlib.util.spec_from_file_location(mod_name, path)
+    if s is None:
+        raise SystemExit(f"error: {path} is not a Python file")
     mod = importlib.util.module_from_spec(s)
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     try:
         s.loader.exec_module(mod)
+    except SyntaxError as e:  # the file's own error, not our import machinery's
+        where = f"{e.filename or path}:{e.lineno}:{e.offset or 0}"
+        raise SystemExit(f"error: {where}: {e.msg} (in the kernel's file)") from None
+    except CompilationError as e:
+        raise SystemExit(str(e)) from None
+    except Exception as e:
+        raise SystemExit(f"error: importing {path} failed: {type(e).__name__}: {e}") from None
     finally:
         sys.path.pop(0)
     fn = getattr(mod, name, None)
     if not isinstance(fn, JITFunction):
         raise SystemExit(f"error: {path} has no @tilework.jit function named {name!r}")
     return fn
+
+
+def _read_text(path: str) -> str:
+    try:
+        with open(path) as f:
+            return f.read()
+    except FileNotFoundError:
+        raise SystemExit(f"error: no such file: {path}") from None
+    except UnicodeDecodeError:
+        raise SystemExit(f"error: {path} is not a text file (a stage's text is expected)") \
+            from None
+    except OSError as e:
+        raise SystemExit(f"error: cannot read {path}: {e.strerror}") from None
+
+
+def recorded_num_warps(text: str) -> int | None:
+    """The warp count a tilegpu/llvm text was laid out for (its module attribute)."""
+    m = re.search(r"tilegpu\.num_warps = (\d+)", text)
+    return int(m.group(1)) if m else None
 
 
 def _parse_value(v: str):
@@ -57,30 +87,14 @@ def _parse_value(v: str):
     return v
 
 
-def parse_signature(fn, signature: str, constexprs: dict):
-    """-> (signature dict, attrs) for the runtime parameters of `fn`."""
-    runtime = [n for n in fn.arg_names if n not in fn.constexprs and n not in constexprs]
-    entries = [e.strip() for e in signature.split(",")] if signature.strip() else []
-    if len(entries) != len(runtime):
-        raise SystemExit(f"error: {fn.__name__} has {len(runtime)} runtime parameters "
-                         f"({', '.join(runtime)}) but the signature has {len(entries)} entries")
-    sig, attrs = {}, {}
-    for name, e in zip(runtime, entries):
-        ty, _, hint = e.partition(":")
-        try:
-            sig[name] = str_to_ty(ty)
-        except ValueError as err:
-            raise SystemExit(f"error: signature entry for `{name}`: {err}") from None
-        if hint:
-            if hint != "16":
-                raise SystemExit(f"error: signature entry {e!r}: only the hint ':16' is known")
-            attrs[name] = {"tile.divisibility": 16}
-    return sig, attrs
-
-
 def cmd_compile(args) -> int:
-    opts = CompileOptions.from_env(**{f.name: getattr(args, f.name)
-                                      for f in dataclasses.fields(CompileOptions)})
+    text = None
+    values = {f.name: getattr(args, f.name) for f in dataclasses.fields(CompileOptions)}
+    if args.start:
+        text = _read_text(args.input)
+        if values.get("num_warps") is None and args.start in LAYOUT_STAGES:
+            values["num_warps"] = recorded_num_warps(text)  # the count the layouts were made for
+    opts = CompileOptions.from_env(**values)
     constexprs = {}
     for c in args.constexpr or []:
         k, eq, v = c.partition("=")
@@ -89,8 +103,6 @@ def cmd_compile(args) -> int:
         constexprs[k] = _parse_value(v)
     try:
         if args.start:
-            with open(args.input) as f:
-                text = f.read()
             ck = compile(text, opts.target, opts, start=args.start, cache=False)
         else:
             fn = _load_kernel(args.input)
@@ -98,16 +110,14 @@ def cmd_compile(args) -> int:
                        fn.signature.parameters[n].default is fn.signature.parameters[n].empty]
             if missing:
                 raise SystemExit(f"error: missing --constexpr for {', '.join(missing)}")
-            unknown = [n for n in constexprs if n not in fn.arg_names]
-            if unknown:
-                raise SystemExit(f"error: {fn.__name__} has no parameter {', '.join(unknown)}")
-            for n in fn.constexprs:
-                if n not in constexprs:
-                    constexprs[n] = fn.signature.parameters[n].default
+            constexprs = bind_constexprs(fn, constexprs)
             sig, attrs = parse_signature(fn, args.signature or "", constexprs)
             ck = compile(ASTSource(fn, sig, constexprs, attrs), opts.target, opts, cache=False)
+    except StageError as e:
+        print(f"error: {args.input}: {e}", file=sys.stderr)
+        return 1
     except CompilationError as e:
-        print(e, file=sys.stderr)
+        print(e if e.filename else f"error: {e}", file=sys.stderr)
         return 1
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -120,7 +130,12 @@ def cmd_compile(args) -> int:
                   f"{', '.join(ck.asm)}", file=sys.stderr)
             return 1
         ck.asm = {k: v for k, v in ck.asm.items() if k in want}
-    for p in dump_kernel(ck, args.output):
+    try:
+        paths = dump_kernel(ck, args.output)
+    except OSError as e:
+        print(f"error: -o {args.output}: {e.strerror or e}", file=sys.stderr)
+        return 1
+    for p in paths:
         print(p)
     return 0
 
@@ -170,12 +185,40 @@ def main(argv=None) -> int:
     s = sub.add_parser("stages", help="list a target's stages")
     s.add_argument("--target", required=True)
     s.set_defaults(func=cmd_stages)
+    # a tilegpu/llvm restart takes its warp count from the text unless one is given
+    c.set_defaults(num_warps=None)
     args = ap.parse_args(argv)
+    return run_guarded(lambda: args.func(args))
+
+
+def run_guarded(body) -> int:
+    """Runs a command: its errors end in one `error:` line and exit status 1, never in a
+    traceback (TILEWORK_TRACEBACK=1 shows the traceback of an unexpected one); a closed
+    output pipe (`| head`) ends it quietly."""
     try:
-        return args.func(args)
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
+        return body()
+    except BrokenPipeError:
+        quiet_stdout()
+        return 0
+    except (ValueError, OSError, CompilationError) as e:
+        print(e if isinstance(e, CompilationError) and e.filename else f"error: {e}",
+              file=sys.stderr)
         return 1
+    except Exception as e:  # an internal error still ends in one line
+        if os.environ.get("TILEWORK_TRACEBACK", "") not in ("", "0"):
+            raise
+        print(f"error: internal error: {type(e).__name__}: {e} (TILEWORK_TRACEBACK=1 shows "
+              f"where)", file=sys.stderr)
+        return 1
+
+
+def quiet_stdout():
+    """After a closed pipe: later writes (and the interpreter's final flush) go nowhere."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ Errors are printed as `<loc>: error: <message>` and exit with status 1 (for `not
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 import mlir.ir as ir
@@ -90,23 +91,67 @@ def main(argv=None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     pctx = PassContext(t, options)
-    text = sys.stdin.read() if args.input == "-" else open(args.input).read()
+    try:
+        text = sys.stdin.read() if args.input == "-" else _read(args.input)
+    except OSError as e:
+        print(f"error: cannot read {args.input}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    except UnicodeDecodeError:
+        print(f"error: {args.input} is not a text file", file=sys.stderr)
+        return 2
     chunks = text.split("// -----") if args.split_input_file else [text]
     status, outputs = 0, []
     for chunk in chunks:
         rc, out = run_chunk(chunk, steps, pctx, args.verify_only)
         if rc:
             status = 1
+            if args.input != "-":  # name the file in the locations, not MLIR's "-"
+                out = out.replace('loc("-":', f'loc("{args.input}":')
             print(out, file=sys.stderr)
         else:
             outputs.append(out)
     result = "\n// -----\n".join(outputs)
-    if args.output == "-":
-        sys.stdout.write(result)
-    else:
-        with open(args.output, "w") as f:
-            f.write(result)
+    try:
+        if args.output == "-":
+            sys.stdout.write(result)
+            sys.stdout.flush()
+        else:
+            write_atomically(args.output, result)
+    except BrokenPipeError:  # `tilework-opt ... | head`: the reader had enough
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return status
+    except OSError as e:
+        print(f"error: cannot write {args.output}: {e.strerror or e}", file=sys.stderr)
+        return 1
     return status
+
+
+def _read(path: str) -> str:
+    with open(path) as f:
+        return f.read()
+
+
+def write_atomically(path: str, text: str):
+    """Writes `path` through a temporary file renamed into place: a failure leaves nothing."""
+    import tempfile
+    d = os.path.dirname(path) or "."
+    if os.path.isdir(path):
+        raise IsADirectoryError(21, "is a directory")
+    fd, tmp = tempfile.mkstemp(dir=d, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 if __name__ == "__main__":
