@@ -439,11 +439,12 @@ def test_dynamic_shared_memory_alignment():
     assert "alignment = 1024 : i64" in out
 
 
-def test_warpgroup_dot_needs_sm90a():
+@pytest.mark.parametrize("target", ["sm_90", "sm_80"])
+def test_warpgroup_dot_needs_sm90a(target):
     with pytest.raises(LoweringError, match="tilegpu.warpgroup_dot needs sm_90a \\(wgmma\\), "
-                                            "not sm_90"):
+                                            f"not {target}"):
         _run(_WGDOT, ("tilegpu-allocate-shared", "tilegpu-insert-barriers",
-                      "tilegpu-to-llvm"), target="sm_90")
+                      "tilegpu-to-llvm"), target=target)
 
 
 # ---- compile-only: PTX for sm_90a ----------------------------------------------------------

@@ -180,13 +180,16 @@ TODAY = ("tile-combine", "canonicalize", "cse", "tile-cse", "tilegpu-assign-layo
          "tile-cse", "tilegpu-remove-converts", "cse", "tile-cse", "tile-combine",
          "tilegpu-vector-width", "tilegpu-compare-runs", "tilegpu-allocate-shared",
          "tilegpu-insert-barriers")
-# NVIDIA sm_80+ (cp.async): the software pipeliner and a cleanup after the layout passes
-PIPELINED = TODAY[:10] + ("tilegpu-pipeline", "canonicalize", "cse", "tile-cse") + TODAY[10:]
-
-
+# NVIDIA: targets with wgmma rewrite mma v3 dots after the layout passes; sm_80+ (cp.async)
+# then runs the software pipeliner and a cleanup
 def expected_passes(arch):
-    return PIPELINED if get_backend(arch).target.capability >= 80 and \
-        arch.startswith("sm_") else TODAY
+    t = parse_target(arch)
+    extra = ()
+    if t.has("wgmma"):
+        extra += ("tilegpu-warpgroup-dot",)
+    if t.backend == "nvidia" and t.capability >= 80:
+        extra += ("tilegpu-pipeline", "canonicalize", "cse", "tile-cse")
+    return TODAY[:10] + extra + TODAY[10:]
 
 
 @pytest.mark.parametrize("arch", KNOWN)
@@ -201,7 +204,7 @@ def test_backends_build_their_own_lists():
     a, b = get_backend("sm_90a"), get_backend("gfx942")
     la = a.tilegpu_passes(CompileOptions())
     la.append("x")
-    assert tuple(a.tilegpu_passes(CompileOptions())) == PIPELINED
+    assert tuple(a.tilegpu_passes(CompileOptions())) == expected_passes("sm_90a")
     assert tuple(b.tilegpu_passes(CompileOptions())) == TODAY
 
 
