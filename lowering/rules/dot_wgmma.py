@@ -24,6 +24,11 @@ SBO apart and swizzle-wide column blocks LBO apart.  Buffers start aligned to th
 repeat (8 rows; tilegpu-allocate-shared aligns nvmma buffers to 1024 bytes), so the hardware's
 address-bit swizzle is the layout's.
 
+Asynchronous (the dot's only user is a `tilegpu.warpgroup_wait`, see dialects/opdefs/wgmma.py):
+no `wait_group` after the commit; the accumulator registers are the mma_async results as they
+are (fp32/s32, no split: the verifier checks), and the wait op lowers to `wgmma.wait_group
+num` alone, passing them through.
+
 Accumulators are fp32 (or s32): an fp16 accumulator is extended first and rounded once at the
 end, as the FMA path does.  With fp8 operands and 0 < max_num_imprecise_acc < K, every
 max_num_imprecise_acc / K-per-instruction steps accumulate into a fresh zero accumulator that
@@ -35,6 +40,7 @@ import mlir.ir as ir
 
 from tilework.dialects import tile as T
 from tilework.dialects.layout import layout_of, parse_layout
+from tilework.dialects.opdefs.wgmma import is_async
 
 from ..axis_info import elem_bytes
 from ..registry import LoweringError, lower
@@ -192,8 +198,8 @@ def _warpgroup_dot(ctx, op, args):
                 d = ctx.op1("nvvm.wgmma.mma_async", [d, da, db], st, attrs)
             partials.append((idx, d))
     ctx.create("nvvm.wgmma.commit.group.sync.aligned", [], [])
-    ctx.create("nvvm.wgmma.wait.group.sync.aligned", [], [],
-               {"group": ir.IntegerAttr.get(ctx.i64, 0)})
+    if not is_async(op):
+        _wait(ctx, 0)
     out = list(vals)
     seen = set()
     for idx, d in partials:
@@ -206,3 +212,14 @@ def _warpgroup_dot(ctx, op, args):
     if ec == "f16":
         out = [ctx.op1("arith.truncf", [v], T.element_type(rt)) for v in out]
     return [Regs(layout, (M, N), out)]
+
+
+def _wait(ctx, num: int):
+    ctx.create("nvvm.wgmma.wait.group.sync.aligned", [], [],
+               {"group": ir.IntegerAttr.get(ctx.i64, num)})
+
+
+@lower("tilegpu.warpgroup_wait", target="nvidia", arch=(90, 90))
+def _warpgroup_wait(ctx, op, args):
+    _wait(ctx, ir.IntegerAttr(op.attributes["num"]).value)
+    return [args[0]]
