@@ -118,10 +118,15 @@ def _attr(text):
     return ir.Attribute.parse(text)
 
 
-@lower("tilegpu.warpgroup_dot", target="nvidia", arch=(90, 90))
-def _warpgroup_dot(ctx, op, args):
+def _need_sm90a(ctx, op):
     if ctx.arch != "sm_90a":
-        raise LoweringError(f"tilegpu.warpgroup_dot needs sm_90a (wgmma), not {ctx.arch}")
+        raise LoweringError(f"{op.name} needs sm_90a (wgmma), not {ctx.arch}")
+
+
+# (no arch range: any NVIDIA target finds the rule, and one other than sm_90a gets this message)
+@lower("tilegpu.warpgroup_dot", target="nvidia")
+def _warpgroup_dot(ctx, op, args):
+    _need_sm90a(ctx, op)
     a_base, b_base, acc = args
     ma, mb = T.memdesc_of(op.operands[0].type), T.memdesc_of(op.operands[1].type)
     rt = op.results[0].type
@@ -219,7 +224,8 @@ def _wait(ctx, num: int):
                {"group": ir.IntegerAttr.get(ctx.i64, num)})
 
 
-@lower("tilegpu.warpgroup_wait", target="nvidia", arch=(90, 90))
+@lower("tilegpu.warpgroup_wait", target="nvidia")
 def _warpgroup_wait(ctx, op, args):
+    _need_sm90a(ctx, op)
     _wait(ctx, ir.IntegerAttr(op.attributes["num"]).value)
     return [args[0]]
