@@ -27,7 +27,7 @@ address-bit swizzle is the layout's.
 Asynchronous (the dot's only user is a `tilegpu.warpgroup_wait`, see dialects/opdefs/wgmma.py):
 no `wait_group` after the commit; the accumulator registers are the mma_async results as they
 are (fp32/s32, no split: the verifier checks), and the wait op lowers to `wgmma.wait_group
-num` alone, passing them through.
+num` in inline asm that ties every register (so nothing reads them before it).
 
 Accumulators are fp32 (or s32): an fp16 accumulator is extended first and rounded once at the
 end, as the FMA path does.  With fp8 operands and 0 < max_num_imprecise_acc < K, every
@@ -224,8 +224,24 @@ def _wait(ctx, num: int):
                {"group": ir.IntegerAttr.get(ctx.i64, num)})
 
 
+WAIT_ASM = "wgmma.wait_group.sync.aligned {};"
+
+
 @lower("tilegpu.warpgroup_wait", target="nvidia")
 def _warpgroup_wait(ctx, op, args):
+    """The wait as inline asm that reads and redefines every accumulator register ("=f" tied
+    to its input): LLVM cannot move a use of them above it, and ptxas sees none between the
+    mma_async and the wait (it would serialize the wgmmas).  The values are the same."""
     _need_sm90a(ctx, op)
-    _wait(ctx, ir.IntegerAttr(op.attributes["num"]).value)
-    return [args[0]]
+    acc = args[0]
+    vals = list(acc.values)
+    et = T.element_type(op.results[0].type)
+    cons = "r" if T.isa(et, ir.IntegerType) else "f"
+    n = len(vals)
+    st = _struct(vals[0].type, n)
+    res = ctx.op1("llvm.inline_asm", vals, st, {
+        "asm_string": ir.StringAttr.get(WAIT_ASM.format(
+            ir.IntegerAttr(op.attributes["num"]).value)),
+        "constraints": ir.StringAttr.get(",".join([f"={cons}"] * n + [str(i) for i in range(n)])),
+        "has_side_effects": ir.UnitAttr.get(), "asm_dialect": ir.IntegerAttr.get(ctx.i64, 0)})
+    return [Regs(acc.layout, acc.shape, _unpack(ctx, res, vals[0].type, n))]

@@ -83,7 +83,7 @@ def _as(a, dt):
 
 # ops that may hold a pending wgmma accumulator (simt_wgmma.py): packing, chaining, carrying
 WG_CARRIERS = frozenset({"llvm.insertvalue", "llvm.extractvalue", "nvvm.wgmma.mma_async",
-                         "scf.for"})
+                         "scf.for", "llvm.inline_asm"})  # (inline asm: only the tied wait)
 
 
 class Emulator(WgmmaOps):

@@ -31,6 +31,8 @@ simt_emulator.Emulator; written from the PTX ISA, not from tilework's lowering).
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 import mlir.ir as ir
@@ -130,6 +132,7 @@ class WgmmaOps:
         self.fence_seq = np.full(self.T, -1, np.int64)
         self.wg_fenced = np.zeros(self.T, np.bool_)
         self.wg_commits = 0     # groups committed so far: the open group's number
+        self.wg_done_below = 0  # groups before this one are done
         self.wg_pending = {}    # id(array) -> (array, group) of pending results and registers
         self.wg_reads = []      # (group, byte indices, warpgroup's first thread) in flight
         self.wg_inflight = np.zeros(self.smem.size, np.int32)  # wgmma reads in flight per byte
@@ -148,8 +151,10 @@ class WgmmaOps:
         self.wg_commits += 1
 
     def op_nvvm_wgmma_wait_group_sync_aligned(self, op, args, env, act):
-        keep = ir.IntegerAttr(op.attributes["group"]).value
-        below = self.wg_commits - keep  # groups < below are done
+        self.wgmma_wait(ir.IntegerAttr(op.attributes["group"]).value)
+
+    def wgmma_wait(self, keep: int):
+        below = self.wg_done_below = self.wg_commits - keep  # groups < below are done
         self.wg_pending = {k: v for k, v in self.wg_pending.items() if v[1] >= below}
         done = [r for r in self.wg_reads if r[0] < below]
         self.wg_reads = [r for r in self.wg_reads if r[0] >= below]
@@ -164,6 +169,24 @@ class WgmmaOps:
             self.r_epoch[b] = self.epoch  # the reads end here: a write needs a barrier after
             self.r_thread[b] = -2
         self.wg_fenced[:] = False
+
+    def op_llvm_inline_asm(self, op, args, env, act):
+        """Only the accumulator-tying wait (`wgmma.wait_group.sync.aligned N;`, its outputs
+        tied to its inputs): the wait, then the registers packed as its struct result."""
+        text = ir.StringAttr(op.attributes["asm_string"]).value
+        m = re.fullmatch(r"wgmma\.wait_group\.sync\.aligned (\d+);", text.strip())
+        if m is None:
+            raise WgmmaError(f"inline asm {text!r} is not emulated")
+        n = len(args)
+        cons = ir.StringAttr(op.attributes["constraints"]).value.split(",")
+        if cons[n:] != [str(i) for i in range(n)]:
+            raise WgmmaError("the wgmma wait's inline asm must tie each output to its input")
+        groups = [self.wg_pending[id(a)][1] for a in args if id(a) in self.wg_pending]
+        self.wgmma_wait(int(m.group(1)))
+        out = np.stack(args, axis=1)
+        if groups and max(groups) >= self.wg_done_below:  # still in flight (num > 0)
+            return [self._wg_mark(out, max(groups))]
+        return [out]
 
     def _copy_targets(self) -> np.ndarray:
         """Bytes of shared memory that cp.async copies in flight (issued, not landed) write."""
