@@ -215,7 +215,8 @@ def test_missing_barrier_after_the_wait_is_caught(rng):
     with emu.context:
         loop = next(op for op in T.walk_ops(emu.module.operation) if op.name == "scf.for")
         ops = [o.operation for o in loop.regions[0].blocks[0].operations]
-        wait = next(i for i, o in enumerate(ops) if o.name == "nvvm.wgmma.wait.group.sync.aligned")
+        wait = next(i for i, o in enumerate(ops) if o.name == "llvm.inline_asm" and
+                    "wgmma.wait_group" in str(o.attributes["asm_string"]))
         bar = next(o for o in ops[wait:] if o.name == "gpu.barrier")
         bar.erase()
     a = np.random.default_rng(1).standard_normal((128, 128)).astype(np.float16)
@@ -268,6 +269,10 @@ def test_ptx_loop_keeps_one_group_in_flight():
     assert first["cp.async.wait_group"] < first["wgmma.mma_async"] < first["wgmma.wait_group"] \
         < first["cp.async.cg"] < first["cp.async.commit_group"]
     assert sum(ln == "bar.sync 0;" for ln in loop) == 2
+    # the B copies of a thread: one shared address plus immediates (rules/shared.py
+    # register_offsets), not one 64-bit address register each
+    bases = re.findall(r"cp\.async\.cg\.shared\.global \[(%rd\d+)\+\d+\]", "\n".join(loop))
+    assert len(bases) == 4 and len(set(bases)) == 1, bases
     flat = [re.sub(r"\s+", " ", ln.strip()) for ln in ptx.splitlines()]
     after = flat[flat.index(loop[-1]) + 1:]
     assert after.index("wgmma.wait_group.sync.aligned 0;") < after.index("cp.async.wait_group 0;")
