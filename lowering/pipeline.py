@@ -39,6 +39,18 @@ slot before its overwrite.  The stage-0 carried values are carried S-1 iteration
 iter_args); the originals are dropped when nothing else uses them.  If S buffers do not fit in
 `target.shared_memory` (next to the kernel's largest scratch), S is reduced and the loop gets
 `tilegpu.pipeline_note` saying so.
+
+Asynchronous wgmma (Triton's "WGMMA pipelining"): when the body's one `tilegpu.warpgroup_dot`
+reads two pipelined slots and accumulates into a carried value used by it alone (its result
+yielded in the same place, f32/i32: see `async_dot`), the loop keeps one wgmma group in flight:
+
+    loop i:    async_wait S-2; the body (warpgroup_dot(k) commits, no wait);
+               warpgroup_wait {num = 1} (wgmma(k-1) done: the slot it read is free);
+               async_copy of iteration i + (S-1)*step -> slot (k+S-1) % S = (k-1) % S; commit
+    after:     warpgroup_wait {num = 0} on the loop's result; async_wait 0; local_dealloc
+
+tilegpu-insert-barriers counts the dot's reads at the wait, so it puts a barrier between the
+wait and the copies (another warpgroup may still be reading the slot until its own wait).
 """
 from __future__ import annotations
 
@@ -408,6 +420,33 @@ def pipeline_loop(loop, pctx, reserve: int, an) -> bool:
     return True
 
 
+def async_dot(info, cands):
+    """(the body's warpgroup_dot, its carried index) if it can stay in flight across
+    iterations (see the module docstring), else None."""
+    dots = [op for op in info.ops if op.name == "tilegpu.warpgroup_dot"]
+    nested = [o for op in info.ops for o in _nested(op) if o.name == "tilegpu.warpgroup_dot"]
+    if len(dots) != 1 or nested:
+        return None
+    dot = dots[0]
+    slots = {user.results[0] for _, _, (kind, user, _) in cands if kind == "alloc"}
+    if dot.operands[0] not in slots or dot.operands[1] not in slots:
+        return None  # an operand buffer written in the body would race with the pending read
+    acc = dot.operands[2]
+    if acc not in info.carried or len(list(acc.uses)) != 1:
+        return None
+    c = info.carried.index(acc)
+    uses = list(dot.results[0].uses)
+    if len(uses) != 1 or uses[0].owner != info.yield_op or uses[0].operand_number != c:
+        return None
+    ec = str(T.element_type(dot.results[0].type))
+    ea = str(T.memdesc_of(dot.operands[0].type).elem)
+    K = T.memdesc_of(dot.operands[0].type).shape[1]
+    mnia = ir.IntegerAttr(dot.attributes["max_num_imprecise_acc"]).value
+    if ec not in ("f32", "i32") or (ea.startswith("f8") and 0 < mnia < K):
+        return None  # the rule converts or adds after the wait
+    return dot, c
+
+
 def _rewrite(info, cands, layouts, S):
     loop, body = info.loop, info.body
     lb, ub, step = list(loop.operands)[:3]
@@ -421,6 +460,7 @@ def _rewrite(info, cands, layouts, S):
     live = _live_carried(info, loads, set(s0))
     kept = [c for c in range(len(info.carried)) if c not in s0 or c in live]
     inits = list(loop.operands)[3:]
+    wg = async_dot(info, cands)
     with ir.InsertionPoint(loop), loop.location:
         allocs = []
         for (load, _, _), lay in zip(cands, layouts):
@@ -447,8 +487,9 @@ def _rewrite(info, cands, layouts, S):
     with ir.InsertionPoint(nb), loop.location:
         B.build_async_wait(None, num=S - 2)
         iv = _arith("arith.addi", n_iv, _const.times(step, S - 1))
-        env = _issue(info, cands, allocs, wr, iv, _cmp_lt(iv, ub), dict(zip(s0, n_ahead)),
-                     copy_ops)
+        if wg is None:
+            env = _issue(info, cands, allocs, wr, iv, _cmp_lt(iv, ub),
+                         dict(zip(s0, n_ahead)), copy_ops)
         for (load, _, (kind, user, ty)), alloc in zip(cands, allocs):
             md = T.memdesc_of(alloc.type)
             slot = B.build_memdesc_index(None, alloc, rd, result_type=T.memdesc_type(
@@ -483,6 +524,13 @@ def _rewrite(info, cands, layouts, S):
             op.move_before(ny)
     info.yield_op.erase()
     with ir.InsertionPoint(ny), loop.location:  # the ahead values' increments, last
+        if wg is not None:  # wgmma(k-1) done, then the copies into the slot it read
+            dot, c = wg
+            waited = B.build_warpgroup_wait(None, dot.results[0], num=1,
+                                            result_type=dot.results[0].type)
+            ny.operation.operands[kept.index(c)] = waited
+            env = _issue(info, cands, allocs, wr, iv, _cmp_lt(iv, ub),
+                         dict(zip(s0, n_ahead)), copy_ops)
         nxt = _advance(info, env, next_ops, s0)
     for i, c in enumerate(s0):
         ny.operation.operands[len(kept) + i] = nxt[c]
@@ -494,6 +542,12 @@ def _rewrite(info, cands, layouts, S):
         loop.results[c].replace_all_uses_with(r)
     # after the loop: wait for every copy (those past the end too), free the buffers
     with ir.InsertionPoint(_next_op(loop)), loop.location:
+        if wg is not None:  # (before the deallocs: the last wgmma reads its slots until done)
+            r = new.results[kept.index(wg[1])]
+            users = [(u.owner, u.operand_number) for u in r.uses]
+            done = B.build_warpgroup_wait(None, r, num=0, result_type=r.type)
+            for owner, i in users:
+                owner.operands[i] = done
         B.build_async_wait(None, num=0)
         for a in allocs:
             B.build_local_dealloc(None, a)

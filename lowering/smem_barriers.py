@@ -11,6 +11,9 @@ Runs after tilegpu-allocate-shared, from the byte intervals it assigned.  Each o
 | `warpgroup_dot` | reads both operand buffers (wgmma, through the async proxy: its rule fences) |
 | `async_copy` | writes the buffer, asynchronously: the bytes land when an `async_wait` |
 |              | completes its group, and count as written there |
+| asynchronous `warpgroup_dot` | reads both buffers when issued and again when the |
+|              | `warpgroup_wait` that completes its wgmma group runs (until then the tensor |
+|              | cores may read them: other threads must not write them before a barrier after it) |
 
 The state is what was read and written since the last barrier.  A barrier goes before an op
 that writes bytes read or written since then (WAR, WAW) or reads bytes written since then
@@ -39,6 +42,8 @@ import mlir.ir as ir
 
 from tilework.dialects import builders as B
 from tilework.dialects import tile as T
+
+from tilework.dialects.opdefs.wgmma import is_async
 
 from .layout_passes import kernels
 from .pass_base import Pass, register
@@ -90,7 +95,10 @@ def accesses(op) -> list:
     if name == "tilegpu.async_copy":
         return [("async", memdesc_interval(op.operands[1]))]
     if name == "tilegpu.warpgroup_dot":  # (its proxy fence: the rule's, before the barrier)
-        return [("r", memdesc_interval(op.operands[0])), ("r", memdesc_interval(op.operands[1]))]
+        reads = [("r", memdesc_interval(op.operands[0])), ("r", memdesc_interval(op.operands[1]))]
+        return reads + ([("wgmma", frozenset(r[1] for r in reads))] if is_async(op) else [])
+    if name == "tilegpu.warpgroup_wait":
+        return [("wgwait", ir.IntegerAttr(op.attributes["num"]).value)]
     if name == "tilegpu.async_commit_group":
         return [("commit",)]
     if name == "tilegpu.async_wait":
@@ -111,28 +119,34 @@ def _overlaps(iv, ivs) -> bool:
 # ---- state ---------------------------------------------------------------------------------
 
 class State:
-    """Accesses since the last barrier, and asynchronous copies in flight."""
+    """Accesses since the last barrier, asynchronous copies in flight, and the reads of
+    asynchronous wgmma groups in flight."""
 
-    def __init__(self, reads=(), writes=(), groups=(), open_=()):
+    def __init__(self, reads=(), writes=(), groups=(), open_=(), wg=()):
         self.reads, self.writes = frozenset(reads), frozenset(writes)
         self.groups = tuple(frozenset(g) for g in groups)  # committed, oldest first
         self.open = frozenset(open_)                       # issued, not yet committed
+        self.wg = tuple(frozenset(g) for g in wg)          # wgmma groups, oldest first
 
     def key(self):
-        return (self.reads, self.writes, self.groups, self.open)
+        return (self.reads, self.writes, self.groups, self.open, self.wg)
+
+    def _with(self, **kw):
+        d = dict(reads=self.reads, writes=self.writes, groups=self.groups, open_=self.open,
+                 wg=self.wg)
+        d.update(kw)
+        return State(**d)
 
     def __eq__(self, other):
         return self.key() == other.key()
 
     def join(self, other: "State") -> "State":
-        n = max(len(self.groups), len(other.groups))
-        a = (frozenset(),) * (n - len(self.groups)) + self.groups
-        b = (frozenset(),) * (n - len(other.groups)) + other.groups
         return State(self.reads | other.reads, self.writes | other.writes,
-                     [x | y for x, y in zip(a, b)], self.open | other.open)
+                     _join_groups(self.groups, other.groups), self.open | other.open,
+                     _join_groups(self.wg, other.wg))
 
     def synced(self) -> "State":
-        return State((), (), self.groups, self.open)
+        return self._with(reads=(), writes=())
 
     def conflicts(self, kind, iv) -> bool:
         if kind == "r":
@@ -144,23 +158,38 @@ class State:
         if kind == "barrier":
             return self.synced()
         if kind == "r":
-            return State(self.reads | {acc[1]}, self.writes, self.groups, self.open)
+            return self._with(reads=self.reads | {acc[1]})
         if kind == "w":
-            return State(self.reads, self.writes | {acc[1]}, self.groups, self.open)
+            return self._with(writes=self.writes | {acc[1]})
         if kind == "async":
-            return State(self.reads, self.writes, self.groups, self.open | {acc[1]})
+            return self._with(open_=self.open | {acc[1]})
         if kind == "commit":
-            groups = self.groups + (self.open,)
-            if len(groups) > _MAX_GROUPS:
-                groups = (groups[0] | groups[1],) + groups[2:]
-            return State(self.reads, self.writes, groups, ())
-        if kind == "wait":  # all but the `num` newest committed groups complete
-            keep = acc[1]
-            done = self.groups[:max(0, len(self.groups) - keep)]
-            landed = frozenset().union(*done) if done else frozenset()
-            return State(self.reads, self.writes | landed,
-                         self.groups[len(done):], self.open)
+            return self._with(groups=_push(self.groups, self.open), open_=())
+        if kind == "wgmma":
+            return self._with(wg=_push(self.wg, acc[1]))
+        if kind in ("wait", "wgwait"):  # all but the `num` newest committed groups complete
+            groups = self.groups if kind == "wait" else self.wg
+            done = groups[:max(0, len(groups) - acc[1])]
+            ivs = frozenset().union(*done) if done else frozenset()
+            if kind == "wait":  # the copies land: writes
+                return self._with(writes=self.writes | ivs, groups=groups[len(done):])
+            return self._with(reads=self.reads | ivs, wg=groups[len(done):])  # wgmma reads
         raise ValueError(kind)
+
+
+def _push(groups, g):
+    groups = groups + (frozenset(g),)
+    if len(groups) > _MAX_GROUPS:
+        groups = (groups[0] | groups[1],) + groups[2:]
+    return groups
+
+
+def _join_groups(a, b):
+    """Groups aligned at the newest (the older of two paths' are merged where they differ)."""
+    n = max(len(a), len(b))
+    a = (frozenset(),) * (n - len(a)) + a
+    b = (frozenset(),) * (n - len(b)) + b
+    return tuple(x | y for x, y in zip(a, b))
 
 
 # ---- the walk ------------------------------------------------------------------------------

@@ -5,13 +5,24 @@ result has an mma v3 layout; its rule is lowering/rules/dot_wgmma.py.
 result = acc + a @ b with a [M, K] and b [K, N] one-buffer memdescs in `#tilegpu.nvmma_shared`
 layouts (swizzled: 32, 64 or 128 bytes), acc and result [M, N] tiles in `#tilegpu.mma<3, ...>`.
 a is K-major (not transposed); b is K-major (transposed) or N-major (not transposed), and
-wgmma transposes only 16-bit operands, so tf32, fp8 and int8 b must be K-major."""
+wgmma transposes only 16-bit operands, so tf32, fp8 and int8 b must be K-major.
+
+`tilegpu.warpgroup_wait %acc {num}` makes a warpgroup_dot asynchronous (Triton's "WGMMA
+pipelining"): a warpgroup_dot whose only user is a warpgroup_wait commits its wgmma group and
+does not wait; the wait (`wgmma.wait_group num`: all but the `num` newest groups done) returns
+the accumulator.  Its operand is that dot's result, or the result of a loop whose body yields
+such a wait (the loop carries the pending accumulator into the next iteration's dot; a wait
+with num 0 after the loop completes it).  Until its group is done the dot still reads its
+operand buffers (tilegpu-insert-barriers counts the reads at the wait) and its accumulator
+registers must not be touched."""
 from __future__ import annotations
+
+import mlir.ir as ir
 
 from .. import ir_types as T
 from ..layout import layout_of, parse_layout
 from ..layout_nvidia import NvidiaMma, NvmmaShared
-from .base import INT, READS, STRING, Attr, operand, result, tensor
+from .base import EFFECT, INT, READS, STRING, Attr, operand, result, tensor
 from .checks import int_attr
 from .shape import DOT_PRECISIONS
 from .shared import memdesc
@@ -77,8 +88,22 @@ def _warpgroup_dot(op):
     if bits != 16 and not lb.transposed:
         return f"warpgroup_dot b of {eb} must be K-major (nvmma_shared transposed): wgmma " \
                f"transposes only 16-bit operands"
-    if int_attr(op, "max_num_imprecise_acc") < 0:
+    mnia = int_attr(op, "max_num_imprecise_acc")
+    if mnia < 0:
         return "warpgroup_dot max_num_imprecise_acc must be >= 0"
+    if is_async(op):
+        if ec not in ("f32", "i32"):
+            return f"an asynchronous warpgroup_dot (waited by warpgroup_wait) must accumulate " \
+                   f"in f32 or i32, not {ec} (converted after the wait)"
+        if bits == 8 and ea.startswith("f8") and 0 < mnia < K:
+            return "an asynchronous warpgroup_dot cannot split fp8 accumulation " \
+                   "(max_num_imprecise_acc < K adds partial sums after the wait)"
+
+
+def is_async(op) -> bool:
+    """The warpgroup_dot's only user is a warpgroup_wait: it commits and does not wait."""
+    users = [u.owner for u in op.results[0].uses]
+    return len(users) == 1 and users[0].name == "tilegpu.warpgroup_wait"
 
 
 def _bits(elem: str) -> int:
@@ -93,4 +118,26 @@ TILEGPU.op("warpgroup_dot", "acc + a @ b by the warpgroups' wgmma.mma_async, wit
            attrs=[Attr("input_precision", STRING, DOT_PRECISIONS),
                   Attr("max_num_imprecise_acc", INT, default=0)],
            traits={READS}, verify=_warpgroup_dot, interp=None,
+           unsupported={"amd": "wgmma is NVIDIA Hopper's (sm_90a)"})
+
+
+def _warpgroup_wait(op):
+    if int_attr(op, "num") < 0:
+        return "warpgroup_wait num must be >= 0"
+    v = op.operands[0]
+    owner = v.owner
+    if isinstance(owner, ir.Block) or owner.name not in ("tilegpu.warpgroup_dot", "scf.for"):
+        return "warpgroup_wait operand must be a warpgroup_dot's result or the result of a " \
+               "loop that carries one"
+    if owner.name == "tilegpu.warpgroup_dot" and not is_async(owner):
+        return "warpgroup_wait must be the only user of the warpgroup_dot it waits for"
+    lc = layout_of(v.type)
+    if not isinstance(lc, NvidiaMma) or lc.version != 3:
+        return "warpgroup_wait operand must have a #tilegpu.mma<3, ...> layout"
+
+
+TILEGPU.op("warpgroup_wait", "wgmma.wait_group num: the accumulator of an asynchronous "
+                             "warpgroup_dot, once all but the num newest wgmma groups are done",
+           operands=[operand("acc", _c)], results=[result("result", _c)],
+           attrs=[Attr("num", INT)], traits={EFFECT}, verify=_warpgroup_wait, interp=None,
            unsupported={"amd": "wgmma is NVIDIA Hopper's (sm_90a)"})

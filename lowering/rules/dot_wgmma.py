@@ -24,6 +24,11 @@ SBO apart and swizzle-wide column blocks LBO apart.  Buffers start aligned to th
 repeat (8 rows; tilegpu-allocate-shared aligns nvmma buffers to 1024 bytes), so the hardware's
 address-bit swizzle is the layout's.
 
+Asynchronous (the dot's only user is a `tilegpu.warpgroup_wait`, see dialects/opdefs/wgmma.py):
+no `wait_group` after the commit; the accumulator registers are the mma_async results as they
+are (fp32/s32, no split: the verifier checks), and the wait op lowers to `wgmma.wait_group
+num` in inline asm that ties every register (so nothing reads them before it).
+
 Accumulators are fp32 (or s32): an fp16 accumulator is extended first and rounded once at the
 end, as the FMA path does.  With fp8 operands and 0 < max_num_imprecise_acc < K, every
 max_num_imprecise_acc / K-per-instruction steps accumulate into a fresh zero accumulator that
@@ -35,6 +40,7 @@ import mlir.ir as ir
 
 from tilework.dialects import tile as T
 from tilework.dialects.layout import layout_of, parse_layout
+from tilework.dialects.opdefs.wgmma import is_async
 
 from ..axis_info import elem_bytes
 from ..registry import LoweringError, lower
@@ -112,10 +118,15 @@ def _attr(text):
     return ir.Attribute.parse(text)
 
 
-@lower("tilegpu.warpgroup_dot", target="nvidia")  # (sm_90a only: checked, with a message)
-def _warpgroup_dot(ctx, op, args):
+def _need_sm90a(ctx, op):
     if ctx.arch != "sm_90a":
-        raise LoweringError(f"tilegpu.warpgroup_dot needs sm_90a (wgmma), not {ctx.arch}")
+        raise LoweringError(f"{op.name} needs sm_90a (wgmma), not {ctx.arch}")
+
+
+# (no arch range: any NVIDIA target finds the rule, and one other than sm_90a gets this message)
+@lower("tilegpu.warpgroup_dot", target="nvidia")
+def _warpgroup_dot(ctx, op, args):
+    _need_sm90a(ctx, op)
     a_base, b_base, acc = args
     ma, mb = T.memdesc_of(op.operands[0].type), T.memdesc_of(op.operands[1].type)
     rt = op.results[0].type
@@ -192,8 +203,8 @@ def _warpgroup_dot(ctx, op, args):
                 d = ctx.op1("nvvm.wgmma.mma_async", [d, da, db], st, attrs)
             partials.append((idx, d))
     ctx.create("nvvm.wgmma.commit.group.sync.aligned", [], [])
-    ctx.create("nvvm.wgmma.wait.group.sync.aligned", [], [],
-               {"group": ir.IntegerAttr.get(ctx.i64, 0)})
+    if not is_async(op):
+        _wait(ctx, 0)
     out = list(vals)
     seen = set()
     for idx, d in partials:
@@ -206,3 +217,31 @@ def _warpgroup_dot(ctx, op, args):
     if ec == "f16":
         out = [ctx.op1("arith.truncf", [v], T.element_type(rt)) for v in out]
     return [Regs(layout, (M, N), out)]
+
+
+def _wait(ctx, num: int):
+    ctx.create("nvvm.wgmma.wait.group.sync.aligned", [], [],
+               {"group": ir.IntegerAttr.get(ctx.i64, num)})
+
+
+WAIT_ASM = "wgmma.wait_group.sync.aligned {};"
+
+
+@lower("tilegpu.warpgroup_wait", target="nvidia")
+def _warpgroup_wait(ctx, op, args):
+    """The wait as inline asm that reads and redefines every accumulator register ("=f" tied
+    to its input): LLVM cannot move a use of them above it, and ptxas sees none between the
+    mma_async and the wait (it would serialize the wgmmas).  The values are the same."""
+    _need_sm90a(ctx, op)
+    acc = args[0]
+    vals = list(acc.values)
+    et = T.element_type(op.results[0].type)
+    cons = "r" if T.isa(et, ir.IntegerType) else "f"
+    n = len(vals)
+    st = _struct(vals[0].type, n)
+    res = ctx.op1("llvm.inline_asm", vals, st, {
+        "asm_string": ir.StringAttr.get(WAIT_ASM.format(
+            ir.IntegerAttr(op.attributes["num"]).value)),
+        "constraints": ir.StringAttr.get(",".join([f"={cons}"] * n + [str(i) for i in range(n)])),
+        "has_side_effects": ir.UnitAttr.get(), "asm_dialect": ir.IntegerAttr.get(ctx.i64, 0)})
+    return [Regs(acc.layout, acc.shape, _unpack(ctx, res, vals[0].type, n))]

@@ -17,6 +17,7 @@ synchronously and store (commit and wait are then nothing).
 """
 from __future__ import annotations
 
+import itertools
 import math
 import re
 
@@ -28,8 +29,8 @@ from tilework.dialects.verify import named_operands
 
 from ..axis_info import elem_bytes
 from ..registry import lower
-from ..shared_memory import (align, buffer_bytes, from_smem, shared_contiguity, shared_offset,
-                             smem_gep, smem_type, to_smem)
+from ..shared_memory import (align, buffer_bytes, from_smem, shared_contiguity, shared_map,
+                             shared_offset, smem_gep, smem_type, to_smem)
 from .memory import load_tile, vector_groups
 from ..regs import Regs
 
@@ -188,6 +189,53 @@ def _groups(ptr_t, md: T.MemDesc, vec: int):
     return vec
 
 
+def register_offsets(layout, md: T.MemDesc):
+    """For a blocked layout whose tile fits the buffer's shape (no wrap, no broadcast) and a
+    swizzled buffer: a function from the thread's per-dim element coord to the constant
+    element offset of that element from its first one, when the register bits of the index
+    land on offset bits no thread bit (lane, warp) touches (the swizzle's XOR is then an add);
+    else None.  (The copies of one thread then share one address: Triton's [addr + imm].)"""
+    if not isinstance(layout, Blocked):
+        return None
+    lin = shared_map(md.layout, md.shape)
+    if lin is None:
+        return None
+    spt, tpw, wpc = layout.size_per_thread, layout.threads_per_warp, layout.warps_per_cta
+    tile = [a * b * c for a, b, c in zip(spt, tpw, wpc)]
+    if any(t > n for t, n in zip(tile, md.shape)):
+        return None
+
+    def off(d, v):  # the offset map of coordinate value v along dim d (XOR of its bits)
+        basis = lin.basis(f"dim{d}")
+        o = 0
+        for b in range(v.bit_length()):
+            if v >> b & 1:
+                o ^= basis[b][0]
+        return o
+    thread = 0
+    for d in range(len(tile)):
+        for b in range((spt[d]).bit_length() - 1, (tile[d]).bit_length() - 1):
+            thread |= off(d, 1 << b)
+
+    def delta(coord):
+        o = 0
+        for d, k in enumerate(coord):
+            o ^= off(d, (k // spt[d]) * tile[d] + k % spt[d])
+        if o & thread:
+            raise _NotConstant
+        return o
+    try:  # every coordinate of the thread must qualify
+        for coord in itertools.product(*[range(n) for n in layout.elems_per_thread(md.shape)]):
+            delta(coord)
+    except _NotConstant:
+        return None
+    return delta
+
+
+class _NotConstant(Exception):
+    pass
+
+
 @lower("tilegpu.async_copy")
 def _async_copy(ctx, op, args):
     names = named_operands(op)
@@ -207,9 +255,17 @@ def _async_copy(ctx, op, args):
         return []
     size = ctx.const(nbytes)
     coords = list(ptr.coords())
+    deltas = register_offsets(ptr.layout, md)
+    d0 = None
     for idxs in vector_groups(ptr, vec):
         coord = coords[idxs[0]]
-        d = _address(ctx, dst, md, ptr.layout, coord)
+        if deltas is None:
+            d = _address(ctx, dst, md, ptr.layout, coord)
+        else:  # the thread's first element's address plus a constant
+            if d0 is None:
+                d0 = _address(ctx, dst, md, ptr.layout, (0,) * len(coord))
+            delta = deltas(coord)
+            d = d0 if not delta else smem_gep(ctx, d0, ctx.const(delta), smem_type(elem))
         attrs = {"size": ir.IntegerAttr.get(ctx.i32, nbytes),
                  "modifier": ir.Attribute.parse(
                      f"#nvvm<load_cache_modifier {'cg' if nbytes == 16 else 'ca'}>")}

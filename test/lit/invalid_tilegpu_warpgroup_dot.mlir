@@ -151,3 +151,72 @@ func.func @precision(%a: !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>,
   %r = "tilegpu.warpgroup_dot"(%a, %b, %c) {input_precision = "tf64", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
   return
 }
+
+// -----
+
+// tilegpu.warpgroup_wait and the asynchronous warpgroup_dot it makes.
+#S = #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>
+#C = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>
+// CHECK-NEXT: error: {{.*}}'tilegpu.warpgroup_wait' op warpgroup_wait num must be >= 0
+func.func @wait_num(%a: !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, %b: !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, %c: tensor<64x64xf32, #C>) {
+  %r = "tilegpu.warpgroup_dot"(%a, %b, %c) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+  %w = "tilegpu.warpgroup_wait"(%r) {num = -1 : i32} : (tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+  return
+}
+
+// -----
+
+#C = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>
+// CHECK-NEXT: error: {{.*}}'tilegpu.warpgroup_wait' op warpgroup_wait operand must be a warpgroup_dot's result or the result of a loop that carries one
+func.func @wait_what(%c: tensor<64x64xf32, #C>) {
+  %w = "tilegpu.warpgroup_wait"(%c) {num = 0 : i32} : (tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+  return
+}
+
+// -----
+
+#S = #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>
+#C = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>
+// CHECK-NEXT: error: {{.*}}'tilegpu.warpgroup_wait' op warpgroup_wait must be the only user of the warpgroup_dot it waits for
+func.func @wait_shared(%a: !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, %b: !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, %c: tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C> {
+  %r = "tilegpu.warpgroup_dot"(%a, %b, %c) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+  %w = "tilegpu.warpgroup_wait"(%r) {num = 0 : i32} : (tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+  return %r : tensor<64x64xf32, #C>
+}
+
+// -----
+
+#B = #tilegpu.blocked<array<i32: 1, 8>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
+// CHECK-NEXT: error: {{.*}}'tilegpu.warpgroup_wait' op warpgroup_wait operand must have a #tilegpu.mma<3, ...> layout
+func.func @wait_layout(%c: tensor<64x64xf32, #B>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%x = %c) -> (tensor<64x64xf32, #B>) {
+    scf.yield %x : tensor<64x64xf32, #B>
+  }
+  %w = "tilegpu.warpgroup_wait"(%r) {num = 0 : i32} : (tensor<64x64xf32, #B>) -> tensor<64x64xf32, #B>
+  return
+}
+
+// -----
+
+#S = #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>
+#C = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>
+// CHECK-NEXT: error: {{.*}}'tilegpu.warpgroup_dot' op an asynchronous warpgroup_dot (waited by warpgroup_wait) must accumulate in f32 or i32, not f16 (converted after the wait)
+func.func @async_f16(%a: !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, %b: !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, %c: tensor<64x64xf16, #C>) {
+  %r = "tilegpu.warpgroup_dot"(%a, %b, %c) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, tensor<64x64xf16, #C>) -> tensor<64x64xf16, #C>
+  %w = "tilegpu.warpgroup_wait"(%r) {num = 0 : i32} : (tensor<64x64xf16, #C>) -> tensor<64x64xf16, #C>
+  return
+}
+
+// -----
+
+#S = #tilegpu.nvmma_shared<128 : i32, false, 8 : i32>
+#T = #tilegpu.nvmma_shared<128 : i32, true, 8 : i32>
+#C = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 32>>
+// CHECK-NEXT: error: {{.*}}'tilegpu.warpgroup_dot' op an asynchronous warpgroup_dot cannot split fp8 accumulation (max_num_imprecise_acc < K adds partial sums after the wait)
+func.func @async_split(%a: !tilegpu.memdesc<array<i64: 64, 128>, f8E4M3FN, #S, 1 : i32>, %b: !tilegpu.memdesc<array<i64: 128, 64>, f8E4M3FN, #T, 1 : i32>, %c: tensor<64x64xf32, #C>) {
+  %r = "tilegpu.warpgroup_dot"(%a, %b, %c) {input_precision = "tf32", max_num_imprecise_acc = 32 : i32} : (!tilegpu.memdesc<array<i64: 64, 128>, f8E4M3FN, #S, 1 : i32>, !tilegpu.memdesc<array<i64: 128, 64>, f8E4M3FN, #T, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+  %w = "tilegpu.warpgroup_wait"(%r) {num = 0 : i32} : (tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+  return
+}

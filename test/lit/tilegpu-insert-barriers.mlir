@@ -204,3 +204,50 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
     return %f : tensor<16x32xf32, #A>
   }
 }
+
+// -----
+
+// An asynchronous warpgroup_dot reads its operands until the warpgroup_wait that completes its
+// group: the barrier the load of %x needs (RAW after the store into %x) does not end those reads, so the store into
+// %a after the wait gets a barrier of its own; a synchronous dot's reads end at the dot (the
+// store into %a2 after the barrier before the load of %x2 needs none).
+// CHECK-LABEL: func.func @async_reads(
+// CHECK-NEXT: %[[A:.+]] = "tilegpu.local_alloc"(%arg0) {tilegpu.smem_offset = 0 : i32}
+// CHECK-NEXT: %[[B:.+]] = "tilegpu.local_alloc"(%arg0) {tilegpu.smem_offset = 8192 : i32}
+// CHECK-NEXT: %[[X:.+]] = "tilegpu.local_alloc"(%arg1) {tilegpu.smem_offset = 16384 : i32}
+// CHECK-NEXT: "tilegpu.barrier"() : () -> ()
+// CHECK-NEXT: %[[D:.+]] = "tilegpu.warpgroup_dot"(%[[A]], %[[B]], %arg2)
+// CHECK-NEXT: "tilegpu.local_store"(%arg1, %[[X]])
+// CHECK-NEXT: "tilegpu.barrier"() : () -> ()
+// CHECK-NEXT: %[[Y:.+]] = "tilegpu.local_load"(%[[X]])
+// CHECK-NEXT: %[[W:.+]] = "tilegpu.warpgroup_wait"(%[[D]]) {num = 0 : i32}
+// CHECK-NEXT: "tilegpu.barrier"() : () -> ()
+// CHECK-NEXT: "tilegpu.local_store"(%arg0, %[[A]])
+// CHECK-NEXT: "tilegpu.barrier"() : () -> ()
+// CHECK-NEXT: %[[D2:.+]] = "tilegpu.warpgroup_dot"(%[[A]], %[[B]], %arg2)
+// CHECK-NEXT: "tilegpu.local_store"(%[[Y]], %[[X]])
+// CHECK-NEXT: "tilegpu.barrier"() : () -> ()
+// CHECK-NEXT: %[[Y2:.+]] = "tilegpu.local_load"(%[[X]])
+// CHECK-NEXT: "tilegpu.local_store"(%arg0, %[[A]])
+// CHECK-NEXT: return %[[W]], %[[D2]]
+// CHECK-NEXT: }
+#S = #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>
+#L = #tilegpu.blocked<array<i32: 1, 8>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
+#C = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @async_reads(%v: tensor<64x64xf16, #L>, %xv: tensor<64x64xf16, #L>, %c: tensor<64x64xf32, #C>) -> (tensor<64x64xf32, #C>, tensor<64x64xf32, #C>) attributes {tile.kernel} {
+    %a = "tilegpu.local_alloc"(%v) : (tensor<64x64xf16, #L>) -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>
+    %b = "tilegpu.local_alloc"(%v) : (tensor<64x64xf16, #L>) -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>
+    %x = "tilegpu.local_alloc"(%xv) : (tensor<64x64xf16, #L>) -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>
+    %d = "tilegpu.warpgroup_dot"(%a, %b, %c) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+    "tilegpu.local_store"(%xv, %x) : (tensor<64x64xf16, #L>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>) -> ()
+    %y = "tilegpu.local_load"(%x) : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>) -> tensor<64x64xf16, #L>
+    %w = "tilegpu.warpgroup_wait"(%d) {num = 0 : i32} : (tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+    "tilegpu.local_store"(%v, %a) : (tensor<64x64xf16, #L>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>) -> ()
+    %d2 = "tilegpu.warpgroup_dot"(%a, %b, %c) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+    "tilegpu.local_store"(%y, %x) : (tensor<64x64xf16, #L>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>) -> ()
+    %y2 = "tilegpu.local_load"(%x) : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>) -> tensor<64x64xf16, #L>
+    "tilegpu.local_store"(%v, %a) : (tensor<64x64xf16, #L>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>) -> ()
+    return %w, %d2 : tensor<64x64xf32, #C>, tensor<64x64xf32, #C>
+  }
+}

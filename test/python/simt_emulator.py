@@ -81,6 +81,11 @@ def _as(a, dt):
     return a.astype(dt)
 
 
+# ops that may hold a pending wgmma accumulator (simt_wgmma.py): packing, chaining, carrying
+WG_CARRIERS = frozenset({"llvm.insertvalue", "llvm.extractvalue", "nvvm.wgmma.mma_async",
+                         "scf.for", "llvm.inline_asm"})  # (inline asm: only the tied wait)
+
+
 class Emulator(WgmmaOps):
     def __init__(self, module: ir.Module, num_warps: int, warp_size: int):
         self.module = module
@@ -185,7 +190,10 @@ class Emulator(WgmmaOps):
             handler = getattr(self, "op_" + name.replace(".", "_"), None)
             if handler is None:
                 raise EmulationError(f"op {name} is not emulated")
-            outs = handler(op, [env[v] for v in op.operands], env, active)
+            args = [env[v] for v in op.operands]
+            if self.wg_pending and name not in WG_CARRIERS:
+                self.wg_check_args(op, args)
+            outs = handler(op, args, env, active)
             if outs is not None:
                 for r, v in zip(op.results, outs):
                     env[r] = v
@@ -741,6 +749,7 @@ class Emulator(WgmmaOps):
             i = int(np.nonzero(same & (vs[1:] != vs[:-1]))[0][0])
             raise EmulationError(f"shared-memory race: one store writes different values to "
                                  f"byte {bs[i]} from several threads")
+        self.wg_check_write(b)
         self.w_epoch[b] = e
         self.w_thread[b] = t
         self.w_seq[b] = self.seq  # (for the async proxy's fence check, simt_wgmma.py)

@@ -19,8 +19,19 @@ simt_emulator.Emulator; written from the PTX ISA, not from tilework's lowering).
   first mma_async of a batch; the bytes read were written with a barrier since (the race
   check) and a `fence.proxy.async` by their writer after its write (generic -> async proxy);
   results are used only after a `wgmma.wait_group` that leaves their group done.
+* Asynchronous groups: a result (and every register extracted from it or packed with it) is
+  pending until a `wait_group` completes its group; any op other than extract/insertvalue,
+  mma_async (chaining) and scf.for/yield (carrying it) that reads a pending value is an error.
+  The operands are read at issue, and their bytes stay in flight until the wait completes the
+  group: a shared-memory write to them before then (a store, or a cp.async landing), or a
+  cp.async issued or landing over them, is an error (so reading at issue is reading at the
+  wait).  At the completing wait the reads count again, in the current barrier epoch: another
+  thread's write after it needs a barrier between (the other warpgroups' wgmmas may still
+  read until their own wait).
 """
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
@@ -120,8 +131,11 @@ class WgmmaOps:
         self.w_seq = np.full(self.smem.size, -1, np.int64)
         self.fence_seq = np.full(self.T, -1, np.int64)
         self.wg_fenced = np.zeros(self.T, np.bool_)
-        self.wg_open, self.wg_groups = [], []  # result ids not committed / committed groups
-        self.wg_pending = {}                   # id(result array) -> True while in flight
+        self.wg_commits = 0     # groups committed so far: the open group's number
+        self.wg_done_below = 0  # groups before this one are done
+        self.wg_pending = {}    # id(array) -> (array, group) of pending results and registers
+        self.wg_reads = []      # (group, byte indices, warpgroup's first thread) in flight
+        self.wg_inflight = np.zeros(self.smem.size, np.int32)  # wgmma reads in flight per byte
 
     def op_nvvm_fence_proxy(self, op, args, env, act):
         if _enum(op, "kind") != "async.shared":
@@ -134,17 +148,75 @@ class WgmmaOps:
         self.wg_fenced |= act
 
     def op_nvvm_wgmma_commit_group_sync_aligned(self, op, args, env, act):
-        self.wg_groups.append(self.wg_open)
-        self.wg_open = []
+        self.wg_commits += 1
 
     def op_nvvm_wgmma_wait_group_sync_aligned(self, op, args, env, act):
-        keep = ir.IntegerAttr(op.attributes["group"]).value
-        done = self.wg_groups[:max(0, len(self.wg_groups) - keep)]
-        self.wg_groups = self.wg_groups[len(done):]
-        for g in done:
-            for rid in g:
-                self.wg_pending.pop(rid, None)
+        self.wgmma_wait(ir.IntegerAttr(op.attributes["group"]).value)
+
+    def wgmma_wait(self, keep: int):
+        below = self.wg_done_below = self.wg_commits - keep  # groups < below are done
+        self.wg_pending = {k: v for k, v in self.wg_pending.items() if v[1] >= below}
+        done = [r for r in self.wg_reads if r[0] < below]
+        self.wg_reads = [r for r in self.wg_reads if r[0] >= below]
+        copies = self._copy_targets()
+        for _, b, thread in done:
+            if copies[b].any():
+                j = int(b[np.nonzero(copies[b])[0][0]])
+                raise WgmmaError(f"a cp.async into shared byte {j} was issued while a wgmma "
+                                 f"that reads it was in flight (before the wgmma.wait_group "
+                                 f"that completes it)")
+            np.subtract.at(self.wg_inflight, b, 1)
+            self.r_epoch[b] = self.epoch  # the reads end here: a write needs a barrier after
+            self.r_thread[b] = -2
         self.wg_fenced[:] = False
+
+    def op_llvm_inline_asm(self, op, args, env, act):
+        """Only the accumulator-tying wait (`wgmma.wait_group.sync.aligned N;`, its outputs
+        tied to its inputs): the wait, then the registers packed as its struct result."""
+        text = ir.StringAttr(op.attributes["asm_string"]).value
+        m = re.fullmatch(r"wgmma\.wait_group\.sync\.aligned (\d+);", text.strip())
+        if m is None:
+            raise WgmmaError(f"inline asm {text!r} is not emulated")
+        n = len(args)
+        cons = ir.StringAttr(op.attributes["constraints"]).value.split(",")
+        if cons[n:] != [str(i) for i in range(n)]:
+            raise WgmmaError("the wgmma wait's inline asm must tie each output to its input")
+        groups = [self.wg_pending[id(a)][1] for a in args if id(a) in self.wg_pending]
+        self.wgmma_wait(int(m.group(1)))
+        out = np.stack(args, axis=1)
+        if groups and max(groups) >= self.wg_done_below:  # still in flight (num > 0)
+            return [self._wg_mark(out, max(groups))]
+        return [out]
+
+    def _copy_targets(self) -> np.ndarray:
+        """Bytes of shared memory that cp.async copies in flight (issued, not landed) write."""
+        out = np.zeros(self.smem.size, np.bool_)
+        for group in list(self.async_groups) + [self.async_open]:
+            for dst, data, a, size in group:
+                shared, _, idx = self._bytes(dst, size, a)
+                if shared and idx.size:
+                    out[idx.reshape(-1)] = True
+        return out
+
+    def wg_check_write(self, b):
+        """A shared-memory write (a store, a landing cp.async) to bytes b: none may be read by
+        a wgmma in flight."""
+        bad = self.wg_inflight[b] > 0
+        if bad.any():
+            raise WgmmaError(f"shared byte {int(b[np.nonzero(bad)[0][0]])} is overwritten "
+                             f"while a wgmma that reads it is in flight (before the "
+                             f"wgmma.wait_group that completes it)")
+
+    def wg_check_args(self, op, args):
+        """No op but the carrying ones reads a pending accumulator."""
+        for a in args:
+            if id(a) in self.wg_pending:
+                raise WgmmaError(f"a wgmma result is read before a wgmma.wait_group completes "
+                                 f"it (by {op.name})")
+
+    def _wg_mark(self, arr, group):
+        self.wg_pending[id(arr)] = (arr, group)
+        return arr
 
     def _whole_warpgroups(self, act, what):
         a = act.reshape(-1, 128) if self.T % 128 == 0 else None
@@ -152,9 +224,7 @@ class WgmmaOps:
             raise WgmmaError(f"{what} reached by part of a warpgroup")
 
     def op_nvvm_wgmma_mma_async(self, op, args, env, act):
-        d, da, db = args
-        if id(d) in self.wg_pending:
-            pass  # chaining in-flight accumulators is how a batch of wgmmas is issued
+        d, da, db = args  # (d may be pending: chaining is how a batch of wgmmas is issued)
         self._whole_warpgroups(act, "wgmma.mma_async")
         if not self.wg_fenced[act].all():
             raise WgmmaError("wgmma.mma_async without a wgmma.fence before it")
@@ -198,9 +268,7 @@ class WgmmaOps:
                 out[sel] = ((new + 2**31) % 2**32 - 2**31).astype(d.dtype)
             else:
                 out[sel] = (acc.astype(np.float64) + prod[rows, cols]).astype(d.dtype)
-        self.wg_open.append(id(out))
-        self.wg_pending[id(out)] = True
-        return [out]
+        return [self._wg_mark(out, self.wg_commits)]
 
     def _wg_operand(self, desc, mn, k, kind, k_major, thread):
         size = _SIZE[kind]
@@ -222,6 +290,14 @@ class WgmmaOps:
                              f"{self.w_thread[b[j]]} wrote with no fence.proxy.async after")
         self._check_read(idx, np.full(len(idx), thread))
         self.r_thread[b] = -2  # read by the whole warpgroup
+        ub = np.unique(b)
+        copies = self._copy_targets()
+        if copies[ub].any():
+            j = int(ub[np.nonzero(copies[ub])[0][0]])
+            raise WgmmaError(f"wgmma reads shared byte {j} that a cp.async in flight writes")
+        # in flight until the wait that completes the group (reading now = reading then)
+        self.wg_reads.append((self.wg_commits, ub, thread))
+        np.add.at(self.wg_inflight, ub, 1)
         return decode(self.smem[idx], kind).reshape(mn, k)
 
     # ---- structs of the accumulators (homogeneous: arrays [threads, n]) ----------------------
@@ -230,11 +306,13 @@ class WgmmaOps:
         pos = list(ir.DenseI64ArrayAttr(op.attributes["position"]))
         out = s.copy()
         out[:, pos[0]] = x
-        return [out]
+        groups = [self.wg_pending[id(v)][1] for v in (s, x) if id(v) in self.wg_pending]
+        return [self._wg_mark(out, max(groups)) if groups else out]
 
     def op_llvm_extractvalue(self, op, args, env, act):
         s = args[0]
-        if id(s) in self.wg_pending:
-            raise WgmmaError("a wgmma result is read before a wgmma.wait_group completes it")
         pos = list(ir.DenseI64ArrayAttr(op.attributes["position"]))
-        return [s[:, pos[0]].copy()]
+        out = s[:, pos[0]].copy()
+        if id(s) in self.wg_pending:  # a register of a pending accumulator: pending too
+            return [self._wg_mark(out, self.wg_pending[id(s)][1])]
+        return [out]

@@ -116,3 +116,26 @@ def test_dot_tile_warps(m, n, k, warps):
                    num_warps=warps)
     torch.cuda.synchronize()
     torch.testing.assert_close(d.double(), a.double() @ b.double(), rtol=1e-4, atol=1e-3)
+
+
+# ---- pipelined loops with the wgmma in flight across iterations (test_pipeline_wgmma.py) ----
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("bm, bn, bk, warps, stages", [
+    (128, 128, 64, 8, 3), (128, 256, 64, 8, 3), (128, 128, 32, 4, 4), (64, 128, 32, 4, 4),
+    (64, 64, 32, 4, 2)])
+@pytest.mark.parametrize("m, n, k", [(1000, 528, 336), (256, 256, 1024), (64, 64, 16)])
+def test_async_wgmma_pipeline(dtype, bm, bn, bk, warps, stages, m, n, k):
+    """M/N/K tails (336 = 5.25 blocks of 64), a long K, fewer K blocks than stages."""
+    from test_pipeline_wgmma import build, wg_gemm
+    kind = "fp16" if dtype == torch.float16 else "bf16"
+    assert '"tilegpu.warpgroup_wait"' in build(kind, stages, bm, bn, bk, warps).asm["tilegpu"]
+    a = torch.randn(m, k, device="cuda").to(dtype)
+    b = torch.randn(k, n, device="cuda").to(dtype)
+    c = torch.full((m, n), 7.0, device="cuda")
+    wg_gemm[(cdiv(m, bm), cdiv(n, bn))](
+        a, b, c, m, n, k, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, STAGES=stages, PREC="ieee",
+        ACC=tl.float32, B_KN=True, IMP=0, num_warps=warps, num_stages=stages)
+    torch.cuda.synchronize()
+    ref = torch.matmul(a.double(), b.double())
+    torch.testing.assert_close(c.double(), ref, rtol=1e-3, atol=1e-2 * (k / 64) ** 0.5)

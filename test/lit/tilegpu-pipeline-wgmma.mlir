@@ -1,0 +1,112 @@
+// RUN: tilework-opt %s --split-input-file --tilegpu-pipeline --target sm_90a | FileCheck %s
+
+// Asynchronous wgmma: the loop's one warpgroup_dot reads two pipelined slots and carries its
+// accumulator alone, so it stays in flight: warpgroup_wait {num = 1} after it, then the copies
+// of iteration i + 2 into the slot the previous dot read; warpgroup_wait {num = 0} after the
+// loop, before the copies' wait and the deallocs.
+// CHECK-LABEL: func.func @async_dot(
+// CHECK: %[[A:.+]] = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 64, 32>, f32, #tilegpu.nvmma_shared<128 : i32, false, 32 : i32>, 3 : i32>
+// CHECK-NEXT: %[[B:.+]] = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 32, 64>, f32, #tilegpu.nvmma_shared<128 : i32, true, 32 : i32>, 3 : i32>
+// CHECK: "tilegpu.async_commit_group"()
+// CHECK: "tilegpu.async_commit_group"()
+// CHECK-NEXT: %[[R:.+]]:3 = scf.for %[[I:.+]] = %{{.+}} to %arg2 step %{{.+}} iter_args(%[[ACC:.+]] = %{{.+}}, %[[RD:.+]] = %{{.+}}, %[[WR:.+]] = %{{.+}})
+// CHECK-NEXT: "tilegpu.async_wait"() {num = 1 : i32}
+// CHECK-NEXT: %[[IVN:.+]] = arith.addi %[[I]], %{{.+}} : i32
+// CHECK-NEXT: %[[SA:.+]] = "tilegpu.memdesc_index"(%[[A]], %[[RD]])
+// CHECK-NEXT: %[[SB:.+]] = "tilegpu.memdesc_index"(%[[B]], %[[RD]])
+// CHECK-NEXT: arith.cmpi eq, %[[RD]]
+// CHECK-NEXT: arith.addi %[[RD]]
+// CHECK-NEXT: %[[RN:.+]] = arith.select
+// CHECK-NEXT: arith.cmpi eq, %[[WR]]
+// CHECK-NEXT: arith.addi %[[WR]]
+// CHECK-NEXT: %[[WN:.+]] = arith.select
+// CHECK-NEXT: %[[D:.+]] = "tilegpu.warpgroup_dot"(%[[SA]], %[[SB]], %[[ACC]])
+// CHECK-NEXT: %[[W:.+]] = "tilegpu.warpgroup_wait"(%[[D]]) {num = 1 : i32}
+// CHECK-NEXT: %[[VN:.+]] = arith.cmpi slt, %[[IVN]], %arg2 : i32
+// CHECK-NEXT: %[[OA:.+]] = "tile.splat"(%[[IVN]])
+// CHECK-NEXT: %[[PA:.+]] = "tile.addptr"(%arg0, %[[OA]])
+// CHECK-NEXT: %[[OB:.+]] = "tile.splat"(%[[IVN]])
+// CHECK-NEXT: %[[PB:.+]] = "tile.addptr"(%arg1, %[[OB]])
+// CHECK-NEXT: %[[MA:.+]] = "tile.splat"(%[[VN]])
+// CHECK-NEXT: %[[DA:.+]] = "tilegpu.memdesc_index"(%[[A]], %[[WR]])
+// CHECK-NEXT: "tilegpu.async_copy"(%[[PA]], %[[DA]], %[[MA]])
+// CHECK-NEXT: %[[MB:.+]] = "tile.splat"(%[[VN]])
+// CHECK-NEXT: %[[DB:.+]] = "tilegpu.memdesc_index"(%[[B]], %[[WR]])
+// CHECK-NEXT: "tilegpu.async_copy"(%[[PB]], %[[DB]], %[[MB]])
+// CHECK-NEXT: "tilegpu.async_commit_group"()
+// CHECK-NEXT: scf.yield %[[W]], %[[RN]], %[[WN]] :
+// CHECK-NEXT: } {tile.num_stages = 3 : i32}
+// CHECK-NEXT: %[[DONE:.+]] = "tilegpu.warpgroup_wait"(%[[R]]#0) {num = 0 : i32}
+// CHECK-NEXT: "tilegpu.async_wait"() {num = 0 : i32}
+// CHECK-NEXT: "tilegpu.local_dealloc"(%[[A]])
+// CHECK-NEXT: "tilegpu.local_dealloc"(%[[B]])
+// CHECK-NEXT: return %[[DONE]]
+// CHECK-NEXT: }
+#A = #tilegpu.blocked<array<i32: 1, 4>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
+#SA = #tilegpu.nvmma_shared<128 : i32, false, 32 : i32>
+#SB = #tilegpu.nvmma_shared<128 : i32, true, 32 : i32>
+#C = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 8>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @async_dot(%p: tensor<64x32x!tile.ptr<f32>, #A>, %q: tensor<32x64x!tile.ptr<f32>, #A>, %n: i32) -> tensor<64x64xf32, #C> attributes {tile.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #C>
+    %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (tensor<64x64xf32, #C>) : i32 {
+      %oa = "tile.splat"(%i) : (i32) -> tensor<64x32xi32, #A>
+      %pa = "tile.addptr"(%p, %oa) : (tensor<64x32x!tile.ptr<f32>, #A>, tensor<64x32xi32, #A>) -> tensor<64x32x!tile.ptr<f32>, #A>
+      %ob = "tile.splat"(%i) : (i32) -> tensor<32x64xi32, #A>
+      %pb = "tile.addptr"(%q, %ob) : (tensor<32x64x!tile.ptr<f32>, #A>, tensor<32x64xi32, #A>) -> tensor<32x64x!tile.ptr<f32>, #A>
+      %a = "tile.load"(%pa) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<64x32x!tile.ptr<f32>, #A>) -> tensor<64x32xf32, #A>
+      %b = "tile.load"(%pb) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<32x64x!tile.ptr<f32>, #A>) -> tensor<32x64xf32, #A>
+      %sa = "tilegpu.local_alloc"(%a) : (tensor<64x32xf32, #A>) -> !tilegpu.memdesc<array<i64: 64, 32>, f32, #SA, 1 : i32>
+      %sb = "tilegpu.local_alloc"(%b) : (tensor<32x64xf32, #A>) -> !tilegpu.memdesc<array<i64: 32, 64>, f32, #SB, 1 : i32>
+      %d = "tilegpu.warpgroup_dot"(%sa, %sb, %acc) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 32>, f32, #SA, 1 : i32>, !tilegpu.memdesc<array<i64: 32, 64>, f32, #SB, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+      "tilegpu.local_dealloc"(%sa) : (!tilegpu.memdesc<array<i64: 64, 32>, f32, #SA, 1 : i32>) -> ()
+      "tilegpu.local_dealloc"(%sb) : (!tilegpu.memdesc<array<i64: 32, 64>, f32, #SB, 1 : i32>) -> ()
+      scf.yield %d : tensor<64x64xf32, #C>
+    } {tile.num_stages = 3 : i32}
+    return %r : tensor<64x64xf32, #C>
+  }
+}
+
+// -----
+
+// Synchronous: the dot's result has another use in the body (it would read the pending
+// accumulator), so the copies stay at the top and no warpgroup_wait appears.
+// CHECK-LABEL: func.func @result_used(
+// CHECK: scf.for
+// CHECK-NEXT: "tilegpu.async_wait"() {num = 1 : i32}
+// CHECK-NEXT: arith.addi
+// CHECK-NEXT: arith.cmpi slt
+// CHECK-NOT: tilegpu.warpgroup_wait
+// CHECK: "tilegpu.warpgroup_dot"
+// CHECK-NEXT: "tile.store"
+// CHECK-NOT: tilegpu.warpgroup_wait
+// CHECK: return
+#A = #tilegpu.blocked<array<i32: 1, 4>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
+#SA = #tilegpu.nvmma_shared<128 : i32, false, 32 : i32>
+#SB = #tilegpu.nvmma_shared<128 : i32, true, 32 : i32>
+#C = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 8>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @result_used(%p: tensor<64x32x!tile.ptr<f32>, #A>, %q: tensor<32x64x!tile.ptr<f32>, #A>, %n: i32, %out: tensor<64x64x!tile.ptr<f32>, #C>) -> tensor<64x64xf32, #C> attributes {tile.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #C>
+    %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (tensor<64x64xf32, #C>) : i32 {
+      %oa = "tile.splat"(%i) : (i32) -> tensor<64x32xi32, #A>
+      %pa = "tile.addptr"(%p, %oa) : (tensor<64x32x!tile.ptr<f32>, #A>, tensor<64x32xi32, #A>) -> tensor<64x32x!tile.ptr<f32>, #A>
+      %ob = "tile.splat"(%i) : (i32) -> tensor<32x64xi32, #A>
+      %pb = "tile.addptr"(%q, %ob) : (tensor<32x64x!tile.ptr<f32>, #A>, tensor<32x64xi32, #A>) -> tensor<32x64x!tile.ptr<f32>, #A>
+      %a = "tile.load"(%pa) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<64x32x!tile.ptr<f32>, #A>) -> tensor<64x32xf32, #A>
+      %b = "tile.load"(%pb) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<32x64x!tile.ptr<f32>, #A>) -> tensor<32x64xf32, #A>
+      %sa = "tilegpu.local_alloc"(%a) : (tensor<64x32xf32, #A>) -> !tilegpu.memdesc<array<i64: 64, 32>, f32, #SA, 1 : i32>
+      %sb = "tilegpu.local_alloc"(%b) : (tensor<32x64xf32, #A>) -> !tilegpu.memdesc<array<i64: 32, 64>, f32, #SB, 1 : i32>
+      %d = "tilegpu.warpgroup_dot"(%sa, %sb, %acc) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 32>, f32, #SA, 1 : i32>, !tilegpu.memdesc<array<i64: 32, 64>, f32, #SB, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+      "tilegpu.local_dealloc"(%sa) : (!tilegpu.memdesc<array<i64: 64, 32>, f32, #SA, 1 : i32>) -> ()
+      "tilegpu.local_dealloc"(%sb) : (!tilegpu.memdesc<array<i64: 32, 64>, f32, #SB, 1 : i32>) -> ()
+      "tile.store"(%out, %d) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<64x64x!tile.ptr<f32>, #C>, tensor<64x64xf32, #C>) -> ()
+      scf.yield %d : tensor<64x64xf32, #C>
+    } {tile.num_stages = 3 : i32}
+    return %r : tensor<64x64xf32, #C>
+  }
+}
