@@ -6,16 +6,46 @@ import shutil
 
 import pytest
 
+import tilework
 import tilework.language as tl
 from tilework import CompileOptions
 from tilework.backends import parse_target
 from tilework.backends.nvidia.compiler import occupancy_hint, with_min_ctas
 from tilework.compiler.driver import ASTSource, compile
 
-from dot_kernels import matmul_kernel
-from test_dot import matmul_signature
 
 SM90A, SM80, SM86 = (parse_target(a) for a in ("sm_90a", "sm_80", "sm_86"))
+
+
+@tilework.jit
+def grouped_matmul(a_ptr, b_ptr, c_ptr, M, N, K, sam, sbk, scm, BM: tl.constexpr,
+                   BN: tl.constexpr, BK: tl.constexpr, GROUP_M: tl.constexpr):
+    """The Triton tutorial's matmul: grouped program order, wrap-around offsets, masked K."""
+    pid = tl.program_id(0)
+    num_m, num_n = tl.cdiv(M, BM), tl.cdiv(N, BN)
+    group = GROUP_M * num_n
+    first_m = (pid // group) * GROUP_M
+    gsize = min(num_m - first_m, GROUP_M)
+    pid_m = first_m + ((pid % group) % gsize)
+    pid_n = (pid % group) // gsize
+    offs_m = (pid_m * BM + tl.arange(0, BM)) % M
+    offs_n = (pid_n * BN + tl.arange(0, BN)) % N
+    offs_k = tl.arange(0, BK)
+    a_ptrs = a_ptr + offs_m[:, None] * sam + offs_k[None, :]
+    b_ptrs = b_ptr + offs_k[:, None] * sbk + offs_n[None, :]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BK, other=0.0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BK, other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BK
+        b_ptrs += BK * sbk
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    tl.store(c_ptr + rm[:, None] * scm + rn[None, :], acc.to(tl.float16),
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
 PTX = ".visible .entry k(\n)\n.maxntid 256, 1, 1\n{\n ret;\n}\n"
 
 
@@ -50,16 +80,14 @@ def test_with_min_ctas():
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas")
 def test_sm90a_gemm_gets_two_programs_per_sm():
-    """The masked 128x128x64 wgmma GEMM with 3 stages (96 KiB of buffers; 168 registers left to
-    itself): 2 programs per SM at <= 128 registers and no spills; under a user's maxnreg no
-    hint is added."""
-    sig = matmul_signature("fp16_acc32")
-    cons = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, ACC=tl.float32, PLUS_EQ=False)
-    for p in ("stride_ak", "stride_bn", "stride_cn"):  # unit strides (specialized as 1)
-        sig.pop(p)
-        cons[p] = 1
+    """The grouped 128x128x64 wgmma GEMM with 3 stages (96 KiB of buffers; more than 128
+    registers left to itself): 2 programs per SM at <= 128 registers and no spills; under a
+    user's maxnreg no hint is added."""
+    P = tl.pointer_type(tl.float16)
+    sig = dict(a_ptr=P, b_ptr=P, c_ptr=P)
+    sig.update({p: tl.int32 for p in ("M", "N", "K", "sam", "sbk", "scm")})
     attrs = {p: {"tile.divisibility": 16} for p in sig}
-    src = ASTSource(matmul_kernel, sig, cons, attrs)
+    src = ASTSource(grouped_matmul, sig, dict(BM=128, BN=128, BK=64, GROUP_M=8), attrs)
     ck = compile(src, "sm_90a", CompileOptions(num_warps=8, num_stages=3), cache=False)
     assert ck.metadata["min_ctas_per_sm"] == 2
     regs = int(re.search(r"Used (\d+) registers", ck.metadata["ptxas_info"]).group(1))
