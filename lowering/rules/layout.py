@@ -135,7 +135,7 @@ def _through_swizzled(ctx, src, ls, dst, ld, shape, plan, scalar_type):
             str(st) in ("f16", "bf16", "i16"):  # ldmatrix: sm_75+
         lm = ldmatrix_plan(ld, plan.swizzle, eb)
     if lm is not None:
-        return _regs(dst, shape, _by_ldmatrix(ctx, base, get, ld, lm, st, scalar_type))
+        return _regs(dst, shape, by_ldmatrix(ctx, base, get, ld, lm, st, scalar_type))
     tpart, tmask = _offset_parts(ctx, get)
     vl = plan.load_vec
     out = []
@@ -187,7 +187,7 @@ def ldmatrix_plan(ld, sw, elem_bytes):
     return None
 
 
-def _by_ldmatrix(ctx, base, get, ld, lm, st, scalar_type):
+def by_ldmatrix(ctx, base, get, ld, lm, st, scalar_type):
     """The dst registers by `nvvm.ldmatrix` x4 (see `ldmatrix_plan`): lane l addresses row
     l % 8 of matrix l / 8, a linear function of l's bits (and the warp's), plus a constant per
     group of four matrices."""

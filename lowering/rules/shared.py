@@ -24,13 +24,14 @@ import re
 import mlir.ir as ir
 
 from tilework.dialects import tile as T
-from tilework.dialects.layout import Blocked, fastest_dim, layout_of
+from tilework.dialects.layout import Blocked, fastest_dim, layout_of, parse_layout
 from tilework.dialects.verify import named_operands
 
 from ..axis_info import elem_bytes
 from ..registry import lower
 from ..shared_memory import (align, buffer_bytes, from_smem, shared_contiguity, shared_map,
                              shared_offset, smem_gep, smem_type, to_smem)
+from .layout import by_ldmatrix, ldmatrix_plan
 from .memory import load_tile, vector_groups
 from ..regs import Regs
 
@@ -92,8 +93,18 @@ def store_tile(ctx, regs, base, md: T.MemDesc):
 
 
 def load_buffer(ctx, base, md: T.MemDesc, layout, scalar_type):
-    """The tile of `layout` read from the buffer at `base`."""
+    """The tile of `layout` read from the buffer at `base`: by `ldmatrix` where its fragments
+    fit the layout (16-bit dot operands from a swizzled buffer, e.g. the pipeliner's), else
+    in vector loads of the access groups."""
     st = smem_type(md.elem)
+    if ctx.target == "nvidia" and _sm(ctx) >= 75 and str(st) in ("f16", "bf16", "i16") and \
+            md.layout.startswith("#tilegpu.swizzled_shared<"):
+        sw = parse_layout(md.layout).swizzle()
+        ld = layout.linear(md.shape)
+        lm = ldmatrix_plan(ld, sw, 2)
+        if lm is not None:
+            get = sw.offset_map(md.shape).compose(ld)
+            return Regs(layout, md.shape, by_ldmatrix(ctx, base, get, ld, lm, st, scalar_type))
     vec, groups = _access_groups(ctx, layout, md)
     out = Regs(layout, md.shape, [None] * math.prod(layout.elems_per_thread(md.shape)))
     for idxs, coord in groups:
