@@ -266,7 +266,7 @@ func.func @copy_2d(%p: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %q: !tile.
 
 // -----
 
-// Wrap-around offsets, as Triton's matmuls write them: `(pid * 128 + arange(128)) % n`.  With
+// Wrap-around offsets, as Triton's matmuls write them: `(pid * 1024 + arange(1024)) % n`.  With
 // n divisible by 16 the offsets wrap only at multiples of 16, so runs of 16 stay contiguous and
 // the fp16 load moves 8 elements (16 bytes); with n divisible by 2 only, 2 elements; `% 3`
 // (an odd modulus): one at a time.
@@ -277,28 +277,28 @@ func.func @copy_2d(%p: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %q: !tile.
 // CHECK: "tile.load"(%{{.+}}) {operandSegmentSizes = array<i32: 1, 0, 0>, tilegpu.vector_width = 1 : i32}
 func.func @wrap_around(%x: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %o: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %n16: i32 {tile.divisibility = 16 : i32}, %n2: i32 {tile.divisibility = 2 : i32}) attributes {tile.kernel} {
   %pid = "tile.get_program_id"() {axis = 0 : i32} : () -> i32
-  %c = arith.constant 128 : i32
+  %c = arith.constant 1024 : i32
   %s = arith.muli %pid, %c : i32
-  %r = "tile.make_range"() {start = 0 : i32, end = 128 : i32} : () -> tensor<128xi32>
-  %ss = "tile.splat"(%s) : (i32) -> tensor<128xi32>
-  %off = arith.addi %ss, %r : tensor<128xi32>
-  %xp = "tile.splat"(%x) : (!tile.ptr<f16>) -> tensor<128x!tile.ptr<f16>>
-  %m16 = "tile.splat"(%n16) : (i32) -> tensor<128xi32>
-  %w16 = arith.remsi %off, %m16 : tensor<128xi32>
-  %a16 = "tile.addptr"(%xp, %w16) : (tensor<128x!tile.ptr<f16>>, tensor<128xi32>) -> tensor<128x!tile.ptr<f16>>
-  %v16 = "tile.load"(%a16) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<128x!tile.ptr<f16>>) -> tensor<128xf16>
-  %m2 = "tile.splat"(%n2) : (i32) -> tensor<128xi32>
-  %w2 = arith.remsi %off, %m2 : tensor<128xi32>
-  %a2 = "tile.addptr"(%xp, %w2) : (tensor<128x!tile.ptr<f16>>, tensor<128xi32>) -> tensor<128x!tile.ptr<f16>>
-  %v2 = "tile.load"(%a2) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<128x!tile.ptr<f16>>) -> tensor<128xf16>
-  %c3 = arith.constant dense<3> : tensor<128xi32>
-  %w3 = arith.remsi %off, %c3 : tensor<128xi32>
-  %a3 = "tile.addptr"(%xp, %w3) : (tensor<128x!tile.ptr<f16>>, tensor<128xi32>) -> tensor<128x!tile.ptr<f16>>
-  %v3 = "tile.load"(%a3) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<128x!tile.ptr<f16>>) -> tensor<128xf16>
-  %s1 = arith.addf %v16, %v2 : tensor<128xf16>
-  %s2 = arith.addf %s1, %v3 : tensor<128xf16>
-  %op = "tile.splat"(%o) : (!tile.ptr<f16>) -> tensor<128x!tile.ptr<f16>>
-  %oa = "tile.addptr"(%op, %off) : (tensor<128x!tile.ptr<f16>>, tensor<128xi32>) -> tensor<128x!tile.ptr<f16>>
-  "tile.store"(%oa, %s2) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<128x!tile.ptr<f16>>, tensor<128xf16>) -> ()
+  %r = "tile.make_range"() {start = 0 : i32, end = 1024 : i32} : () -> tensor<1024xi32>
+  %ss = "tile.splat"(%s) : (i32) -> tensor<1024xi32>
+  %off = arith.addi %ss, %r : tensor<1024xi32>
+  %xp = "tile.splat"(%x) : (!tile.ptr<f16>) -> tensor<1024x!tile.ptr<f16>>
+  %m16 = "tile.splat"(%n16) : (i32) -> tensor<1024xi32>
+  %w16 = arith.remsi %off, %m16 : tensor<1024xi32>
+  %a16 = "tile.addptr"(%xp, %w16) : (tensor<1024x!tile.ptr<f16>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f16>>
+  %v16 = "tile.load"(%a16) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<1024x!tile.ptr<f16>>) -> tensor<1024xf16>
+  %m2 = "tile.splat"(%n2) : (i32) -> tensor<1024xi32>
+  %w2 = arith.remsi %off, %m2 : tensor<1024xi32>
+  %a2 = "tile.addptr"(%xp, %w2) : (tensor<1024x!tile.ptr<f16>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f16>>
+  %v2 = "tile.load"(%a2) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<1024x!tile.ptr<f16>>) -> tensor<1024xf16>
+  %c3 = arith.constant dense<3> : tensor<1024xi32>
+  %w3 = arith.remsi %off, %c3 : tensor<1024xi32>
+  %a3 = "tile.addptr"(%xp, %w3) : (tensor<1024x!tile.ptr<f16>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f16>>
+  %v3 = "tile.load"(%a3) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<1024x!tile.ptr<f16>>) -> tensor<1024xf16>
+  %s1 = arith.addf %v16, %v2 : tensor<1024xf16>
+  %s2 = arith.addf %s1, %v3 : tensor<1024xf16>
+  %op = "tile.splat"(%o) : (!tile.ptr<f16>) -> tensor<1024x!tile.ptr<f16>>
+  %oa = "tile.addptr"(%op, %off) : (tensor<1024x!tile.ptr<f16>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f16>>
+  "tile.store"(%oa, %s2) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f16>>, tensor<1024xf16>) -> ()
   return
 }

@@ -335,9 +335,14 @@ def test_gemm_replicated_operand_layout(rng):
 @pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
 @pytest.mark.parametrize("dt, bm, bn, bk, stages", [
     (F16, 64, 64, 32, 4), (F32, 32, 32, 16, 3), (F16, 64, 32, 64, 2)])
-def test_gpu_configs_compile(target, dt, bm, bn, bk, stages):
+def test_gpu_configs_compile(target, dt, bm, bn, bk, stages, request):
     """test_pipeline_gpu.py's configurations: cp.async in the PTX, ptxas accepts it (when
     present), no spills."""
+    if (target, dt, bm, bn, bk) == ("sm_80", F16, 64, 64, 32):
+        # known (as in test_dot_mma): with the mma operands read by ldmatrix from the
+        # pipeline's buffers, ptxas 13 for sm_80 spills 4 bytes on this tile (8-byte stack
+        # frame, no .local in the PTX); strict, so that the mark goes when it stops
+        request.applymarker(pytest.mark.xfail(strict=True, reason="ptxas sm_80 4-byte spill"))
     attrs = gemm_attrs(256, 256)
     ck = build(gemm, dict(GEMM_SIG, a_ptr=dt, b_ptr=dt),
                dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, STAGES=stages), target, attrs=attrs)
