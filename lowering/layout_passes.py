@@ -22,6 +22,7 @@ from tilework.dialects.layout import (Blocked, DotOperand, Slice, default_blocke
 from .axis_info import AxisAnalysis, defining_op, elem_bytes
 from .dot_layouts import choose_dot_layouts
 from .layout_choice import cat_in_registers, join_layout, split_layout
+from .layout_hints import CONFLICT, access_hints
 from .module_info import kernels, memory_ops, module_config  # noqa: F401  (to_llvm's import)
 from .pass_base import Pass, register, replace_with
 
@@ -58,6 +59,12 @@ class _Assigner:
         self.defaults = choose_defaults(f, num_warps, warp_size)
         self.num_warps, self.warp_size = num_warps, warp_size
         self.target = target
+        self.hints = access_hints(f, self.defaults, num_warps, warp_size)
+
+    def hint(self, v):
+        """The layout a load's address computation asks `v` to take (layout_hints), or None."""
+        h = self.hints.get(v)
+        return None if h is None or h is CONFLICT else h
 
     def default(self, shape) -> Blocked:
         r = len(shape)
@@ -94,6 +101,11 @@ class _Assigner:
             self.region_op(op)
         elif name in ("scf.yield", "scf.condition"):
             self.terminator(op)
+        elif tens and len(op.results) == 1 and self.hint(op.results[0]) is not None:
+            lay = self.hint(op.results[0])  # part of a load's address or mask computation
+            for i in tens:
+                self.convert(op, i, lay)
+            self.set(op.results[0], lay)
         elif tens:
             # elementwise and memory ops: everything in the first tile operand's layout, unless
             # it is a loop-carried accumulator that can adopt another operand's layout
@@ -112,7 +124,7 @@ class _Assigner:
         else:
             for r in op.results:
                 if T.is_tensor(r.type):
-                    self.set(r, self.default(T.shape_of(r.type)))
+                    self.set(r, self.hint(r) or self.default(T.shape_of(r.type)))
         if name == "arith.constant" and T.is_tensor(op.results[0].type):
             attr = ir.DenseElementsAttr(op.attributes["value"])
             if not attr.is_splat:
@@ -140,15 +152,19 @@ class _Assigner:
     def op_tile_expand_dims(self, op, tens):
         axis = ir.IntegerAttr(op.attributes["axis"]).value
         src = layout_of(op.operands[0].type)
-        if isinstance(src, Slice) and src.dim == axis:
+        out = self.hint(op.results[0])
+        if isinstance(src, Slice) and src.dim == axis and out in (None, src.parent):
             self.set(op.results[0], src.parent)
             return
-        out = self.default(T.shape_of(op.results[0].type))
+        out = out or self.default(T.shape_of(op.results[0].type))
         self.convert(op, 0, Slice(axis, out))
         self.set(op.results[0], out)
 
     def op_tile_broadcast(self, op, tens):
-        self.set(op.results[0], layout_of(op.operands[0].type))
+        h = self.hint(op.results[0])
+        if h is not None:
+            self.convert(op, 0, h)
+        self.set(op.results[0], h or layout_of(op.operands[0].type))
 
     def op_tile_trans(self, op, tens):
         perm = list(ir.DenseI32ArrayAttr(op.attributes["order"]))
@@ -270,6 +286,11 @@ class _Assigner:
         layouts = [layout_of(v.type) if T.is_tensor(v.type) else None for v in inits]
         if op.name == "scf.for":
             body = op.regions[0].blocks[0]
+            for i, a in enumerate(list(body.arguments)[1:]):
+                h = self.hint(a)  # a pointer the loop advances: in its load's layout from the start
+                if h is not None:
+                    self.convert(op, 3 + i, h)
+                    layouts[i] = h
             for a, lay in zip(list(body.arguments)[1:], layouts):
                 if lay is not None:
                     self.set(a, lay)

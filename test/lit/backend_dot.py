@@ -2,7 +2,8 @@
 #
 # tl.dot on the portable path, compiled for sm_75 (no GPU needed; sm_80+ takes these dots to
 # tensor cores: test/lit/tilegpu-to-llvm-dot-mma.mlir): the tile.dot result takes
-# the accumulator's layout; tilegpu-to-llvm writes a and b to shared memory and synchronizes
+# the accumulator's layout; a and b are loaded in layouts made for their own (smaller) shapes,
+# 4 elements per thread and no copies (lowering/layout_hints.py); tilegpu-to-llvm writes a and b to shared memory and synchronizes
 # (no barrier before: it is the kernel's first user of the buffer), then runs a loop over K (not unrolled) carrying the thread's accumulators in fp32,
 # reading a row of B with one vector load, one fma per accumulator; an fp16 result is rounded
 # once after the loop.
@@ -28,7 +29,7 @@ print(ck.asm["tilegpu"])
 print(ck.asm["llvm"])
 print("shared:", ck.metadata["shared"])
 
-# CHECK: "tile.dot"(%{{.+}}, %{{.+}}, %{{.+}}) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32, tilegpu.smem_offset = 0 : i32} : (tensor<32x16xf16, [[L:#tilegpu.blocked<[^>]+>[^>]+>[^>]+>[^>]+>>]]>, tensor<16x32xf16, [[L]]>, tensor<32x32xf16, [[L]]>) -> tensor<32x32xf16, [[L]]>
+# CHECK: "tile.dot"(%{{.+}}, %{{.+}}, %{{.+}}) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32, tilegpu.smem_offset = 0 : i32} : (tensor<32x16xf16, #tilegpu.blocked<array<i32: 1, 4>, array<i32: 8, 4>, array<i32: 4, 1>, array<i32: 1, 0>>>, tensor<16x32xf16, #tilegpu.blocked<array<i32: 1, 4>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>>, tensor<32x32xf16, [[L:#tilegpu.blocked<array<i32: 1, 8>, array<i32: 8, 4>, array<i32: 4, 1>, array<i32: 1, 0>>]]>) -> tensor<32x32xf16, [[L]]>
 # CHECK-LABEL: llvm.func @dot16
 # CHECK-NOT: nvvm.barrier0
 # CHECK: llvm.store %{{.+}}, %{{.+}} : f16, !llvm.ptr<3>

@@ -250,8 +250,10 @@ func.func @copy_2d(%p: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %q: !tile.
 
 // -----
 
-// One layout per rank: the 128-element tile gets the layout chosen for the largest tile of
-// rank 1 (1024 elements), even though one CTA tile of it (512 or more) covers it several times.
+// One default layout per rank, made for its largest tile (1024 elements); a load of a smaller
+// tile, which one CTA tile of that default (512 or more) would cover several times, asks for a
+// layout made for its own shape (lowering/layout_hints.py), and its address chain is built in
+// it: 1 element per thread (with 8 warps, or 64-wide waves, still each in two threads).
 
 // NV4-LABEL: func.func @two_sizes_one_rank
 // NV4-NEXT: "tile.make_range"() {end = 1024 : i32, start = 0 : i32} : () -> tensor<1024xi32, [[L:#tilegpu.blocked<array<i32: 4>, array<i32: 32>, array<i32: 4>, array<i32: 0>>]]>
@@ -259,29 +261,29 @@ func.func @copy_2d(%p: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %q: !tile.
 // NV4-NEXT: "tile.addptr"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xi32, [[L]]>) -> tensor<1024x!tile.ptr<f32>, [[L]]>
 // NV4-NEXT: "tile.load"(%{{[a-z0-9_]+}}) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<1024x!tile.ptr<f32>, [[L]]>) -> tensor<1024xf32, [[L]]>
 // NV4-NEXT: "tile.store"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f32>, [[L]]>, tensor<1024xf32, [[L]]>) -> ()
-// NV4-NEXT: "tile.make_range"() {end = 128 : i32, start = 0 : i32} : () -> tensor<128xi32, [[L]]>
-// NV4-NEXT: "tile.splat"(%{{[a-z0-9_]+}}) : (!tile.ptr<f32>) -> tensor<128x!tile.ptr<f32>, [[L]]>
-// NV4-NEXT: "tile.addptr"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : (tensor<128x!tile.ptr<f32>, [[L]]>, tensor<128xi32, [[L]]>) -> tensor<128x!tile.ptr<f32>, [[L]]>
-// NV4-NEXT: "tile.load"(%{{[a-z0-9_]+}}) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<128x!tile.ptr<f32>, [[L]]>) -> tensor<128xf32, [[L]]>
-// NV4-NEXT: "tile.store"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<128x!tile.ptr<f32>, [[L]]>, tensor<128xf32, [[L]]>) -> ()
+// NV4-NEXT: "tile.make_range"() {end = 128 : i32, start = 0 : i32} : () -> tensor<128xi32, [[M:#tilegpu.blocked<array<i32: 1>, array<i32: 32>, array<i32: 4>, array<i32: 0>>]]>
+// NV4-NEXT: "tile.splat"(%{{[a-z0-9_]+}}) : (!tile.ptr<f32>) -> tensor<128x!tile.ptr<f32>, [[M]]>
+// NV4-NEXT: "tile.addptr"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : (tensor<128x!tile.ptr<f32>, [[M]]>, tensor<128xi32, [[M]]>) -> tensor<128x!tile.ptr<f32>, [[M]]>
+// NV4-NEXT: "tile.load"(%{{[a-z0-9_]+}}) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<128x!tile.ptr<f32>, [[M]]>) -> tensor<128xf32, [[M]]>
+// NV4-NEXT: "tile.store"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<128x!tile.ptr<f32>, [[M]]>, tensor<128xf32, [[M]]>) -> ()
 // NV4-NEXT: return
 
 // NV8-LABEL: func.func @two_sizes_one_rank
 // NV8: "tile.make_range"() {end = 1024 : i32, start = 0 : i32} : () -> tensor<1024xi32, [[L:#tilegpu.blocked<array<i32: 4>, array<i32: 32>, array<i32: 8>, array<i32: 0>>]]>
-// NV8: "tile.make_range"() {end = 128 : i32, start = 0 : i32} : () -> tensor<128xi32, [[L]]>
-// NV8: "tile.store"{{.*}} : (tensor<128x!tile.ptr<f32>, [[L]]>, tensor<128xf32, [[L]]>) -> ()
+// NV8: "tile.make_range"() {end = 128 : i32, start = 0 : i32} : () -> tensor<128xi32, [[M:#tilegpu.blocked<array<i32: 1>, array<i32: 32>, array<i32: 8>, array<i32: 0>>]]>
+// NV8: "tile.store"{{.*}} : (tensor<128x!tile.ptr<f32>, [[M]]>, tensor<128xf32, [[M]]>) -> ()
 // NV8: return
 
 // AMD4-LABEL: func.func @two_sizes_one_rank
 // AMD4: "tile.make_range"() {end = 1024 : i32, start = 0 : i32} : () -> tensor<1024xi32, [[L:#tilegpu.blocked<array<i32: 4>, array<i32: 64>, array<i32: 4>, array<i32: 0>>]]>
-// AMD4: "tile.make_range"() {end = 128 : i32, start = 0 : i32} : () -> tensor<128xi32, [[L]]>
-// AMD4: "tile.store"{{.*}} : (tensor<128x!tile.ptr<f32>, [[L]]>, tensor<128xf32, [[L]]>) -> ()
+// AMD4: "tile.make_range"() {end = 128 : i32, start = 0 : i32} : () -> tensor<128xi32, [[M:#tilegpu.blocked<array<i32: 1>, array<i32: 64>, array<i32: 4>, array<i32: 0>>]]>
+// AMD4: "tile.store"{{.*}} : (tensor<128x!tile.ptr<f32>, [[M]]>, tensor<128xf32, [[M]]>) -> ()
 // AMD4: return
 
 // AMD8-LABEL: func.func @two_sizes_one_rank
 // AMD8: "tile.make_range"() {end = 1024 : i32, start = 0 : i32} : () -> tensor<1024xi32, [[L:#tilegpu.blocked<array<i32: 2>, array<i32: 64>, array<i32: 8>, array<i32: 0>>]]>
-// AMD8: "tile.make_range"() {end = 128 : i32, start = 0 : i32} : () -> tensor<128xi32, [[L]]>
-// AMD8: "tile.store"{{.*}} : (tensor<128x!tile.ptr<f32>, [[L]]>, tensor<128xf32, [[L]]>) -> ()
+// AMD8: "tile.make_range"() {end = 128 : i32, start = 0 : i32} : () -> tensor<128xi32, [[M:#tilegpu.blocked<array<i32: 1>, array<i32: 64>, array<i32: 8>, array<i32: 0>>]]>
+// AMD8: "tile.store"{{.*}} : (tensor<128x!tile.ptr<f32>, [[M]]>, tensor<128xf32, [[M]]>) -> ()
 // AMD8: return
 
 // ENC-LABEL: func.func @two_sizes_one_rank
@@ -367,4 +369,76 @@ module attributes {tilegpu.num_warps = 2 : i32, tilegpu.warp_size = 16 : i32} {
     "tile.store"(%xa, %xv) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<256x!tile.ptr<f32>>, tensor<256xf32>) -> ()
     return
   }
+}
+
+// -----
+
+// A load whose tile (64x32 fp16) the rank's default (made for the 64x64 store: 8 per thread,
+// 4x8 threads, 16x64 per CTA tile) would hold twice asks for a layout made for its own shape,
+// and its whole address chain takes it, the pointer carried by the loop included: the loop
+// converts nothing, and nothing is loaded twice.  The accumulator started from a constant
+// adopts the loaded value's layout (one conversion before the loop, of a constant).
+
+// NV4-LABEL: func.func @loop_carried_pointer
+// NV4-NEXT: "tile.make_range"() {end = 64 : i32, start = 0 : i32} : () -> tensor<64xi32, #tilegpu.slice<1 : i32, [[O:#tilegpu.blocked<array<i32: 1, 8>, array<i32: 8, 4>, array<i32: 4, 1>, array<i32: 1, 0>>]]>>
+// NV4-NEXT: "tile.make_range"() {end = 32 : i32, start = 0 : i32} : () -> tensor<32xi32, #tilegpu.slice<0 : i32, [[O]]>>
+// NV4-NEXT: "tile.expand_dims"
+// NV4-SAME: -> tensor<64x1xi32, [[O]]>
+// NV4-NEXT: "tile.splat"
+// NV4-NEXT: arith.muli %{{.+}}, %{{.+}} : tensor<64x1xi32, [[O]]>
+// NV4-NEXT: "tile.splat"
+// NV4-NEXT: "tile.addptr"
+// NV4-NEXT: "tile.expand_dims"
+// NV4-SAME: -> tensor<1x32xi32, [[O]]>
+// NV4-NEXT: "tile.broadcast"
+// NV4-SAME: -> tensor<64x32x!tile.ptr<f16>, [[O]]>
+// NV4-NEXT: "tile.broadcast"
+// NV4-SAME: -> tensor<64x32xi32, [[O]]>
+// NV4-NEXT: "tile.addptr"
+// NV4-SAME: -> tensor<64x32x!tile.ptr<f16>, [[O]]>
+// NV4-NEXT: arith.constant dense<0.000000e+00> : tensor<64x32xf16, [[D:#tilegpu.blocked<array<i32: 1, 8>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>]]>
+// NV4-NEXT: arith.constant 0 : i32
+// NV4-NEXT: arith.constant 32 : i32
+// NV4-NEXT: "tilegpu.convert_layout"(%{{.+}}) : (tensor<64x32xf16, [[D]]>) -> tensor<64x32xf16, [[O]]>
+// NV4-NEXT: scf.for
+// NV4-SAME: -> (tensor<64x32xf16, [[O]]>, tensor<64x32x!tile.ptr<f16>, [[O]]>)
+// NV4-NEXT: "tile.load"(%{{.+}}) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<64x32x!tile.ptr<f16>, [[O]]>) -> tensor<64x32xf16, [[O]]>
+// NV4-NEXT: arith.addf %{{.+}}, %{{.+}} : tensor<64x32xf16, [[O]]>
+// NV4-NEXT: "tile.splat"(%{{.+}}) : (i32) -> tensor<64x32xi32, [[O]]>
+// NV4-NEXT: "tile.addptr"(%{{.+}}, %{{.+}}) : (tensor<64x32x!tile.ptr<f16>, [[O]]>, tensor<64x32xi32, [[O]]>) -> tensor<64x32x!tile.ptr<f16>, [[O]]>
+// NV4-NEXT: scf.yield %{{.+}}, %{{.+}} : tensor<64x32xf16, [[O]]>, tensor<64x32x!tile.ptr<f16>, [[O]]>
+// NV4-NEXT: }
+// NV4-NEXT: "tile.store"
+// NV4-SAME: (tensor<64x32x!tile.ptr<f16>, [[O]]>, tensor<64x32xf16, [[O]]>) -> ()
+// NV4-NEXT: "tile.splat"
+// NV4-SAME: -> tensor<64x64x!tile.ptr<f32>, [[D]]>
+func.func @loop_carried_pointer(%a: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %c: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %K: i32 {tile.divisibility = 16 : i32}) attributes {tile.kernel} {
+  %r64 = "tile.make_range"() {start = 0 : i32, end = 64 : i32} : () -> tensor<64xi32>
+  %r32 = "tile.make_range"() {start = 0 : i32, end = 32 : i32} : () -> tensor<32xi32>
+  %rows = "tile.expand_dims"(%r64) {axis = 1 : i32} : (tensor<64xi32>) -> tensor<64x1xi32>
+  %ks = "tile.splat"(%K) : (i32) -> tensor<64x1xi32>
+  %roff = arith.muli %rows, %ks : tensor<64x1xi32>
+  %as = "tile.splat"(%a) : (!tile.ptr<f16>) -> tensor<64x1x!tile.ptr<f16>>
+  %ar = "tile.addptr"(%as, %roff) : (tensor<64x1x!tile.ptr<f16>>, tensor<64x1xi32>) -> tensor<64x1x!tile.ptr<f16>>
+  %cols = "tile.expand_dims"(%r32) {axis = 0 : i32} : (tensor<32xi32>) -> tensor<1x32xi32>
+  %arb = "tile.broadcast"(%ar) : (tensor<64x1x!tile.ptr<f16>>) -> tensor<64x32x!tile.ptr<f16>>
+  %colb = "tile.broadcast"(%cols) : (tensor<1x32xi32>) -> tensor<64x32xi32>
+  %p0 = "tile.addptr"(%arb, %colb) : (tensor<64x32x!tile.ptr<f16>>, tensor<64x32xi32>) -> tensor<64x32x!tile.ptr<f16>>
+  %zero = arith.constant dense<0.000000e+00> : tensor<64x32xf16>
+  %c0 = arith.constant 0 : i32
+  %c32 = arith.constant 32 : i32
+  %res:2 = scf.for %k = %c0 to %K step %c32 iter_args(%acc = %zero, %p = %p0) -> (tensor<64x32xf16>, tensor<64x32x!tile.ptr<f16>>) : i32 {
+    %x = "tile.load"(%p) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<64x32x!tile.ptr<f16>>) -> tensor<64x32xf16>
+    %sum = arith.addf %acc, %x : tensor<64x32xf16>
+    %step = "tile.splat"(%c32) : (i32) -> tensor<64x32xi32>
+    %pn = "tile.addptr"(%p, %step) : (tensor<64x32x!tile.ptr<f16>>, tensor<64x32xi32>) -> tensor<64x32x!tile.ptr<f16>>
+    scf.yield %sum, %pn : tensor<64x32xf16>, tensor<64x32x!tile.ptr<f16>>
+  }
+  "tile.store"(%p0, %res#0) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<64x32x!tile.ptr<f16>>, tensor<64x32xf16>) -> ()
+  %cs = "tile.splat"(%c) : (!tile.ptr<f32>) -> tensor<64x64x!tile.ptr<f32>>
+  %r64b = "tile.broadcast"(%rows) : (tensor<64x1xi32>) -> tensor<64x64xi32>
+  %cp = "tile.addptr"(%cs, %r64b) : (tensor<64x64x!tile.ptr<f32>>, tensor<64x64xi32>) -> tensor<64x64x!tile.ptr<f32>>
+  %z = arith.constant dense<0.000000e+00> : tensor<64x64xf32>
+  "tile.store"(%cp, %z) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<64x64x!tile.ptr<f32>>, tensor<64x64xf32>) -> ()
+  return
 }

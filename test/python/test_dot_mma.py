@@ -228,16 +228,11 @@ def compile_gemm(case, bm, bn, bk, warps, target="sm_80", b_kmajor=False):
 ])
 @pytest.mark.parametrize("bm, bn, bk, warps, spills", [
     (64, 64, 32, 4, False), (128, 128, 64, 8, False), (128, 128, 32, 4, None)])
-def test_ptx_mma_ldmatrix_and_spills(case, instr, bm, bn, bk, warps, spills, request):
+def test_ptx_mma_ldmatrix_and_spills(case, instr, bm, bn, bk, warps, spills):
     """Per k-step of the block: one mma per 16x8 tile and instruction K of each warp; 16-bit
     operands through ldmatrix.x4 (A plain, row-major B .trans: 256 elements each) and no
     scalar shared loads; no spills for the default configs (128x128x32 with 4 warps: the
     128 accumulators leave ptxas a few bytes short, not checked)."""
-    if (case, bm, bn, bk, warps) == ("fp16_acc16", 64, 64, 32, 4):
-        # known: since the loop is pipelined (cp.async), ptxas 13 for sm_80 spills 4 bytes at
-        # 80 registers on this tile (not for sm_90a, and no .local in the PTX); strict, so
-        # that the day it stops spilling this mark must go
-        request.applymarker(pytest.mark.xfail(strict=True, reason="ptxas sm_80 4-byte spill"))
     ck = compile_gemm(case, bm, bn, bk, warps)
     ptx = ck.asm["ptx"]
     kinst = 32 if case == "int8" else 16

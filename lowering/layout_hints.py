@@ -1,0 +1,114 @@
+"""Per-load layouts (Triton's per-access coalescing) for `tilegpu-assign-layouts`.
+
+The assigner gives every rank one default layout, made for the largest tile of that rank.  A
+smaller tile in it can hold each element in several threads: the 128x64 A operand of a
+128x128 GEMM tile, in the accumulator's 8-per-thread layout, is loaded twice by every thread
+pair (16 cp.async per thread where 8 do).  Such a load asks for a layout made for its own
+shape, and the values its pointers and mask are computed from (address arithmetic, ranges,
+splats, loop-carried pointers) are asked for it too, so the assigner builds the whole chain in
+it instead of converting (a pointer carried by a loop could not be converted for free).
+"""
+from __future__ import annotations
+
+import math
+
+import mlir.ir as ir
+
+from tilework.dialects import tile as T
+from tilework.dialects.layout import Blocked, Slice, default_blocked
+
+from .axis_info import AxisAnalysis, defining_op, elem_bytes
+
+CONFLICT = "conflict"  # a value asked for two different layouts: the assigner's own choice
+
+# ops that compute each result element from the same element of every operand (one layout)
+_ELEMENTWISE = ("tile.addptr", "tile.load", "tile.select")
+_ELEMENTWISE_PREFIXES = ("arith.", "math.")
+
+
+def _elementwise(op) -> bool:
+    return (not op.regions and len(op.results) == 1
+            and (op.name in _ELEMENTWISE or op.name.startswith(_ELEMENTWISE_PREFIXES)))
+
+
+def _copies(layout: Blocked, shape, threads: int) -> bool:
+    """Whether `layout` puts some element of a `shape` tile in more than one thread."""
+    return math.prod(layout.elems_per_thread(shape)) * threads > math.prod(shape)
+
+
+def _for_iter_arg(v):
+    """(the scf.for, its iter_args index) when `v` is a loop-carried block argument."""
+    owner = v.owner
+    if not isinstance(owner, ir.Block):
+        return None
+    parent = owner.owner
+    parent = parent.operation if hasattr(parent, "operation") else parent
+    if parent is None or parent.name != "scf.for":
+        return None
+    args = list(owner.arguments)
+    idx = args.index(v) if v in args else -1
+    return (parent, idx - 1) if idx >= 1 else None
+
+
+def access_hints(f, defaults: dict, num_warps: int, warp_size: int) -> dict:
+    """value -> the layout it is asked to take (or CONFLICT), for the loads of `f` whose rank
+    default would hold their elements in several threads."""
+    an = None
+    hints: dict = {}
+    work: list = []
+
+    def ask(v, layout):
+        if not T.is_tensor(v.type):
+            return
+        old = hints.get(v)
+        if old is None:
+            hints[v] = layout
+            work.append(v)
+        elif old != layout:
+            hints[v] = CONFLICT
+
+    threads = num_warps * warp_size
+    for op in T.walk_ops(f):
+        if op.name != "tile.load" or not T.is_tensor(op.operands[0].type):
+            continue
+        ptr = op.operands[0]
+        shape = T.shape_of(ptr.type)
+        base = defaults.get(len(shape))
+        if base is None or not _copies(base, shape, threads):
+            continue
+        an = an or AxisAnalysis(f)
+        elem = T.pointee(T.element_type(ptr.type))
+        vec = min(an.get(ptr).contiguity[-1], max(1, 16 // elem_bytes(elem)))
+        own = default_blocked(shape, num_warps, warp_size, vec)
+        if _copies(own, shape, threads) and math.prod(own.elems_per_thread(shape)) >= \
+                math.prod(base.elems_per_thread(shape)):
+            continue  # (a tile smaller than the program: copies either way)
+        for o in op.operands:
+            ask(o, own)
+
+    while work:
+        v = work.pop()
+        layout = hints[v]
+        if layout is CONFLICT:
+            continue
+        it = _for_iter_arg(v)
+        if it is not None:
+            loop, i = it
+            ask(loop.operands[3 + i], layout)
+            body = loop.regions[0].blocks[0]
+            yld = [o.operation for o in body.operations][-1]
+            ask(yld.operands[i], layout)
+            continue
+        op = defining_op(v)
+        if op is None:
+            continue
+        if op.name == "tile.broadcast":
+            ask(op.operands[0], layout)
+        elif op.name == "tile.expand_dims":
+            ask(op.operands[0], Slice(ir.IntegerAttr(op.attributes["axis"]).value, layout))
+        elif _elementwise(op):
+            shape = T.shape_of(v.type)
+            for o in op.operands:
+                if T.is_tensor(o.type) and T.shape_of(o.type) == shape:
+                    ask(o, layout)
+    return hints
