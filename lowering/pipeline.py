@@ -166,15 +166,22 @@ class _Loop:
         return [op for op in self.ops if op in need]
 
 
-def _consumer(load):
+def _consumer(load, an):
     """(kind, op, type) of what a pipelinable load feeds: ("dot", None, load type),
     ("convert", convert_layout, its type), ("alloc", local_alloc, memdesc type); None if
-    anything else uses it."""
-    uses = [(u.owner, u.operand_number) for u in load.results[0].uses]
+    anything else uses it.  Same-width bitcasts (an fp8 operand loaded as uint8) may come
+    first: an "alloc" then reads the slot as the alloc's type (cp.async copies bits); where
+    the alloc's layout cannot take the copy's vectors (a K-major fp8 B loaded along N), the
+    load is staged: "dot", its registers from the slot, the casts and the alloc kept."""
+    v, casts = load.results[0], []
+    while len(list(v.uses)) == 1 and _same_width_cast(next(iter(v.uses)).owner):
+        v = next(iter(v.uses)).owner.results[0]
+        casts.append(v)
+    uses = [(u.owner, u.operand_number) for u in v.uses]
     if not uses:
         return None
-    if _leads_to_dot(load.results[0]):
-        if len(uses) == 1 and uses[0][0].name == "tilegpu.convert_layout" and \
+    if _leads_to_dot(v):
+        if not casts and len(uses) == 1 and uses[0][0].name == "tilegpu.convert_layout" and \
                 _feeds_dot(uses[0][0].results[0]):
             user = uses[0][0]  # the local_load gives the converted layout itself
             return "convert", user, user.results[0].type
@@ -184,8 +191,37 @@ def _consumer(load):
     user = uses[0][0]
     if user.name == "tilegpu.local_alloc" and all(_reads_for_dot(u.owner)
                                                   for u in user.results[0].uses):
+        if casts and not _copyable(an, load, user):
+            return "dot", None, load.results[0].type
         return "alloc", user, user.results[0].type
     return None
+
+
+def _erase_casts(load):
+    """Drop the bitcast chain left without users after its alloc became a slot."""
+    chain, v = [], load.results[0]
+    while len(list(v.uses)) == 1 and _same_width_cast(next(iter(v.uses)).owner):
+        chain.append(next(iter(v.uses)).owner)
+        v = chain[-1].results[0]
+    if chain and not list(v.uses):
+        for op in reversed(chain):
+            op.erase()
+
+
+def _same_width_cast(op) -> bool:
+    if op.name != "arith.bitcast" or not T.is_tensor(op.results[0].type):
+        return False
+    a, b = (T.element_type(x.type) for x in (op.operands[0], op.results[0]))
+    return elem_bytes(a) == elem_bytes(b)
+
+
+def _copyable(an, load, alloc) -> bool:
+    """Whether the alloc's shared layout keeps each copy's elements contiguous along the
+    pointers' contiguous dim."""
+    fast, _ = fastest_dim(layout_of(named_operands(load)["ptr"].type))
+    md = T.memdesc_of(alloc.results[0].type)
+    return fast is not None and \
+        shared_contiguity(md.layout, md.shape, fast) >= copy_width(an, load)
 
 
 _VIEWS = ("tile.trans", "tilegpu.convert_layout")
@@ -234,7 +270,7 @@ def _candidates(info: _Loop, an) -> list:
             continue
         if not all(info.computable(v) for v in (args["ptr"], args["mask"]) if v is not None):
             continue
-        cons = _consumer(op)
+        cons = _consumer(op, an)
         if cons is None:
             continue
         vec = copy_width(an, op)
@@ -463,10 +499,11 @@ def _rewrite(info, cands, layouts, S):
     wg = async_dot(info, cands)
     with ir.InsertionPoint(loop), loop.location:
         allocs = []
-        for (load, _, _), lay in zip(cands, layouts):
-            lt = load.results[0].type
+        for (load, _, (kind, user, ty)), lay in zip(cands, layouts):
+            lt = load.results[0].type  # (an "alloc" after bitcasts: the alloc's type)
+            elem = T.memdesc_of(ty).elem if kind == "alloc" else T.element_type(lt)
             allocs.append(B.build_local_alloc(None, result_type=T.memdesc_type(
-                T.shape_of(lt), T.element_type(lt), lay, S)))
+                T.shape_of(lt), elem, lay, S)))
         # constants go before the buffers: above the new loop, whenever they are made
         _const = _Consts(ir.InsertionPoint(allocs[0].owner))
         ahead = {c: inits[c] for c in s0}
@@ -504,6 +541,7 @@ def _rewrite(info, cands, layouts, S):
                 (user or load).results[0].replace_all_uses_with(val)
             if user is not None:
                 user.erase()
+            _erase_casts(load)
             load.erase()
         one = _const(1, i32)
         last = _const(S - 1, i32)

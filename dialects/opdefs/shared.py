@@ -107,14 +107,19 @@ def _memdesc_index(op):
         return f"memdesc_index must give one buffer of {op.operands[0].type}"
 
 
+def _bits(t) -> int:
+    """Bit width of an element type (cp.async copies bits: i8 into an f8 buffer is fine)."""
+    return ir.IntegerType(t).width if T.isa(t, ir.IntegerType) else ir.FloatType(t).width
+
+
 @_checked
 def _async_copy(op):
     args = named_operands(op)
     md = T.memdesc_of(args["dst"].type)
     pt = args["ptr"].type
     pe = T.element_type(pt)
-    if not T.is_ptr(pe) or T.pointee(pe) != md.elem:
-        return f"async_copy needs pointers to {md.elem}, got {pt}"
+    if not T.is_ptr(pe) or _bits(T.pointee(pe)) != _bits(md.elem):
+        return f"async_copy needs pointers to {md.elem} (or a type of its width), got {pt}"
     err = _one_buffer(md, "async_copy to") or \
         (f"async_copy pointer shape {list(T.shape_of(pt))} does not match the buffer "
          f"{list(md.shape)}" if T.shape_of(pt) != md.shape else None) or \
@@ -122,8 +127,9 @@ def _async_copy(op):
     if err:
         return err
     o = args["other"]
-    if o is not None and (T.element_type(o.type) != md.elem or not same_shape(o.type, pt)):
-        return f"async_copy other must be a tile of {md.elem} of the pointers' shape"
+    if o is not None and (T.element_type(o.type) != T.pointee(pe) or
+                          not same_shape(o.type, pt)):
+        return f"async_copy other must be a tile of {T.pointee(pe)} of the pointers' shape"
     if o is not None and args["mask"] is None:
         return "async_copy other needs a mask"
 

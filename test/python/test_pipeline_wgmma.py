@@ -153,6 +153,55 @@ def test_k_major_b_is_not_pipelined_yet(kind, rng):
     check(c, ref, mag, kind)
 
 
+@tilework.jit
+def wg_gemm_u8(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+               BLOCK_K: tl.constexpr):
+    """fp8 e4m3 operands passed as uint8 and bitcast after the load (examples/fp8_matmul.py's
+    way); B [K, N] row-major, so its loads run along N while wgmma wants it K-major."""
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_m[:, None] * K + offs_k[None, :]
+    b_ptrs = b_ptr + offs_k[:, None] * N + offs_n[None, :]
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        kk = k * BLOCK_K + offs_k
+        a = tl.load(a_ptrs, mask=(offs_m[:, None] < M) & (kk[None, :] < K), other=0)
+        b = tl.load(b_ptrs, mask=(kk[:, None] < K) & (offs_n[None, :] < N), other=0)
+        acc = tl.dot(a.to(tl.float8e4nv, bitcast=True), b.to(tl.float8e4nv, bitcast=True), acc)
+        a_ptrs += BLOCK_K
+        b_ptrs += BLOCK_K * N
+    c_ptrs = c_ptr + offs_m[:, None] * N + offs_n[None, :]
+    tl.store(c_ptrs, acc, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+@pytest.mark.parametrize("stages", [2, 3])
+def test_fp8_bitcast_operands_pipelined(stages, rng):
+    """A (K-contiguous) is copied straight into its wgmma buffer: cp.async copies bits, so the
+    uint8 load fills the e4m3 slot and the bitcast goes; B, loaded along N, is staged: copied
+    into a slot of its own, read back into registers and written K-major by the body's
+    local_alloc (synchronous dot: that buffer is rewritten every iteration).  Emulated
+    against float64 numpy with M, N and K tails."""
+    P = tl.pointer_type
+    sig = dict(a_ptr=P(tl.uint8), b_ptr=P(tl.uint8), c_ptr=P(tl.float32), M=tl.int32,
+               N=tl.int32, K=tl.int32)
+    attrs = {p: DIV16 for p in ("a_ptr", "b_ptr", "c_ptr", "N", "K")}
+    ck = compile(ASTSource(wg_gemm_u8, sig, dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=64), attrs),
+                 SM90A, CompileOptions(num_warps=4, num_stages=stages), cache=False)
+    text = ck.asm["tilegpu"]
+    body = text[text.index("scf.for"):text.index("scf.yield")]
+    assert body.count('"tilegpu.async_copy"') == 2
+    assert body.count('"tilegpu.local_alloc"') == 1 and body.count("arith.bitcast") == 1
+    assert "memdesc<array<i64: 64, 64>, f8E4M3FN" in body and not is_async(text)
+    m, n, k = 70, 80, 64 * 3 + 16
+    a, av = KINDS["e4m3"][1](rng, (m, k))
+    b, bv = KINDS["e4m3"][1](rng, (k, n))
+    c = np.full((m, n), 7, np.float32)
+    emu = Emulator.from_tilegpu(text, SM90A, 4)
+    emu.run((cdiv(m, 64), cdiv(n, 64)), a.view(np.uint8), b.view(np.uint8), c, m, n, k)
+    check(c, av @ bv, np.abs(av) @ np.abs(bv), "e4m3")
+
+
 def test_eight_warps_two_warpgroups_emulated(rng):
     """Two warpgroups read one B slot: the barrier after the wait orders both waits before
     the copies that overwrite it."""
