@@ -54,13 +54,15 @@ wait and the copies (another warpgroup may still be reading the slot until its o
 """
 from __future__ import annotations
 
+import math
+
 import mlir.ir as ir
 from mlir.dialects import scf
 
 from tilework.dialects import builders as B
 from tilework.dialects import opdefs
 from tilework.dialects import tile as T
-from tilework.dialects.layout import fastest_dim, layout_of
+from tilework.dialects.layout import Blocked, fastest_dim, layout_of, with_layout
 from tilework.dialects.layout_nvidia import SwizzledShared
 from tilework.dialects.linear_layout import plan_shared
 from tilework.dialects.verify import named_operands
@@ -172,7 +174,8 @@ def _consumer(load, an):
     anything else uses it.  Same-width bitcasts (an fp8 operand loaded as uint8) may come
     first: an "alloc" then reads the slot as the alloc's type (cp.async copies bits); where
     the alloc's layout cannot take the copy's vectors (a K-major fp8 B loaded along N), the
-    load is staged: "dot", its registers from the slot, the casts and the alloc kept."""
+    load is staged: ("stage", None, the type it is read back in: `_transposing_type`), the
+    casts and the alloc kept."""
     v, casts = load.results[0], []
     while len(list(v.uses)) == 1 and _same_width_cast(next(iter(v.uses)).owner):
         v = next(iter(v.uses)).owner.results[0]
@@ -192,9 +195,15 @@ def _consumer(load, an):
     if user.name == "tilegpu.local_alloc" and all(_reads_for_dot(u.owner)
                                                   for u in user.results[0].uses):
         if casts and not _copyable(an, load, user):
-            return "dot", None, load.results[0].type
+            return "stage", None, _transposing_type(load, user)
         return "alloc", user, user.results[0].type
     return None
+
+
+def _retype_casts(v, layout):
+    while len(list(v.uses)) == 1 and _same_width_cast(next(iter(v.uses)).owner):
+        v = next(iter(v.uses)).owner.results[0]
+        v.set_type(with_layout(v.type, layout))
 
 
 def _erase_casts(load):
@@ -206,6 +215,36 @@ def _erase_casts(load):
     if chain and not list(v.uses):
         for op in reversed(chain):
             op.erase()
+
+
+def _transposing_type(load, alloc):
+    """The register type a staged load is read back in, for an alloc whose contiguous dim
+    is not the copies' (a K-major fp8 B loaded along N): 4x4 blocks of bytes per thread, so
+    the slot is read and the alloc written 4 bytes at a time (LLVM permutes the bytes), 8
+    threads along the alloc's dim and 4 along the copies' (a store of 32 lanes then touches
+    16 banks).  Else the load's own type."""
+    lt = load.results[0].type
+    lay, shape = layout_of(lt), T.shape_of(lt)
+    md = T.memdesc_of(alloc.results[0].type)
+    fast, _ = fastest_dim(lay)
+    cont = next((d for d in range(len(shape)) if shared_contiguity(
+        md.layout, md.shape, d) >= 4), None)
+    if not isinstance(lay, Blocked) or len(shape) != 2 or fast is None or cont is None or \
+            cont == fast or elem_bytes(T.element_type(lt)) != 1:
+        return lt
+    spt, tpw, wpc = [1, 1], [1, 1], [1, 1]
+    spt[fast] = spt[cont] = 4
+    tpw[cont], tpw[fast] = 8, 4
+    warps = math.prod(lay.warps_per_cta)
+    if math.prod(lay.threads_per_warp) != 32:
+        return lt
+    for d in (fast, cont):  # warps along the copies' dim first, then the other
+        room = max(1, shape[d] // (spt[d] * tpw[d]))
+        wpc[d] = min(room, warps // math.prod(wpc))
+    new = Blocked(tuple(spt), tuple(tpw), tuple(wpc), (fast, cont))
+    if math.prod(wpc) != warps or any(shape[d] % (spt[d] * tpw[d] * wpc[d]) for d in (0, 1)):
+        return lt  # (a tile too small for the blocks: copies)
+    return with_layout(lt, new)
 
 
 def _same_width_cast(op) -> bool:
@@ -539,6 +578,8 @@ def _rewrite(info, cands, layouts, S):
             else:
                 val = B.build_local_load(None, slot, result_type=ty)
                 (user or load).results[0].replace_all_uses_with(val)
+                if kind == "stage":  # the casts to the alloc follow the read's layout
+                    _retype_casts(val, layout_of(ty))
             if user is not None:
                 user.erase()
             _erase_casts(load)

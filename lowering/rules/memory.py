@@ -50,10 +50,10 @@ def _addptr(ctx, op, args):
     return [p.like([_gep(ctx, a, b, elem) for a, b in zip(p.values, o.values)])]
 
 
-def vector_groups(regs, vec):
+def vector_groups(regs, vec, dim=None):
     """Per-thread coordinates of the first element of each access, with the group's flat
-    indices; groups run along the layout's fastest dimension."""
-    fast = fastest_dim(regs.layout)[0] if vec > 1 else 0
+    indices; groups run along `dim`, by default the layout's fastest dimension."""
+    fast = dim if dim is not None else fastest_dim(regs.layout)[0] if vec > 1 else 0
     for c in regs.coords():
         if c[fast] % vec:
             continue

@@ -48,27 +48,32 @@ def _address(ctx, base, md: T.MemDesc, layout, coord):
     return smem_gep(ctx, base, idx, st)
 
 
-def _vector(md: T.MemDesc, layout) -> int:
-    """Elements per shared-memory access: the thread's run along its layout's fastest
-    dimension, contiguous in the buffer, at most 16 bytes (buffers start 16-byte aligned)."""
+def _vector(md: T.MemDesc, layout) -> tuple[int, int]:
+    """(elements per shared-memory access, their dimension): the thread's longest run along
+    one dimension that is contiguous in the buffer too (the layout's fastest dimension on a
+    tie), at most 16 bytes (buffers start 16-byte aligned).  A register layout may run along
+    another dimension than the buffer (a K-major buffer written from 4x4 blocks)."""
     if not isinstance(layout, Blocked):
-        return 1
-    fast = layout.order[0]
-    run = min(layout.size_per_thread[fast], md.shape[fast],
-              shared_contiguity(md.layout, md.shape, fast),
-              max(1, 16 // elem_bytes(smem_type(md.elem))))
-    vec = 1 << (max(1, run).bit_length() - 1)
-    while layout.elems_per_thread(md.shape)[fast] % vec:
-        vec //= 2
-    return vec
+        return 1, 0
+    best = (1, layout.order[0])
+    for fast in layout.order:
+        run = min(layout.size_per_thread[fast], md.shape[fast],
+                  shared_contiguity(md.layout, md.shape, fast),
+                  max(1, 16 // elem_bytes(smem_type(md.elem))))
+        vec = 1 << (max(1, run).bit_length() - 1)
+        while layout.elems_per_thread(md.shape)[fast] % vec:
+            vec //= 2
+        if vec > best[0]:
+            best = (vec, fast)
+    return best
 
 
 def _access_groups(ctx, layout, md):
     """[(flat indices of one access, its address)] of the thread's elements."""
-    vec = _vector(md, layout)
+    vec, dim = _vector(md, layout)
     slots = Regs(layout, md.shape, [None] * math.prod(layout.elems_per_thread(md.shape)))
     coords = list(slots.coords())
-    return vec, [(idxs, coords[idxs[0]]) for idxs in vector_groups(slots, vec)]
+    return vec, [(idxs, coords[idxs[0]]) for idxs in vector_groups(slots, vec, dim)]
 
 
 def _attrs(ctx, st, vec):
