@@ -79,20 +79,40 @@ def test_with_min_ctas():
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas")
-def test_sm90a_gemm_gets_two_programs_per_sm():
-    """The grouped 128x128x64 wgmma GEMM with 3 stages (96 KiB of buffers; more than 128
-    registers left to itself): 2 programs per SM at <= 128 registers and no spills; under a
-    user's maxnreg no hint is added."""
-    P = tl.pointer_type(tl.float16)
-    sig = dict(a_ptr=P, b_ptr=P, c_ptr=P)
+def _gemm(dt, bm, bn, bk, stages, **opts):
+    P = tl.pointer_type(dt)
+    sig = dict(a_ptr=P, b_ptr=P, c_ptr=tl.pointer_type(tl.float16))
     sig.update({p: tl.int32 for p in ("M", "N", "K", "sam", "sbk", "scm")})
     attrs = {p: {"tile.divisibility": 16} for p in sig}
-    src = ASTSource(grouped_matmul, sig, dict(BM=128, BN=128, BK=64, GROUP_M=8), attrs)
-    ck = compile(src, "sm_90a", CompileOptions(num_warps=8, num_stages=3), cache=False)
-    assert ck.metadata["min_ctas_per_sm"] == 2
-    regs = int(re.search(r"Used (\d+) registers", ck.metadata["ptxas_info"]).group(1))
-    assert regs <= 128 and "0 bytes spill stores" in ck.metadata["ptxas_info"]
+    src = ASTSource(grouped_matmul, sig, dict(BM=bm, BN=bn, BK=bk, GROUP_M=8), attrs)
+    return compile(src, "sm_90a", CompileOptions(num_warps=8, num_stages=stages, **opts),
+                   cache=False)
+
+
+def _regs(ck):
+    return int(re.search(r"Used (\d+) registers", ck.metadata["ptxas_info"]).group(1))
+
+
+def test_sm90a_gemm_runs_two_programs_per_sm():
+    """The grouped 128x128x64 wgmma GEMM with 3 stages (96 KiB of buffers): 2 programs per SM
+    need <= 128 registers and no spills; since its loads take layouts of their own (no
+    copies) it gets there without the hint (it used 168 before, 128 with it).  Under a
+    user's maxnreg no hint is added."""
+    ck = _gemm(tl.float16, 128, 128, 64, 3)
+    info = ck.metadata["ptxas_info"]
+    assert _regs(ck) <= 128 and "0 bytes spill stores" in info, info
+    assert ck.metadata.get("min_ctas_per_sm", 2) == 2
     assert ".minnctapersm" not in ck.asm["ptx"]  # (the ptx stage is LLVM's output, unchanged)
-    ck = compile(src, "sm_90a", CompileOptions(num_warps=8, num_stages=3, maxnreg=168),
-                 cache=False)
+    ck = _gemm(tl.float16, 128, 128, 64, 3, maxnreg=168)
+    assert "min_ctas_per_sm" not in ck.metadata
+
+
+def test_hint_that_would_spill_is_dropped():
+    """The tf32 128x128x32 GEMM needs about 150 registers: the hint for 2 programs per SM
+    (128) makes ptxas spill, so the cubin is the one without it."""
+    ck = _gemm(tl.float32, 128, 128, 32, 3)
+    info = ck.metadata["ptxas_info"]
+    assert _regs(ck) > 128 and "0 bytes spill stores" in info, info
+    assert occupancy_hint(ck.asm["ptx"], info, ck.metadata["shared"],
+                          SM90A) == 2  # (asked for, then dropped)
     assert "min_ctas_per_sm" not in ck.metadata

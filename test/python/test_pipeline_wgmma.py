@@ -310,10 +310,13 @@ def test_ptx_loop_keeps_one_group_in_flight():
     assert first["cp.async.wait_group"] < first["wgmma.mma_async"] < first["wgmma.wait_group"] \
         < first["cp.async.cg"] < first["cp.async.commit_group"]
     assert sum(ln == "bar.sync 0;" for ln in loop) == 2
-    # the B copies of a thread: one shared address plus immediates (rules/shared.py
-    # register_offsets), not one 64-bit address register each
-    bases = re.findall(r"cp\.async\.cg\.shared\.global \[(%rd\d+)\+\d+\]", "\n".join(loop))
-    assert len(bases) == 4 and len(set(bases)) == 1, bases
+    # a thread's copies: 4 per operand (A in its own layout: no copies twice), each
+    # operand's at one shared address plus immediates (rules/shared.py register_offsets),
+    # not one 64-bit address register each
+    bases = re.findall(r"cp\.async\.cg\.shared\.global \[(%rd\d+)(?:\+\d+)?\]",
+                       "\n".join(loop))
+    assert len(bases) == 8 and len(set(bases)) == 2, bases
+    assert all(bases.count(b) == 4 for b in bases), bases
     flat = [re.sub(r"\s+", " ", ln.strip()) for ln in ptx.splitlines()]
     after = flat[flat.index(loop[-1]) + 1:]
     assert after.index("wgmma.wait_group.sync.aligned 0;") < after.index("cp.async.wait_group 0;")
