@@ -7,11 +7,8 @@ import ctypes
 import sys
 
 from . import native_launch
+from .gpu_errors import CudaError  # noqa: F401  (raised here; imported from here too)
 from .abi import ctypes_of, encode_values, needs_encoding, param_kinds
-
-
-class CudaError(RuntimeError):
-    pass
 
 
 class LoadedKernel:

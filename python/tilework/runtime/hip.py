@@ -16,10 +16,7 @@ import sys
 from . import printbuf
 from .abi import encode_values, struct_format
 from .cuda import LoadedKernel
-
-
-class HipError(RuntimeError):
-    pass
+from .gpu_errors import HipError  # noqa: F401  (raised here; imported from here too)
 
 
 class HipKernel(LoadedKernel):

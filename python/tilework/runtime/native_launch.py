@@ -7,14 +7,7 @@ TILEWORK_NATIVE_LAUNCH=0, `module()` is None and launches take the Python path.
 """
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import os
-import shutil
-import subprocess
-import sys
-import sysconfig
-import tempfile
 
 from ..compiler.options import cache_dir
 
@@ -30,6 +23,8 @@ def disabled() -> bool:
 
 def library_name() -> str:
     """The built module's file name: the source's hash and the Python ABI in it."""
+    import hashlib
+    import sysconfig
     with open(SOURCE, "rb") as f:
         h = hashlib.sha256(f.read()).hexdigest()[:16]
     return f"{MODULE_NAME}-{h}{sysconfig.get_config_var('EXT_SUFFIX') or '.so'}"
@@ -37,6 +32,8 @@ def library_name() -> str:
 
 def compile_command(out: str) -> list | None:
     """The compiler command building the module into `out` (None: no compiler or headers)."""
+    import shutil
+    import sysconfig
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or \
         shutil.which("clang")
     include = sysconfig.get_paths().get("include")
@@ -48,6 +45,8 @@ def compile_command(out: str) -> list | None:
 def build(folder: str | None = None) -> str:
     """The path of the built module, compiling it unless it is there (atomically: several
     processes sharing the cache folder each build to a temporary file renamed into place)."""
+    import subprocess
+    import tempfile
     folder = folder or os.path.join(cache_dir(), "native")
     path = os.path.join(folder, library_name())
     if os.path.exists(path):
@@ -70,6 +69,7 @@ def build(folder: str | None = None) -> str:
 
 
 def _load(path: str):
+    import importlib.util
     spec = importlib.util.spec_from_file_location(MODULE_NAME, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
