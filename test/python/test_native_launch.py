@@ -7,6 +7,7 @@ import os
 import random
 import struct
 import subprocess
+import sys
 import types
 
 import pytest
@@ -293,3 +294,68 @@ def test_the_build_is_cached_by_source_and_abi(native, tmp_path):
     import sysconfig
     assert p1.endswith(sysconfig.get_config_var("EXT_SUFFIX"))
     assert not [f for f in os.listdir(tmp_path) if f != os.path.basename(p1)]
+
+
+def test_warm_cache_key_is_the_drivers(monkeypatch):
+    """A kernel the driver cached is found by `warm_cache` (same key, same files) in a
+    process that never imported the compiler."""
+    from tilework.compiler.driver import ASTSource, compile, compiler_hash
+    from tilework.compiler.options import CompileOptions
+    from tilework.runtime import warm_cache
+    assert warm_cache.compiler_hash() == compiler_hash()
+    sig = {"x_ptr": tl.pointer_type(tl.float32), "y_ptr": tl.pointer_type(tl.float32),
+           "out_ptr": tl.pointer_type(tl.float32), "n": tl.int32, "s": tl.float32}
+    attrs = {"x_ptr": {"tile.divisibility": 16}, "n": {"tile.divisibility": 16}}
+    opts = CompileOptions(num_warps=2)
+    ck = compile(ASTSource(_add, sig, {"BLOCK": 128}, attrs), "sm_90a", opts)
+    hit = warm_cache.lookup(_add, sig, {"BLOCK": 128}, attrs, opts, "sm_90a")
+    assert hit is not None and hit.key == ck.key and hit.name == ck.name
+    assert hit.asm == ck.asm and hit.metadata["signature"] == ck.metadata["signature"]
+    assert hit.binary == ck.binary
+    assert warm_cache.lookup(_add, sig, {"BLOCK": 64}, attrs, opts, "sm_90a") is None
+    monkeypatch.setenv("TILEWORK_WARM_CACHE", "0")
+    assert warm_cache.lookup(_add, sig, {"BLOCK": 128}, attrs, opts, "sm_90a") is None
+
+
+def test_warm_start_imports_no_compiler(tmp_path):
+    """A fresh process finding its variant in the disk cache imports no MLIR, llvmlite or
+    compiler driver (blocked in the second process; the driver call itself is faked)."""
+    script = tmp_path / "warm.py"
+    script.write_text(f"""
+import sys, types
+if sys.argv[1] == "warm":
+    for m in ("mlir", "llvmlite", "tilework.compiler.driver"):
+        sys.modules[m] = None  # importing them fails
+sys.path.insert(0, {HERE!r})
+import tilework
+from tilework.runtime import launcher
+from test_native_launch import _add
+
+class RT:
+    def target(self): return "sm_90a"
+    def load(self, ck): return types.SimpleNamespace(compiled=ck, metadata=ck.metadata)
+    def launch(self, k, g, p): pass
+
+class D:
+    def __str__(self): return "torch.float32"
+
+class T:
+    __module__ = "torch.fake"
+    is_cuda = True
+    dtype = D()
+    def __init__(self, p): self.p = p
+    def data_ptr(self): return self.p
+    def get_device(self): return 0
+
+launcher._runtime = RT()
+launcher._TORCH_TYPES.add(T)
+_add._native_launch = False
+x = T(0x1000)
+k = launcher.run(_add, (1,), (x, x, x, 64, 1.0), {{"BLOCK": 64}})
+print("OK", type(k.compiled).__name__)
+""")
+    for mode, kind in (("cold", "CompiledKernel"), ("warm", "CachedKernel")):
+        out = subprocess.run([sys.executable, str(script), mode], capture_output=True,
+                             text=True)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.split() == ["OK", kind]

@@ -14,7 +14,7 @@ from ..errors import located
 from ..language import core
 from ..language.descriptor import TensorDescriptor, tensor_descriptor_type
 from ..language.function import LAUNCH_OPTIONS, JITFunction
-from . import native_launch
+from . import native_launch, warm_cache
 from .allocation import global_scratch, scratch_size
 from .device import runtime_for
 from .launch_args import TORCH_DTYPES as _TORCH_DTYPES
@@ -410,6 +410,12 @@ def install_variant(fn: JITFunction, vkey, ck):
 
 
 def _compile_variant(fn, values, opts):
-    from ..compiler.driver import compile
-    src, target, options = variant_source(fn, values, opts)
-    return _get_runtime().load(compile(src, target, options))
+    signature, constants, attrs = specialization(fn, values)
+    options = CompileOptions.from_env(**{n: v for n, v in zip(LAUNCH_OPTIONS, opts)
+                                         if v is not None})
+    target = options.target or _get_runtime().target()
+    ck = warm_cache.lookup(fn, signature, constants, attrs, options, target)
+    if ck is None:  # not in the disk cache: the compiler (MLIR, LLVM) is imported only now
+        from ..compiler.driver import ASTSource, compile
+        ck = compile(ASTSource(fn, signature, constants, attrs), target, options)
+    return _get_runtime().load(ck)
