@@ -359,3 +359,22 @@ print("OK", type(k.compiled).__name__)
                              text=True)
         assert out.returncode == 0, out.stderr
         assert out.stdout.split() == ["OK", kind]
+
+
+def test_native_launch_leaks_no_references(native, fake_torch_types):
+    x = _FakeCudaTensor(0x1000)
+    k = _install(native, _add, (x, x, x, 5000, 1.0), {"BLOCK": 64})
+    sig = _add._native_launch
+    values, opts = launcher.bind(_add, (x, x, x, 5000, 1.0), {"BLOCK": 64})
+    other, _ = launcher.bind(_add, (x, x, x, 5008, 1.0), {"BLOCK": 64})  # not in the cache
+    grid = (2,)
+    objs = (x, k, k.native, opts, values, other, grid, _add.cache)
+    before = [sys.getrefcount(o) for o in objs]
+    for _ in range(1000):
+        assert sig(values, opts, _add.cache, grid) is k
+        assert sig(other, opts, _add.cache, grid) is None
+        assert sig(values, opts, _add.cache, lambda m: (1,)) is k
+    native.lib.fake_fail_next(719)
+    with pytest.raises(CudaError):
+        sig(values, opts, _add.cache, grid)
+    assert [sys.getrefcount(o) for o in objs] == before

@@ -429,14 +429,15 @@ static PyObject *Signature_launch(Signature *self, PyObject *const *args, Py_ssi
     PyObject *params[MAX_PARAMS];
     Py_ssize_t np = 0;
     int device;
-    PyObject *ret = NULL, *ck = NULL, *g = NULL, *nat = NULL;
+    PyObject *ret = NULL, *ck = NULL, *g = NULL, *nat = NULL, *k = NULL;
     PyObject *key = key_and_params(self, values, params, &np, &device);
     if (!key) return NULL;
     if (device == MIXED_DEVICES) { ret = Py_NewRef(Py_None); goto done; } /* Python's message */
     ck = PyTuple_Pack(2, key, opts);
     if (!ck) goto done;
-    PyObject *k = PyDict_GetItemWithError(cache, ck); /* borrowed */
+    k = PyDict_GetItemWithError(cache, ck);
     if (!k) { if (!PyErr_Occurred()) ret = Py_NewRef(Py_None); goto done; }
+    Py_INCREF(k); /* held: the calls below run Python code that could drop it from `cache` */
     nat = PyObject_GetAttr(k, s_native);
     if (!nat) { /* a kernel object without a native handle: the Python path */
         if (PyErr_ExceptionMatches(PyExc_AttributeError)) { PyErr_Clear(); ret = Py_NewRef(Py_None); }
@@ -490,6 +491,7 @@ static PyObject *Signature_launch(Signature *self, PyObject *const *args, Py_ssi
     }
     ret = Py_NewRef(k);
 done:
+    Py_XDECREF(k);
     Py_XDECREF(nat);
     Py_XDECREF(g);
     Py_XDECREF(ck);
