@@ -121,8 +121,9 @@ def test_kernel_rejects(native):
 # ---- the per-kernel signature ------------------------------------------------------------
 
 class _FakeCudaTensor:
-    """Takes the torch path (registered as a torch tensor type in the tests)."""
-    is_cuda = True
+    """Takes the torch path (registered as a torch tensor type in the tests); device -1: a
+    CPU tensor."""
+    __module__ = "torch.fake"  # what the Python path's torch check looks for
 
     def __init__(self, p, dtype="torch.float32", device=0):
         self.p, self.dtype, self.device = p, dtype, device
@@ -132,6 +133,10 @@ class _FakeCudaTensor:
 
     def get_device(self):
         return self.device
+
+    @property
+    def is_cuda(self):
+        return self.device >= 0
 
 
 class _CAI:
@@ -177,6 +182,8 @@ def test_native_key_reports_the_device(native, fake_torch_types):
     sig = launcher.native_signature(_k2)
     assert sig.key_and_params((_FakeCudaTensor(16, device=1), 3, 4, 64))[2] == 1
     assert sig.key_and_params((_CAI(16), 3, 4, 64))[2] is None
+    with pytest.raises(ValueError, match="argument `x` of _k2 is a CPU tensor"):
+        sig.key_and_params((_FakeCudaTensor(16, device=-1), 3, 4, 64))
 
 
 @tilework.jit

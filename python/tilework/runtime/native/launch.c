@@ -25,7 +25,7 @@ static errname_fn p_errname;
 static PyObject *g_errtype;      /* the exception a failed launch raises (CudaError) */
 static PyObject *g_get_device;   /* torch._C._cuda_getDevice, or NULL before torch is seen */
 static PyObject *g_raw_stream;   /* torch._C._cuda_getCurrentRawStream */
-static PyObject *s_data_ptr, *s_dtype, *s_is_cuda, *s_get_device, *s_value, *s_native, *s_i32;
+static PyObject *s_data_ptr, *s_dtype, *s_get_device, *s_value, *s_native, *s_i32;
 
 #define MAX_PARAMS 256
 
@@ -315,15 +315,15 @@ static PyObject *key_and_params(Signature *s, PyObject *values, PyObject **param
             PyTuple_SET_ITEM(key, i, k);
             continue;
         }
-        int is_torch = PySet_GET_SIZE(s->torch_types) && PySet_Contains(s->torch_types,
-                                                                         (PyObject *)t) == 1;
-        if (is_torch) {
-            PyObject *c = PyObject_GetAttr(a, s_is_cuda);
-            if (!c) goto fail;
-            is_torch = c == Py_True;
-            Py_DECREF(c);
+        long dev = -1; /* a torch tensor's device; -1: on the CPU (the Python rule says so) */
+        if (PySet_GET_SIZE(s->torch_types) && PySet_Contains(s->torch_types, (PyObject *)t) == 1) {
+            PyObject *d = PyObject_CallMethodNoArgs(a, s_get_device);
+            if (!d) goto fail;
+            dev = PyLong_AsLong(d);
+            Py_DECREF(d);
+            if (dev == -1 && PyErr_Occurred()) goto fail;
         }
-        if (is_torch) {
+        if (dev >= 0) {
             p = PyObject_CallMethodNoArgs(a, s_data_ptr);
             if (!p) goto fail;
             unsigned long long ptr = PyLong_AsUnsignedLongLongMask(p);
@@ -333,11 +333,6 @@ static PyObject *key_and_params(Signature *s, PyObject *values, PyObject **param
             k = PyTuple_Pack(2, dt, (ptr & 15) ? Py_False : Py_True);
             Py_DECREF(dt);
             if (!k) goto fail_p;
-            PyObject *d = PyObject_CallMethodNoArgs(a, s_get_device);
-            if (!d) goto fail_kp;
-            long dev = PyLong_AsLong(d);
-            Py_DECREF(d);
-            if (dev == -1 && PyErr_Occurred()) goto fail_kp;
             if (*device == NO_DEVICE) *device = (int)dev;
             else if (*device != dev) *device = MIXED_DEVICES;
         } else if (PyLong_CheckExact(a)) {
@@ -377,8 +372,6 @@ static PyObject *key_and_params(Signature *s, PyObject *values, PyObject **param
             params[(*np)++] = p;
         }
         continue;
-    fail_kp:
-        Py_DECREF(k);
     fail_p:
         Py_DECREF(p);
         goto fail;
@@ -560,7 +553,7 @@ static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "tilework_native",
 PyMODINIT_FUNC PyInit_tilework_native(void) {
     if (PyType_Ready(&KernelType) < 0 || PyType_Ready(&SignatureType) < 0) return NULL;
 #define INTERN(v, s) if (!(v = PyUnicode_InternFromString(s))) return NULL
-    INTERN(s_data_ptr, "data_ptr"); INTERN(s_dtype, "dtype"); INTERN(s_is_cuda, "is_cuda");
+    INTERN(s_data_ptr, "data_ptr"); INTERN(s_dtype, "dtype");
     INTERN(s_get_device, "get_device"); INTERN(s_value, "value"); INTERN(s_native, "native");
     INTERN(s_i32, "i32");
 #undef INTERN
