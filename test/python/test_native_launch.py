@@ -385,3 +385,46 @@ def test_native_launch_leaks_no_references(native, fake_torch_types):
     with pytest.raises(CudaError):
         sig(values, opts, _add.cache, grid)
     assert [sys.getrefcount(o) for o in objs] == before
+
+
+# ---- HIP --------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def fake_hip(native, tmp_path_factory):
+    d = tmp_path_factory.mktemp("hip")
+    path = str(d / "libfakehip.so")
+    subprocess.run(["cc", "-shared", "-fPIC", "-O1", os.path.join(HERE, "native",
+                    "fake_libamdhip64.c"), "-o", path], check=True)
+    from tilework.runtime.hip import HipError
+    native.mod.load_hip(path, HipError)
+    lib = ctypes.CDLL(path)
+    lib.fake_record.restype = ctypes.POINTER(ctypes.c_uint64)
+    lib.fake_args.restype = ctypes.POINTER(ctypes.c_ubyte)
+    return lib
+
+
+def test_hip_buffer_equals_the_python_paths(native, fake_hip):
+    """The packed argument buffer (natural alignment) is the one HipRuntime.launch packs."""
+    from tilework.runtime import abi
+    rng = random.Random(2)
+    for _ in range(300):
+        kinds = "".join(rng.choice(KINDS) for _ in range(rng.randrange(1, 12)))
+        nk = native.mod.Kernel(0xB000, 256, 64, kinds, "hk", 0, hip=True)
+        values = [_value(rng, c) for c in kinds]
+        want = struct.pack(abi.struct_format(kinds), *abi.encode_values(kinds, values))
+        assert nk.pack(values) == want, (kinds, values)
+        nk.launch(2, 3, 4, 0x99, values)
+        r = fake_hip.fake_record()
+        assert [r[i] for i in range(9)] + [r[10]] == [0xB000, 2, 3, 4, 256, 1, 1, 64, 0x99,
+                                                       len(want)]
+        assert bytes(fake_hip.fake_args()[:len(want)]) == want
+
+
+def test_hip_launch_error_is_a_hip_error(native, fake_hip):
+    from tilework.runtime.hip import HipError
+    nk = native.mod.Kernel(0xB000, 256, 0, "p", "hk", 0, hip=True)
+    fake_hip.fake_fail_next(719)
+    with pytest.raises(HipError, match="launching hk failed: hipErrorLaunchFailure"):
+        nk.launch(1, 1, 1, 0, [0x1000])
+    with pytest.raises(OSError, match="cannot load /nonexistent/libamdhip64.so"):
+        native.mod.load_hip("/nonexistent/libamdhip64.so", HipError)

@@ -286,12 +286,10 @@ def bind(fn: JITFunction, args, kwargs):
 def native_signature(fn: JITFunction):
     """The native launcher of `fn` (`native_launch`: key, lookup, packing and the driver call
     in C, the same key as `fast_key_and_params`), or None where there is no native module."""
-    torch = sys.modules.get("torch")
-    if torch is not None and getattr(torch.version, "hip", None):
-        return None  # HIP launches through hip-python (no native HIP path yet)
     mod = native_launch.module()
     if mod is None:
         return None
+    torch = sys.modules.get("torch")
     if torch is not None:
         native_launch.use_torch_streams(torch)
     return mod.Signature(fn, tuple(fn._is_constexpr), tuple(fn._nospec), tuple(fn.arg_names),

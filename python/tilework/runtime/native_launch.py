@@ -2,7 +2,7 @@
 into the cache folder (keyed by the source's hash and the Python ABI), or taken from where
 CMake's `native_launch` target put it (TILEWORK_NATIVE_LIB).  It loads the driver itself
 (dlopen libcuda.so.1; TILEWORK_LIBCUDA names another library: tests use a fake driver), so no
-CUDA headers are needed.  Without a compiler, Python's headers or a driver, or with
+CUDA headers are needed; HIP's libamdhip64.so likewise (TILEWORK_LIBAMDHIP).  Without a compiler, Python's headers or a driver, or with
 TILEWORK_NATIVE_LAUNCH=0, `module()` is None and launches take the Python path.
 """
 from __future__ import annotations
@@ -111,6 +111,22 @@ def cuda_driver(error_type):
             _state["why"] = str(e)
             mod = None
     _state["cuda"] = mod
+    return mod
+
+
+def hip_runtime(error_type):
+    """The native module with the HIP runtime loaded (libamdhip64.so; TILEWORK_LIBAMDHIP
+    names another), or None; launch failures raise `error_type`."""
+    if "hip" in _state:
+        return _state["hip"]
+    mod = module()
+    if mod is not None:
+        try:
+            mod.load_hip(os.environ.get("TILEWORK_LIBAMDHIP") or "libamdhip64.so", error_type)
+        except OSError as e:
+            _state["why"] = str(e)
+            mod = None
+    _state["hip"] = mod
     return mod
 
 

@@ -19,10 +19,14 @@ typedef CUresult (*launch_fn)(void *f, unsigned gx, unsigned gy, unsigned gz, un
                               unsigned by, unsigned bz, unsigned shared, void *stream,
                               void **params, void **extra);
 typedef CUresult (*errname_fn)(CUresult, const char **);
+typedef const char *(*hip_errname_fn)(int);
 
-static launch_fn p_launch;
+static launch_fn p_launch;       /* cuLaunchKernel */
 static errname_fn p_errname;
 static PyObject *g_errtype;      /* the exception a failed launch raises (CudaError) */
+static launch_fn p_hip_launch;   /* hipModuleLaunchKernel: the same shape */
+static hip_errname_fn p_hip_errname;
+static PyObject *g_hip_errtype;  /* HipError */
 static PyObject *g_get_device;   /* torch._C._cuda_getDevice, or NULL before torch is seen */
 static PyObject *g_raw_stream;   /* torch._C._cuda_getCurrentRawStream */
 static PyObject *s_data_ptr, *s_dtype, *s_get_device, *s_value, *s_native, *s_i32;
@@ -113,20 +117,24 @@ typedef struct {
     void *function;
     unsigned block, shared;
     int device;
+    int hip; /* launched by hipModuleLaunchKernel, the parameters packed in one buffer */
     Py_ssize_t nparams;
     char kinds[MAX_PARAMS + 1];
     PyObject *name;
 } Kernel;
 
 static int Kernel_init(Kernel *self, PyObject *args, PyObject *kw) {
-    static char *names[] = {"function", "block", "shared", "kinds", "name", "device", NULL};
+    static char *names[] = {"function", "block", "shared", "kinds", "name", "device", "hip",
+                            NULL};
     unsigned long long f;
     const char *kinds;
     Py_ssize_t nk;
     PyObject *name;
     self->device = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "KIIs#U|i", names, &f, &self->block,
-                                     &self->shared, &kinds, &nk, &name, &self->device))
+    self->hip = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "KIIs#U|ip", names, &f, &self->block,
+                                     &self->shared, &kinds, &nk, &name, &self->device,
+                                     &self->hip))
         return -1;
     if (nk > MAX_PARAMS) {
         PyErr_Format(PyExc_ValueError, "%zd kernel parameters, at most %d go natively", nk,
@@ -164,9 +172,53 @@ static int pack_all(Kernel *k, PyObject *const *params, Py_ssize_t n, uint64_t *
     return 0;
 }
 
+static int kind_size(char kind) {
+    switch (kind) {
+    case 'p': case 'l': case 'L': case 'd': return 8;
+    case 'i': case 'I': case 'f': return 4;
+    case 's': case 'S': case 'h': case 'B': return 2;
+    default: return 1;
+    }
+}
+
+/* HIP's argument buffer: each parameter at its natural alignment (the AMDGPU kernel ABI, as
+   struct's '@' format); returns its size */
+static size_t pack_buffer(Kernel *k, const uint64_t *slots, unsigned char *buf) {
+    size_t off = 0;
+    for (Py_ssize_t i = 0; i < k->nparams; i++) {
+        size_t w = (size_t)kind_size(k->kinds[i]), start = (off + w - 1) / w * w;
+        memset(buf + off, 0, start - off); /* the padding, zero as struct.pack's */
+        off = start;
+        memcpy(buf + off, &slots[i], w);
+        off += w;
+    }
+    return off;
+}
+
+static int do_hip_launch(Kernel *k, unsigned gx, unsigned gy, unsigned gz, void *stream,
+                         uint64_t *slots) {
+    uint64_t buf[MAX_PARAMS + 1]; /* 8-byte aligned, large enough for any packing */
+    size_t size = pack_buffer(k, slots, (unsigned char *)buf);
+    void *extra[] = {(void *)1, buf, (void *)2, &size, (void *)3}; /* POINTER, SIZE, END */
+    if (!p_hip_launch) {
+        PyErr_SetString(PyExc_RuntimeError, "the native launcher has no HIP runtime loaded");
+        return -1;
+    }
+    CUresult err = p_hip_launch(k->function, gx, gy, gz, k->block, 1, 1, k->shared, stream,
+                                NULL, extra);
+    if (err) {
+        const char *en = p_hip_errname ? p_hip_errname(err) : NULL;
+        PyErr_Format(g_hip_errtype ? g_hip_errtype : PyExc_RuntimeError,
+                     "launching %U failed: %s", k->name, en ? en : "unknown error");
+        return -1;
+    }
+    return 0;
+}
+
 static int do_launch(Kernel *k, unsigned gx, unsigned gy, unsigned gz, void *stream,
                      uint64_t *slots) {
     void *ptrs[MAX_PARAMS];
+    if (k->hip) return do_hip_launch(k, gx, gy, gz, stream, slots);
     if (!p_launch) {
         PyErr_SetString(PyExc_RuntimeError, "the native launcher has no driver loaded");
         return -1;
@@ -185,12 +237,16 @@ static int do_launch(Kernel *k, unsigned gx, unsigned gy, unsigned gz, void *str
 }
 
 static PyObject *Kernel_pack(Kernel *self, PyObject *seq) {
-    uint64_t slots[MAX_PARAMS];
+    uint64_t slots[MAX_PARAMS], buf[MAX_PARAMS + 1];
     PyObject *fast = PySequence_Fast(seq, "params must be a sequence");
     if (!fast) return NULL;
     int rc = pack_all(self, PySequence_Fast_ITEMS(fast), PySequence_Fast_GET_SIZE(fast), slots);
     Py_DECREF(fast);
     if (rc < 0) return NULL;
+    if (self->hip) { /* the packed buffer */
+        size_t size = pack_buffer(self, slots, (unsigned char *)buf);
+        return PyBytes_FromStringAndSize((const char *)buf, (Py_ssize_t)size);
+    }
     return PyBytes_FromStringAndSize((const char *)slots, self->nparams * 8);
 }
 
@@ -527,6 +583,21 @@ static PyObject *load_driver(PyObject *m, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+static PyObject *load_hip(PyObject *m, PyObject *args) {
+    const char *path;
+    PyObject *errtype;
+    if (!PyArg_ParseTuple(args, "sO", &path, &errtype)) return NULL;
+    void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+    if (!h) return PyErr_Format(PyExc_OSError, "cannot load %s: %s", path, dlerror());
+    launch_fn l = (launch_fn)dlsym(h, "hipModuleLaunchKernel");
+    if (!l) return PyErr_Format(PyExc_OSError, "%s has no hipModuleLaunchKernel", path);
+    p_hip_launch = l;
+    p_hip_errname = (hip_errname_fn)dlsym(h, "hipGetErrorName");
+    Py_INCREF(errtype);
+    Py_XSETREF(g_hip_errtype, errtype);
+    Py_RETURN_NONE;
+}
+
 static PyObject *set_stream_source(PyObject *m, PyObject *args) {
     PyObject *gd, *rs;
     if (!PyArg_ParseTuple(args, "OO", &gd, &rs)) return NULL;
@@ -542,6 +613,7 @@ static PyObject *set_stream_source(PyObject *m, PyObject *args) {
 
 static PyMethodDef module_methods[] = {
     {"load_driver", load_driver, METH_VARARGS, "load_driver(path, error_type)"},
+    {"load_hip", load_hip, METH_VARARGS, "load_hip(path, error_type): the HIP runtime"},
     {"set_stream_source", set_stream_source, METH_VARARGS,
      "set_stream_source(get_device, raw_stream): torch's current device and stream getters "
      "(None, None: the default stream)"},
