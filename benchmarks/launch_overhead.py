@@ -129,11 +129,15 @@ def warm_start_ms(which: str, runs: int = 3):
     with tempfile.TemporaryDirectory() as d:
         env = dict(os.environ, TILEWORK_CACHE_DIR=os.path.join(d, "tw"),
                    TRITON_CACHE_DIR=os.path.join(d, "triton"))
+        script = os.path.join(d, f"warm_{which}.py")  # @jit needs the kernel's source file
+        with open(script, "w") as f:
+            f.write(_WARM[which])
         times = []
         for i in range(runs + 1):
-            r = subprocess.run([sys.executable, "-c", _WARM[which]], env=env,
-                               capture_output=True, text=True)
+            r = subprocess.run([sys.executable, script], env=env, capture_output=True,
+                               text=True)
             if r.returncode != 0:
+                print(f"warm start {which} failed:\n{r.stderr.strip()[-2000:]}")
                 return float("nan")
             if i:  # the first run compiles
                 times.append(float(r.stdout.strip().splitlines()[-1]))

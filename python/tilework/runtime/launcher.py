@@ -337,10 +337,15 @@ def run(fn: JITFunction, grid, args, kwargs, launch: bool = True):
     key, params = kp(values)
     dev = launch_device(fn, values)
     torch = sys.modules.get("torch")
-    if dev is not None and torch is not None and dev != torch.cuda.current_device():
+    if dev is not None and torch is not None and dev != _current_device(torch):
         with torch.cuda.device(dev):  # that device's context and current stream
             return _run_variant(fn, key, params, values, opts, grid, launch, dev)
     return _run_variant(fn, key, params, values, opts, grid, launch, dev)
+
+
+def _current_device(torch) -> int:
+    c = torch._C
+    return c._cuda_getDevice() if hasattr(c, "_cuda_getDevice") else torch.cuda.current_device()
 
 
 def _run_variant(fn, key, params, values, opts, grid, launch, dev):
