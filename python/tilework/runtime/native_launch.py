@@ -2,8 +2,9 @@
 into the cache folder (keyed by the source's hash and the Python ABI), or taken from where
 CMake's `native_launch` target put it (TILEWORK_NATIVE_LIB).  It loads the driver itself
 (dlopen libcuda.so.1; TILEWORK_LIBCUDA names another library: tests use a fake driver), so no
-CUDA headers are needed; HIP's libamdhip64.so likewise (TILEWORK_LIBAMDHIP).  Without a compiler, Python's headers or a driver, or with
-TILEWORK_NATIVE_LAUNCH=0, `module()` is None and launches take the Python path.
+CUDA headers are needed; HIP's libamdhip64.so likewise (TILEWORK_LIBAMDHIP).  Without a
+compiler, Python's headers or a driver, or with TILEWORK_NATIVE_LAUNCH=0, `module()` is None
+and launches take the Python path.
 """
 from __future__ import annotations
 
