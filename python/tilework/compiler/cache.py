@@ -10,8 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-import tempfile
 
 from .options import cache_dir  # noqa: F401  (the cache's folder; imported from here too)
 
@@ -61,6 +59,8 @@ class FileCache:
     def evict(self, key: str) -> None:
         """Removes an entry: renamed aside first (atomic), so a reader never sees half of it
         and a concurrent writer can put the new one at once."""
+        import shutil  # here, as in put: `import tilework` reads the cache without them
+        import tempfile
         path = self._path(key)
         try:
             dead = tempfile.mkdtemp(dir=os.path.dirname(path), prefix=".dead-")
@@ -70,6 +70,8 @@ class FileCache:
         shutil.rmtree(dead, ignore_errors=True)
 
     def put(self, key: str, files: dict) -> None:
+        import shutil
+        import tempfile
         path = self._path(key)
         if os.path.isdir(path):
             return

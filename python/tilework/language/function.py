@@ -45,6 +45,7 @@ class JITFunction:
         self.do_not_specialize = set(do_not_specialize)
         self._is_constexpr = [n in self.constexprs for n in self.arg_names]
         self._key_and_params = None  # generated on the first launch (launcher.py)
+        self._native_launch = None   # the native launcher's entry (False: none), likewise
         self._nospec = [n in self.do_not_specialize for n in self.arg_names]
         # read once, at decoration (as Triton does): the launch path reads no environment
         self.interpret = interpret if interpret is not None else \

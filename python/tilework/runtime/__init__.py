@@ -1,5 +1,7 @@
 """The launch path, the interpreter and the autotuner (`tilework.runtime.Autotuner`, `Config`,
-`Heuristics`, `autotune`, `heuristics`, `KernelInterface`, as in `triton.runtime`)."""
+`Heuristics`, `autotune`, `heuristics`, `KernelInterface`, as in `triton.runtime`); `load`
+opens a bundle of ahead-of-time kernels (`tilework compile --emit bundle`)."""
 from .autotuner import (Autotuner, AutotuneError, Config, Heuristics, KernelInterface,  # noqa: F401
                         autotune, heuristics)
 from .jit import JITFunction, jit  # noqa: F401
+from .bundle import load  # noqa: F401

@@ -27,8 +27,7 @@ from ..errors import CompilationError
 from ..language.function import JITFunction, jit
 from . import bench, launcher
 from .compile_pool import compile_many
-from .cuda import CudaError
-from .hip import HipError
+from .gpu_errors import CudaError, HipError
 
 # a launch that fails for lack of resources, or a kernel the driver refuses to load
 RESOURCE_ERRORS = (CudaError, HipError)

@@ -4,8 +4,6 @@ it is importable, else through `cuda.bindings` (no torch needed).  `tilework.tes
 them; the autotuner times configs with `do_bench`."""
 from __future__ import annotations
 
-import statistics
-
 from .device import runtime_for
 
 MODES = ("min", "max", "mean", "median", "all")
@@ -32,6 +30,7 @@ def summarize(times, quantiles=None, return_mode="mean"):
         return out[0] if len(out) == 1 else out
     if return_mode == "all":
         return list(times)
+    import statistics  # here: it imports decimal and fractions, slow for `import tilework`
     return {"min": min, "max": max, "mean": statistics.mean,
             "median": statistics.median}[return_mode](times)
 

@@ -6,16 +6,15 @@ from __future__ import annotations
 import ctypes
 import sys
 
+from . import native_launch
+from .gpu_errors import CudaError  # noqa: F401  (raised here; imported from here too)
 from .abi import ctypes_of, encode_values, needs_encoding, param_kinds
-
-
-class CudaError(RuntimeError):
-    pass
 
 
 class LoadedKernel:
     __slots__ = ("compiled", "module", "function", "block", "shared", "asm", "metadata", "name",
-                 "kinds", "slots", "params_address", "_keep", "encode")
+                 "kinds", "slots", "params_address", "_keep", "encode", "native", "device",
+                 "on_devices")
 
     def __init__(self, compiled, module, function, block, shared):
         self.compiled = compiled
@@ -35,6 +34,21 @@ class LoadedKernel:
             *[ctypes.addressof(s) for s in self.slots])
         self.params_address = ctypes.addressof(array)
         self._keep = array
+        self.native = None  # the native launcher's handle (native_launch), when there is one
+        self.device = None  # the device ordinal it is loaded on (None: not tracked)
+        self.on_devices = {}  # device ordinal -> this kernel loaded on that device
+
+    def fill(self, values):
+        """Stores one launch's parameter values into the slots."""
+        if self.encode:
+            values = encode_values(self.kinds, values)
+        for s, v in zip(self.slots, values):
+            s.value = v
+
+    def slot_bytes(self) -> bytes:
+        """The slots' bytes, each padded to 8 (what the native path's `pack` gives)."""
+        return b"".join(ctypes.string_at(ctypes.addressof(s), ctypes.sizeof(s)).ljust(8, b"\0")
+                        for s in self.slots)
 
 
 class CudaRuntime:
@@ -92,7 +106,20 @@ class CudaRuntime:
             self._check(cu.cuFuncSetAttribute(
                 fn, A.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared),
                 f"{ck.name}: {shared} bytes of shared memory")
-        return LoadedKernel(ck, mod, fn, block, shared)
+        k = LoadedKernel(ck, mod, fn, block, shared)
+        k.device = int(self._check(cu.cuCtxGetDevice(), "cuCtxGetDevice"))
+        nat = native_launch.cuda_driver(CudaError)
+        if nat is not None and not ck.metadata.get("global_scratch_size") and \
+                len(k.kinds) <= 256:
+            k.native = nat.Kernel(int(fn), block, shared, k.kinds, ck.name, k.device)
+        return k
+
+    def on_device(self, k: LoadedKernel, device: int) -> LoadedKernel:
+        """`k` loaded on `device` (the current one: the caller switched to it), once."""
+        kd = k.on_devices.get(device)
+        if kd is None:
+            kd = k.on_devices[device] = self.load(k.compiled)
+        return kd
 
     def stream(self):
         """PyTorch's current stream when torch is in use, else the default stream."""
@@ -105,10 +132,7 @@ class CudaRuntime:
         return torch.cuda.current_stream().cuda_stream
 
     def launch(self, k: LoadedKernel, grid, values):
-        if k.encode:
-            values = encode_values(k.kinds, values)
-        for s, v in zip(k.slots, values):
-            s.value = v
+        k.fill(values)
         err, = self.cu.cuLaunchKernel(k.function, grid[0], grid[1], grid[2], k.block, 1, 1,
                                       k.shared, self.stream(), k.params_address, 0)
         if err:

@@ -13,13 +13,10 @@ import os
 import struct
 import sys
 
-from . import printbuf
+from . import native_launch, printbuf
 from .abi import encode_values, struct_format
 from .cuda import LoadedKernel
-
-
-class HipError(RuntimeError):
-    pass
+from .gpu_errors import HipError  # noqa: F401  (raised here; imported from here too)
 
 
 class HipKernel(LoadedKernel):
@@ -69,7 +66,25 @@ class HipRuntime:
         block = ck.metadata["num_warps"] * ck.metadata["warp_size"]
         k = HipKernel(ck, mod, fn, block, ck.metadata.get("shared", 0))
         k.printbuf = self._print_buffer(mod, ck) if "print" in ck.metadata else None
+        nat = native_launch.hip_runtime(HipError)
+        if nat is not None and k.printbuf is None and not ck.metadata.get("global_scratch_size") \
+                and len(k.kinds) <= 256:
+            k.device = int(self._check(hip.hipGetDevice(), "hipGetDevice"))
+            try:
+                address = int(fn)
+            except (TypeError, ValueError):  # a handle without an address: the Python path
+                address = None
+            if address:
+                k.native = nat.Kernel(address, k.block, k.shared, k.kinds, ck.name, k.device,
+                                      hip=True)
         return k
+
+    def on_device(self, k, device: int):
+        """`k` loaded on `device` (the current one: the caller switched to it), once."""
+        kd = k.on_devices.get(device)
+        if kd is None:
+            kd = k.on_devices[device] = self.load(k.compiled)
+        return kd
 
     def _print_buffer(self, mod, ck) -> int:
         """Allocates the module's print buffer and points its global at it."""

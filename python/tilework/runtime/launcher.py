@@ -7,11 +7,14 @@ signature, compiling, loading) happens once per variant, in `_compile_variant`.
 """
 from __future__ import annotations
 
+import sys
+
 from ..compiler.options import CompileOptions
 from ..errors import located
 from ..language import core
 from ..language.descriptor import TensorDescriptor, tensor_descriptor_type
 from ..language.function import LAUNCH_OPTIONS, JITFunction
+from . import native_launch, warm_cache
 from .allocation import global_scratch, scratch_size
 from .device import runtime_for
 from .launch_args import TORCH_DTYPES as _TORCH_DTYPES
@@ -28,7 +31,9 @@ _TORCH_TYPES: set = set()  # torch tensor classes seen so far (checked by type o
 
 def _is_torch_tensor(a) -> bool:
     if type(a).__module__.startswith("torch") and hasattr(a, "data_ptr"):
-        _TORCH_TYPES.add(type(a))
+        if type(a) not in _TORCH_TYPES:
+            _TORCH_TYPES.add(type(a))
+            native_launch.use_torch_streams(sys.modules.get("torch"))
         return True
     return False
 
@@ -278,6 +283,35 @@ def bind(fn: JITFunction, args, kwargs):
         raise located(f"{fn.__name__}[grid](...): {e}", fn.fn) from None
 
 
+def native_signature(fn: JITFunction):
+    """The native launcher of `fn` (`native_launch`: key, lookup, packing and the driver call
+    in C, the same key as `fast_key_and_params`), or None where there is no native module."""
+    mod = native_launch.module()
+    if mod is None:
+        return None
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        native_launch.use_torch_streams(torch)
+    return mod.Signature(fn, tuple(fn._is_constexpr), tuple(fn._nospec), tuple(fn.arg_names),
+                         _TORCH_TYPES, core.constexpr, arg_entry, _NOPARAM, _Several, _grid)
+
+
+def launch_device(fn: JITFunction, values):
+    """The device ordinal of the launch's torch tensors (None: no torch tensor); raises if
+    they are on several devices."""
+    dev = name = None
+    for n, a in zip(fn.arg_names, values):
+        if type(a) in _TORCH_TYPES and a.is_cuda:
+            d = a.get_device()
+            if dev is None:
+                dev, name = d, n
+            elif d != dev:
+                raise located(f"{fn.__name__}: arguments on different devices: `{name}` is on "
+                              f"cuda:{dev} and `{n}` on cuda:{d}; a launch runs on one device "
+                              f"(move the tensors with .to(...))", fn.fn, exc=ValueError)
+    return dev
+
+
 def run(fn: JITFunction, grid, args, kwargs, launch: bool = True):
     try:
         values, opts = fn._binder(*args, **kwargs)
@@ -288,13 +322,39 @@ def run(fn: JITFunction, grid, args, kwargs, launch: bool = True):
             return None  # nothing to compile
         from .interpreter import interpret
         return interpret(fn, grid, values, dict(zip(LAUNCH_OPTIONS, opts)))
+    nat = fn._native_launch
+    if nat:
+        if launch:
+            k = nat(values, opts, fn.cache, grid)
+            if k is not None:
+                return k  # launched natively; None: an unseen variant, another device, ...
+    elif nat is None:
+        sig = native_signature(fn)
+        fn._native_launch = sig.launch if sig is not None else False
     kp = fn._key_and_params
     if kp is None:
         kp = fn._key_and_params = fast_key_and_params(fn)
     key, params = kp(values)
+    dev = launch_device(fn, values)
+    torch = sys.modules.get("torch")
+    if dev is not None and torch is not None and dev != _current_device(torch):
+        with torch.cuda.device(dev):  # that device's context and current stream
+            return _run_variant(fn, key, params, values, opts, grid, launch, dev)
+    return _run_variant(fn, key, params, values, opts, grid, launch, dev)
+
+
+def _current_device(torch) -> int:
+    c = torch._C
+    return c._cuda_getDevice() if hasattr(c, "_cuda_getDevice") else torch.cuda.current_device()
+
+
+def _run_variant(fn, key, params, values, opts, grid, launch, dev):
     k = fn.cache.get((key, opts))
     if k is None:
         k = fn.cache[(key, opts)] = _compile_variant(fn, values, opts)
+    kdev = getattr(k, "device", None)
+    if dev is not None and kdev is not None and kdev != dev:
+        k = _runtime.on_device(k, dev)  # the variant, loaded on this device too
     if not launch:
         return k
     g = _grid(fn, grid, values)
@@ -355,6 +415,12 @@ def install_variant(fn: JITFunction, vkey, ck):
 
 
 def _compile_variant(fn, values, opts):
-    from ..compiler.driver import compile
-    src, target, options = variant_source(fn, values, opts)
-    return _get_runtime().load(compile(src, target, options))
+    signature, constants, attrs = specialization(fn, values)
+    options = CompileOptions.from_env(**{n: v for n, v in zip(LAUNCH_OPTIONS, opts)
+                                         if v is not None})
+    target = options.target or _get_runtime().target()
+    ck = warm_cache.lookup(fn, signature, constants, attrs, options, target)
+    if ck is None:  # not in the disk cache: the compiler (MLIR, LLVM) is imported only now
+        from ..compiler.driver import ASTSource, compile
+        ck = compile(ASTSource(fn, signature, constants, attrs), target, options)
+    return _get_runtime().load(ck)

@@ -3,6 +3,7 @@
     tilework compile FILE.py:KERNEL --target sm_90a --signature '*fp32,*fp32,*fp32,i32' \\
         --constexpr BLOCK=1024 [--num-warps 4] [--num-stages 3] [--num-ctas 1] [--maxnreg N]
         [--opt-level 3] [--debug] [--no-enable-fp-fusion] [--emit all|tile,ptx,...] -o DIR
+    tilework compile FILE.py:KERNEL --target sm_90a,sm_80 --signature ... --emit bundle -o DIR
     tilework compile FILE.tilegpu --start tilegpu --target gfx942 -o DIR   # from a stage's text
     tilework stages --target sm_90a
 
@@ -25,6 +26,7 @@ from ..compiler.driver import LAYOUT_STAGES, ASTSource, compile, dump_kernel
 from ..compiler.api import bind_constexprs, parse_signature
 from ..compiler.options import CompileOptions
 from ..errors import CompilationError, StageError
+from ..runtime.bundle import write as write_bundle
 from ..runtime.jit import JITFunction
 
 
@@ -94,34 +96,31 @@ def cmd_compile(args) -> int:
         text = _read_text(args.input)
         if values.get("num_warps") is None and args.start in LAYOUT_STAGES:
             values["num_warps"] = recorded_num_warps(text)  # the count the layouts were made for
-    opts = CompileOptions.from_env(**values)
     constexprs = {}
     for c in args.constexpr or []:
         k, eq, v = c.partition("=")
         if not eq:
             raise SystemExit(f"error: --constexpr expects NAME=VALUE, got {c!r}")
         constexprs[k] = _parse_value(v)
-    try:
-        if args.start:
-            ck = compile(text, opts.target, opts, start=args.start, cache=False)
-        else:
-            fn = _load_kernel(args.input)
-            missing = [n for n in fn.constexprs if n not in constexprs and
-                       fn.signature.parameters[n].default is fn.signature.parameters[n].empty]
-            if missing:
-                raise SystemExit(f"error: missing --constexpr for {', '.join(missing)}")
-            constexprs = bind_constexprs(fn, constexprs)
-            sig, attrs = parse_signature(fn, args.signature or "", constexprs)
-            ck = compile(ASTSource(fn, sig, constexprs, attrs), opts.target, opts, cache=False)
-    except StageError as e:
-        print(f"error: {args.input}: {e}", file=sys.stderr)
-        return 1
-    except CompilationError as e:
-        print(e if e.filename else f"error: {e}", file=sys.stderr)
-        return 1
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
+    if args.emit == "bundle":  # one binary per target (--target sm_90a,sm_80) + metadata
+        kernels = []
+        for t in args.target.split(","):
+            ck = _compile_one(args, CompileOptions.from_env(**dict(values, target=t)),
+                              dict(constexprs), text)
+            if isinstance(ck, int):
+                return ck
+            kernels.append(ck)
+        try:
+            paths = write_bundle(kernels, args.output)
+        except OSError as e:
+            print(f"error: -o {args.output}: {e.strerror or e}", file=sys.stderr)
+            return 1
+        for p in paths:
+            print(p)
+        return 0
+    ck = _compile_one(args, CompileOptions.from_env(**values), constexprs, text)
+    if isinstance(ck, int):
+        return ck
     want = None if args.emit == "all" else set(args.emit.split(","))
     if want is not None:
         unknown = want - set(ck.asm)
@@ -138,6 +137,30 @@ def cmd_compile(args) -> int:
     for p in paths:
         print(p)
     return 0
+
+
+def _compile_one(args, opts, constexprs, text):
+    """The compiled kernel, or the exit status after printing the error."""
+    try:
+        if args.start:
+            return compile(text, opts.target, opts, start=args.start, cache=False)
+        fn = _load_kernel(args.input)
+        missing = [n for n in fn.constexprs if n not in constexprs and
+                   fn.signature.parameters[n].default is fn.signature.parameters[n].empty]
+        if missing:
+            raise SystemExit(f"error: missing --constexpr for {', '.join(missing)}")
+        constexprs = bind_constexprs(fn, constexprs)
+        sig, attrs = parse_signature(fn, args.signature or "", constexprs)
+        return compile(ASTSource(fn, sig, constexprs, attrs), opts.target, opts, cache=False)
+    except StageError as e:
+        print(f"error: {args.input}: {e}", file=sys.stderr)
+        return 1
+    except CompilationError as e:
+        print(e if e.filename else f"error: {e}", file=sys.stderr)
+        return 1
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
 
 
 def cmd_stages(args) -> int:
@@ -178,7 +201,8 @@ def main(argv=None) -> int:
     c.add_argument("--signature", default="", help="e.g. '*fp32:16,*fp32:16,i32'")
     c.add_argument("--constexpr", action="append", metavar="NAME=VALUE")
     add_option_flags(c)
-    c.add_argument("--emit", default="all", help="'all' or comma-separated stage names")
+    c.add_argument("--emit", default="all", help="'all', comma-separated stage names, or "
+                   "'bundle' (binaries + manifest + C launcher; --target may list several)")
     c.add_argument("--start", default=None, help="start from this stage's text (e.g. tilegpu)")
     c.add_argument("-o", "--output", default=".", help="output directory")
     c.set_defaults(func=cmd_compile)

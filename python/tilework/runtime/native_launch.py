@@ -1,0 +1,152 @@
+"""The native launch path (`native/launch.c`): built on first use with the system C compiler
+into the cache folder (keyed by the source's hash and the Python ABI), or taken from where
+CMake's `native_launch` target put it (TILEWORK_NATIVE_LIB).  It loads the driver itself
+(dlopen libcuda.so.1; TILEWORK_LIBCUDA names another library: tests use a fake driver), so no
+CUDA headers are needed; HIP's libamdhip64.so likewise (TILEWORK_LIBAMDHIP).  Without a
+compiler, Python's headers or a driver, or with TILEWORK_NATIVE_LAUNCH=0, `module()` is None
+and launches take the Python path.
+"""
+from __future__ import annotations
+
+import os
+
+from ..compiler.options import cache_dir
+
+SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "native", "launch.c")
+MODULE_NAME = "tilework_native"
+
+_state: dict = {}  # "module": the loaded module or None; "why": why there is none
+
+
+def disabled() -> bool:
+    return os.environ.get("TILEWORK_NATIVE_LAUNCH", "1") in ("0", "", "off")
+
+
+def library_name() -> str:
+    """The built module's file name: the source's hash and the Python ABI in it."""
+    import hashlib
+    import sysconfig
+    with open(SOURCE, "rb") as f:
+        h = hashlib.sha256(f.read()).hexdigest()[:16]
+    return f"{MODULE_NAME}-{h}{sysconfig.get_config_var('EXT_SUFFIX') or '.so'}"
+
+
+def compile_command(out: str) -> list | None:
+    """The compiler command building the module into `out` (None: no compiler or headers)."""
+    import shutil
+    import sysconfig
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or \
+        shutil.which("clang")
+    include = sysconfig.get_paths().get("include")
+    if not cc or not include or not os.path.exists(os.path.join(include, "Python.h")):
+        return None
+    return [cc, "-O2", "-shared", "-fPIC", f"-I{include}", SOURCE, "-o", out, "-ldl"]
+
+
+def build(folder: str | None = None) -> str:
+    """The path of the built module, compiling it unless it is there (atomically: several
+    processes sharing the cache folder each build to a temporary file renamed into place)."""
+    import subprocess
+    import tempfile
+    folder = folder or os.path.join(cache_dir(), "native")
+    path = os.path.join(folder, library_name())
+    if os.path.exists(path):
+        return path
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(suffix=".so", dir=folder)
+    os.close(fd)
+    try:
+        cmd = compile_command(tmp)
+        if cmd is None:
+            raise OSError("no C compiler or no Python headers")
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise OSError(f"{' '.join(cmd)} failed:\n{r.stderr.strip()}")
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path
+
+
+def _load(path: str):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(MODULE_NAME, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def module():
+    """The native module (built and loaded once per process), or None."""
+    if "module" in _state:
+        return _state["module"]
+    mod = None
+    if disabled():
+        _state["why"] = "TILEWORK_NATIVE_LAUNCH=0"
+    else:
+        try:
+            path = os.environ.get("TILEWORK_NATIVE_LIB") or build()
+            mod = _load(path)
+        except (OSError, ImportError) as e:
+            _state["why"] = str(e)
+    _state["module"] = mod
+    return mod
+
+
+def why_not() -> str | None:
+    """Why the native path is off (None: it is on, or not tried yet)."""
+    return _state.get("why")
+
+
+def cuda_driver(error_type):
+    """The native module with the CUDA driver loaded (None: no module or no driver);
+    launch failures raise `error_type`."""
+    if "cuda" in _state:
+        return _state["cuda"]
+    mod = module()
+    if mod is not None:
+        try:
+            mod.load_driver(os.environ.get("TILEWORK_LIBCUDA") or "libcuda.so.1", error_type)
+        except OSError as e:
+            _state["why"] = str(e)
+            mod = None
+    _state["cuda"] = mod
+    return mod
+
+
+def hip_runtime(error_type):
+    """The native module with the HIP runtime loaded (libamdhip64.so; TILEWORK_LIBAMDHIP
+    names another), or None; launch failures raise `error_type`."""
+    if "hip" in _state:
+        return _state["hip"]
+    mod = module()
+    if mod is not None:
+        try:
+            mod.load_hip(os.environ.get("TILEWORK_LIBAMDHIP") or "libamdhip64.so", error_type)
+        except OSError as e:
+            _state["why"] = str(e)
+            mod = None
+    _state["hip"] = mod
+    return mod
+
+
+def use_torch_streams(torch) -> None:
+    """Native launches go on torch's current stream of the current device."""
+    mod = _state.get("module")
+    c = getattr(torch, "_C", None) if torch is not None else None
+    if mod is not None and hasattr(c, "_cuda_getCurrentRawStream"):
+        mod.set_stream_source(c._cuda_getDevice, c._cuda_getCurrentRawStream)
+
+
+def reset() -> dict:
+    """Forgets the loaded state (the next `module()` loads again); returns it for `restore`."""
+    old = dict(_state)
+    _state.clear()
+    return old
+
+
+def restore(state: dict) -> None:
+    _state.clear()
+    _state.update(state)
+

@@ -1,0 +1,48 @@
+/* A stand-in for libcuda.so.1 in tests (TILEWORK_LIBCUDA): cuLaunchKernel records its
+   arguments, each parameter's 8 bytes included, instead of launching. */
+#include <stdint.h>
+#include <string.h>
+
+static uint64_t rec[16 + 64]; /* f, grid[3], block[3], shared, stream, count, params... */
+static int nparams, fail_code;
+
+void fake_set_nparams(int n) { nparams = n; }
+void fake_fail_next(int code) { fail_code = code; }
+const uint64_t *fake_record(void) { return rec; }
+
+int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                   unsigned bz, unsigned shared, void *stream, void **params, void **extra) {
+    if (fail_code) {
+        int c = fail_code;
+        fail_code = 0;
+        return c;
+    }
+    uint64_t head[9] = {(uintptr_t)f, gx, gy, gz, bx, by, bz, shared, (uintptr_t)stream};
+    memcpy(rec, head, sizeof head);
+    rec[9]++;
+    for (int i = 0; i < nparams && i < 64; i++) memcpy(&rec[16 + i], params[i], 8);
+    return 0;
+}
+
+int cuGetErrorName(int err, const char **name) {
+    *name = err == 719 ? "CUDA_ERROR_LAUNCH_FAILED" : "CUDA_ERROR_UNKNOWN";
+    return 0;
+}
+
+/* what a generated C launcher (bundle_c.py) calls before launching */
+static char fake_module, fake_function;
+static uint64_t loaded_bytes;
+
+int cuModuleLoadData(void **module, const void *image) {
+    loaded_bytes = *(const uint64_t *)image; /* the binary's first 8 bytes */
+    *module = &fake_module;
+    return 0;
+}
+int cuModuleGetFunction(void **f, void *module, const char *name) {
+    *f = &fake_function;
+    return module == &fake_module ? 0 : 400;
+}
+int cuModuleUnload(void *module) { return 0; }
+int cuFuncSetAttribute(void *f, int attribute, int value) { return 0; }
+void *fake_function_handle(void) { return &fake_function; }
+uint64_t fake_loaded_bytes(void) { return loaded_bytes; }

@@ -1,0 +1,430 @@
+"""The native launch path (runtime/native/launch.c) on the CPU, against a fake driver: the
+key it computes equals the Python path's, the parameter bytes it passes to cuLaunchKernel
+equal the Python path's slots, and everything it does not handle falls back to Python."""
+import ctypes
+import math
+import os
+import random
+import struct
+import subprocess
+import sys
+import types
+
+import pytest
+
+import tilework
+import tilework.language as tl
+from tilework.runtime import launcher, native_launch
+from tilework.runtime.cuda import CudaError, LoadedKernel
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+KINDS = "pilLfbcsCSIdhB"
+
+
+@pytest.fixture(scope="module")
+def native(tmp_path_factory):
+    """The native module and the fake driver (libcuda stand-in), built once."""
+    if native_launch.compile_command("x") is None:
+        pytest.skip("no C compiler or Python headers")
+    d = tmp_path_factory.mktemp("native")
+    path = native_launch.build(str(d))
+    fake = str(d / "libfakecuda.so")
+    subprocess.run(["cc", "-shared", "-fPIC", "-O1", os.path.join(HERE, "native",
+                    "fake_libcuda.c"), "-o", fake], check=True)
+    os.environ["TILEWORK_NATIVE_LIB"], os.environ["TILEWORK_LIBCUDA"] = path, fake
+    saved = native_launch.reset()
+    try:
+        mod = native_launch.cuda_driver(CudaError)
+        assert mod is not None, native_launch.why_not()
+        lib = ctypes.CDLL(fake)
+        lib.fake_record.restype = ctypes.POINTER(ctypes.c_uint64)
+        mod.set_stream_source(lambda: 0, lambda dev: 0x5000 + dev)
+        yield types.SimpleNamespace(mod=mod, lib=lib)
+    finally:
+        mod.set_stream_source(None, None)
+        del os.environ["TILEWORK_NATIVE_LIB"], os.environ["TILEWORK_LIBCUDA"]
+        native_launch.restore(saved)
+
+
+def _record(lib, nparams):
+    r = lib.fake_record()
+    head = [r[i] for i in range(10)]
+    return head, b"".join(struct.pack("<Q", r[16 + i]) for i in range(nparams))
+
+
+def _loaded(kinds):
+    """A LoadedKernel (the Python path's slots) of a kernel with these parameter kinds."""
+    names = {"p": "*fp32", "i": "int32", "l": "int64", "L": "uint64", "f": "fp32", "b": "int1",
+             "c": "int8", "s": "int16", "C": "uint8", "S": "uint16", "I": "uint32",
+             "d": "fp64", "h": "fp16", "B": "bf16"}
+    ck = types.SimpleNamespace(asm={}, name="k", metadata={
+        "signature": {f"a{i}": names[k] for i, k in enumerate(kinds)}})
+    return LoadedKernel(ck, None, None, 128, 0)
+
+
+_INTS = [0, 1, -1, 127, 128, -129, 255, 256, 2**15, -2**15 - 1, 2**16 + 3, 2**31 - 1, 2**31,
+         -2**31, 2**32 + 7, 2**63 - 1, -2**63, 2**64 - 1]
+_FLOATS = [0.0, -0.0, 1.5, -2.25, 1e-8, 6e-8, 65504.0, 65520.0, 1e5, -1e5, 3.4e38, 3.5e38,
+           -1e39, 1e300, 1.00048828125, 1.0009765625 + 2**-12, math.inf, -math.inf, math.nan,
+           2**-149, 2**-133]
+
+
+def _value(rng, kind):
+    if kind in "fdhB":
+        return rng.choice(_FLOATS + [rng.uniform(-1e4, 1e4)])
+    if kind == "b":
+        return rng.choice([True, False, 0, 1])
+    if kind == "p":
+        return rng.choice([0, 0x7F0000001000, 2**64 - 16])
+    return rng.choice(_INTS + [rng.randrange(-2**63, 2**64)])
+
+
+def test_packed_bytes_equal_the_python_slots(native):
+    rng = random.Random(0)
+    for _ in range(400):
+        kinds = "".join(rng.choice(KINDS) for _ in range(rng.randrange(1, 12)))
+        k = _loaded(kinds)
+        nk = native.mod.Kernel(0x1000, 128, 0, kinds, "k", 0)
+        assert nk.kinds == kinds
+        for _ in range(5):
+            values = [_value(rng, c) for c in kinds]
+            k.fill(values)
+            assert nk.pack(values) == k.slot_bytes(), (kinds, values)
+
+
+def test_kernel_launch_passes_the_packed_bytes(native):
+    kinds = "pihBfdb"
+    values = [0x7F00_0000_1230, -7, 1.5, -3.25, 0.1, 2.5, True]
+    nk = native.mod.Kernel(0xABC0, 256, 1024, kinds, "k", 0)
+    native.lib.fake_set_nparams(len(kinds))
+    nk.launch(3, 2, 1, 0x77, values)
+    head, params = _record(native.lib, len(kinds))
+    assert head[:9] == [0xABC0, 3, 2, 1, 256, 1, 1, 1024, 0x77]
+    k = _loaded(kinds)
+    k.fill(values)
+    assert params == k.slot_bytes()
+
+
+def test_kernel_rejects(native):
+    with pytest.raises(ValueError, match="unknown parameter kind x"):
+        native.mod.Kernel(1, 128, 0, "px", "k", 0)
+    nk = native.mod.Kernel(1, 128, 0, "pi", "kern", 0)
+    with pytest.raises(ValueError, match="kern takes 2 parameters, got 1"):
+        nk.launch(1, 1, 1, 0, [5])
+    native.lib.fake_fail_next(719)
+    with pytest.raises(CudaError, match="launching kern failed: CUDA_ERROR_LAUNCH_FAILED"):
+        nk.launch(1, 1, 1, 0, [5, 6])
+    with pytest.raises(OSError, match="cannot load /nonexistent/libcuda.so"):
+        native.mod.load_driver("/nonexistent/libcuda.so", CudaError)
+
+
+# ---- the per-kernel signature ------------------------------------------------------------
+
+class _FakeCudaTensor:
+    """Takes the torch path (registered as a torch tensor type in the tests); device -1: a
+    CPU tensor."""
+    __module__ = "torch.fake"  # what the Python path's torch check looks for
+
+    def __init__(self, p, dtype="torch.float32", device=0):
+        self.p, self.dtype, self.device = p, dtype, device
+
+    def data_ptr(self):
+        return self.p
+
+    def get_device(self):
+        return self.device
+
+    @property
+    def is_cuda(self):
+        return self.device >= 0
+
+
+class _CAI:
+    def __init__(self, p):
+        self.__cuda_array_interface__ = {"typestr": "<f4", "data": (p, False), "shape": (4,),
+                                         "version": 3}
+
+
+@tilework.jit
+def _k(x, n, m, f, flag, none, B: tl.constexpr):
+    pass
+
+
+@tilework.jit(do_not_specialize=("n",))
+def _k2(x, n, m, B: tl.constexpr):
+    pass
+
+
+@pytest.fixture
+def fake_torch_types():
+    launcher._TORCH_TYPES.add(_FakeCudaTensor)
+    yield
+    launcher._TORCH_TYPES.discard(_FakeCudaTensor)
+
+
+def test_native_key_equals_the_python_key(native, fake_torch_types):
+    sig, sig2 = launcher.native_signature(_k), launcher.native_signature(_k2)
+    ints = [1, 0, 16, -16, 17, -1, 2**31, 2**31 - 1, -2**31, -2**31 - 1, 2**40, 2**63 + 5, 3]
+    rng = random.Random(1)
+    for _ in range(3000):
+        ptr = rng.choice([0x1000, 0x1004, 0x2010])
+        x = rng.choice([_CAI(ptr), _FakeCudaTensor(ptr, rng.choice(["f32", "f16"]))])
+        args = (x, rng.choice(ints), rng.choice(ints), rng.random(), rng.random() < 0.5,
+                None, rng.choice([16, tl.constexpr(32)]))
+        key, params, _ = sig.key_and_params(args)
+        assert (key, params) == launcher.key_and_params(_k, args), args
+        args2 = (x, rng.choice(ints), tl.constexpr(rng.choice(ints)), 64)
+        key, params, _ = sig2.key_and_params(args2)
+        assert (key, params) == launcher.key_and_params(_k2, args2), args2
+
+
+def test_native_key_reports_the_device(native, fake_torch_types):
+    sig = launcher.native_signature(_k2)
+    assert sig.key_and_params((_FakeCudaTensor(16, device=1), 3, 4, 64))[2] == 1
+    assert sig.key_and_params((_CAI(16), 3, 4, 64))[2] is None
+    with pytest.raises(ValueError, match="argument `x` of _k2 is a CPU tensor"):
+        sig.key_and_params((_FakeCudaTensor(16, device=-1), 3, 4, 64))
+
+
+@tilework.jit
+def _add(x_ptr, y_ptr, out_ptr, n, s, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * s + tl.load(y_ptr + offs, mask=m),
+             mask=m)
+
+
+def _install(native, fn, args, kwargs, function=0x4000, device=0):
+    """A loaded variant for these arguments in fn.cache (compiled for sm_90a, no GPU), with a
+    native handle on the fake driver; fn's native launcher set."""
+    ck = fn.warmup(*["*fp32:16" if type(a) is _FakeCudaTensor else a for a in args],
+                   target="sm_90a", **kwargs)
+    k = LoadedKernel(ck, None, None, 128, 0)
+    k.native = native.mod.Kernel(function, 128, 0, k.kinds, ck.name, device)
+    k.device = device
+    values, opts = launcher.bind(fn, args, kwargs)
+    fn.cache.clear()
+    fn.cache[launcher.variant_key(fn, values, opts)] = k
+    fn._native_launch = launcher.native_signature(fn).launch
+    return k
+
+
+def test_launch_goes_through_the_native_path(native, fake_torch_types):
+    x, y, o = (_FakeCudaTensor(0x10000 * i) for i in (1, 2, 3))
+    k = _install(native, _add, (x, y, o, 1000, 2.5), {"BLOCK": 256})
+    native.lib.fake_set_nparams(len(k.kinds))
+    before = _record(native.lib, 0)[0][9]
+    assert _add[(4,)](x, y, o, 1000, 2.5, BLOCK=256) is k
+    head, params = _record(native.lib, len(k.kinds))
+    assert head == [0x4000, 4, 1, 1, 128, 1, 1, 0, 0x5000, before + 1]
+    k.fill([0x10000, 0x20000, 0x30000, 1000, 2.5])
+    assert params == k.slot_bytes()
+    # a grid function, then an empty grid (nothing launched)
+    _add[lambda meta: (meta["n"] // meta["BLOCK"], 2)](x, y, o, 1000, 2.5, BLOCK=256)
+    assert _record(native.lib, 0)[0][1:4] == [3, 2, 1]
+    _add[(0,)](x, y, o, 1000, 2.5, BLOCK=256)
+    assert _record(native.lib, 0)[0][9] == before + 2
+
+
+def test_native_launch_error_is_a_cuda_error(native, fake_torch_types):
+    x = _FakeCudaTensor(0x1000)
+    _install(native, _add, (x, x, x, 64, 1.0), {"BLOCK": 64})
+    native.lib.fake_fail_next(719)
+    with pytest.raises(CudaError, match="launching _add failed: CUDA_ERROR_LAUNCH_FAILED"):
+        _add[(1,)](x, x, x, 64, 1.0, BLOCK=64)
+
+
+class _FakeRuntime:
+    def __init__(self):
+        self.launches, self.loads = [], []
+
+    def on_device(self, k, dev):
+        self.loads.append(dev)
+        return types.SimpleNamespace(on=dev, metadata={})
+
+    def launch(self, k, grid, params):
+        self.launches.append((k, grid, params))
+
+
+def test_unhandled_launches_fall_back_to_python(native, fake_torch_types, monkeypatch):
+    """A tensor on another device than the loaded variant's: the Python path loads the
+    variant there and launches it; a new variant is compiled by the Python path."""
+    rt = _FakeRuntime()
+    monkeypatch.setattr(launcher, "_runtime", rt)
+    x = _FakeCudaTensor(0x1000, device=1)
+    _install(native, _add, (x, x, x, 64, 1.0), {"BLOCK": 64}, device=0)
+    before = _record(native.lib, 0)[0][9]
+    _add[(2,)](x, x, x, 64, 1.0, BLOCK=64)
+    assert rt.loads == [1] and len(rt.launches) == 1
+    k, grid, params = rt.launches[0]
+    assert (k.on, grid, params) == (1, (2, 1, 1), [0x1000] * 3 + [64, 1.0])
+    assert _record(native.lib, 0)[0][9] == before  # not launched natively
+
+
+def test_mixing_devices_is_an_error(native, fake_torch_types):
+    a, b = _FakeCudaTensor(0x1000, device=0), _FakeCudaTensor(0x2000, device=1)
+    _install(native, _add, (a, a, a, 64, 1.0), {"BLOCK": 64})
+    with pytest.raises(ValueError, match=r"_add: arguments on different devices: `x_ptr` is on "
+                                         r"cuda:0 and `out_ptr` on cuda:1"):
+        _add[(1,)](a, a, b, 64, 1.0, BLOCK=64)
+
+
+def test_mixing_devices_is_an_error_without_native(fake_torch_types, monkeypatch):
+    monkeypatch.setattr(_k2, "_native_launch", False)
+    a, b = _FakeCudaTensor(0x1000, device=0), _FakeCudaTensor(0x2000, device=2)
+    with pytest.raises(ValueError, match=r"`x` is on cuda:2 and `m` on cuda:0"):
+        launcher.launch_device(_k2, (b, 1, a, 4))
+
+
+def test_no_compiler_means_the_python_path(monkeypatch, tmp_path):
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+    monkeypatch.delenv("TILEWORK_NATIVE_LIB", raising=False)
+    saved = native_launch.reset()
+    try:
+        with pytest.raises(OSError):
+            native_launch.build(str(tmp_path / "b"))
+        assert native_launch.module() is None
+        assert "no-such-cc" in native_launch.why_not()
+        assert launcher.native_signature(_k) is None
+        native_launch.reset()
+        monkeypatch.setenv("TILEWORK_NATIVE_LAUNCH", "0")
+        assert native_launch.module() is None
+        assert native_launch.why_not() == "TILEWORK_NATIVE_LAUNCH=0"
+    finally:
+        native_launch.restore(saved)
+
+
+def test_the_build_is_cached_by_source_and_abi(native, tmp_path):
+    p1 = native_launch.build(str(tmp_path))
+    mtime = os.stat(p1).st_mtime_ns
+    assert native_launch.build(str(tmp_path)) == p1 and os.stat(p1).st_mtime_ns == mtime
+    import sysconfig
+    assert p1.endswith(sysconfig.get_config_var("EXT_SUFFIX"))
+    assert not [f for f in os.listdir(tmp_path) if f != os.path.basename(p1)]
+
+
+def test_warm_cache_key_is_the_drivers(monkeypatch):
+    """A kernel the driver cached is found by `warm_cache` (same key, same files) in a
+    process that never imported the compiler."""
+    from tilework.compiler.driver import ASTSource, compile, compiler_hash
+    from tilework.compiler.options import CompileOptions
+    from tilework.runtime import warm_cache
+    assert warm_cache.compiler_hash() == compiler_hash()
+    sig = {"x_ptr": tl.pointer_type(tl.float32), "y_ptr": tl.pointer_type(tl.float32),
+           "out_ptr": tl.pointer_type(tl.float32), "n": tl.int32, "s": tl.float32}
+    attrs = {"x_ptr": {"tile.divisibility": 16}, "n": {"tile.divisibility": 16}}
+    opts = CompileOptions(num_warps=2)
+    ck = compile(ASTSource(_add, sig, {"BLOCK": 128}, attrs), "sm_90a", opts)
+    hit = warm_cache.lookup(_add, sig, {"BLOCK": 128}, attrs, opts, "sm_90a")
+    assert hit is not None and hit.key == ck.key and hit.name == ck.name
+    assert hit.asm == ck.asm and hit.metadata["signature"] == ck.metadata["signature"]
+    assert hit.binary == ck.binary
+    assert warm_cache.lookup(_add, sig, {"BLOCK": 64}, attrs, opts, "sm_90a") is None
+    monkeypatch.setenv("TILEWORK_WARM_CACHE", "0")
+    assert warm_cache.lookup(_add, sig, {"BLOCK": 128}, attrs, opts, "sm_90a") is None
+
+
+def test_warm_start_imports_no_compiler(tmp_path):
+    """A fresh process finding its variant in the disk cache imports no MLIR, llvmlite or
+    compiler driver (blocked in the second process; the driver call itself is faked)."""
+    script = tmp_path / "warm.py"
+    script.write_text(f"""
+import sys, types
+if sys.argv[1] == "warm":
+    for m in ("mlir", "llvmlite", "tilework.compiler.driver"):
+        sys.modules[m] = None  # importing them fails
+sys.path.insert(0, {HERE!r})
+import tilework
+from tilework.runtime import launcher
+from test_native_launch import _add
+
+class RT:
+    def target(self): return "sm_90a"
+    def load(self, ck): return types.SimpleNamespace(compiled=ck, metadata=ck.metadata)
+    def launch(self, k, g, p): pass
+
+class D:
+    def __str__(self): return "torch.float32"
+
+class T:
+    __module__ = "torch.fake"
+    is_cuda = True
+    dtype = D()
+    def __init__(self, p): self.p = p
+    def data_ptr(self): return self.p
+    def get_device(self): return 0
+
+launcher._runtime = RT()
+launcher._TORCH_TYPES.add(T)
+_add._native_launch = False
+x = T(0x1000)
+k = launcher.run(_add, (1,), (x, x, x, 64, 1.0), {{"BLOCK": 64}})
+print("OK", type(k.compiled).__name__)
+""")
+    for mode, kind in (("cold", "CompiledKernel"), ("warm", "CachedKernel")):
+        out = subprocess.run([sys.executable, str(script), mode], capture_output=True,
+                             text=True)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.split() == ["OK", kind]
+
+
+def test_native_launch_leaks_no_references(native, fake_torch_types):
+    x = _FakeCudaTensor(0x1000)
+    k = _install(native, _add, (x, x, x, 5000, 1.0), {"BLOCK": 64})
+    sig = _add._native_launch
+    values, opts = launcher.bind(_add, (x, x, x, 5000, 1.0), {"BLOCK": 64})
+    other, _ = launcher.bind(_add, (x, x, x, 5008, 1.0), {"BLOCK": 64})  # not in the cache
+    grid = (2,)
+    objs = (x, k, k.native, opts, values, other, grid, _add.cache)
+    before = [sys.getrefcount(o) for o in objs]
+    for _ in range(1000):
+        assert sig(values, opts, _add.cache, grid) is k
+        assert sig(other, opts, _add.cache, grid) is None
+        assert sig(values, opts, _add.cache, lambda m: (1,)) is k
+    native.lib.fake_fail_next(719)
+    with pytest.raises(CudaError):
+        sig(values, opts, _add.cache, grid)
+    assert [sys.getrefcount(o) for o in objs] == before
+
+
+# ---- HIP --------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def fake_hip(native, tmp_path_factory):
+    d = tmp_path_factory.mktemp("hip")
+    path = str(d / "libfakehip.so")
+    subprocess.run(["cc", "-shared", "-fPIC", "-O1", os.path.join(HERE, "native",
+                    "fake_libamdhip64.c"), "-o", path], check=True)
+    from tilework.runtime.hip import HipError
+    native.mod.load_hip(path, HipError)
+    lib = ctypes.CDLL(path)
+    lib.fake_record.restype = ctypes.POINTER(ctypes.c_uint64)
+    lib.fake_args.restype = ctypes.POINTER(ctypes.c_ubyte)
+    return lib
+
+
+def test_hip_buffer_equals_the_python_paths(native, fake_hip):
+    """The packed argument buffer (natural alignment) is the one HipRuntime.launch packs."""
+    from tilework.runtime import abi
+    rng = random.Random(2)
+    for _ in range(300):
+        kinds = "".join(rng.choice(KINDS) for _ in range(rng.randrange(1, 12)))
+        nk = native.mod.Kernel(0xB000, 256, 64, kinds, "hk", 0, hip=True)
+        values = [_value(rng, c) for c in kinds]
+        want = struct.pack(abi.struct_format(kinds), *abi.encode_values(kinds, values))
+        assert nk.pack(values) == want, (kinds, values)
+        nk.launch(2, 3, 4, 0x99, values)
+        r = fake_hip.fake_record()
+        assert [r[i] for i in range(9)] + [r[10]] == [0xB000, 2, 3, 4, 256, 1, 1, 64, 0x99,
+                                                       len(want)]
+        assert bytes(fake_hip.fake_args()[:len(want)]) == want
+
+
+def test_hip_launch_error_is_a_hip_error(native, fake_hip):
+    from tilework.runtime.hip import HipError
+    nk = native.mod.Kernel(0xB000, 256, 0, "p", "hk", 0, hip=True)
+    fake_hip.fake_fail_next(719)
+    with pytest.raises(HipError, match="launching hk failed: hipErrorLaunchFailure"):
+        nk.launch(1, 1, 1, 0, [0x1000])
+    with pytest.raises(OSError, match="cannot load /nonexistent/libamdhip64.so"):
+        native.mod.load_hip("/nonexistent/libamdhip64.so", HipError)
