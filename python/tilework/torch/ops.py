@@ -111,6 +111,8 @@ def layer_norm_op(x: Tensor, weight: Tensor, bias: Optional[Tensor], eps: float,
     n_rows, n_cols = x2.shape
     weight = weight.contiguous()
     bias = bias.contiguous() if bias is not None else None
+    if bias is None and not rms:  # the kernel adds b_ptr's row whenever RMS is off
+        bias = torch.zeros_like(weight)
     if not on_cpu(x2) and n_rows:
         y, mean, rstd = L.layer_norm(x2, weight, bias, eps, rms=rms)
         if rms:
