@@ -30,6 +30,9 @@ def device():
     return "cuda" if gpu() else "cpu"
 
 
+INTERPRETED: list = []  # the kernels `interpret` switched (test_tutorials switches them back)
+
+
 def interpret(*things):
     """Runs these kernels (JITFunctions, autotuned kernels, or whole modules: every kernel in
     them) in the CPU interpreter from now on."""
@@ -38,7 +41,29 @@ def interpret(*things):
             interpret(*[v for v in vars(t).values() if hasattr(v, "base_fn") or
                         isinstance(v, tilework.JITFunction)])
             continue
-        getattr(t, "base_fn", t).interpret = True
+        fn = getattr(t, "base_fn", t)
+        if not fn.interpret:
+            fn.interpret = True
+            INTERPRETED.append(fn)
+
+
+def compiled_again():
+    """Undoes `interpret`."""
+    while INTERPRETED:
+        INTERPRETED.pop().interpret = False
+
+
+def triton_source(text: str) -> str:
+    """A tilework module's source with its tilework imports made Triton's."""
+    lines = []
+    for line in text.splitlines():
+        s = line.strip()
+        if s == "import tilework":
+            line = line.replace("import tilework", "import triton as tilework")
+        elif s.startswith(("import tilework.", "from tilework")):
+            line = line.replace("tilework", "triton", 1)
+        lines.append(line)
+    return "\n".join(lines) + "\n"
 
 
 def triton_module(path, name=None):
@@ -52,17 +77,9 @@ def triton_module(path, name=None):
     path = pathlib.Path(path)
     if not path.suffix:
         path = ROOT / "examples" / f"{path}.py"
-    lines = []
-    for line in path.read_text().splitlines():
-        s = line.strip()
-        if s == "import tilework":
-            line = "import triton as tilework"
-        elif s.startswith(("import tilework.", "from tilework")):
-            line = line.replace("tilework", "triton", 1)
-        lines.append(line)
     name = name or f"triton_{path.stem.replace('-', '_')}"
     out = pathlib.Path(tempfile.mkdtemp()) / f"{name}.py"
-    out.write_text("\n".join(lines) + "\n")  # Triton reads kernel sources from their file
+    out.write_text(triton_source(path.read_text()))  # Triton reads kernel sources from files
     spec = importlib.util.spec_from_file_location(name, out)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod
