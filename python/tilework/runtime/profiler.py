@@ -59,6 +59,19 @@ def device_name() -> str:
     return "cpu (interpreter)"
 
 
+def synchronize():
+    """Waits for the device (torch's, else the CUDA driver's current context)."""
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        torch.cuda.synchronize()
+        return
+    try:
+        from cuda.bindings import driver
+    except ImportError:
+        return
+    driver.cuCtxSynchronize()
+
+
 class Record:
     __slots__ = ("name", "start", "end", "host_ms", "meta")
 
@@ -118,8 +131,8 @@ class Profile:
         else:
             t = time.perf_counter()
             k = base(fn, grid, args, kwargs, launch)
-            if not fn.interpret and torch is not None and torch.cuda.is_available():
-                torch.cuda.synchronize()
+            if not fn.interpret:
+                synchronize()
             rec.host_ms = (time.perf_counter() - t) * 1e3
         hook = fn.launch_metadata
         if hook is not None:
