@@ -31,6 +31,7 @@ HEAVY = {"mlir", "cuda", "torch", "llvmlite", "hip", "nvidia", "ziglang"}
 LAYERS = {
     "tilework": {"runtime", "compiler", "language", "base"},  # the package's __init__
     "tools": {"runtime", "compiler", "backends", "language", "base"},
+    "torch": {"tilework", "runtime", "language", "base"},  # tilework.torch: custom ops on top
     "testing": {"runtime", "base"},  # tilework.testing: do_bench
     "runtime": {"compiler", "base"},
     "compiler": {"frontend", "backends", "base"},

@@ -32,8 +32,11 @@ def is_constexpr_annotation(ann) -> bool:
 class JITFunction:
     """A kernel (or a function called from kernels) written in the tile language."""
 
-    def __init__(self, fn, interpret: bool | None = None, do_not_specialize=()):
+    def __init__(self, fn, interpret: bool | None = None, do_not_specialize=(),
+                 launch_metadata=None):
         self.fn = fn
+        # callable(grid, kernel, args) -> dict (name, flops, bytes): read by the profiler only
+        self.launch_metadata = launch_metadata
         self.__name__ = fn.__name__
         self.__doc__ = fn.__doc__
         self.__module__ = fn.__module__
@@ -193,9 +196,11 @@ def install_launcher(run, warmup=None):
         _warmup = warmup
 
 
-def jit(fn=None, *, interpret: bool | None = None, do_not_specialize=()):
+def jit(fn=None, *, interpret: bool | None = None, do_not_specialize=(), launch_metadata=None):
     """Decorates a kernel, or a function kernels call.  `interpret=True` (or the environment
     variable TILEWORK_INTERPRET=1) runs it on the CPU with numpy instead of compiling.
+    `launch_metadata(grid, kernel, args) -> dict` (as Triton's) names a launch and gives its
+    `flops` and `bytes` to the profiler (`tilework.profile()`); it is called only then.
     Applied over `@autotune`/`@heuristics` (which wrap a plain function in `@jit` themselves),
     it re-wraps their innermost function with these options."""
     def deco(f):
@@ -204,6 +209,13 @@ def jit(fn=None, *, interpret: bool | None = None, do_not_specialize=()):
         rewrap = getattr(f, "rewrap_innermost", None)  # an autotuner or heuristics wrapper
         if rewrap is not None:
             return rewrap(lambda g: JITFunction(g, interpret=interpret,
-                                                do_not_specialize=do_not_specialize))
-        return JITFunction(f, interpret=interpret, do_not_specialize=do_not_specialize)
+                                                do_not_specialize=do_not_specialize,
+                                                launch_metadata=launch_metadata))
+        return JITFunction(f, interpret=interpret, do_not_specialize=do_not_specialize,
+                           launch_metadata=launch_metadata)
     return deco(fn) if fn is not None else deco
+
+
+def installed_launcher():
+    """What `kernel[grid](...)` calls now (the profiler wraps it while it records)."""
+    return _launch
