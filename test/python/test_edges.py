@@ -90,6 +90,25 @@ def test_cli_compiles_the_scalar_types_that_crashed(tmp_path, ty):
     assert ".entry scale(" in (tmp_path / "o" / "scale.ptx").read_text()
 
 
+def test_cli_compiles_an_autotuned_kernel(tmp_path):
+    """`FILE.py:NAME` where NAME is an @autotune(@jit) wrapper compiles its kernel with the
+    options given on the command line; a name that is no kernel is one error line."""
+    src = tmp_path / "k.py"
+    src.write_text("import tilework\nimport tilework.language as tl\n\n"
+                   "@tilework.autotune(configs=[tilework.Config({'BLOCK': 64})], key=['n'])\n"
+                   "@tilework.jit\n"
+                   "def scale(x, n, BLOCK: tl.constexpr):\n"
+                   "    offs = tl.arange(0, BLOCK)\n"
+                   "    tl.store(x + offs, tl.load(x + offs) * 2, mask=offs < n)\n\n"
+                   "NOT_A_KERNEL = 3\n")
+    r = tw("compile", f"{src}:scale", "--target", "sm_90a", "--signature", "*fp32,i32",
+           "--constexpr", "BLOCK=128", "--emit", "ptx", "-o", tmp_path / "o")
+    assert r.returncode == 0, r.stderr
+    assert ".entry scale(" in (tmp_path / "o" / "scale.ptx").read_text()
+    one_error(tw("compile", f"{src}:NOT_A_KERNEL", "--target", "sm_90a", "-o", tmp_path / "p"),
+              "has no @tilework.jit function named 'NOT_A_KERNEL'")
+
+
 def test_fp8_scalar_parameter_is_refused(tmp_path):
     one_error(tw("compile", VADD, "--target", "sm_90a", "--signature",
                  "*fp32,*fp32,*fp32,fp8e4nv", "--constexpr", "BLOCK_SIZE=64", "-o", tmp_path),

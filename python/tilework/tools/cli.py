@@ -54,6 +54,9 @@ def _load_kernel(spec: str):
     finally:
         sys.path.pop(0)
     fn = getattr(mod, name, None)
+    base = getattr(fn, "base_fn", None)  # an @autotune/@heuristics wrapper: its kernel
+    if isinstance(base, JITFunction):
+        fn = base
     if not isinstance(fn, JITFunction):
         raise SystemExit(f"error: {path} has no @tilework.jit function named {name!r}")
     return fn
