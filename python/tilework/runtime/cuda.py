@@ -60,7 +60,7 @@ class CudaRuntime:
                                "'tilework[cuda]'") from e
         self.cu = cu
         self._check(cu.cuInit(0), "cuInit")
-        self._ensure_context()
+        self.ensure_context()
 
     def _check(self, res, what):
         err = res[0] if isinstance(res, tuple) else res
@@ -70,7 +70,9 @@ class CudaRuntime:
         return res[1:] if isinstance(res, tuple) and len(res) > 2 else (
             res[1] if isinstance(res, tuple) and len(res) == 2 else None)
 
-    def _ensure_context(self):
+    def ensure_context(self):
+        """Makes a context current in this thread (a new thread, e.g. torch's autograd one, has
+        none): torch's current device's primary context where torch is in use, else device 0's."""
         cu = self.cu
         ctx = self._check(cu.cuCtxGetCurrent(), "cuCtxGetCurrent")
         if ctx is None or int(ctx) == 0:
@@ -80,12 +82,15 @@ class CudaRuntime:
                 torch.cuda.current_device()
                 ctx = self._check(cu.cuCtxGetCurrent(), "cuCtxGetCurrent")
             if ctx is None or int(ctx) == 0:
-                dev = self._check(cu.cuDeviceGet(0), "cuDeviceGet")
+                ordinal = torch.cuda.current_device() if torch is not None and \
+                    torch.cuda.is_available() else 0
+                dev = self._check(cu.cuDeviceGet(ordinal), "cuDeviceGet")
                 ctx = self._check(cu.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
                 self._check(cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
 
     def target(self) -> str:
         cu = self.cu
+        self.ensure_context()
         dev = self._check(cu.cuCtxGetDevice(), "cuCtxGetDevice")
         A = cu.CUdevice_attribute
         major = self._check(cu.cuDeviceGetAttribute(
@@ -96,7 +101,7 @@ class CudaRuntime:
 
     def load(self, ck) -> LoadedKernel:
         cu = self.cu
-        self._ensure_context()
+        self.ensure_context()
         mod = self._check(cu.cuModuleLoadData(ck.binary), f"loading {ck.name}")
         fn = self._check(cu.cuModuleGetFunction(mod, ck.name.encode()), f"finding {ck.name}")
         block = ck.metadata["num_warps"] * ck.metadata["warp_size"]
@@ -135,5 +140,9 @@ class CudaRuntime:
         k.fill(values)
         err, = self.cu.cuLaunchKernel(k.function, grid[0], grid[1], grid[2], k.block, 1, 1,
                                       k.shared, self.stream(), k.params_address, 0)
+        if err == self.cu.CUresult.CUDA_ERROR_INVALID_CONTEXT:  # a thread with none current
+            self.ensure_context()
+            err, = self.cu.cuLaunchKernel(k.function, grid[0], grid[1], grid[2], k.block, 1,
+                                          1, k.shared, self.stream(), k.params_address, 0)
         if err:
             self._check((err,), f"launching {k.name}")

@@ -17,6 +17,7 @@ from ..language.function import LAUNCH_OPTIONS, JITFunction
 from . import native_launch, warm_cache
 from .allocation import global_scratch, scratch_size
 from .device import runtime_for
+from .gpu_errors import CudaError
 from .launch_args import TORCH_DTYPES as _TORCH_DTYPES
 from .launch_args import normalize_grid as _grid
 
@@ -325,7 +326,14 @@ def run(fn: JITFunction, grid, args, kwargs, launch: bool = True):
     nat = fn._native_launch
     if nat:
         if launch:
-            k = nat(values, opts, fn.cache, grid)
+            try:
+                k = nat(values, opts, fn.cache, grid)
+            except CudaError as e:
+                if "INVALID_CONTEXT" not in str(e):
+                    raise
+                # a thread with no current context (torch's autograd thread): bind one, again
+                _get_runtime().ensure_context()
+                k = nat(values, opts, fn.cache, grid)
             if k is not None:
                 return k  # launched natively; None: an unseen variant, another device, ...
     elif nat is None:
