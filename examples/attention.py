@@ -1,0 +1,454 @@
+"""FlashAttention forward and backward (online softmax in base 2, fp32 accumulation).
+
+    o, lse = attention_forward(q, k, v, causal, sm_scale)
+    dq, dk, dv = attention_backward(q, k, v, o, do, lse, causal, sm_scale)
+
+q, o, do: (Z, H, N, D); k, v: (Z, H_KV, N, D) with H a multiple of H_KV (grouped-query
+attention: query head h reads key/value head h // (H // H_KV)).  fp16 or bf16, D in 16..256 a
+power of two, any N (the last block is masked).  lse is float32 (Z, H, N), the natural log of
+each row's softmax denominator (scores scaled by sm_scale).  The tensors may be torch tensors on
+the GPU or, with the kernels' `interpret` set (TILEWORK_INTERPRET=1), numpy arrays; the last
+dimension must be contiguous (other strides are passed).
+
+The kernels use Triton's surface only: `benchmarks/attention.py` runs this same source under
+Triton by swapping the two import lines below.
+
+Forward (`attn_fwd`): one program per (BLOCK_M query rows, z*H + h).  The key loop is split in
+up to two parts so that only the blocks that need a mask pay for it: full blocks with no mask,
+then (causal) the diagonal blocks under `offs_m >= offs_n` and the sequence bound, or
+(non-causal) the last partial block under the sequence bound.
+Backward: `attn_bwd_preprocess` (delta = rowsum(o * do)), `attn_bwd_dkdv` (one program per
+BLOCK_N keys of one K/V head, looping over the query blocks of every query head of its group),
+`attn_bwd_dq` (one program per BLOCK_M query rows, looping over key blocks).
+"""
+import tilework
+import tilework.language as tl
+
+LOG2E = 1.4426950408889634  # scores are scaled by sm_scale * log2(e), softmax uses exp2
+LN2 = 0.6931471805599453
+
+
+# ---- forward --------------------------------------------------------------------------------
+
+@tilework.jit
+def attn_fwd_inner(acc, l_i, m_i, q, k_ptrs, v_ptrs, stride_kn, stride_vn, offs_m, offs_n,
+                   lo, hi, N_CTX, qk_scale, BLOCK_N: tl.constexpr, MASK: tl.constexpr):
+    """Keys [lo, hi) in blocks of BLOCK_N.  MASK 0: none; 1: the sequence bound; 2: causal
+    (offs_m >= key) and the sequence bound."""
+    k_ptrs += lo * stride_kn
+    v_ptrs += lo * stride_vn
+    for start_n in tl.range(lo, hi, BLOCK_N):
+        if MASK == 0:
+            k = tl.load(k_ptrs)
+        else:
+            k = tl.load(k_ptrs, mask=(start_n + offs_n)[None, :] < N_CTX, other=0.0)
+        qk = tl.dot(q, k)  # q [BLOCK_M, D] @ k^T [D, BLOCK_N]
+        if MASK == 0:
+            m_ij = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+            qk = qk * qk_scale - m_ij[:, None]
+        else:
+            keep = (start_n + offs_n)[None, :] < N_CTX
+            if MASK == 2:
+                keep = keep & (offs_m[:, None] >= (start_n + offs_n)[None, :])
+            qk = tl.where(keep, qk * qk_scale, float("-inf"))
+            m_ij = tl.maximum(m_i, tl.max(qk, 1))
+            qk = qk - m_ij[:, None]
+        p = tl.exp2(qk)
+        alpha = tl.exp2(m_i - m_ij)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        if MASK == 0:
+            v = tl.load(v_ptrs)
+        else:
+            v = tl.load(v_ptrs, mask=(start_n + offs_n)[:, None] < N_CTX, other=0.0)
+        acc = tl.dot(p.to(v.dtype), v, acc)
+        m_i = m_ij
+        k_ptrs += BLOCK_N * stride_kn
+        v_ptrs += BLOCK_N * stride_vn
+    return acc, l_i, m_i
+
+
+@tilework.jit
+def attn_fwd_kernel(Q, K, V, O, LSE, sm_scale,
+                    stride_qz, stride_qh, stride_qn, stride_kz, stride_kh, stride_kn,
+                    stride_vz, stride_vh, stride_vn, stride_oz, stride_oh, stride_on,
+                    H, GROUP, N_CTX,
+                    HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                    CAUSAL: tl.constexpr, EVEN_N: tl.constexpr):
+    start_m = tl.program_id(0)
+    off_hz = tl.program_id(1)
+    off_z = off_hz // H
+    off_h = off_hz % H
+    off_hk = off_h // GROUP
+    q_base = Q + off_z.to(tl.int64) * stride_qz + off_h.to(tl.int64) * stride_qh
+    k_base = K + off_z.to(tl.int64) * stride_kz + off_hk.to(tl.int64) * stride_kh
+    v_base = V + off_z.to(tl.int64) * stride_vz + off_hk.to(tl.int64) * stride_vh
+    o_base = O + off_z.to(tl.int64) * stride_oz + off_h.to(tl.int64) * stride_oh
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q_ptrs = q_base + offs_m[:, None] * stride_qn + offs_d[None, :]
+    k_ptrs = k_base + offs_d[:, None] + offs_n[None, :] * stride_kn  # k^T: [D, BLOCK_N]
+    v_ptrs = v_base + offs_n[:, None] * stride_vn + offs_d[None, :]
+    if EVEN_N:
+        q = tl.load(q_ptrs)
+    else:
+        q = tl.load(q_ptrs, mask=offs_m[:, None] < N_CTX, other=0.0)
+    qk_scale = sm_scale * 1.4426950408889634
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    if CAUSAL:
+        # keys below this block's first row need no mask; BLOCK_M % BLOCK_N == 0
+        acc, l_i, m_i = attn_fwd_inner(acc, l_i, m_i, q, k_ptrs, v_ptrs, stride_kn, stride_vn,
+                                       offs_m, offs_n, 0, start_m * BLOCK_M, N_CTX, qk_scale,
+                                       BLOCK_N, 0)
+        hi = tl.minimum((start_m + 1) * BLOCK_M, N_CTX)
+        acc, l_i, m_i = attn_fwd_inner(acc, l_i, m_i, q, k_ptrs, v_ptrs, stride_kn, stride_vn,
+                                       offs_m, offs_n, start_m * BLOCK_M, hi, N_CTX, qk_scale,
+                                       BLOCK_N, 2)
+    else:
+        n_full = (N_CTX // BLOCK_N) * BLOCK_N
+        acc, l_i, m_i = attn_fwd_inner(acc, l_i, m_i, q, k_ptrs, v_ptrs, stride_kn, stride_vn,
+                                       offs_m, offs_n, 0, n_full, N_CTX, qk_scale, BLOCK_N, 0)
+        if not EVEN_N:
+            acc, l_i, m_i = attn_fwd_inner(acc, l_i, m_i, q, k_ptrs, v_ptrs, stride_kn,
+                                           stride_vn, offs_m, offs_n, n_full, N_CTX, N_CTX,
+                                           qk_scale, BLOCK_N, 1)
+    acc = acc / l_i[:, None]
+    lse = (m_i + tl.log2(l_i)) * 0.6931471805599453
+    o_ptrs = o_base + offs_m[:, None] * stride_on + offs_d[None, :]
+    lse_ptrs = LSE + off_hz.to(tl.int64) * N_CTX + offs_m
+    if EVEN_N:
+        tl.store(o_ptrs, acc.to(O.dtype.element_ty))
+        tl.store(lse_ptrs, lse)
+    else:
+        tl.store(o_ptrs, acc.to(O.dtype.element_ty), mask=offs_m[:, None] < N_CTX)
+        tl.store(lse_ptrs, lse, mask=offs_m < N_CTX)
+
+
+FWD_CONFIGS = [
+    tilework.Config({"BLOCK_M": 128, "BLOCK_N": 64}, num_warps=4, num_stages=3),
+    tilework.Config({"BLOCK_M": 128, "BLOCK_N": 128}, num_warps=8, num_stages=2),
+    tilework.Config({"BLOCK_M": 128, "BLOCK_N": 64}, num_warps=8, num_stages=3),
+    tilework.Config({"BLOCK_M": 64, "BLOCK_N": 64}, num_warps=4, num_stages=3),
+    tilework.Config({"BLOCK_M": 128, "BLOCK_N": 32}, num_warps=8, num_stages=2),
+]
+
+
+def fwd_config_fits(config, head_dim) -> bool:
+    """Whether a forward config suits a head dim: q, and K and V per stage, in about 200 KB of
+    shared memory; an fp32 [BLOCK_M, D] accumulator of at most 128 registers a thread."""
+    m, n = config.kwargs["BLOCK_M"], config.kwargs["BLOCK_N"]
+    smem = 2 * head_dim * (m + 2 * n * config.num_stages)
+    acc_regs = m * head_dim // (32 * config.num_warps)
+    return smem <= 200 * 1024 and acc_regs <= 128
+
+
+def prune_fwd(configs, named_args, **kwargs):
+    head_dim = named_args.get("HEAD_DIM", kwargs.get("HEAD_DIM"))
+    kept = [c for c in configs if fwd_config_fits(c, head_dim)]
+    return kept or configs[-1:]
+
+
+def even_n(args):
+    return args["N_CTX"] % args["BLOCK_M"] == 0 and args["N_CTX"] % args["BLOCK_N"] == 0
+
+
+attn_fwd = tilework.autotune(configs=FWD_CONFIGS, key=["N_CTX", "HEAD_DIM", "CAUSAL"],
+                             prune_configs_by={"early_config_prune": prune_fwd})(
+    tilework.heuristics({"EVEN_N": even_n})(attn_fwd_kernel))
+
+
+# ---- backward -------------------------------------------------------------------------------
+
+@tilework.jit
+def attn_bwd_preprocess(O, DO, DELTA, stride_oz, stride_oh, stride_on, stride_dz, stride_dh,
+                        stride_dn, H, N_CTX, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr):
+    """delta[z, h, m] = sum_d o * do (fp32)."""
+    off_hz = tl.program_id(1)
+    off_z = off_hz // H
+    off_h = off_hz % H
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    rows = offs_m[:, None] < N_CTX
+    o = tl.load(O + off_z.to(tl.int64) * stride_oz + off_h.to(tl.int64) * stride_oh
+                + offs_m[:, None] * stride_on + offs_d[None, :], mask=rows, other=0.0)
+    do = tl.load(DO + off_z.to(tl.int64) * stride_dz + off_h.to(tl.int64) * stride_dh
+                 + offs_m[:, None] * stride_dn + offs_d[None, :], mask=rows, other=0.0)
+    delta = tl.sum(o.to(tl.float32) * do.to(tl.float32), 1)
+    tl.store(DELTA + off_hz.to(tl.int64) * N_CTX + offs_m, delta, mask=offs_m < N_CTX)
+
+
+@tilework.jit
+def attn_bwd_dkdv_inner(dk, dv, k, v, q_base, do_base, lse_base, delta_base, stride_qn,
+                        stride_dn, offs_n, lo, hi, N_CTX, qk_scale,
+                        HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, MASK: tl.constexpr):
+    """Query rows [lo, hi) in blocks of BLOCK_M against this program's keys.  MASK 0: none; 1:
+    the sequence bound; 2: causal and the sequence bound."""
+    offs_d = tl.arange(0, HEAD_DIM)
+    for start_m in tl.range(lo, hi, BLOCK_M):
+        offs_m = start_m + tl.arange(0, BLOCK_M)
+        q_ptrs = q_base + offs_d[:, None] + offs_m[None, :] * stride_qn  # q^T: [D, BLOCK_M]
+        do_ptrs = do_base + offs_m[:, None] * stride_dn + offs_d[None, :]
+        if MASK == 0:
+            qT = tl.load(q_ptrs)
+            lse = tl.load(lse_base + offs_m)
+            do = tl.load(do_ptrs)
+            di = tl.load(delta_base + offs_m)
+        else:
+            qT = tl.load(q_ptrs, mask=offs_m[None, :] < N_CTX, other=0.0)
+            lse = tl.load(lse_base + offs_m, mask=offs_m < N_CTX, other=0.0)
+            do = tl.load(do_ptrs, mask=offs_m[:, None] < N_CTX, other=0.0)
+            di = tl.load(delta_base + offs_m, mask=offs_m < N_CTX, other=0.0)
+        qkT = tl.dot(k, qT)  # [BLOCK_N, BLOCK_M]
+        pT = tl.exp2(qkT * qk_scale - (lse * 1.4426950408889634)[None, :])
+        if MASK != 0:
+            keep = offs_m[None, :] < N_CTX
+            if MASK == 2:
+                keep = keep & (offs_m[None, :] >= offs_n[:, None])
+            pT = tl.where(keep, pT, 0.0)
+        dv = tl.dot(pT.to(do.dtype), do, dv)
+        dpT = tl.dot(v, tl.trans(do))  # [BLOCK_N, BLOCK_M]
+        dsT = pT * (dpT - di[None, :])
+        dk = tl.dot(dsT.to(qT.dtype), tl.trans(qT), dk)
+    return dk, dv
+
+
+@tilework.jit
+def attn_bwd_dkdv(Q, K, V, DO, DK, DV, LSE, DELTA, sm_scale,
+                  stride_qz, stride_qh, stride_qn, stride_kz, stride_kh, stride_kn,
+                  stride_vz, stride_vh, stride_vn, stride_dz, stride_dh, stride_dn,
+                  H, GROUP, N_CTX,
+                  HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                  CAUSAL: tl.constexpr):
+    """dK and dV of BLOCK_N keys of K/V head (z, hk); dk, dv share K's strides; the grid's
+    second axis is z * H_KV + hk.  BLOCK_N % BLOCK_M == 0."""
+    start_n = tl.program_id(0) * BLOCK_N
+    off_hkz = tl.program_id(1)
+    H_KV = H // GROUP
+    off_z = off_hkz // H_KV
+    off_hk = off_hkz % H_KV
+    offs_n = start_n + tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    rows = offs_n[:, None] < N_CTX
+    k_off = off_z.to(tl.int64) * stride_kz + off_hk.to(tl.int64) * stride_kh
+    v_off = off_z.to(tl.int64) * stride_vz + off_hk.to(tl.int64) * stride_vh
+    k = tl.load(K + k_off + offs_n[:, None] * stride_kn + offs_d[None, :], mask=rows, other=0.0)
+    v = tl.load(V + v_off + offs_n[:, None] * stride_vn + offs_d[None, :], mask=rows, other=0.0)
+    dk = tl.zeros([BLOCK_N, HEAD_DIM], dtype=tl.float32)
+    dv = tl.zeros([BLOCK_N, HEAD_DIM], dtype=tl.float32)
+    qk_scale = sm_scale * 1.4426950408889634
+    m_full = (N_CTX // BLOCK_M) * BLOCK_M
+    for g in range(0, GROUP):
+        off_h = off_hk * GROUP + g
+        q_base = Q + off_z.to(tl.int64) * stride_qz + off_h.to(tl.int64) * stride_qh
+        do_base = DO + off_z.to(tl.int64) * stride_dz + off_h.to(tl.int64) * stride_dh
+        row0 = (off_z * H + off_h).to(tl.int64) * N_CTX
+        if CAUSAL:
+            # the diagonal blocks, then the full blocks below them, then the partial last one
+            dk, dv = attn_bwd_dkdv_inner(dk, dv, k, v, q_base, do_base, LSE + row0,
+                                         DELTA + row0, stride_qn, stride_dn, offs_n, start_n,
+                                         tl.minimum(start_n + BLOCK_N, N_CTX), N_CTX,
+                                         qk_scale, HEAD_DIM, BLOCK_M, 2)
+            lo = start_n + BLOCK_N
+        else:
+            lo = 0
+        dk, dv = attn_bwd_dkdv_inner(dk, dv, k, v, q_base, do_base, LSE + row0, DELTA + row0,
+                                     stride_qn, stride_dn, offs_n, lo, m_full, N_CTX, qk_scale,
+                                     HEAD_DIM, BLOCK_M, 0)
+        dk, dv = attn_bwd_dkdv_inner(dk, dv, k, v, q_base, do_base, LSE + row0, DELTA + row0,
+                                     stride_qn, stride_dn, offs_n, tl.maximum(lo, m_full),
+                                     N_CTX, N_CTX, qk_scale, HEAD_DIM, BLOCK_M, 1)
+    dk = dk * sm_scale
+    tl.store(DK + k_off + offs_n[:, None] * stride_kn + offs_d[None, :],
+             dk.to(DK.dtype.element_ty), mask=rows)
+    tl.store(DV + k_off + offs_n[:, None] * stride_kn + offs_d[None, :],
+             dv.to(DV.dtype.element_ty), mask=rows)
+
+
+@tilework.jit
+def attn_bwd_dq_inner(dq, q, do, lse, di, k_base, v_base, stride_kn, stride_vn, offs_m,
+                      lo, hi, N_CTX, qk_scale,
+                      HEAD_DIM: tl.constexpr, BLOCK_N: tl.constexpr, MASK: tl.constexpr):
+    """Keys [lo, hi) in blocks of BLOCK_N.  MASK as in attn_bwd_dkdv_inner."""
+    offs_d = tl.arange(0, HEAD_DIM)
+    for start_n in tl.range(lo, hi, BLOCK_N):
+        offs_n = start_n + tl.arange(0, BLOCK_N)
+        k_ptrs = k_base + offs_d[:, None] + offs_n[None, :] * stride_kn  # k^T: [D, BLOCK_N]
+        v_ptrs = v_base + offs_d[:, None] + offs_n[None, :] * stride_vn  # v^T
+        if MASK == 0:
+            kT = tl.load(k_ptrs)
+            vT = tl.load(v_ptrs)
+        else:
+            kT = tl.load(k_ptrs, mask=offs_n[None, :] < N_CTX, other=0.0)
+            vT = tl.load(v_ptrs, mask=offs_n[None, :] < N_CTX, other=0.0)
+        qk = tl.dot(q, kT)
+        p = tl.exp2(qk * qk_scale - lse[:, None])
+        if MASK != 0:
+            keep = offs_n[None, :] < N_CTX
+            if MASK == 2:
+                keep = keep & (offs_m[:, None] >= offs_n[None, :])
+            p = tl.where(keep, p, 0.0)
+        dp = tl.dot(do, vT)
+        ds = p * (dp - di[:, None])
+        dq = tl.dot(ds.to(kT.dtype), tl.trans(kT), dq)
+    return dq
+
+
+@tilework.jit
+def attn_bwd_dq(Q, K, V, DO, DQ, LSE, DELTA, sm_scale,
+                stride_qz, stride_qh, stride_qn, stride_kz, stride_kh, stride_kn,
+                stride_vz, stride_vh, stride_vn, stride_dz, stride_dh, stride_dn,
+                H, GROUP, N_CTX,
+                HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                CAUSAL: tl.constexpr):
+    """dQ of BLOCK_M query rows of head (z, h); dq shares Q's strides.  BLOCK_M % BLOCK_N
+    == 0."""
+    start_m = tl.program_id(0) * BLOCK_M
+    off_hz = tl.program_id(1)
+    off_z = off_hz // H
+    off_h = off_hz % H
+    off_hk = off_h // GROUP
+    offs_m = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    rows = offs_m[:, None] < N_CTX
+    q_off = off_z.to(tl.int64) * stride_qz + off_h.to(tl.int64) * stride_qh
+    q = tl.load(Q + q_off + offs_m[:, None] * stride_qn + offs_d[None, :], mask=rows, other=0.0)
+    do = tl.load(DO + off_z.to(tl.int64) * stride_dz + off_h.to(tl.int64) * stride_dh
+                 + offs_m[:, None] * stride_dn + offs_d[None, :], mask=rows, other=0.0)
+    row0 = off_hz.to(tl.int64) * N_CTX
+    lse = tl.load(LSE + row0 + offs_m, mask=offs_m < N_CTX, other=0.0) * 1.4426950408889634
+    di = tl.load(DELTA + row0 + offs_m, mask=offs_m < N_CTX, other=0.0)
+    k_base = K + off_z.to(tl.int64) * stride_kz + off_hk.to(tl.int64) * stride_kh
+    v_base = V + off_z.to(tl.int64) * stride_vz + off_hk.to(tl.int64) * stride_vh
+    dq = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    qk_scale = sm_scale * 1.4426950408889634
+    if CAUSAL:
+        dq = attn_bwd_dq_inner(dq, q, do, lse, di, k_base, v_base, stride_kn, stride_vn, offs_m,
+                               0, start_m, N_CTX, qk_scale, HEAD_DIM, BLOCK_N, 0)
+        dq = attn_bwd_dq_inner(dq, q, do, lse, di, k_base, v_base, stride_kn, stride_vn, offs_m,
+                               start_m, tl.minimum(start_m + BLOCK_M, N_CTX), N_CTX, qk_scale,
+                               HEAD_DIM, BLOCK_N, 2)
+    else:
+        n_full = (N_CTX // BLOCK_N) * BLOCK_N
+        dq = attn_bwd_dq_inner(dq, q, do, lse, di, k_base, v_base, stride_kn, stride_vn, offs_m,
+                               0, n_full, N_CTX, qk_scale, HEAD_DIM, BLOCK_N, 0)
+        dq = attn_bwd_dq_inner(dq, q, do, lse, di, k_base, v_base, stride_kn, stride_vn, offs_m,
+                               n_full, N_CTX, N_CTX, qk_scale, HEAD_DIM, BLOCK_N, 1)
+    dq = dq * sm_scale
+    tl.store(DQ + q_off + offs_m[:, None] * stride_qn + offs_d[None, :],
+             dq.to(DQ.dtype.element_ty), mask=rows)
+
+
+BWD_CONFIGS = [
+    tilework.Config({"BLOCK_M1": 32, "BLOCK_N1": 128, "BLOCK_M2": 128, "BLOCK_N2": 32},
+                    num_warps=4, num_stages=2),
+    tilework.Config({"BLOCK_M1": 64, "BLOCK_N1": 128, "BLOCK_M2": 128, "BLOCK_N2": 64},
+                    num_warps=8, num_stages=2),
+    tilework.Config({"BLOCK_M1": 32, "BLOCK_N1": 64, "BLOCK_M2": 64, "BLOCK_N2": 32},
+                    num_warps=4, num_stages=2),
+]
+
+
+def bwd_configs(head_dim):
+    """Backward configs for a head dim: smaller blocks as D grows (the dK/dV and dQ
+    accumulators, k and v, or q and do, stay in registers)."""
+    if head_dim <= 64:
+        return BWD_CONFIGS
+    if head_dim <= 128:
+        return [BWD_CONFIGS[2], BWD_CONFIGS[0]]
+    return [tilework.Config({"BLOCK_M1": 16, "BLOCK_N1": 64, "BLOCK_M2": 64, "BLOCK_N2": 16},
+                            num_warps=8, num_stages=1)]
+
+
+# ---- host API -------------------------------------------------------------------------------
+
+def _is_torch(x) -> bool:
+    return type(x).__module__.startswith("torch")
+
+
+def _strides(x):
+    """Element strides of a torch tensor or a numpy array."""
+    if _is_torch(x):
+        return tuple(x.stride())
+    return tuple(s // x.itemsize for s in x.strides)
+
+
+def _last_contiguous(x):
+    if _strides(x)[-1] == 1:
+        return x
+    return x.contiguous() if _is_torch(x) else x.copy(order="C")
+
+
+def _contiguous(x):
+    if _is_torch(x):
+        return x.contiguous()
+    import numpy as np
+    return np.ascontiguousarray(x)
+
+
+def _empty(like, shape, float32=False):
+    if _is_torch(like):
+        import torch
+        return torch.empty(shape, device=like.device,
+                           dtype=torch.float32 if float32 else like.dtype)
+    import numpy as np
+    return np.empty(shape, np.float32 if float32 else like.dtype)
+
+
+def _check(q, k, v):
+    if len(q.shape) != 4 or len(k.shape) != 4 or k.shape != v.shape:
+        raise ValueError(f"attention: q must be (Z, H, N, D) and k, v (Z, H_KV, N, D) alike; "
+                         f"got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
+    Z, H, N, D = q.shape
+    if k.shape[0] != Z or k.shape[2] != N or k.shape[3] != D:
+        raise ValueError(f"attention: k and v {tuple(k.shape)} do not match q "
+                         f"{tuple(q.shape)} in Z, N or D")
+    if H % k.shape[1]:
+        raise ValueError(f"attention: q's {H} heads are not a multiple of k's {k.shape[1]}")
+    if D not in (16, 32, 64, 128, 256):
+        raise ValueError(f"attention: head dim {D} is not one of 16, 32, 64, 128, 256")
+    return Z, H, N, D, H // k.shape[1]
+
+
+def attention_forward(q, k, v, causal, sm_scale):
+    """-> (o, lse): o like q, lse float32 (Z, H, N) (natural log)."""
+    q, k, v = (_last_contiguous(t) for t in (q, k, v))
+    Z, H, N, D, group = _check(q, k, v)
+    o = _empty(q, q.shape)
+    lse = _empty(q, (Z, H, N), float32=True)
+
+    def grid(meta):
+        return (tl.cdiv(N, meta["BLOCK_M"]), Z * H)
+
+    attn_fwd[grid](q, k, v, o, lse, sm_scale, *_strides(q)[:3], *_strides(k)[:3],
+                   *_strides(v)[:3], *_strides(o)[:3], H, group, N, HEAD_DIM=D,
+                   CAUSAL=bool(causal))
+    return o, lse
+
+
+def attention_backward(q, k, v, o, do, lse, causal, sm_scale, config=None):
+    """-> (dq, dk, dv) like q, k, v.  `config` (one of bwd_configs(D)) picks the blocks;
+    default: the first for the head dim."""
+    # dq, dk, dv are made contiguous and share q's and k's strides (v's equal k's)
+    q, k, v = (_contiguous(t) for t in (q, k, v))
+    o, do = (_last_contiguous(t) for t in (o, do))
+    Z, H, N, D, group = _check(q, k, v)
+    cfg = config or bwd_configs(D)[0]
+    c = cfg.kwargs
+    opts = {"num_warps": cfg.num_warps, "num_stages": cfg.num_stages}
+    delta = _empty(q, (Z, H, N), float32=True)
+    attn_bwd_preprocess[(tl.cdiv(N, 64), Z * H)](o, do, delta, *_strides(o)[:3],
+                                                 *_strides(do)[:3], H, N, HEAD_DIM=D,
+                                                 BLOCK_M=64)
+    dq, dk, dv = _empty(q, q.shape), _empty(k, k.shape), _empty(v, v.shape)
+    common = (*_strides(q)[:3], *_strides(k)[:3], *_strides(v)[:3], *_strides(do)[:3],
+              H, group, N)
+    attn_bwd_dkdv[(tl.cdiv(N, c["BLOCK_N1"]), Z * (H // group))](
+        q, k, v, do, dk, dv, lse, delta, sm_scale, *common, HEAD_DIM=D, BLOCK_M=c["BLOCK_M1"],
+        BLOCK_N=c["BLOCK_N1"], CAUSAL=bool(causal), **opts)
+    attn_bwd_dq[(tl.cdiv(N, c["BLOCK_M2"]), Z * H)](
+        q, k, v, do, dq, lse, delta, sm_scale, *common, HEAD_DIM=D, BLOCK_M=c["BLOCK_M2"],
+        BLOCK_N=c["BLOCK_N2"], CAUSAL=bool(causal), **opts)
+    return dq, dk, dv
