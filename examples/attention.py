@@ -31,25 +31,29 @@ LN2 = 0.6931471805599453
 # ---- forward --------------------------------------------------------------------------------
 
 @tilework.jit
-def attn_fwd_inner(acc, l_i, m_i, q, k_ptrs, v_ptrs, stride_kn, stride_vn, offs_m, offs_n,
-                   lo, hi, N_CTX, qk_scale, BLOCK_N: tl.constexpr, MASK: tl.constexpr):
+def attn_fwd_inner(acc, l_i, m_i, q, k_base, v_base, stride_kn, stride_vn, offs_m,
+                   lo, hi, N_CTX, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_N: tl.constexpr,
+                   MASK: tl.constexpr):
     """Keys [lo, hi) in blocks of BLOCK_N.  MASK 0: none; 1: the sequence bound; 2: causal
-    (offs_m >= key) and the sequence bound."""
-    k_ptrs += lo * stride_kn
-    v_ptrs += lo * stride_vn
+    (offs_m >= key) and the sequence bound.  The addresses are recomputed from the block's
+    start each iteration: loop-carried pointer tiles would hold 64-bit registers per element."""
+    offs_d = tl.arange(0, HEAD_DIM)
     for start_n in tl.range(lo, hi, BLOCK_N):
+        offs_n = start_n + tl.arange(0, BLOCK_N)
+        k_ptrs = k_base + offs_n[:, None] * stride_kn + offs_d[None, :]
+        v_ptrs = v_base + offs_n[:, None] * stride_vn + offs_d[None, :]
         if MASK == 0:
             k = tl.load(k_ptrs)
         else:
-            k = tl.load(k_ptrs, mask=(start_n + offs_n)[None, :] < N_CTX, other=0.0)
-        qk = tl.dot(q, k)  # q [BLOCK_M, D] @ k^T [D, BLOCK_N]
+            k = tl.load(k_ptrs, mask=offs_n[:, None] < N_CTX, other=0.0)
+        qk = tl.dot(q, tl.trans(k))  # [BLOCK_M, D] @ [D, BLOCK_N]
         if MASK == 0:
             m_ij = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
             qk = qk * qk_scale - m_ij[:, None]
         else:
-            keep = (start_n + offs_n)[None, :] < N_CTX
+            keep = offs_n[None, :] < N_CTX
             if MASK == 2:
-                keep = keep & (offs_m[:, None] >= (start_n + offs_n)[None, :])
+                keep = keep & (offs_m[:, None] >= offs_n[None, :])
             qk = tl.where(keep, qk * qk_scale, float("-inf"))
             m_ij = tl.maximum(m_i, tl.max(qk, 1))
             qk = qk - m_ij[:, None]
@@ -60,11 +64,44 @@ def attn_fwd_inner(acc, l_i, m_i, q, k_ptrs, v_ptrs, stride_kn, stride_vn, offs_
         if MASK == 0:
             v = tl.load(v_ptrs)
         else:
-            v = tl.load(v_ptrs, mask=(start_n + offs_n)[:, None] < N_CTX, other=0.0)
+            v = tl.load(v_ptrs, mask=offs_n[:, None] < N_CTX, other=0.0)
         acc = tl.dot(p.to(v.dtype), v, acc)
         m_i = m_ij
-        k_ptrs += BLOCK_N * stride_kn
-        v_ptrs += BLOCK_N * stride_vn
+    return acc, l_i, m_i
+
+
+@tilework.jit
+def attn_fwd_first(q, k_base, v_base, stride_kn, stride_vn, offs_m, start_n, N_CTX, qk_scale,
+                   HEAD_DIM: tl.constexpr, BLOCK_N: tl.constexpr, MASK: tl.constexpr):
+    """The first key block, peeled off the loops: -> (acc, l_i, m_i).  Started from the dot's
+    results, the loop-carried statistics and accumulator keep the dot's layouts (started from
+    constants, they took a blocked layout and moved through shared memory every iteration)."""
+    offs_n = start_n + tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    k_ptrs = k_base + offs_n[:, None] * stride_kn + offs_d[None, :]
+    v_ptrs = v_base + offs_n[:, None] * stride_vn + offs_d[None, :]
+    if MASK == 0:
+        k = tl.load(k_ptrs)
+    else:
+        k = tl.load(k_ptrs, mask=offs_n[:, None] < N_CTX, other=0.0)
+    qk = tl.dot(q, tl.trans(k))
+    if MASK == 0:
+        m_i = tl.max(qk, 1) * qk_scale
+        qk = qk * qk_scale - m_i[:, None]
+    else:
+        keep = offs_n[None, :] < N_CTX
+        if MASK == 2:
+            keep = keep & (offs_m[:, None] >= offs_n[None, :])
+        qk = tl.where(keep, qk * qk_scale, float("-inf"))
+        m_i = tl.max(qk, 1)
+        qk = qk - m_i[:, None]
+    p = tl.exp2(qk)
+    l_i = tl.sum(p, 1)
+    if MASK == 0:
+        v = tl.load(v_ptrs)
+    else:
+        v = tl.load(v_ptrs, mask=offs_n[:, None] < N_CTX, other=0.0)
+    acc = tl.dot(p.to(v.dtype), v)
     return acc, l_i, m_i
 
 
@@ -85,36 +122,37 @@ def attn_fwd_kernel(Q, K, V, O, LSE, sm_scale,
     v_base = V + off_z.to(tl.int64) * stride_vz + off_hk.to(tl.int64) * stride_vh
     o_base = O + off_z.to(tl.int64) * stride_oz + off_h.to(tl.int64) * stride_oh
     offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = tl.arange(0, BLOCK_N)
     offs_d = tl.arange(0, HEAD_DIM)
     q_ptrs = q_base + offs_m[:, None] * stride_qn + offs_d[None, :]
-    k_ptrs = k_base + offs_d[:, None] + offs_n[None, :] * stride_kn  # k^T: [D, BLOCK_N]
-    v_ptrs = v_base + offs_n[:, None] * stride_vn + offs_d[None, :]
     if EVEN_N:
         q = tl.load(q_ptrs)
     else:
         q = tl.load(q_ptrs, mask=offs_m[:, None] < N_CTX, other=0.0)
     qk_scale = sm_scale * 1.4426950408889634
-    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
-    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
-    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    # every row has a key in the first block processed (the diagonal one when causal)
     if CAUSAL:
-        # keys below this block's first row need no mask; BLOCK_M % BLOCK_N == 0
-        acc, l_i, m_i = attn_fwd_inner(acc, l_i, m_i, q, k_ptrs, v_ptrs, stride_kn, stride_vn,
-                                       offs_m, offs_n, 0, start_m * BLOCK_M, N_CTX, qk_scale,
-                                       BLOCK_N, 0)
-        hi = tl.minimum((start_m + 1) * BLOCK_M, N_CTX)
-        acc, l_i, m_i = attn_fwd_inner(acc, l_i, m_i, q, k_ptrs, v_ptrs, stride_kn, stride_vn,
-                                       offs_m, offs_n, start_m * BLOCK_M, hi, N_CTX, qk_scale,
+        # the diagonal blocks under the causal mask, then the keys below this block's first
+        # row with no mask (BLOCK_M % BLOCK_N == 0)
+        lo = start_m * BLOCK_M
+        acc, l_i, m_i = attn_fwd_first(q, k_base, v_base, stride_kn, stride_vn, offs_m, lo,
+                                       N_CTX, qk_scale, HEAD_DIM, BLOCK_N, 2)
+        hi = tl.minimum(lo + BLOCK_M, N_CTX)
+        acc, l_i, m_i = attn_fwd_inner(acc, l_i, m_i, q, k_base, v_base, stride_kn, stride_vn,
+                                       offs_m, lo + BLOCK_N, hi, N_CTX, qk_scale, HEAD_DIM,
                                        BLOCK_N, 2)
+        acc, l_i, m_i = attn_fwd_inner(acc, l_i, m_i, q, k_base, v_base, stride_kn, stride_vn,
+                                       offs_m, 0, lo, N_CTX, qk_scale, HEAD_DIM, BLOCK_N, 0)
     else:
         n_full = (N_CTX // BLOCK_N) * BLOCK_N
-        acc, l_i, m_i = attn_fwd_inner(acc, l_i, m_i, q, k_ptrs, v_ptrs, stride_kn, stride_vn,
-                                       offs_m, offs_n, 0, n_full, N_CTX, qk_scale, BLOCK_N, 0)
+        acc, l_i, m_i = attn_fwd_first(q, k_base, v_base, stride_kn, stride_vn, offs_m, 0,
+                                       N_CTX, qk_scale, HEAD_DIM, BLOCK_N, 0 if EVEN_N else 1)
+        acc, l_i, m_i = attn_fwd_inner(acc, l_i, m_i, q, k_base, v_base, stride_kn, stride_vn,
+                                       offs_m, BLOCK_N, n_full, N_CTX, qk_scale, HEAD_DIM,
+                                       BLOCK_N, 0)
         if not EVEN_N:
-            acc, l_i, m_i = attn_fwd_inner(acc, l_i, m_i, q, k_ptrs, v_ptrs, stride_kn,
-                                           stride_vn, offs_m, offs_n, n_full, N_CTX, N_CTX,
-                                           qk_scale, BLOCK_N, 1)
+            acc, l_i, m_i = attn_fwd_inner(acc, l_i, m_i, q, k_base, v_base, stride_kn,
+                                           stride_vn, offs_m, tl.maximum(n_full, BLOCK_N),
+                                           N_CTX, N_CTX, qk_scale, HEAD_DIM, BLOCK_N, 1)
     acc = acc / l_i[:, None]
     lse = (m_i + tl.log2(l_i)) * 0.6931471805599453
     o_ptrs = o_base + offs_m[:, None] * stride_on + offs_d[None, :]
@@ -127,12 +165,12 @@ def attn_fwd_kernel(Q, K, V, O, LSE, sm_scale,
         tl.store(lse_ptrs, lse, mask=offs_m < N_CTX)
 
 
-FWD_CONFIGS = [
-    tilework.Config({"BLOCK_M": 128, "BLOCK_N": 64}, num_warps=4, num_stages=3),
-    tilework.Config({"BLOCK_M": 128, "BLOCK_N": 128}, num_warps=8, num_stages=2),
+FWD_CONFIGS = [  # the first that fits a head dim is the default (no ptxas spills on sm_90a)
     tilework.Config({"BLOCK_M": 128, "BLOCK_N": 64}, num_warps=8, num_stages=3),
+    tilework.Config({"BLOCK_M": 128, "BLOCK_N": 64}, num_warps=8, num_stages=2),
+    tilework.Config({"BLOCK_M": 128, "BLOCK_N": 128}, num_warps=8, num_stages=2),
     tilework.Config({"BLOCK_M": 64, "BLOCK_N": 64}, num_warps=4, num_stages=3),
-    tilework.Config({"BLOCK_M": 128, "BLOCK_N": 32}, num_warps=8, num_stages=2),
+    tilework.Config({"BLOCK_M": 128, "BLOCK_N": 64}, num_warps=4, num_stages=3),
 ]
 
 
@@ -143,6 +181,10 @@ def fwd_config_fits(config, head_dim) -> bool:
     smem = 2 * head_dim * (m + 2 * n * config.num_stages)
     acc_regs = m * head_dim // (32 * config.num_warps)
     return smem <= 200 * 1024 and acc_regs <= 128
+
+
+def default_fwd_config(head_dim):
+    return next(c for c in FWD_CONFIGS if fwd_config_fits(c, head_dim))
 
 
 def prune_fwd(configs, named_args, **kwargs):
@@ -422,7 +464,7 @@ def attention_forward(q, k, v, causal, sm_scale):
     def grid(meta):
         return (tl.cdiv(N, meta["BLOCK_M"]), Z * H)
 
-    attn_fwd[grid](q, k, v, o, lse, sm_scale, *_strides(q)[:3], *_strides(k)[:3],
+    attn_fwd[grid](q, k, v, o, lse, float(sm_scale), *_strides(q)[:3], *_strides(k)[:3],
                    *_strides(v)[:3], *_strides(o)[:3], H, group, N, HEAD_DIM=D,
                    CAUSAL=bool(causal))
     return o, lse
@@ -446,9 +488,9 @@ def attention_backward(q, k, v, o, do, lse, causal, sm_scale, config=None):
     common = (*_strides(q)[:3], *_strides(k)[:3], *_strides(v)[:3], *_strides(do)[:3],
               H, group, N)
     attn_bwd_dkdv[(tl.cdiv(N, c["BLOCK_N1"]), Z * (H // group))](
-        q, k, v, do, dk, dv, lse, delta, sm_scale, *common, HEAD_DIM=D, BLOCK_M=c["BLOCK_M1"],
+        q, k, v, do, dk, dv, lse, delta, float(sm_scale), *common, HEAD_DIM=D, BLOCK_M=c["BLOCK_M1"],
         BLOCK_N=c["BLOCK_N1"], CAUSAL=bool(causal), **opts)
     attn_bwd_dq[(tl.cdiv(N, c["BLOCK_M2"]), Z * H)](
-        q, k, v, do, dq, lse, delta, sm_scale, *common, HEAD_DIM=D, BLOCK_M=c["BLOCK_M2"],
+        q, k, v, do, dq, lse, delta, float(sm_scale), *common, HEAD_DIM=D, BLOCK_M=c["BLOCK_M2"],
         BLOCK_N=c["BLOCK_N2"], CAUSAL=bool(causal), **opts)
     return dq, dk, dv
