@@ -54,7 +54,9 @@ def attn_fwd_inner(acc, l_i, m_i, q, k_base, v_base, stride_kn, stride_vn, offs_
             keep = offs_n[None, :] < N_CTX
             if MASK == 2:
                 keep = keep & (offs_m[:, None] >= offs_n[None, :])
-            qk = tl.where(keep, qk * qk_scale, float("-inf"))
+            # an additive mask: the scores keep the dot's layout (the mask, made of aranges,
+            # is recomputed in it); tl.where(keep, qk, ..) would move qk to keep's layout
+            qk = qk * qk_scale + tl.where(keep, 0.0, float("-inf"))
             m_ij = tl.maximum(m_i, tl.max(qk, 1))
             qk = qk - m_ij[:, None]
         p = tl.exp2(qk)
@@ -92,7 +94,9 @@ def attn_fwd_first(q, k_base, v_base, stride_kn, stride_vn, offs_m, start_n, N_C
         keep = offs_n[None, :] < N_CTX
         if MASK == 2:
             keep = keep & (offs_m[:, None] >= offs_n[None, :])
-        qk = tl.where(keep, qk * qk_scale, float("-inf"))
+        # an additive mask: the scores keep the dot's layout (the mask, made of aranges,
+        # is recomputed in it); tl.where(keep, qk, ..) would move qk to keep's layout
+        qk = qk * qk_scale + tl.where(keep, 0.0, float("-inf"))
         m_i = tl.max(qk, 1)
         qk = qk - m_i[:, None]
     p = tl.exp2(qk)
@@ -244,12 +248,13 @@ def attn_bwd_dkdv_inner(dk, dv, k, v, q_base, do_base, lse_base, delta_base, str
             do = tl.load(do_ptrs, mask=offs_m[:, None] < N_CTX, other=0.0)
             di = tl.load(delta_base + offs_m, mask=offs_m < N_CTX, other=0.0)
         qkT = tl.dot(k, qT)  # [BLOCK_N, BLOCK_M]
-        pT = tl.exp2(qkT * qk_scale - (lse * 1.4426950408889634)[None, :])
-        if MASK != 0:
+        sT = qkT * qk_scale - (lse * 1.4426950408889634)[None, :]
+        if MASK != 0:  # additive, as in the forward (keeps the dot's layout)
             keep = offs_m[None, :] < N_CTX
             if MASK == 2:
                 keep = keep & (offs_m[None, :] >= offs_n[:, None])
-            pT = tl.where(keep, pT, 0.0)
+            sT = sT + tl.where(keep, 0.0, float("-inf"))
+        pT = tl.exp2(sT)
         dv = tl.dot(pT.to(do.dtype), do, dv)
         dpT = tl.dot(v, tl.trans(do))  # [BLOCK_N, BLOCK_M]
         dsT = pT * (dpT - di[None, :])
@@ -326,12 +331,13 @@ def attn_bwd_dq_inner(dq, q, do, lse, di, k_base, v_base, stride_kn, stride_vn, 
             kT = tl.load(k_ptrs, mask=offs_n[None, :] < N_CTX, other=0.0)
             vT = tl.load(v_ptrs, mask=offs_n[None, :] < N_CTX, other=0.0)
         qk = tl.dot(q, kT)
-        p = tl.exp2(qk * qk_scale - lse[:, None])
+        s = qk * qk_scale - lse[:, None]
         if MASK != 0:
             keep = offs_n[None, :] < N_CTX
             if MASK == 2:
                 keep = keep & (offs_m[:, None] >= offs_n[None, :])
-            p = tl.where(keep, p, 0.0)
+            s = s + tl.where(keep, 0.0, float("-inf"))
+        p = tl.exp2(s)
         dp = tl.dot(do, vT)
         ds = p * (dp - di[:, None])
         dq = tl.dot(ds.to(kT.dtype), tl.trans(kT), dq)
@@ -383,28 +389,53 @@ def attn_bwd_dq(Q, K, V, DO, DQ, LSE, DELTA, sm_scale,
              dq.to(DQ.dtype.element_ty), mask=rows)
 
 
-BWD_CONFIGS = [
-    tilework.Config({"BLOCK_M1": 32, "BLOCK_N1": 128, "BLOCK_M2": 128, "BLOCK_N2": 32},
-                    num_warps=4, num_stages=2),
-    tilework.Config({"BLOCK_M1": 64, "BLOCK_N1": 128, "BLOCK_M2": 128, "BLOCK_N2": 64},
-                    num_warps=8, num_stages=2),
-    tilework.Config({"BLOCK_M1": 32, "BLOCK_N1": 64, "BLOCK_M2": 64, "BLOCK_N2": 32},
-                    num_warps=4, num_stages=2),
+def _bwd_config(block_m, block_n, warps, stages, max_head_dim):
+    c = tilework.Config({"BLOCK_M": block_m, "BLOCK_N": block_n}, num_warps=warps,
+                        num_stages=stages)
+    c.max_head_dim = max_head_dim  # the largest D it compiles without spills for (sm_90a)
+    return c
+
+
+# dK/dV: BLOCK_N % BLOCK_M == 0; dQ: BLOCK_M % BLOCK_N == 0.  The first that suits a head dim
+# is the default (and the interpreter's).
+DKDV_CONFIGS = [
+    _bwd_config(64, 64, 8, 2, 64),
+    _bwd_config(32, 32, 4, 2, 128),
+    _bwd_config(32, 64, 8, 2, 128),
+    _bwd_config(16, 32, 4, 1, 256),
+]
+DQ_CONFIGS = [
+    _bwd_config(64, 64, 8, 2, 64),
+    _bwd_config(64, 32, 4, 2, 64),
+    _bwd_config(32, 32, 4, 2, 128),
+    _bwd_config(32, 16, 4, 1, 256),
 ]
 
 
-def bwd_configs(head_dim):
-    """Backward configs for a head dim: smaller blocks as D grows (the dK/dV and dQ
-    accumulators, k and v, or q and do, stay in registers)."""
-    if head_dim <= 64:
-        return BWD_CONFIGS
-    if head_dim <= 128:
-        return [BWD_CONFIGS[2], BWD_CONFIGS[0]]
-    return [tilework.Config({"BLOCK_M1": 16, "BLOCK_N1": 64, "BLOCK_M2": 64, "BLOCK_N2": 16},
-                            num_warps=8, num_stages=1)]
+def prune_bwd(configs, named_args, **kwargs):
+    head_dim = named_args.get("HEAD_DIM", kwargs.get("HEAD_DIM"))
+    return [c for c in configs if head_dim <= c.max_head_dim] or configs[-1:]
+
+
+def default_bwd_configs(head_dim):
+    """(the dK/dV config, the dQ config) the autotuners start from for a head dim."""
+    return (prune_bwd(DKDV_CONFIGS, {"HEAD_DIM": head_dim})[0],
+            prune_bwd(DQ_CONFIGS, {"HEAD_DIM": head_dim})[0])
+
+
+attn_bwd_dkdv_tuned = tilework.autotune(configs=DKDV_CONFIGS, key=["N_CTX", "HEAD_DIM", "CAUSAL"],
+                                        prune_configs_by={"early_config_prune": prune_bwd})(
+    attn_bwd_dkdv)
+attn_bwd_dq_tuned = tilework.autotune(configs=DQ_CONFIGS, key=["N_CTX", "HEAD_DIM", "CAUSAL"],
+                                      prune_configs_by={"early_config_prune": prune_bwd})(
+    attn_bwd_dq)
 
 
 # ---- host API -------------------------------------------------------------------------------
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)  # (tl.cdiv is a kernel builtin under Triton, not a host function)
+
 
 def _is_torch(x) -> bool:
     return type(x).__module__.startswith("torch")
@@ -462,7 +493,7 @@ def attention_forward(q, k, v, causal, sm_scale):
     lse = _empty(q, (Z, H, N), float32=True)
 
     def grid(meta):
-        return (tl.cdiv(N, meta["BLOCK_M"]), Z * H)
+        return (cdiv(N, meta["BLOCK_M"]), Z * H)
 
     attn_fwd[grid](q, k, v, o, lse, float(sm_scale), *_strides(q)[:3], *_strides(k)[:3],
                    *_strides(v)[:3], *_strides(o)[:3], H, group, N, HEAD_DIM=D,
@@ -470,27 +501,33 @@ def attention_forward(q, k, v, causal, sm_scale):
     return o, lse
 
 
-def attention_backward(q, k, v, o, do, lse, causal, sm_scale, config=None):
-    """-> (dq, dk, dv) like q, k, v.  `config` (one of bwd_configs(D)) picks the blocks;
-    default: the first for the head dim."""
+def attention_backward(q, k, v, o, do, lse, causal, sm_scale, blocks=None):
+    """-> (dq, dk, dv) like q, k, v.  The dK/dV and dQ kernels are autotuned; `blocks`
+    (BLOCK_M1, BLOCK_N1, BLOCK_M2, BLOCK_N2) runs them untuned with those blocks instead."""
     # dq, dk, dv are made contiguous and share q's and k's strides (v's equal k's)
     q, k, v = (_contiguous(t) for t in (q, k, v))
     o, do = (_last_contiguous(t) for t in (o, do))
     Z, H, N, D, group = _check(q, k, v)
-    cfg = config or bwd_configs(D)[0]
-    c = cfg.kwargs
-    opts = {"num_warps": cfg.num_warps, "num_stages": cfg.num_stages}
+    lse = _contiguous(lse)
     delta = _empty(q, (Z, H, N), float32=True)
-    attn_bwd_preprocess[(tl.cdiv(N, 64), Z * H)](o, do, delta, *_strides(o)[:3],
-                                                 *_strides(do)[:3], H, N, HEAD_DIM=D,
-                                                 BLOCK_M=64)
+    attn_bwd_preprocess[(cdiv(N, 64), Z * H)](o, do, delta, *_strides(o)[:3],
+                                              *_strides(do)[:3], H, N, HEAD_DIM=D, BLOCK_M=64)
     dq, dk, dv = _empty(q, q.shape), _empty(k, k.shape), _empty(v, v.shape)
-    common = (*_strides(q)[:3], *_strides(k)[:3], *_strides(v)[:3], *_strides(do)[:3],
-              H, group, N)
-    attn_bwd_dkdv[(tl.cdiv(N, c["BLOCK_N1"]), Z * (H // group))](
-        q, k, v, do, dk, dv, lse, delta, float(sm_scale), *common, HEAD_DIM=D, BLOCK_M=c["BLOCK_M1"],
-        BLOCK_N=c["BLOCK_N1"], CAUSAL=bool(causal), **opts)
-    attn_bwd_dq[(tl.cdiv(N, c["BLOCK_M2"]), Z * H)](
-        q, k, v, do, dq, lse, delta, float(sm_scale), *common, HEAD_DIM=D, BLOCK_M=c["BLOCK_M2"],
-        BLOCK_N=c["BLOCK_N2"], CAUSAL=bool(causal), **opts)
+    args = (*_strides(q)[:3], *_strides(k)[:3], *_strides(v)[:3], *_strides(do)[:3],
+            H, group, N)
+    sm_scale = float(sm_scale)
+    causal = bool(causal)
+    if blocks is None:
+        attn_bwd_dkdv_tuned[lambda meta: (cdiv(N, meta["BLOCK_N"]), Z * (H // group))](
+            q, k, v, do, dk, dv, lse, delta, sm_scale, *args, HEAD_DIM=D, CAUSAL=causal)
+        attn_bwd_dq_tuned[lambda meta: (cdiv(N, meta["BLOCK_M"]), Z * H)](
+            q, k, v, do, dq, lse, delta, sm_scale, *args, HEAD_DIM=D, CAUSAL=causal)
+    else:
+        m1, n1, m2, n2 = blocks
+        attn_bwd_dkdv[(cdiv(N, n1), Z * (H // group))](
+            q, k, v, do, dk, dv, lse, delta, sm_scale, *args, HEAD_DIM=D, BLOCK_M=m1,
+            BLOCK_N=n1, CAUSAL=causal)
+        attn_bwd_dq[(cdiv(N, m2), Z * H)](
+            q, k, v, do, dq, lse, delta, sm_scale, *args, HEAD_DIM=D, BLOCK_M=m2, BLOCK_N=n2,
+            CAUSAL=causal)
     return dq, dk, dv
