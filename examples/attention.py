@@ -13,10 +13,13 @@ dimension must be contiguous (other strides are passed).
 The kernels use Triton's surface only: `benchmarks/attention.py` runs this same source under
 Triton by swapping the two import lines below.
 
-Forward (`attn_fwd`): one program per (BLOCK_M query rows, z*H + h).  The key loop is split in
-up to two parts so that only the blocks that need a mask pay for it: full blocks with no mask,
-then (causal) the diagonal blocks under `offs_m >= offs_n` and the sequence bound, or
-(non-causal) the last partial block under the sequence bound.
+Forward (`attn_fwd`, autotuned `attn_fwd_kernel`): one program per (BLOCK_M query rows,
+z*H + h).  The key loop is split so that only the blocks that need a mask pay for it.  Causal:
+the diagonal blocks (`offs_m >= offs_n` and the sequence bound) first, then the keys below the
+block's first row with no mask.  Non-causal: the full blocks with no mask, then the partial
+last one under the sequence bound.  The first key block is peeled off the loops
+(`attn_fwd_first`), so that the loop-carried row statistics and accumulator start in the dot's
+register layouts.
 Backward: `attn_bwd_preprocess` (delta = rowsum(o * do)), `attn_bwd_dkdv` (one program per
 BLOCK_N keys of one K/V head, looping over the query blocks of every query head of its group),
 `attn_bwd_dq` (one program per BLOCK_M query rows, looping over key blocks).
@@ -24,9 +27,8 @@ BLOCK_N keys of one K/V head, looping over the query blocks of every query head 
 import tilework
 import tilework.language as tl
 
-LOG2E = 1.4426950408889634  # scores are scaled by sm_scale * log2(e), softmax uses exp2
-LN2 = 0.6931471805599453
-
+# (scores are scaled by sm_scale * log2(e) = 1.4426950408889634 and exponentiated with exp2;
+# the kernels spell the constants out: a kernel may read only constexpr globals)
 
 # ---- forward --------------------------------------------------------------------------------
 
