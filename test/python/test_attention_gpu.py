@@ -77,9 +77,13 @@ def test_forward_vs_sdpa(z, h, hk, n, d, causal, dt):
     assert maxerr(lse, rlse) < 1e-3, maxerr(lse, rlse)
 
 
+# D=256 once: its backward kernels (small blocks, mma.sync, spills) take minutes to compile
+BWD_VARIANTS = [v for v in VARIANTS if v[4] != 256] + [(1, 2, 1, 384, 256)]
+
+
 @pytest.mark.parametrize("dt", ["fp16", "bf16"])
 @pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("z, h, hk, n, d", VARIANTS)
+@pytest.mark.parametrize("z, h, hk, n, d", BWD_VARIANTS)
 def test_backward_vs_sdpa(z, h, hk, n, d, causal, dt):
     q, k, v, do = inputs(z, h, hk, n, d, DTYPES[dt], seed=1)
     scale = 1 / math.sqrt(d)
