@@ -404,13 +404,13 @@ DKDV_CONFIGS = [
     _bwd_config(64, 64, 8, 2, 64),
     _bwd_config(32, 32, 4, 2, 128),
     _bwd_config(32, 64, 8, 2, 128),
-    _bwd_config(16, 32, 4, 1, 256),
+    _bwd_config(16, 64, 8, 1, 256),  # D=256: wgmma (M=64 keys), still spills
 ]
 DQ_CONFIGS = [
     _bwd_config(64, 64, 8, 2, 128),
     _bwd_config(64, 32, 4, 2, 64),
     _bwd_config(32, 32, 4, 2, 128),
-    _bwd_config(32, 16, 4, 1, 256),
+    _bwd_config(64, 16, 8, 1, 256),  # D=256: wgmma, still spills
 ]
 
 

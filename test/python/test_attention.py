@@ -332,3 +332,11 @@ def test_benchmark_swaps_the_imports():
     tree = ast.parse(src.replace(bench.IMPORTS, bench.TRITON_IMPORTS))
     mods = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     assert mods == {"triton", "triton.language", "numpy", "torch"}, mods
+
+
+@pytest.mark.parametrize("which", ["dkdv", "dq"])
+def test_backward_d256_sm90a_wgmma(which):
+    """D=256's configs keep 64 rows per warpgroup (wgmma; 32-row blocks fell back to mma.sync
+    and took minutes to compile); they spill (see the report)."""
+    ck = compile_bwd("sm_90a", which, 256, True)
+    assert "wgmma.mma_async" in ck.asm["ptx"]

@@ -77,7 +77,7 @@ def test_forward_vs_sdpa(z, h, hk, n, d, causal, dt):
     assert maxerr(lse, rlse) < 1e-3, maxerr(lse, rlse)
 
 
-# D=256 once: its backward kernels (small blocks, mma.sync, spills) take minutes to compile
+# D=256 once: its backward kernels spill (kilobytes) and compile slowly
 BWD_VARIANTS = [v for v in VARIANTS if v[4] != 256] + [(1, 2, 1, 384, 256)]
 
 
