@@ -1,0 +1,176 @@
+"""FlashAttention: torch SDPA, Triton and tilework in one run, on one GPU.
+
+Triton runs the same kernel source as tilework: examples/attention.py with its two import lines
+swapped (`import triton as tilework`, `import triton.language as tl`), so its autotune configs,
+pruning and host code are the same and the comparison is of the compilers.  Every side is
+checked against SDPA first (max abs error of o, and of dq/dk/dv for forward+backward); then
+TFLOP/s (tilework.testing.do_bench: median, L2 flushed).  FLOPs: forward 4·Z·H·N²·D (half when
+causal); forward+backward 3.5× that (the backward's five N²·D products against the forward's
+two).  Batch 4, 32 heads, fp16 by default; N 1024..16384, D 64 and 128, causal and not.
+
+    python benchmarks/attention.py [--mode fwd|fwdbwd|both] [--n 1024,2048,...] [--d 64,128]
+                                   [--dtype fp16|bf16] [--batch 4] [--heads 32] [--json PATH]
+                                   [--sides sdpa,triton,tilework]
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import math
+import os
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXAMPLES = os.path.join(HERE, "..", "examples")
+sys.path.insert(0, EXAMPLES)
+
+IMPORTS = "import tilework\nimport tilework.language as tl\n"
+TRITON_IMPORTS = "import triton as tilework\nimport triton.language as tl\n"
+
+
+def triton_attention():
+    """examples/attention.py under Triton: the same text with the two imports swapped."""
+    with open(os.path.join(EXAMPLES, "attention.py")) as f:
+        src = f.read()
+    if IMPORTS not in src:
+        raise RuntimeError("examples/attention.py no longer starts its code with the two "
+                           "tilework imports this benchmark swaps")
+    path = os.path.join(tempfile.mkdtemp(prefix="tw-attn-bench-"), "triton_attention.py")
+    with open(path, "w") as f:  # Triton's jit reads the kernels' source from their file
+        f.write(src.replace(IMPORTS, TRITON_IMPORTS, 1))
+    spec = importlib.util.spec_from_file_location("triton_attention", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def sdpa_side(torch):
+    import torch.nn.functional as F
+
+    def fwd(q, k, v, causal, scale):
+        g = q.shape[1] // k.shape[1]
+        gqa = {"enable_gqa": True} if g > 1 else {}
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale,
+                                              **gqa), None
+
+    def fwdbwd(q, k, v, do, causal, scale):
+        q, k, v = (t.detach().requires_grad_() for t in (q, k, v))
+        o, _ = fwd(q, k, v, causal, scale)
+        dq, dk, dv = torch.autograd.grad(o, (q, k, v), do)
+        return o, dq, dk, dv
+    return fwd, fwdbwd
+
+
+def kernel_side(mod):
+    def fwd(q, k, v, causal, scale):
+        return mod.attention_forward(q, k, v, causal, scale)
+
+    def fwdbwd(q, k, v, do, causal, scale):
+        o, lse = mod.attention_forward(q, k, v, causal, scale)
+        dq, dk, dv = mod.attention_backward(q, k, v, o, do, lse, causal, scale)
+        return o, dq, dk, dv
+    return fwd, fwdbwd
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--mode", default="both", choices=["fwd", "fwdbwd", "both"])
+    ap.add_argument("--n", default="1024,2048,4096,8192,16384")
+    ap.add_argument("--d", default="64,128")
+    ap.add_argument("--dtype", default="fp16", choices=["fp16", "bf16"])
+    ap.add_argument("--batch", type=int, default=4)
+    ap.add_argument("--heads", type=int, default=32)
+    ap.add_argument("--causal", default="0,1", help="0, 1 or both (0,1)")
+    ap.add_argument("--sides", default="sdpa,triton,tilework")
+    ap.add_argument("--json", default=None, help="write the figures to this path")
+    args = ap.parse_args()
+
+    import torch
+    from tilework.testing import do_bench
+    dev = torch.cuda.get_device_name()
+    dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}[args.dtype]
+    sides = {}
+    for s in args.sides.split(","):
+        try:
+            if s == "sdpa":
+                sides[s] = sdpa_side(torch)
+            elif s == "triton":
+                sides[s] = kernel_side(triton_attention())
+            elif s == "tilework":
+                import attention
+                sides[s] = kernel_side(attention)
+            else:
+                raise ValueError(f"unknown side {s!r}")
+        except ImportError as e:
+            print(f"# {s} skipped: {e}")
+    modes = ["fwd", "fwdbwd"] if args.mode == "both" else [args.mode]
+    Z, H = args.batch, args.heads
+    rows = []
+    print(f"# {dev}  {args.dtype}  batch {Z}  heads {H}  (TFLOP/s; err: max |x - SDPA|)")
+    names = list(sides)
+    print(f"{'pass':7} {'N':>6} {'D':>4} {'causal':>6} " +
+          " ".join(f"{n:>16}" for n in names) + "  tilework/triton  tilework/sdpa")
+    for mode in modes:
+        for D in (int(x) for x in args.d.split(",")):
+            for N in (int(x) for x in args.n.split(",")):
+                for causal in (bool(int(c)) for c in args.causal.split(",")):
+                    torch.manual_seed(0)
+                    q, k, v, do = (torch.randn(Z, H, N, D, device="cuda", dtype=dtype) * 0.5
+                                   for _ in range(4))
+                    scale = 1 / math.sqrt(D)
+                    flop = 4 * Z * H * N * N * D * (0.5 if causal else 1.0)
+                    if mode == "fwdbwd":
+                        flop *= 3.5
+                    ref = None
+                    row = {"mode": mode, "N": N, "D": D, "causal": causal,
+                           "dtype": args.dtype, "batch": Z, "heads": H, "device": dev}
+                    cells = []
+                    for name, (fwd, fwdbwd) in sides.items():
+                        try:
+                            if mode == "fwd":
+                                out = (fwd(q, k, v, causal, scale)[0],)
+
+                                def fn():
+                                    fwd(q, k, v, causal, scale)
+                            else:
+                                out = fwdbwd(q, k, v, do, causal, scale)
+
+                                def fn():
+                                    fwdbwd(q, k, v, do, causal, scale)
+                            if ref is None:
+                                ref = out
+                            err = max((a.float() - b.float()).abs().max().item()
+                                      for a, b in zip(out, ref))
+                            ms = do_bench(fn)
+                            tf = flop / ms / 1e9
+                            row[name] = {"ms": ms, "tflops": tf, "max_err": err}
+                            cells.append(f"{tf:7.1f} ({err:.0e})")
+                        except Exception as e:  # report and go on
+                            row[name] = {"error": f"{type(e).__name__}: {str(e)[:300]}"}
+                            cells.append(f"{'failed':>16}")
+                        torch.cuda.empty_cache()
+                    ratio = []
+                    for other in ("triton", "sdpa"):
+                        a, b = row.get("tilework", {}), row.get(other, {})
+                        ok = "tflops" in a and "tflops" in b
+                        ratio.append(f"{a['tflops'] / b['tflops']:.2f}" if ok else "-")
+                    print(f"{mode:7} {N:6d} {D:4d} {str(causal):>6} " +
+                          " ".join(f"{c:>16}" for c in cells) +
+                          f"  {ratio[0]:>15}  {ratio[1]:>13}", flush=True)
+                    rows.append(row)
+    for row in rows:
+        for name in names:
+            if "error" in row.get(name, {}):
+                print(f"# {row['mode']} N={row['N']} D={row['D']} causal={row['causal']} "
+                      f"{name}: {row[name]['error']}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": dev, "dtype": args.dtype, "batch": Z, "heads": H,
+                       "rows": rows}, f, indent=1)
+        print(f"# wrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()
