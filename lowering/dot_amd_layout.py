@@ -95,9 +95,10 @@ def why_not(target, ea, eb, ec, precision):
     if not any(m.startswith("mfma") for m in target.matrix):
         return f"{arch} has no MFMA"
     if ea in _FP8_NAME and eb in _FP8_NAME:
+        if not target.fp8:
+            return f"{arch} has no fp8 MFMA ({ea} x {eb})"
         if "ocp" not in target.fp8:
-            fmt = "the fnuz fp8 formats" if target.fp8 else "no fp8 formats"
-            return f"{arch}'s MFMA reads {fmt}, not {ea} x {eb}"
+            return f"{arch}'s fp8 MFMA reads the fnuz formats, not OCP {ea} x {eb}"
     elif ea != eb or ea not in ("f16", "bf16", "i8", "f32"):
         return f"{arch} has no MFMA for {ea} x {eb}"
     if ec not in _accs(ea):

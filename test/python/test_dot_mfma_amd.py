@@ -83,9 +83,9 @@ def test_options_pick_the_instruction_emulated(nonkdim, op, kpack, rng):
     emu = _emulate("fp16_acc32", "gfx942", 50, 70, 80, 64, 64, 32, 4, rng,
                    matrix_instr_nonkdim=nonkdim, kpack=kpack)
     assert _mfmas(emu) == [op]
-    assert f"dot_operand<0, #tilegpu.mfma<" in emu.compiled.asm["tilegpu"]
-    kw = 4 * kpack
-    assert re.search(rf"dot_operand<0, #tilegpu.mfma<[^>]*>, {kw}", emu.compiled.asm["tilegpu"])
+    mfma = (f"#tilegpu.mfma<array<i32: 2, 2>, array<i32: {nonkdim}, {nonkdim}>, false>, "
+            f"{4 * kpack} : i32>")
+    assert f"#tilegpu.dot_operand<0 : i32, {mfma}" in emu.compiled.asm["tilegpu"]
 
 
 def test_plus_equals_accumulator_emulated(rng):
