@@ -7,11 +7,16 @@
 
 // One 32x32x8 f16 MFMA: 16 accumulator values in, 16 out.
 // CHECK-LABEL: gpu.func @mfma_f16(
-// CHECK: %[[A:.+]] = llvm.insertelement %arg0, %{{.+}}[%{{.+}} : i32] : vector<4xf16>
+// CHECK: llvm.mlir.poison : vector<16xf32>
+// CHECK-COUNT-15: llvm.insertelement %arg2, %{{.+}} : vector<16xf32>
+// CHECK-NEXT: %[[C:.+]] = llvm.insertelement %arg2, %{{.+}} : vector<16xf32>
 // CHECK-NEXT: llvm.mlir.poison : vector<4xf16>
-// CHECK-COUNT-3: llvm.insertelement %arg1
-// CHECK-NEXT: %[[B:.+]] = llvm.insertelement %arg1, %{{.+}}[%{{.+}} : i32] : vector<4xf16>
-// CHECK-NEXT: %[[D:.+]] = rocdl.mfma.f32.32x32x8f16 %[[A]], %[[B]], %[[C:.+]], %[[Z:.+]], %[[Z]], %[[Z]] : (vector<4xf16>, vector<4xf16>, vector<16xf32>, i32, i32, i32) -> vector<16xf32>
+// CHECK-COUNT-3: llvm.insertelement %arg0, %{{.+}} : vector<4xf16>
+// CHECK-NEXT: %[[A:.+]] = llvm.insertelement %arg0, %{{.+}} : vector<4xf16>
+// CHECK-NEXT: llvm.mlir.poison : vector<4xf16>
+// CHECK-COUNT-3: llvm.insertelement %arg1, %{{.+}} : vector<4xf16>
+// CHECK-NEXT: %[[B:.+]] = llvm.insertelement %arg1, %{{.+}} : vector<4xf16>
+// CHECK-NEXT: %[[D:.+]] = rocdl.mfma.f32.32x32x8f16 %[[A]], %[[B]], %[[C]], %[[Z:.+]], %[[Z]], %[[Z]] : (vector<4xf16>, vector<4xf16>, vector<16xf32>, i32, i32, i32) -> vector<16xf32>
 // CHECK-COUNT-16: llvm.extractelement %[[D]]
 // CHECK-NEXT: gpu.return
 // CHECK-NOT: rocdl.mfma
