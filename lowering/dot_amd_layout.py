@@ -29,7 +29,7 @@ import mlir.ir as ir
 
 from tilework.dialects import tile as T
 from tilework.dialects.layout import DotOperand, layout_of
-from tilework.dialects.layout_amd import AmdMfma
+from tilework.dialects.layout_amd import AmdMfma, AmdWmma
 
 
 @dataclass(frozen=True)
@@ -136,9 +136,11 @@ def amd_dot_layouts(target, op, num_warps: int, options=None):
     """(acc, a, b) layouts of the MFMA path for `tile.dot` `op`, or None (FMA)."""
     a, b, c = (op.operands[i].type for i in range(3))
     shape = tuple(T.shape_of(c))
-    if len(shape) != 2 or target.warp_size != 64:
-        return None  # batched dots and RDNA (WMMA: not yet) stay on the FMA path
+    if len(shape) != 2:
+        return None  # batched dots stay on the FMA path
     ea, eb, ec = (str(T.element_type(t)) for t in (a, b, c))
+    if target.warp_size == 32:
+        return _wmma_layouts(target, ea, eb, ec, shape, T.shape_of(a)[1], num_warps)
     precision = ir.StringAttr(op.attributes["input_precision"]).value
     kinds = mfma_kinds(target, ea, eb, ec, precision)
     M, N = shape
@@ -152,6 +154,24 @@ def amd_dot_layouts(target, op, num_warps: int, options=None):
     if _opt(options, "kpack", 1) == 2 and 2 * kind.k <= K:
         kw *= 2
     acc = AmdMfma(_warps(shape, num_warps, kind.m), (kind.m, kind.m), False)
+    return acc, DotOperand(0, acc, kw), DotOperand(1, acc, kw)
+
+
+def wmma_version(target) -> int:
+    return 1 if target.has("wmma_v1") else 2 if target.has("wmma_v2") else 0
+
+
+def _wmma_layouts(target, ea, eb, ec, shape, K, num_warps):
+    """RDNA: f16 x f16 -> f32/f16 dots of at least 16x16x16 on `v_wmma_f32_16x16x16_f16`
+    (gfx11: a lane holds a whole 16-element K row, lanes 16-31 copying 0-15; gfx12: 8, lanes
+    16-31 the upper K half).  Other types stay on FMAs for now."""
+    version = wmma_version(target)
+    M, N = shape
+    if not version or ea != "f16" or eb != "f16" or ec not in ("f32", "f16") or \
+            min(M, N, K) < 16:
+        return None
+    acc = AmdWmma(version, _warps(shape, num_warps, 16))
+    kw = 16 if version == 1 else 8
     return acc, DotOperand(0, acc, kw), DotOperand(1, acc, kw)
 
 
@@ -174,7 +194,8 @@ def amd_operands(op):
     """(acc, a, b) layouts when `op` is laid out for MFMA, else None."""
     la, lb, lc = (layout_of(op.operands[i].type) for i in range(3))
     lr = layout_of(op.results[0].type)
-    if not (isinstance(lr, AmdMfma) and lc == lr and not lr.transposed):
+    if not (isinstance(lr, AmdWmma) or isinstance(lr, AmdMfma) and not lr.transposed) \
+            or lc != lr:
         return None
     if not all(isinstance(x, DotOperand) and x.parent == lr and x.op_idx == i
                for i, x in enumerate((la, lb))):

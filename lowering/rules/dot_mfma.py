@@ -1,4 +1,5 @@
-"""`tile.dot` on CDNA matrix cores: `v_mfma_*` through `rocdl.mfma.*` (gfx90a, gfx942, gfx950).
+"""`tile.dot` on CDNA matrix cores: `v_mfma_*` through `rocdl.mfma.*` (gfx90a, gfx942, gfx950);
+RDNA's WMMA is `rules/dot_wmma.py`, called from here (one tile.dot rule per backend).
 
 tilegpu-assign-layouts puts such a dot's result and accumulator in `#tilegpu.mfma<[wm, wn],
 [m, m], false>` and a and b in its dot_operand layouts (`lowering/dot_amd_layout.py` picks the
@@ -18,12 +19,14 @@ from __future__ import annotations
 import mlir.ir as ir
 
 from tilework.dialects import tile as T
+from tilework.dialects.layout_amd import AmdMfma
 
 from ..dot_amd_layout import amd_operands, mfma_kind
 from ..registry import LoweringError, lower
 from ..regs import Regs
 from ..shared_memory import smem_type, to_smem
 from .dot import dot_fma, round_tf32
+from .dot_wmma import dot_wmma
 
 
 def _lanes_ok(lin, want) -> bool:
@@ -109,6 +112,8 @@ def dot_mfma(ctx, op, args):
     if layouts is None:
         return dot_fma(ctx, op, args)
     acc_l, la, lb = layouts
+    if not isinstance(acc_l, AmdMfma):  # RDNA
+        return dot_wmma(ctx, op, args, layouts)
     kind = mfma_kind(ctx.facts, op, la.k_width)
     if isinstance(kind, str):
         raise LoweringError(kind)

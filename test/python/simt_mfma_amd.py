@@ -102,13 +102,61 @@ def mfma(name: str, a, b, c, ws: int):
     return out.astype(np.float32)
 
 
+def wmma_f16(a, b, c, ws: int):
+    """RDNA's v_wmma_f32_16x16x16_f16 per wave of 32 (RDNA3 ISA and RDNA4 ISA, "WMMA"), the
+    version read off the operand length: 16 halves a lane (gfx11: lane l holds A row l % 16,
+    K 0-15; lanes 16-31 must repeat lanes 0-15) or 8 (gfx12: K 8 (l // 16) + e).  B is the
+    same with columns.  D value i of lane l: row 2 i + l // 16 (gfx11) or i + 8 (l // 16)
+    (gfx12), column l % 16."""
+    if ws != 32:
+        raise MfmaError("WMMA runs on 32-wide waves")
+    T = c.shape[0]
+    av, bv = (np.asarray(x, np.float16).astype(np.float64).reshape(T, -1) for x in (a, b))
+    kw = av.shape[1]
+    if kw not in (8, 16) or bv.shape[1] != kw or c.shape[1:] != (8,):
+        raise MfmaError(f"WMMA operands of {kw} halves and {c.shape[1:]} accumulators")
+    lanes = np.arange(32)
+    i = np.arange(8)
+    if kw == 16:
+        rows = 2 * i[None, :] + lanes[:, None] // 16
+        koff = np.zeros(32, np.int64)
+    else:
+        rows = i[None, :] + 8 * (lanes[:, None] // 16)
+        koff = 8 * (lanes // 16)
+    cols = np.broadcast_to((lanes % 16)[:, None], rows.shape)
+    out = np.zeros((T, 8), np.float64)
+    for w in range(T // 32):
+        sl = slice(32 * w, 32 * w + 32)
+        aw, bw = av[sl], bv[sl]
+        if kw == 16 and not (np.array_equal(aw[:16], aw[16:]) and np.array_equal(bw[:16],
+                                                                                  bw[16:])):
+            raise MfmaError("gfx11 WMMA: lanes 16-31 must repeat the operands of lanes 0-15")
+        A = np.zeros((16, 16))
+        B = np.zeros((16, 16))
+        ks = koff[:, None] + np.arange(kw)[None, :]
+        A[np.broadcast_to((lanes % 16)[:, None], ks.shape), ks] = aw
+        B[ks, np.broadcast_to((lanes % 16)[:, None], ks.shape)] = bw
+        C = np.zeros((16, 16))
+        C[rows, cols] = c[sl]
+        out[sl] = (A @ B + C)[rows, cols]
+    return out.astype(np.float32)
+
+
 class MfmaOps:
-    """Handlers the emulator looks up for `rocdl.mfma.*` (see `matrix_handler`)."""
+    """Handlers the emulator looks up for `rocdl.mfma.*` and `rocdl.wmma.*` (see
+    `matrix_handler`)."""
 
     def matrix_handler(self, name: str):
         if name.startswith("rocdl.mfma."):
             return self.op_rocdl_mfma
+        if name == "rocdl.wmma.f32.16x16x16.f16":
+            return self.op_rocdl_wmma
         return None
+
+    def op_rocdl_wmma(self, op, args, env, act):
+        if not act.all():
+            raise MfmaError("a WMMA reached by only some threads")
+        return [wmma_f16(*args, self.ws)]
 
     def op_rocdl_mfma(self, op, args, env, act):
         if not act.all():

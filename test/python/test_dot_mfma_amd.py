@@ -120,3 +120,35 @@ def test_fp8_on_gfx950_emulated(a_kind, b_kind, op, rng):
     ref = a64 @ b64
     np.testing.assert_allclose(c, ref, rtol=0, atol=(k * 2.0**-23 * (np.abs(a64) @ np.abs(b64))
                                                      ).max() + 1e-30)
+
+
+# ---- RDNA: WMMA ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("target", ["gfx1100", "gfx1201"])
+@pytest.mark.parametrize("case", ["fp16_acc32", "fp16_acc16"])
+def test_matmul_on_wmma_emulated(target, case, rng):
+    emu = _emulate(case, target, 70, 40, 50, 32, 32, 16, 4, rng)  # M, N, K tails
+    assert "rocdl.wmma.f32.16x16x16.f16" in str(emu.module)
+    version = 1 if target == "gfx1100" else 2
+    assert f"#tilegpu.wmma<{version} : i32, array<i32: 2, 2>>" in emu.compiled.asm["tilegpu"]
+    assert "v_wmma_f32_16x16x16_f16" in emu.compiled.asm["amdgcn"]
+
+
+def test_wmma_plus_equals_emulated(rng):
+    emu = _emulate("fp16_acc32", "gfx1201", 40, 40, 70, 32, 32, 32, 2, rng, plus_eq=True)
+    assert "rocdl.wmma.f32.16x16x16.f16" in str(emu.module)
+
+
+@pytest.mark.parametrize("case", ["bf16", "int8", "fp32"])
+def test_other_types_stay_on_fma_on_rdna(case):
+    ck = compile(ASTSource(matmul_kernel, matmul_signature(case), _consts(case, 32, 32, 32), {}),
+                 "gfx1100", CompileOptions(num_warps=4), cache=False)
+    assert "#tilegpu.wmma" not in ck.asm["tilegpu"] and "v_wmma" not in ck.asm["amdgcn"]
+
+
+@pytest.mark.parametrize("target, case", [("gfx90a", "fp32"), ("gfx950", "fp32"),
+                                          ("gfx942", "fp64")])
+def test_types_without_mfma_stay_on_fma(target, case):
+    ck = compile(ASTSource(matmul_kernel, matmul_signature(case), _consts(case, 32, 32, 32), {}),
+                 target, CompileOptions(num_warps=4), cache=False)
+    assert "#tilegpu.mfma" not in ck.asm["tilegpu"] and "v_mfma" not in ck.asm["amdgcn"]
