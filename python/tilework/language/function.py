@@ -17,7 +17,7 @@ import textwrap
 from . import core
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "target", "debug", "opt_level",
-                  "maxnreg", "waves_per_eu", "matrix_instr_nonkdim", "kpack")
+                  "maxnreg")
 
 
 def is_constexpr_annotation(ann) -> bool:
