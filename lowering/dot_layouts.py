@@ -19,6 +19,7 @@ import mlir.ir as ir
 from tilework.dialects import tile as T
 from tilework.dialects.layout import DotOperand, NvidiaMma, layout_of
 
+from .dot_amd_layout import amd_dot_layouts, amd_operands
 from .dot_wgmma_layout import wgmma_layout
 
 M_INSTR, N_INSTR = 16, 8
@@ -102,8 +103,11 @@ def _precision(op) -> str:
     return ir.StringAttr(op.attributes["input_precision"]).value
 
 
-def choose_dot_layouts(target, op, num_warps: int):
-    """(acc, a, b) layouts of the tensor-core path for `tile.dot` `op` on `target`, or None."""
+def choose_dot_layouts(target, op, num_warps: int, options=None):
+    """(acc, a, b) layouts of the tensor-core path for `tile.dot` `op` on `target`, or None.
+    `options` (CompileOptions): AMD's matrix_instr_nonkdim and kpack."""
+    if target is not None and target.backend == "amd":
+        return amd_dot_layouts(target, op, num_warps, options)
     if target is None or target.backend != "nvidia" or target.warp_size != 32:
         return None
     v3 = wgmma_layout(target, op, num_warps)  # sm_90a: operands through shared memory
@@ -132,6 +136,9 @@ def choose_dot_layouts(target, op, num_warps: int):
 def mma_operands(op):
     """(acc layout, a layout, b layout) when `op` (a tile.dot with layouts) is on the mma v2
     path: a and b in dot_operand layouts of an mma v2 result; else None."""
+    amd = amd_operands(op)  # AMD's MFMA (dot_amd_layout.py)
+    if amd is not None:
+        return amd
     la, lb, lc = (layout_of(op.operands[i].type) for i in range(3))
     lr = layout_of(op.results[0].type)
     if not (isinstance(lr, NvidiaMma) and lr.version == 2 and lc == lr):

@@ -55,10 +55,10 @@ def choose_defaults(f, num_warps, warp_size) -> dict[int, Blocked]:
 
 
 class _Assigner:
-    def __init__(self, f, num_warps, warp_size, target=None):
+    def __init__(self, f, num_warps, warp_size, target=None, options=None):
         self.defaults = choose_defaults(f, num_warps, warp_size)
         self.num_warps, self.warp_size = num_warps, warp_size
-        self.target = target
+        self.target, self.options = target, options
         self.hints = access_hints(f, self.defaults, num_warps, warp_size)
 
     def hint(self, v):
@@ -215,7 +215,7 @@ class _Assigner:
         wgmma (v3: tilegpu-warpgroup-dot puts them in shared memory), kept in a layout without
         copies.  Else the result takes the accumulator's layout; a and b may stay in any layout
         (the FMA lowering moves them through shared memory)."""
-        choice = choose_dot_layouts(self.target, op, self.num_warps)
+        choice = choose_dot_layouts(self.target, op, self.num_warps, self.options)
         if choice is None:
             self.set(op.results[0], layout_of(op.operands[2].type))
             return
@@ -370,7 +370,7 @@ def _assign_layouts(module_op, pctx):
     module_op.attributes["tilegpu.num_warps"] = _i32(nw)
     module_op.attributes["tilegpu.warp_size"] = _i32(ws)
     for f in kernels(module_op):
-        a = _Assigner(f, nw, ws, pctx.target)
+        a = _Assigner(f, nw, ws, pctx.target, pctx.options)
         entry = f.regions[0].blocks[0]
         for arg in entry.arguments:  # tile arguments (functions in lit tests) start in the default
             if T.is_tensor(arg.type):

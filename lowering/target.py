@@ -23,6 +23,9 @@ class Target:
     shared_memory: int     # bytes of shared memory (LDS) one block may use, opted in
     matrix: tuple = ()     # matrix instructions: "mma_v2", "wgmma", "mfma_32x32x8", "wmma_v1"
     features: str = ""     # LLVM target features (NVIDIA: the PTX ISA version)
+    fp8: tuple = ()        # fp8 formats of its matrix instructions: "ocp" (e4m3fn/e5m2), "fnuz"
+    code_object: int = 0   # AMD: the code-object version of its hsaco (0: not AMD)
+    max_waves_per_eu: int = 0  # AMD: waves one SIMD holds (the bound of waves_per_eu)
 
     def __str__(self):
         return self.arch

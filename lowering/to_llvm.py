@@ -46,6 +46,7 @@ class LoweringContext:
         self.i64 = ir.IntegerType.get_signless(64)
         self.i1 = ir.IntegerType.get_signless(1)
         self.gptr = ir.Type.parse("!llvm.ptr<1>")
+        self.facts = None  # the `Target` (its matrix instructions, fp8 formats), when known
 
     # ---- building ---------------------------------------------------------------------------
     @staticmethod
@@ -378,12 +379,13 @@ def _lower_block(ctx: LoweringContext, block: ir.Block):
 
 
 def _convert_func(f, gpu_module, target, arch, num_warps, warp_size, functions, shared,
-                  maxnreg=None):
+                  maxnreg=None, facts=None):
     f = f.operation
     name = ir.StringAttr(f.attributes["sym_name"]).value
     ftype = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
     ctx = LoweringContext(target, arch, num_warps, warp_size)
     ctx.functions = functions
+    ctx.facts = facts
     arg_types = [ctx.scalar_type(t) for t in ftype.inputs]
     with ir.InsertionPoint(gpu_module.regions[0].blocks[0]), f.location:
         gf = gpu.GPUFuncOp(ir.TypeAttr.get(ir.FunctionType.get(arg_types, [])),
@@ -426,7 +428,7 @@ def _to_llvm(module_op, pctx):
     functions = {ir.StringAttr(h.attributes["sym_name"]).value: h for h in helpers}
     for f in funcs:
         _convert_func(f, gm, pctx.backend, pctx.arch, nw, ws, functions, shared,
-                      pctx.extra.get("maxnreg"))
+                      pctx.extra.get("maxnreg"), pctx.target)
         f.erase()
     for h in helpers:
         h.erase()

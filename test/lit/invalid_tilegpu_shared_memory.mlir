@@ -88,7 +88,7 @@ func.func @dealloc_view(%i: i32) {
 
 // -----
 
-// CHECK-NEXT: error: {{.*}}'tilegpu.async_copy' op async_copy needs pointers to f32, got tensor<16x32x!tile.ptr<f16>, {{.+}}>
+// CHECK-NEXT: error: {{.*}}'tilegpu.async_copy' op async_copy needs pointers to f32 (or a type of its width), got tensor<16x32x!tile.ptr<f16>, {{.+}}>
 #A = #tilegpu.blocked<array<i32: 1, 4>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
 func.func @copy_pointee(%p: tensor<16x32x!tile.ptr<f16>, #A>) {
   %m = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 16, 32>, f32, unit, 1 : i32>

@@ -13,7 +13,8 @@ memory accesses outside the arrays passed as arguments are errors too.
     emu = Emulator.from_kernel(kernel, signature, constants, "sm_80", num_warps=4)
     emu.run(grid, x, out, n)   # numpy arrays for pointers (written in place), ints, floats
 
-Hopper's wgmma and the async-proxy fence are emulated in simt_wgmma.py (a mixin).
+Hopper's wgmma and the async-proxy fence are emulated in simt_wgmma.py, CDNA's MFMA in
+simt_mfma_amd.py (mixins).
 
 Not a model of timing or of lane divergence (shuffles and barriers must be reached by every
 thread, which is what the lowering emits).
@@ -24,6 +25,7 @@ import numpy as np
 
 import mlir.ir as ir
 
+from simt_mfma_amd import MfmaOps
 from simt_wgmma import WgmmaOps
 
 _INT = {1: np.bool_, 8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
@@ -86,7 +88,7 @@ WG_CARRIERS = frozenset({"llvm.insertvalue", "llvm.extractvalue", "nvvm.wgmma.mm
                          "scf.for", "llvm.inline_asm"})  # (inline asm: only the tied wait)
 
 
-class Emulator(WgmmaOps):
+class Emulator(WgmmaOps, MfmaOps):
     def __init__(self, module: ir.Module, num_warps: int, warp_size: int):
         self.module = module
         self.nw, self.ws = num_warps, warp_size
@@ -187,7 +189,8 @@ class Emulator(WgmmaOps):
             name = op.name
             if name in ("scf.yield", "gpu.return"):
                 return [env[v] for v in op.operands]
-            handler = getattr(self, "op_" + name.replace(".", "_"), None)
+            handler = getattr(self, "op_" + name.replace(".", "_"), None) \
+                or self.matrix_handler(name)
             if handler is None:
                 raise EmulationError(f"op {name} is not emulated")
             args = [env[v] for v in op.operands]

@@ -24,6 +24,9 @@ class CompileOptions:
     opt_level: int = 3           # LLVM/ptxas optimization level
     enable_fp_fusion: bool = True  # a * b + c may become one fma (as in Triton)
     maxnreg: int | None = None   # NVIDIA: cap on registers per thread (more programs per SM)
+    waves_per_eu: int = 0        # AMD: occupancy hint (waves per SIMD; 0: the compiler's choice)
+    matrix_instr_nonkdim: int = 0  # AMD CDNA: MFMA M=N, 16 or 32 (0: chosen per dot)
+    kpack: int = 1               # AMD CDNA: 2 gives each lane 2x the MFMA's K elements per load
 
     def __post_init__(self):
         nw = self.num_warps
@@ -37,6 +40,14 @@ class CompileOptions:
         if self.maxnreg is not None and (not isinstance(self.maxnreg, int)
                                          or not 16 <= self.maxnreg <= 255):
             raise ValueError(f"maxnreg must be an int between 16 and 255, got {self.maxnreg!r}")
+        if not isinstance(self.waves_per_eu, int) or not 0 <= self.waves_per_eu <= 16:
+            raise ValueError(f"waves_per_eu must be an int between 0 (no hint) and 16, got "
+                             f"{self.waves_per_eu!r}")
+        if self.matrix_instr_nonkdim not in (0, 16, 32):
+            raise ValueError(f"matrix_instr_nonkdim must be 0 (chosen per dot), 16 or 32, got "
+                             f"{self.matrix_instr_nonkdim!r}")
+        if self.kpack not in (1, 2):
+            raise ValueError(f"kpack must be 1 or 2, got {self.kpack!r}")
         if self.opt_level not in (0, 1, 2, 3):
             raise ValueError(f"opt_level must be 0..3, got {self.opt_level!r}")
 
@@ -63,6 +74,18 @@ class CompileOptions:
         if self.num_ctas > 1 and not (target.backend == "nvidia" and target.capability >= 90):
             raise ValueError(f"num_ctas={self.num_ctas} needs thread block clusters (NVIDIA "
                              f"sm_90 or newer); target {target.arch} has none: use num_ctas=1")
+        if target.backend != "amd":
+            return  # the AMD options are ignored elsewhere (one autotune list for both), as in Triton
+        rdna = not any(m.startswith("mfma") for m in target.matrix)
+        if rdna and self.matrix_instr_nonkdim == 32:
+            raise ValueError(f"matrix_instr_nonkdim=32 needs MFMA (CDNA); {target.arch} has "
+                             f"WMMA, 16x16 only: use 0 or 16")
+        if rdna and self.kpack != 1:
+            raise ValueError(f"kpack={self.kpack} applies to MFMA (CDNA); {target.arch} has "
+                             f"WMMA: use kpack=1")
+        if target.max_waves_per_eu and self.waves_per_eu > target.max_waves_per_eu:
+            raise ValueError(f"waves_per_eu={self.waves_per_eu}: {target.arch} runs at most "
+                             f"{target.max_waves_per_eu} waves per EU")
 
     def key(self) -> str:
         return repr(dataclasses.astuple(self))

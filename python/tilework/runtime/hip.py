@@ -132,8 +132,10 @@ class HipRuntime:
         fmt = struct_format(k.kinds)
         if k.encode:  # fp16/bf16 as their bits
             values = encode_values(k.kinds, values)
-        buf = ctypes.create_string_buffer(struct.pack(fmt, *values) or b"\0")
-        size = ctypes.c_size_t(len(buf.raw))
+        # exactly the kernarg segment (the hsaco note's kernarg_segment_size): no trailing NUL
+        data = struct.pack(fmt, *values)
+        buf = ctypes.create_string_buffer(data, max(len(data), 1))
+        size = ctypes.c_size_t(len(data))
         HIP_LAUNCH_PARAM_BUFFER_POINTER, HIP_LAUNCH_PARAM_BUFFER_SIZE, HIP_LAUNCH_PARAM_END = (
             0x01, 0x02, 0x03)
         extra = (ctypes.c_void_p * 5)(HIP_LAUNCH_PARAM_BUFFER_POINTER, ctypes.addressof(buf),

@@ -177,7 +177,10 @@ _OPTION_HELP = {"num_warps": "warps per program (default 4)",
                 "num_ctas": "CTAs per program, a thread block cluster on sm_90+ (default 1)",
                 "debug": "enable tl.device_assert", "opt_level": "LLVM/ptxas level 0..3",
                 "enable_fp_fusion": "let a * b + c become one fma (default on)",
-                "maxnreg": "NVIDIA: cap on registers per thread"}
+                "maxnreg": "NVIDIA: cap on registers per thread",
+                "waves_per_eu": "AMD: occupancy hint, waves per SIMD (default 0: none)",
+                "matrix_instr_nonkdim": "AMD CDNA: MFMA M=N, 16 or 32 (default 0: per dot)",
+                "kpack": "AMD CDNA: MFMA operand K elements per lane, x1 or x2 (default 1)"}
 
 
 def add_option_flags(parser) -> None:

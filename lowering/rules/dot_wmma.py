@@ -1,0 +1,98 @@
+"""`tile.dot` on RDNA matrix cores: `v_wmma_f32_16x16x16_f16` through `rocdl.wmma.*` (gfx11:
+version 1, gfx12: version 2), called from `rules/dot_mfma.py` (the one tile.dot rule of AMD).
+
+Fragments (RDNA3 / RDNA4 ISA, "Wave Matrix Multiply Accumulate"), wave32: lane l holds A row
+l % 16 and B column l % 16; version 1 passes all 16 K elements (lanes 16-31 repeat lanes
+0-15), version 2 eight, K 8 (l / 16) + e.  The f32 accumulator's 8 values i of lane l are row
+2 i + l / 16 (version 1) or i + 8 (l / 16) (version 2), column l % 16.  As for MFMA, each
+register's coordinates come from the layouts' linear maps at lane 0 of warp 0.
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+
+from tilework.dialects import tile as T
+
+from ..registry import LoweringError
+from ..regs import Regs
+
+OP = "rocdl.wmma.f32.16x16x16.f16"
+
+
+def _fragments(lin, nregs, place):
+    out = {}
+    for r in range(1 << lin.in_bits("register")):
+        origin, slot = place(lin.apply(register=r))
+        out.setdefault(origin, [None] * nregs)[slot] = r
+    if any(None in regs for regs in out.values()):
+        raise LoweringError("tile.dot: registers do not fill a WMMA fragment")
+    return out
+
+
+def _acc_place(version):
+    def place(c):
+        r, n = c
+        rr = r % 16
+        if n % 16 or (version == 1 and rr % 2) or (version == 2 and rr >= 8):
+            raise LoweringError("tile.dot: accumulator registers are not a WMMA fragment")
+        return (r - rr, n), rr // 2 if version == 1 else rr
+    return place
+
+
+def _operand_place(kw, op_idx):
+    def place(c):
+        x, k = (c[0], c[1]) if op_idx == 0 else (c[1], c[0])
+        e = k % 16
+        if x % 16 or e >= kw:
+            raise LoweringError("tile.dot: operand registers are not a WMMA fragment")
+        return (x, k - e), e
+    return place
+
+
+def _vector(ctx, vals, vt):
+    v = ctx.op1("llvm.mlir.poison", [], vt)
+    for i, x in enumerate(vals):
+        v = ctx.op1("llvm.insertelement", [v, x, ctx.const(i)], vt)
+    return v
+
+
+def dot_wmma(ctx, op, args, layouts):
+    acc_l, la, lb = layouts
+    version, kw = acc_l.version, la.k_width
+    ea, eb, ec = (T.element_type(v.type) for v in op.operands)
+    if str(ea) != "f16" or str(eb) != "f16" or str(ec) not in ("f32", "f16"):
+        raise LoweringError(f"tile.dot: {ctx.arch} has no WMMA for {ea} x {eb} -> {ec} here "
+                            f"(f16 x f16 -> f32/f16)")
+    if kw != (16 if version == 1 else 8) or lb.k_width != kw:
+        raise LoweringError(f"tile.dot: WMMA v{version} operands hold "
+                            f"{16 if version == 1 else 8} K elements per lane, not {kw}")
+    a, b, c = args
+    shape = tuple(T.shape_of(op.results[0].type))
+    fc = _fragments(acc_l.linear(shape), 8, _acc_place(version))
+    fa = _fragments(la.linear(a.shape), kw, _operand_place(kw, 0))
+    fb = _fragments(lb.linear(b.shape), kw, _operand_place(kw, 1))
+    f32 = ir.F32Type.get()
+    vt, ot = ir.VectorType.get([8], f32), ir.VectorType.get([kw], ea)
+    packed = {}
+
+    def operand(key, frag, vals):
+        if key not in packed:
+            packed[key] = _vector(ctx, [vals[r] for r in frag], ot)
+        return packed[key]
+    accs = {}
+    for org, regs in fc.items():
+        vals = [c.values[r] for r in regs]
+        if ec != f32:
+            vals = [ctx.op1("arith.extf", [v], f32) for v in vals]
+        accs[org] = _vector(ctx, vals, vt)
+    for k0 in sorted({k for (_, k) in fa}):
+        for (m0, n0) in sorted(accs):
+            x = operand(("a", m0, k0), fa[(m0, k0)], a.values)
+            y = operand(("b", n0, k0), fb[(n0, k0)], b.values)
+            accs[(m0, n0)] = ctx.op1(OP, [x, y, accs[(m0, n0)]], vt)
+    out = [None] * len(c.values)
+    for org, regs in fc.items():
+        for slot, r in enumerate(regs):
+            v = ctx.op1("llvm.extractelement", [accs[org], ctx.const(slot)], f32)
+            out[r] = v if ec == f32 else ctx.op1("arith.truncf", [v], ec)
+    return [Regs(acc_l, shape, out)]
