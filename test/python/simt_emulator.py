@@ -549,6 +549,8 @@ class Emulator(WgmmaOps):
 
     def op_llvm_call_intrinsic(self, op, a, env, act):
         name = ir.StringAttr(op.attributes["intrin"]).value
+        if name in ("llvm.maxnum", "llvm.minnum"):  # IEEE maxNum/minNum: a NaN operand loses
+            return [(np.fmax if name == "llvm.maxnum" else np.fmin)(a[0], a[1])]
         if name != "llvm.fma":
             raise EmulationError(f"intrinsic {name} is not emulated")
         x, y, z = (v.astype(np.float64) for v in a)  # (f32: the product is exact in f64)

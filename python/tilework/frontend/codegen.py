@@ -315,7 +315,9 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             return tuple(constexpr(s) for s in t.shape)
         if attr == "T":
             return self.call_builtin("trans", [t], {}, node)
-        if attr == "to" or attr in core.MEMBER_BUILTINS:
+        if attr == "numel":
+            return constexpr(t.numel)
+        if attr == "to" or attr in core.MEMBER_BUILTINS or attr in core.MEMBER_FUNCTIONS:
             return _BoundMethod(t, attr)
         raise self.error(node, f"a tile has no attribute `{attr}`")
 
@@ -398,6 +400,8 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
     def call_method(self, m, args, kwargs, node):
         """Tensor member functions (`x.to(...)`, `x.sum(0)`, ...) call the builtin on `x`."""
         name = "cast" if m.name == "to" else m.name
+        if name in core.MEMBER_FUNCTIONS:  # @jit functions of the language (x.sort())
+            return self.call_jit(core.MEMBER_FUNCTIONS[name], [m.obj] + args, kwargs, node)
         return self.call_builtin(name, [m.obj] + args, kwargs, node)
 
     def call_jit(self, jfn, args, kwargs, node):

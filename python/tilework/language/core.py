@@ -213,8 +213,11 @@ MEMBER_BUILTINS = frozenset({
     "sum", "max", "min", "argmax", "argmin", "xor_sum", "reduce", "cumsum", "cumprod",
     "reshape", "view", "ravel", "trans", "permute", "expand_dims", "broadcast_to", "split",
     "join", "exp", "exp2", "log", "log2", "sqrt", "abs", "sigmoid", "softmax", "cast",
-    "logical_and", "logical_or", "associative_scan",
+    "logical_and", "logical_or", "associative_scan", "item", "histogram", "gather",
 })
+# @jit functions callable as tile methods (`x.sort()`, `x.flip(0)`): language/standard.py
+# registers them here (this module cannot import it)
+MEMBER_FUNCTIONS: dict = {}
 
 
 class tensor:
@@ -291,6 +294,8 @@ class tensor:
         # compiled kernels resolve them in the code generator
         if name in MEMBER_BUILTINS:
             return lambda *a, **k: _call_builtin(name, f"tensor.{name}", self, *a, **k)
+        if name in MEMBER_FUNCTIONS:
+            return lambda *a, **k: MEMBER_FUNCTIONS[name](self, *a, **k)
         raise AttributeError(name)
 
     # == and != fall back to identity outside the interpreter (NotImplemented) rather than
