@@ -455,6 +455,8 @@ def build_kernel(jit_fn, signature: dict, constants: dict, attrs: dict, context:
         for p in jit_fn.arg_names:
             if p in signature:
                 t = signature[p]
+                if p in getattr(jit_fn, "const_params", ()) and t.is_ptr():  # `p: tl.const`
+                    t = core.pointer_type(t.element_ty, t.address_space, const=True)
                 params += descriptor_params(p, t) if is_descriptor_type(t) else [(p, t)]
         arg_names = [p for p, _ in params]
         arg_types = [to_ir(t) for _, t in params]
