@@ -75,3 +75,28 @@ def np_swizzle(size_i, size_j, size_g):
 
 def np_gather(src, idx, axis):
     return np.take_along_axis(src, idx, axis)
+
+
+def e4b15_k(x, y, z, w, N: tl.constexpr):
+    """x: fp8e4b15 bytes (uint8 memory, bitcast); y = their fp32 values; z = y converted
+    back; w = x * x + 0.5 in fp8e4b15 (computed in fp32, rounded back)."""
+    o = tl.arange(0, N)
+    v = tl.load(x + o).to(tl.float8e4b15, bitcast=True)
+    f = v.to(tl.float32)
+    tl.store(y + o, f)
+    tl.store(z + o, f.to(tl.float8e4b15).to(tl.uint8, bitcast=True))
+    a = v * v + tl.full((N,), 0.5, tl.float8e4b15)
+    tl.store(w + o, a.to(tl.uint8, bitcast=True))
+
+
+def np_from_e4b15(b):
+    """fp8e4b15 bytes -> float32: sign, then the 7 bits as an fp16 with the same bias."""
+    b = np.asarray(b).astype(np.uint16)
+    h = ((b & 0x80) << 8) | ((b & 0x7F) << 7)
+    return h.astype(np.uint16).view(np.float16).astype(np.float32)
+
+
+def np_to_e4b15(f):
+    """float -> fp8e4b15 bytes as Triton: through fp16, saturated to 1.875, truncated."""
+    h = np.asarray(f, np.float32).astype(np.float16).view(np.uint16).astype(np.int64)
+    return ((np.minimum(h & 0x7FFF, 0x3F80) >> 7) | ((h >> 8) & 0x80)).astype(np.uint8)

@@ -8,8 +8,8 @@ import pytest
 import tilework
 import tilework.language as tl
 from tilework import CompilationError
-from builtins_kernels import (flip_k, gather_k, hist_k, misc_k, np_gather, np_swizzle, sort_k,
-                              swizzle_k, topk_k)
+from builtins_kernels import (e4b15_k, flip_k, gather_k, hist_k, misc_k, np_from_e4b15,
+                              np_gather, np_swizzle, np_to_e4b15, sort_k, swizzle_k, topk_k)
 from simt_emulator import Emulator
 
 TARGETS = ["sm_90a", "gfx942"]
@@ -315,3 +315,35 @@ def test_rejected(what, msg):
                          signature={"x": "*fp32", "y": "*fp32"}, constexprs={"WHAT": what})
     with pytest.raises(Exception, match=msg):
         interp(bad_k, np.zeros(64, np.float32), np.zeros(1, np.float32), WHAT=what)
+
+
+# ---- float8e4b15 -----------------------------------------------------------------------------
+
+def test_float8e4b15_dtype():
+    assert tl.float8e4b15.is_fp8() and tl.float8e4b15.is_fp8e4b15()
+    assert tl.float8e4b15.fp_mantissa_width == 3 and tl.float8e4b15.exponent_bias == 15
+    assert tl.str_to_ty("fp8e4b15") == tl.float8e4b15
+    # the reference conversions: exact on every byte, saturating and truncating back
+    allb = np.arange(256, dtype=np.uint8)
+    v = np_from_e4b15(allb)
+    assert v.max() == 1.875 and v[1] == 2.0 ** -17 and (np_to_e4b15(v) == allb).all()
+    np.testing.assert_array_equal(np_to_e4b15([100.0, -3.0, 1.9, 1.0624]), [0x7F, 0xFF, 0x7F,
+                                                                           0x78])
+
+
+@pytest.mark.parametrize("where", ["interpreter"] + TARGETS)
+def test_float8e4b15_conversions(rng, where):
+    x = np.arange(256, dtype=np.uint8)
+    y = np.zeros(256, np.float32)
+    z = np.zeros(256, np.uint8)
+    w = np.zeros(256, np.uint8)
+    if where == "interpreter":
+        interp(e4b15_k, x, y, z, w, N=256)
+    else:
+        emulate(e4b15_k, {"x": P(tl.uint8), "y": P(tl.float32), "z": P(tl.uint8),
+                          "w": P(tl.uint8)}, dict(N=256), where, x, y, z, w)
+    d = np_from_e4b15(x)
+    np.testing.assert_array_equal(y, d)
+    np.testing.assert_array_equal(z, x)
+    prod = np_from_e4b15(np_to_e4b15(d * d))
+    np.testing.assert_array_equal(w, np_to_e4b15(prod + np.float32(0.5)))
