@@ -1,6 +1,6 @@
 """Implementations of the builtins of `language/standard.py` that are not `@jit` code
-(histogram, gather: they check their operands with messages, then compare against a range and
-reduce), `tensor.item()` and `debug_barrier` (`tile.debug_barrier`)."""
+(histogram: `tile.histogram`, counted with shared-memory atomics; gather: checks its operands,
+then compares against a range (one-hot) and reduces), `tensor.item()` and `debug_barrier` (`tile.debug_barrier`)."""
 from __future__ import annotations
 
 from tilework.dialects import builders as B
@@ -8,9 +8,10 @@ from tilework.dialects import builders as B
 from ..language import core
 from . import semantic as S
 from .ops_core import arange, const, impl, mask_operand
-from .ops_reduction import sum as sum_, xor_sum
+from .ops_reduction import xor_sum
 from .ops_shape import normalize_axis, permute, reshape
 from .semantic import SemanticError, expand_dims_1
+from .types import tensor_ir_type
 
 
 def _int_tile(b, x, what):
@@ -37,12 +38,13 @@ def histogram(b, input, num_bins, mask=None):
     nb = const(num_bins, "histogram num_bins")
     if not isinstance(nb, int) or nb <= 0 or nb & (nb - 1):
         raise SemanticError(f"histogram num_bins must be a power of two, got {nb!r}")
-    bins = expand_dims_1(b, arange(b, 0, nb), 0)                       # [1, bins]
-    hit = S.compare(b, "eq", expand_dims_1(b, x, 1), bins)             # [n, bins]
+    # 32 or 64 bits, extended after the signedness (negative values then compare large)
+    if x.dtype.primitive_bitwidth < 32:
+        x = S.cast(b, x, core.uint32 if x.dtype.is_int_unsigned() else core.int32)
     m = mask_operand(b, mask, x.shape, "histogram")
-    if m is not None:
-        hit = S.binary(b, "and", hit, expand_dims_1(b, m, 1))
-    return sum_(b, S.cast(b, hit, core.int32), 0)
+    h = B.build_histogram(b, x.handle, m.handle if m is not None else None,
+                          result_type=tensor_ir_type(core.int32, (nb,)), num_bins=nb)
+    return core.tensor(h, core.int32, (nb,))
 
 
 @impl

@@ -17,9 +17,9 @@ two (in registers, or one shuffle), a broadcast and selects.
   maximum of two neighbouring runs (one ascending, one descending: a bitonic run holding the
   k largest of both) is merged again.  The result is descending, as Triton.
 * flip: every index bit exchanged with its partner (index i -> 2**n - 1 - i).
-* histogram and gather (builtins, `frontend/ops_standard.py`) compare against a range
-  (one-hot) and reduce: n * num_bins and n * src-axis-length comparisons; meant for the
-  small tiles kernels use them on.
+* histogram (`tile.histogram`: shared-memory atomics) and gather (a range compared
+  against each index, one-hot, then an xor reduction: n * src-axis-length comparisons, meant
+  for the small tiles kernels gather from) are builtins of `frontend/ops_standard.py`.
 """
 from .control import static_range
 from .core import (MEMBER_FUNCTIONS, arange, builtin, constexpr, int1, int8, int16, int32, int64, minimum,
