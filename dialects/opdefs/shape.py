@@ -147,3 +147,26 @@ TILE.op("histogram", "the number of elements of `src` equal to each of 0 .. num_
         operands=[operand("src", tensor()), optional("mask", tensor())],
         results=[result("result", tensor())],
         attrs=[Attr("num_bins", INT)], traits={PURE}, verify=_histogram)
+
+
+def _gather(op):
+    src, idx, r = (v.type for v in (op.operands[0], op.operands[1], op.results[0]))
+    axis = ir.IntegerAttr(op.attributes["axis"]).value
+    ss, si = tuple(T.shape_of(src)), tuple(T.shape_of(idx))
+    if len(ss) != len(si) or not 0 <= axis < len(ss):
+        return f"gather of {list(ss)} by {list(si)} along axis {axis}: ranks differ or the " \
+               f"axis is out of range"
+    if any(a != b for d, (a, b) in enumerate(zip(ss, si)) if d != axis):
+        return f"gather index shape {list(si)} must match src shape {list(ss)} except along " \
+               f"axis {axis}"
+    if str(T.element_type(idx)) not in ("i32", "i64"):
+        return f"gather index must be i32 or i64, got {T.element_type(idx)}"
+    if tuple(T.shape_of(r)) != si or T.element_type(r) != T.element_type(src):
+        return f"gather result must have the index's shape and src's elements, got {r}"
+
+
+# src goes to shared memory (row-major), each result element reads its index's element back
+TILE.op("gather", "`src` at `index` along `axis` (the other coordinates the result's own)",
+        operands=[operand("src", tensor()), operand("index", tensor())],
+        results=[result("result", tensor())],
+        attrs=[Attr("axis", INT)], traits={PURE}, verify=_gather)

@@ -1,4 +1,7 @@
-"""Lowering rule of `tile.histogram` (tl.histogram): the bins live in shared memory.
+"""Lowering rules of `tile.histogram` (tl.histogram) and `tile.gather` (tl.gather), both
+through shared memory.
+
+histogram: the bins live in shared memory.
 
 Every thread zeroes its share of the bins; a barrier; each element whose value is a bin (one
 unsigned compare: negative values are huge) and whose mask bit is set adds one to its bin
@@ -8,6 +11,7 @@ elements need.  n elements cost n/threads atomics a thread, whatever the number 
 from __future__ import annotations
 
 import itertools
+import math
 
 import mlir.ir as ir
 from mlir.dialects import scf
@@ -17,7 +21,7 @@ from tilework.dialects import tile as T
 
 from ..registry import lower
 from ..regs import Regs
-from ..shared_memory import scratch, smem_gep
+from ..shared_memory import elems_bytes, from_smem, scratch, smem_gep, smem_type, to_smem
 from .atomic import SYNCSCOPE, owner_predicate
 
 
@@ -90,3 +94,51 @@ def _histogram(ctx, op, args):
     vals = [ctx.op1("llvm.load", [smem_gep(ctx, base, ctx.linear_index(dst, shape, c), i32)],
                     i32) for c in itertools.product(*[range(n) for n in per])]
     return [Regs(dst, shape, vals)]
+
+
+# ---- gather --------------------------------------------------------------------------------------
+
+def _gather_bytes(op):
+    src = op.operands[0].type
+    return elems_bytes(math.prod(T.shape_of(src)), T.element_type(src))
+
+
+@scratch("tile.gather")
+def _gather_scratch(op):
+    return _gather_bytes(op)
+
+
+@lower("tile.gather")
+def _gather(ctx, op, args):
+    """`src` stored row-major in shared memory (copies store equal values), a barrier, then
+    each result element loads src at its own coordinates with the axis one replaced by its
+    index."""
+    src, idx = args
+    axis = ir.IntegerAttr(op.attributes["axis"]).value
+    et = T.element_type(op.operands[0].type)
+    st = smem_type(et)
+    base = ctx.smem(_gather_bytes(op))
+    ctx.smem_begin()
+    for c in src.coords():
+        p = smem_gep(ctx, base, ctx.linear_index(src.layout, src.shape, c), st)
+        ctx.create("llvm.store", [to_smem(ctx, src[c], st), p], [])
+    ctx.smem_publish()
+    strides, acc = [], 1
+    for n in reversed(src.shape):
+        strides.insert(0, acc)
+        acc *= n
+    it = T.element_type(op.operands[1].type)
+    vals = []
+    for c in idx.coords():
+        i = idx[c] if str(it) == "i32" else ctx.op1("arith.trunci", [idx[c]], ctx.i32)
+        if strides[axis] != 1:
+            i = ctx.op1("arith.muli", [i, ctx.const(strides[axis])], ctx.i32)
+        for d, k in enumerate(c):  # the element's own coordinates on the other axes
+            if d == axis or idx.shape[d] == 1:
+                continue
+            term = ctx.logical_index(idx.layout, idx.shape, d, k)
+            if strides[d] != 1:
+                term = ctx.op1("arith.muli", [term, ctx.const(strides[d])], ctx.i32)
+            i = ctx.op1("arith.addi", [term, i], ctx.i32)
+        vals.append(from_smem(ctx, ctx.op1("llvm.load", [smem_gep(ctx, base, i, st)], st), et))
+    return [idx.like(vals)]

@@ -1,16 +1,15 @@
 """Implementations of the builtins of `language/standard.py` that are not `@jit` code
-(histogram: `tile.histogram`, counted with shared-memory atomics; gather: checks its operands,
-then compares against a range (one-hot) and reduces), `tensor.item()` and `debug_barrier` (`tile.debug_barrier`)."""
+(histogram: `tile.histogram`, counted with shared-memory atomics; gather: `tile.gather`, src
+read back from shared memory at the indices), `tensor.item()` and `debug_barrier` (`tile.debug_barrier`)."""
 from __future__ import annotations
 
 from tilework.dialects import builders as B
 
 from ..language import core
 from . import semantic as S
-from .ops_core import arange, const, impl, mask_operand
-from .ops_reduction import xor_sum
-from .ops_shape import normalize_axis, permute, reshape
-from .semantic import SemanticError, expand_dims_1
+from .ops_core import const, impl, mask_operand
+from .ops_shape import normalize_axis, reshape
+from .semantic import SemanticError
 from .types import tensor_ir_type
 
 
@@ -19,15 +18,6 @@ def _int_tile(b, x, what):
     if not x.dtype.is_int() or x.dtype.is_bool():
         raise SemanticError(f"{what} must hold integers, got {x.dtype}")
     return x
-
-
-def bits_type(dt: core.dtype):
-    """The signed integer type of `dt`'s width, whose xor moves `dt`'s bits exactly; None for
-    integers (they are their own bits)."""
-    if dt.is_int() and not dt.is_bool():
-        return None
-    return {1: core.int8, 8: core.int8, 16: core.int16, 32: core.int32,
-            64: core.int64}[dt.primitive_bitwidth]
 
 
 @impl
@@ -63,21 +53,11 @@ def gather(b, src, index, axis):
                             f"{list(s.shape)} except along axis {a}")
     if s.dtype.is_ptr():
         raise SemanticError("gather of pointers is not supported")
-    bt = bits_type(s.dtype)
-    v = s if bt is None else S.cast(b, s, bt, bitcast=True)
-    if s.dtype.is_bool():
-        v = S.cast(b, s, core.int8)
-    # src with its gathered axis moved to a new last axis: [..., 1 at a, ..., src.shape[a]]
-    order = [d for d in range(rank) if d != a] + [a]
-    if order != list(range(rank)):
-        v = permute(b, v, *order)
-    v = expand_dims_1(b, v, a)
-    pos = arange(b, 0, s.shape[a])
-    hit = S.compare(b, "eq", expand_dims_1(b, idx, rank), pos)       # [idx shape..., src axis]
-    out = xor_sum(b, S.where(b, hit, v, 0), rank)                    # the one match (or 0)
-    if s.dtype.is_bool():
-        return S.cast(b, out, core.int1)
-    return out if bt is None else S.cast(b, out, s.dtype, bitcast=True)
+    if idx.dtype.primitive_bitwidth < 32:
+        idx = S.cast(b, idx, core.uint32 if idx.dtype.is_int_unsigned() else core.int32)
+    h = B.build_gather(b, s.handle, idx.handle, result_type=tensor_ir_type(s.dtype, idx.shape),
+                       axis=a)
+    return core.tensor(h, s.dtype, idx.shape)
 
 
 @impl

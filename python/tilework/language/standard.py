@@ -17,9 +17,8 @@ two (in registers, or one shuffle), a broadcast and selects.
   maximum of two neighbouring runs (one ascending, one descending: a bitonic run holding the
   k largest of both) is merged again.  The result is descending, as Triton.
 * flip: every index bit exchanged with its partner (index i -> 2**n - 1 - i).
-* histogram (`tile.histogram`: shared-memory atomics) and gather (a range compared
-  against each index, one-hot, then an xor reduction: n * src-axis-length comparisons, meant
-  for the small tiles kernels gather from) are builtins of `frontend/ops_standard.py`.
+* histogram (`tile.histogram`: shared-memory atomics) and gather (`tile.gather`: src in
+  shared memory, read back at the indices) are builtins of `frontend/ops_standard.py`.
 """
 from .control import static_range
 from .core import (MEMBER_FUNCTIONS, arange, builtin, constexpr, int1, int8, int16, int32, int64, minimum,
@@ -207,7 +206,7 @@ def histogram(input, num_bins, mask=None):
 def gather(src, index, axis):
     """`out[..., i, ...] = src[..., index[..., i, ...], ...]` along `axis`: `index` (integers)
     has `src`'s rank and its shape except along `axis`; the result has `index`'s shape and
-    `src`'s dtype.  Indices outside the axis give 0."""
+    `src`'s dtype.  Indices outside the axis are undefined behaviour, as in Triton."""
 
 
 # ---- swizzle2d -------------------------------------------------------------------------------

@@ -70,3 +70,12 @@ ROWS.update({
     "tile.cat": lambda b, ops, rt, at: np.concatenate([np.asarray(ops[0]), np.asarray(ops[1])]),
     "tile.dot": _dot,
 })
+
+
+def _gather(b, ops, rt, at):
+    axis = ir.IntegerAttr(at["axis"]).value
+    src, idx = np.asarray(ops[0]), np.asarray(ops[1]).astype(np.int64)
+    return np.take_along_axis(src, idx, axis)
+
+
+ROWS["tile.gather"] = _gather
