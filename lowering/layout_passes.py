@@ -174,6 +174,11 @@ class _Assigner:
             self.convert(op, 0, src)
         self.set(op.results[0], permute(src, perm))
 
+    def op_tile_gather(self, op, tens):
+        """The result in the index's layout; src stays where it is (the rule reads it back
+        from shared memory)."""
+        self.set(op.results[0], layout_of(op.operands[1].type))
+
     def op_tile_reshape(self, op, tens):
         if T.is_tensor(op.results[0].type):  # (a [1] tile reshaped to a scalar has no layout)
             self.set(op.results[0], self.default(T.shape_of(op.results[0].type)))

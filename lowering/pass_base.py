@@ -68,7 +68,11 @@ class Pass:
             ps = rw.RewritePatternSet()
             for root, fn in self.patterns:
                 ps.add(root, fn)
-            rw.apply_patterns_and_fold_greedily(module_op, ps.freeze())
+            # (MLIR's default of 10 sweeps is too few for long chains each sweep shortens by
+            # one, e.g. the rematerialized expand_dims of a rank-12 tile in tl.sort)
+            cfg = rw.GreedyRewriteConfig()
+            cfg.max_iterations = 64
+            rw.apply_patterns_and_fold_greedily(module_op, ps.freeze(), cfg)
 
 
 PASSES: dict[str, Pass] = {}

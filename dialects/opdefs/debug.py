@@ -27,3 +27,6 @@ TILE.op("assert", "traps (reporting msg, file and line) where `cond` is false; e
 # a hint: it must stay (dead-code removal would drop what it tells the compiler)
 TILE.op("assume", "the compiler may assume `cond` holds", operands=[operand("cond", any_type())],
         traits={EFFECT}, verify=_cond_check("assume"))
+# tl.debug_barrier: an effect, so it is neither merged nor erased nor moved
+TILE.op("debug_barrier", "every thread of the CTA waits here (tl.debug_barrier)",
+        traits={EFFECT})

@@ -6,8 +6,8 @@ from __future__ import annotations
 import mlir.ir as ir
 
 from .. import ir_types as T
-from .base import DENSE_I32, INT, PURE, STRING, SYMBOL, Attr, any_type, group, operand, result, \
-    tensor
+from .base import DENSE_I32, INT, PURE, STRING, SYMBOL, Attr, any_type, group, operand, optional, \
+    result, tensor
 from .checks import int_attr
 from .core import TILE
 
@@ -127,3 +127,46 @@ TILE.op("scan", "inclusive scans of the tiles `src*` along `axis` by `combine` (
         operands=group("src", tensor, MAX_OPERANDS), results=group("result", tensor, MAX_OPERANDS),
         attrs=[Attr("axis", INT), Attr("reverse", INT, default=0), Attr("combine", SYMBOL)],
         traits={PURE}, verify=_scan, interp="builtin")
+
+
+def _histogram(op):
+    x, r = op.operands[0].type, op.results[0].type
+    if len(T.shape_of(x)) != 1 or str(T.element_type(x)) not in ("i32", "i64"):
+        return f"histogram input must be a 1-D tile of i32 or i64, got {x}"
+    if len(op.operands) > 1 and (tuple(T.shape_of(op.operands[1].type)) != tuple(T.shape_of(x)) or
+                                 str(T.element_type(op.operands[1].type)) != "i1"):
+        return f"histogram mask must be i1 of the input's shape, got {op.operands[1].type}"
+    nb = ir.IntegerAttr(op.attributes["num_bins"]).value
+    if tuple(T.shape_of(r)) != (nb,) or str(T.element_type(r)) != "i32":
+        return f"histogram result must be tensor<{nb}xi32>, got {r}"
+
+
+# read: each element's bin count goes up by one in shared memory (atomics), then is read back
+TILE.op("histogram", "the number of elements of `src` equal to each of 0 .. num_bins-1 "
+                     "(compared unsigned: negative values count nowhere) where `mask` holds",
+        operands=[operand("src", tensor()), optional("mask", tensor())],
+        results=[result("result", tensor())],
+        attrs=[Attr("num_bins", INT)], traits={PURE}, verify=_histogram)
+
+
+def _gather(op):
+    src, idx, r = (v.type for v in (op.operands[0], op.operands[1], op.results[0]))
+    axis = ir.IntegerAttr(op.attributes["axis"]).value
+    ss, si = tuple(T.shape_of(src)), tuple(T.shape_of(idx))
+    if len(ss) != len(si) or not 0 <= axis < len(ss):
+        return f"gather of {list(ss)} by {list(si)} along axis {axis}: ranks differ or the " \
+               f"axis is out of range"
+    if any(a != b for d, (a, b) in enumerate(zip(ss, si)) if d != axis):
+        return f"gather index shape {list(si)} must match src shape {list(ss)} except along " \
+               f"axis {axis}"
+    if str(T.element_type(idx)) not in ("i32", "i64"):
+        return f"gather index must be i32 or i64, got {T.element_type(idx)}"
+    if tuple(T.shape_of(r)) != si or T.element_type(r) != T.element_type(src):
+        return f"gather result must have the index's shape and src's elements, got {r}"
+
+
+# src goes to shared memory (row-major), each result element reads its index's element back
+TILE.op("gather", "`src` at `index` along `axis` (the other coordinates the result's own)",
+        operands=[operand("src", tensor()), operand("index", tensor())],
+        results=[result("result", tensor())],
+        attrs=[Attr("axis", INT)], traits={PURE}, verify=_gather)

@@ -3,4 +3,4 @@ from . import (  # noqa: F401
     atomic, creation, debug, elementwise, layout, math, memory, program, reduction, scan, scf,
     shape,
 )
-from . import dot, dot_mfma, dot_mma, dot_wgmma, shape_join, shared  # noqa: F401,E402
+from . import dot, dot_mfma, dot_mma, dot_wgmma, histogram, shape_join, shared  # noqa: F401,E402

@@ -8,12 +8,14 @@ through a shared-memory round trip (owners store, a barrier, everyone loads; the
 `ctx.smem`, sized by `_atomic_scratch`).  A scalar atomic is issued by thread 0 and its old
 value broadcast the same way.  Masked-off lanes return 0.
 
-* NVIDIA: read-modify-writes are inline PTX `atom.<sem>.<scope>.global.<op>.<type>` (LLVM's
-  NVPTX backend drops the ordering and scope of `atomicrmw`), `red.` when the old value is
-  unused and the semantic allows it (relaxed/release); bf16 add before sm_90 (no native
-  instruction) is an `llvm.atomicrmw`, which LLVM expands to a `cmpxchg` loop.
-* AMD: `llvm.atomicrmw` with `syncscope("workgroup"|"agent"|"")` (cta, gpu, sys).
-* compare-and-swap: `llvm.cmpxchg` on both (floats through integers of their width).
+* NVIDIA: read-modify-writes are inline PTX `atom.global.<scope>.<sem>.<op>.<type>` (LLVM's
+  NVPTX backend drops the ordering and scope of `atomicrmw`; the modifier order is Triton's,
+  whose tests look for `atom.global.gpu.acq_rel`), `red.` when the old value is unused and
+  the semantic allows it (relaxed/release); bf16 add before sm_90 (no native instruction) is
+  an `llvm.atomicrmw`, which LLVM expands to a `cmpxchg` loop.  Compare-and-swap is inline
+  `atom.global.<sem>.<scope>.cas.b<bits>` (Triton's order for cas).
+* AMD: `llvm.atomicrmw` / `llvm.cmpxchg` with `syncscope("workgroup"|"agent"|"")` (cta, gpu,
+  sys) and the LLVM ordering; floats compare-and-swap through integers of their width.
 """
 from __future__ import annotations
 
@@ -104,12 +106,12 @@ def _rmw_ptx(ctx, kind, sem, scope, p, v, t, used):
     op = _PTX_OP[kind]
     if not used and sem in ("relaxed", "release") and kind != "xchg":
         ctx.create("llvm.inline_asm", [p, reg], [], {
-            "asm_string": ir.StringAttr.get(f"red.{sem}.{scope}.global.{op}.{ty} [$0], $1;"),
+            "asm_string": ir.StringAttr.get(f"red.global.{scope}.{sem}.{op}.{ty} [$0], $1;"),
             "constraints": ir.StringAttr.get(f"l,{cons},~{{memory}}"),
             "has_side_effects": ir.UnitAttr.get(), "asm_dialect": ir.IntegerAttr.get(ctx.i64, 0)})
         return _zero(ctx, t)
     r = ctx.op1("llvm.inline_asm", [p, reg], it, {
-        "asm_string": ir.StringAttr.get(f"atom.{sem}.{scope}.global.{op}.{ty} $0, [$1], $2;"),
+        "asm_string": ir.StringAttr.get(f"atom.global.{scope}.{sem}.{op}.{ty} $0, [$1], $2;"),
         "constraints": ir.StringAttr.get(f"={cons},l,{cons},~{{memory}}"),
         "has_side_effects": ir.UnitAttr.get(), "asm_dialect": ir.IntegerAttr.get(ctx.i64, 0)})
     return r if it == t else ctx.op1("arith.bitcast", [r], t)
@@ -139,10 +141,28 @@ def _rmw(ctx, kind, sem, scope, p, v, t, used):
     return ctx.op1("llvm.atomicrmw", [p, v], t, attrs)
 
 
+def _cas_ptx(ctx, sem, scope, p, c, v, it):
+    """Inline PTX compare-and-swap on the integer view `it` (16, 32 or 64 bits)."""
+    bits = _bits(it)
+    cons = {16: "h", 32: "r", 64: "l"}[bits]
+    return ctx.op1("llvm.inline_asm", [p, c, v], it, {
+        "asm_string": ir.StringAttr.get(f"atom.global.{sem}.{scope}.cas.b{bits} $0, [$1], $2, $3;"),
+        "constraints": ir.StringAttr.get(f"={cons},l,{cons},{cons},~{{memory}}"),
+        "has_side_effects": ir.UnitAttr.get(), "asm_dialect": ir.IntegerAttr.get(ctx.i64, 0)})
+
+
+# backend -> its native compare-and-swap on integers (None: llvm.cmpxchg)
+NATIVE_CAS = {"nvidia": _cas_ptx}
+
+
 def _cas(ctx, sem, scope, p, c, v, t):
     it = _int_type(t)
     if it != t:
         c, v = (ctx.op1("arith.bitcast", [x], it) for x in (c, v))
+    native = NATIVE_CAS.get(ctx.target)
+    if native is not None:
+        old = native(ctx, sem, scope, p, c, v, it)
+        return old if it == t else ctx.op1("arith.bitcast", [old], t)
     st = ir.Type.parse(f"!llvm.struct<({it}, i1)>")
     attrs = _syncscope(ctx, scope, {
         "success_ordering": ir.IntegerAttr.get(ctx.i64, ORDERING[sem]),

@@ -1,4 +1,5 @@
-"""Lowering rules of the debug family: `tile.print`, `tile.assert`, `tile.assume`.
+"""Lowering rules of the debug family: `tile.print`, `tile.assert`, `tile.assume`,
+`tile.debug_barrier` (a `gpu.barrier`).
 
 * print (NVIDIA): one `vprintf(format, args)` per element, in Triton's format
   `pid (%u, %u, %u) idx (%Nu, ...)<prefix>(operand n) <value>\\n`: a format-string global, an
@@ -363,4 +364,11 @@ def _assume(ctx, op, args):
     c = args[0]
     for v in (c.values if isinstance(c, Regs) else [c]):
         ctx.create("llvm.intr.assume", [v], [], {"op_bundle_sizes": ir.DenseI32ArrayAttr.get([])})
+    return []
+
+
+@lower("tile.debug_barrier")
+def _debug_barrier(ctx, op, args):
+    ctx.barrier_pending = False  # (a pending barrier of tilegpu-insert-barriers is this one)
+    ctx.barrier()
     return []

@@ -3,23 +3,24 @@
 // RUN: tilework-opt %s --split-input-file --tilegpu-to-llvm --target gfx942 | FileCheck %s --check-prefix=AMD
 
 // tile.atomic_rmw / tile.atomic_cas in tilegpu-to-llvm: one atomic per element under scf.if on
-// its mask bit.  NVIDIA read-modify-writes are inline PTX `atom.<sem>.<scope>.global.<op>.<type>`
-// (`red.` when the old value is unused and the semantic allows), AMD ones llvm.atomicrmw with
-// the ordering and syncscope; compare-and-swap is llvm.cmpxchg on both.  Masked-off lanes give 0.
+// its mask bit.  NVIDIA read-modify-writes are inline PTX `atom.global.<scope>.<sem>.<op>.<type>`
+// (`red.` when the old value is unused and the semantic allows) and compare-and-swap inline
+// `atom.global.<sem>.<scope>.cas` (Triton's modifier orders); AMD ones llvm.atomicrmw and
+// llvm.cmpxchg with the ordering and syncscope.  Masked-off lanes give 0.
 
 // CHECK-LABEL: gpu.func @tile_fadd(
 // CHECK: %[[M0:.+]] = arith.cmpi slt,
 // CHECK: %[[P0:.+]] = llvm.getelementptr %arg0[
 // CHECK: %[[ONE:.+]] = arith.constant 1.000000e+00 : f32
 // CHECK: %[[OLD0:.+]] = scf.if %[[M0]] -> (f32) {
-// CHECK-NEXT: %[[A:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "atom.acq_rel.gpu.global.add.f32 $0, [$1], $2;", "=f,l,f,~{memory}" %[[P0]], %[[ONE]] : (!llvm.ptr<1>, f32) -> f32
+// CHECK-NEXT: %[[A:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "atom.global.gpu.acq_rel.add.f32 $0, [$1], $2;", "=f,l,f,~{memory}" %[[P0]], %[[ONE]] : (!llvm.ptr<1>, f32) -> f32
 // CHECK-NEXT: scf.yield %[[A]] : f32
 // CHECK-NEXT: } else {
 // CHECK-NEXT: %[[Z:.+]] = arith.constant 0.000000e+00 : f32
 // CHECK-NEXT: scf.yield %[[Z]] : f32
-// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "atom.acq_rel.gpu.global.add.f32
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "atom.global.gpu.acq_rel.add.f32
 // The unused result of a relaxed add: a reduction, no result register.
-// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "red.relaxed.cta.global.add.f32 [$0], $1;", "l,f,~{memory}"
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "red.global.cta.relaxed.add.f32 [$0], $1;", "l,f,~{memory}"
 // CHECK-NOT: gpu.barrier
 // CHECK: gpu.return
 
@@ -60,7 +61,7 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 // CHECK: %[[SMEM:.+]] = llvm.mlir.addressof @tilework_smem : !llvm.ptr<3>
 // CHECK: %[[FIRST:.+]] = arith.cmpi eq, %[[TID]], %c0_i32 : i32
 // CHECK-NEXT: %[[OLD:.+]] = scf.if %[[FIRST]] -> (i32) {
-// CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "atom.relaxed.cta.global.add.u32 $0, [$1], $2;", "=r,l,r,~{memory}"
+// CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "atom.global.cta.relaxed.add.u32 $0, [$1], $2;", "=r,l,r,~{memory}"
 // CHECK: %[[SLOT:.+]] = llvm.getelementptr %[[SMEM]][%c0_i32] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i32
 // CHECK-NEXT: scf.if %[[FIRST]] {
 // CHECK-NEXT: llvm.store %[[OLD]], %[[SLOT]] : i32, !llvm.ptr<3>
@@ -68,18 +69,17 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 // CHECK-NEXT: gpu.barrier
 // CHECK-NEXT: %[[ALL:.+]] = llvm.load %[[SLOT]] : !llvm.ptr<3> -> i32
 // CHECK: scf.if %{{.+}} -> (i32) {
-// CHECK-NEXT: %[[PAIR:.+]] = llvm.cmpxchg %arg0, %{{.+}}, %[[ALL]] acq_rel acquire {alignment = 4 : i64} : !llvm.ptr<1>, i32
-// CHECK-NEXT: llvm.extractvalue %[[PAIR]][0] : !llvm.struct<(i32, i1)>
+// CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "atom.global.acq_rel.sys.cas.b32 $0, [$1], $2, $3;", "=r,l,r,r,~{memory}" %arg0, %{{.+}}, %[[ALL]] : (!llvm.ptr<1>, i32, i32) -> i32
 // CHECK: %[[SLOT2:.+]] = llvm.getelementptr %[[SMEM]][%c0_i32] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i32
 // CHECK-NEXT: gpu.barrier
 // CHECK-NEXT: scf.if
 // CHECK-NEXT: llvm.store %{{.+}}, %[[SLOT2]] : i32, !llvm.ptr<3>
 // CHECK-NEXT: }
 // CHECK-NEXT: gpu.barrier
-// CHECK: "atom.release.gpu.global.add.noftz.bf16 $0, [$1], $2;", "=h,l,h,~{memory}"
+// CHECK: "atom.global.gpu.release.add.noftz.bf16 $0, [$1], $2;", "=h,l,h,~{memory}"
 
 // SM80-LABEL: gpu.func @scalar_and_cas(
-// SM80: llvm.cmpxchg %arg0, %{{.+}}, %{{.+}} acq_rel acquire
+// SM80: "atom.global.acq_rel.sys.cas.b32 $0, [$1], $2, $3;"
 // SM80: llvm.atomicrmw fadd %arg1, %arg2 syncscope("device") release {alignment = 2 : i64} : !llvm.ptr<1>, bf16
 // SM80-NOT: bf16 $0
 
@@ -118,7 +118,7 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 // CHECK-NEXT: %[[IDX:.+]] = arith.andi %[[TID]], %c31_i32 : i32
 // CHECK: %[[OWNER:.+]] = arith.cmpi ult, %[[TID]], %c32_i32 : i32
 // CHECK-NEXT: %[[OLD:.+]] = scf.if %[[OWNER]] -> (i64) {
-// CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "atom.acquire.gpu.global.max.u64 $0, [$1], $2;", "=l,l,l,~{memory}"
+// CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "atom.global.gpu.acquire.max.u64 $0, [$1], $2;", "=l,l,l,~{memory}"
 // CHECK-NOT: gpu.barrier
 // CHECK: scf.if %[[OWNER]] {
 // CHECK-NEXT: llvm.store %[[OLD]], %{{.+}} : i64, !llvm.ptr<3>

@@ -712,6 +712,41 @@ class Emulator(WgmmaOps, MfmaOps):
                 self._check_write(idx, raw, np.nonzero(sel)[0])
             buf[idx] = raw
 
+    _ATOMIC = -3  # the writer of bytes only atomics touched this epoch
+
+    def op_llvm_atomicrmw(self, op, a, env, act):
+        """Shared-memory integer add (tl.histogram's bins), one active thread after another.
+        Atomics of different threads on one byte do not race with each other; a plain read
+        or write of those bytes before the next barrier does (the atomics count as writes of
+        another thread), and so does an atomic on bytes another thread wrote plainly."""
+        import mlir.ir as _ir
+        if _ir.IntegerAttr(op.attributes["bin_op"]).value != 1:
+            raise EmulationError("only atomicrmw add is emulated")
+        p, v = a
+        dt = v.dtype
+        old = np.zeros(self.T, dt)
+        shared, buf, idx = self._bytes(p, dt.itemsize, act)
+        if not idx.size:
+            return [old]
+        if not shared:
+            raise EmulationError("atomicrmw on global memory is not emulated")
+        threads = np.nonzero(act)[0]
+        b = idx.reshape(-1)
+        t = np.repeat(threads, idx.shape[1])
+        e = self.epoch
+        bad = (self.w_epoch[b] == e) & (self.w_thread[b] != t) & (self.w_thread[b] != self._ATOMIC)
+        bad |= (self.r_epoch[b] == e) & (self.r_thread[b] != t)
+        if bad.any():
+            raise EmulationError(f"shared-memory race: an atomic on byte {b[np.nonzero(bad)[0][0]]} "
+                                 f"another thread accessed plainly with no barrier between")
+        for k, th in enumerate(threads):
+            cur = buf[idx[k]].copy().view(dt)[0]
+            old[th] = cur
+            buf[idx[k]] = np.array([cur + v[th]], dt).view(np.uint8)
+        self.w_epoch[b] = e
+        self.w_thread[b] = self._ATOMIC
+        return [old]
+
     def _split(self, addrs, act):
         """Masks of the active threads per array (one access may span several arrays)."""
         a = addrs

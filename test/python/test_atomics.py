@@ -125,7 +125,7 @@ CASES = [(op, dt) for op, d in PTX_OP.items() for dt in d]
 def test_ptx_instruction(op, dt):
     ck = aot(RMW, sig_of(dt), "sm_90a", {"OP": op, "BLOCK": 256, "SEM": "acq_rel", "SCOPE": "gpu"})
     ptx = asm_of(ck)
-    want = f"atom.acq_rel.gpu.global.{PTX_OP[op][dt]}"
+    want = f"atom.global.gpu.acq_rel.{PTX_OP[op][dt]}"
     assert want in ptx, [ln for ln in ptx.splitlines() if "atom" in ln]
     assert "cubin" in ck.asm or ck.metadata.get("cubin_note")  # ptxas accepted it
 
@@ -144,7 +144,7 @@ def test_amdgcn_instruction(op, dt):
 def test_sem_and_scope_reach_the_instruction(sem, scope):
     ck = aot(RMW, sig_of("int32"), "sm_80",
              {"OP": "atomic_add", "BLOCK": 128, "SEM": sem, "SCOPE": scope})
-    assert f"atom.{sem}.{scope}.global.add.u32" in asm_of(ck)
+    assert f"atom.global.{scope}.{sem}.add.u32" in asm_of(ck)
 
 
 @pytest.mark.parametrize("scope, amd", [("gpu", "agent"), ("cta", "workgroup"), ("sys", None)])
@@ -162,7 +162,7 @@ def test_bf16_add(target):
     asm = asm_of(aot(RMW, sig_of("bf16"), target,
                      {"OP": "atomic_add", "BLOCK": 128, "SEM": "acq_rel", "SCOPE": "gpu"}))
     if target == "sm_90a":
-        assert "atom.acq_rel.gpu.global.add.noftz.bf16" in asm
+        assert "atom.global.gpu.acq_rel.add.noftz.bf16" in asm
     elif target == "sm_80":  # no bf16 atomic add before sm_90: LLVM's cmpxchg loop
         assert re.search(r"atom\.acq_rel\.gpu\.global\.cas\.b32", asm)
     else:
@@ -178,9 +178,9 @@ def test_unused_result_is_a_reduction_when_the_semantic_allows():
     fn = tilework.jit(_unused_result)
     sig = {"x": tl.pointer_type(tl.float32), "y": tl.pointer_type(tl.float32), "n": tl.int32}
     ptx = asm_of(aot(fn, sig, "sm_90a", {"BLOCK": 128, "SEM": "relaxed"}))
-    assert "red.relaxed.gpu.global.add.f32" in ptx and "atom." not in ptx
+    assert "red.global.gpu.relaxed.add.f32" in ptx and "atom." not in ptx
     ptx = asm_of(aot(fn, sig, "sm_90a", {"BLOCK": 128, "SEM": "acquire"}))
-    assert "atom.acquire.gpu.global.add.f32" in ptx  # red has no acquire form
+    assert "atom.global.gpu.acquire.add.f32" in ptx  # red has no acquire form
 
 
 def _scalar_counter(counter, out):
@@ -193,7 +193,7 @@ def test_scalar_atomic_is_issued_once_and_broadcast(target):
     sig = {"counter": tl.pointer_type(tl.int32), "out": tl.pointer_type(tl.int32)}
     ck = aot(tilework.jit(_scalar_counter), sig, target, {})
     llvm = ck.asm["llvm"]
-    assert llvm.count("atom.acq_rel.gpu.global.add.u32" if target != "gfx942"
+    assert llvm.count("atom.global.gpu.acq_rel.add.u32" if target != "gfx942"
                       else "llvm.atomicrmw") == 1
     # thread 0 does it, then the old value goes through shared memory to every thread: one
     # barrier between the store and the loads (the kernel's first use of the buffer needs none
@@ -214,7 +214,7 @@ def test_replicated_tile_elements_apply_once():
     through shared memory."""
     ck = aot(RMW, sig_of("int32"), "sm_90a", {"OP": "atomic_add", "BLOCK": 32, "SEM": "relaxed", "SCOPE": "gpu"})
     llvm = ck.asm["llvm"]
-    assert llvm.count("atom.relaxed.gpu.global.add.u32") == 1
+    assert llvm.count("atom.global.gpu.relaxed.add.u32") == 1
     assert "icmp ult" in ck.asm["llir"] or "arith.cmpi ult" in llvm
     assert "tilework_smem" in llvm
 
@@ -235,7 +235,7 @@ def test_cas_compiles(target, dt):
     asm = asm_of(ck)
     if target.startswith("sm"):
         bits = {"int32": 32, "int64": 64, "fp32": 32, "fp16": 16}[dt]
-        assert re.search(rf"atom\.acq_rel\.gpu\.global\.cas\.b{bits}", asm) or \
+        assert re.search(rf"atom\.global\.acq_rel\.gpu\.cas\.b{bits}", asm) or \
             (bits == 16 and "cas.b32" in asm), [ln for ln in asm.splitlines() if "atom" in ln]
     else:
         assert "global_atomic_cmpswap" in asm
@@ -244,10 +244,10 @@ def test_cas_compiles(target, dt):
 def test_float_max_uses_the_integer_trick():
     ptx = asm_of(aot(RMW, sig_of("fp32"), "sm_80",
                      {"OP": "atomic_max", "BLOCK": 128, "SEM": "acq_rel", "SCOPE": "gpu"}))
-    assert "atom.acq_rel.gpu.global.max.s32" in ptx and "atom.acq_rel.gpu.global.min.u32" in ptx
+    assert "atom.global.gpu.acq_rel.max.s32" in ptx and "atom.global.gpu.acq_rel.min.u32" in ptx
     ptx = asm_of(aot(RMW, sig_of("fp64"), "sm_80",
                      {"OP": "atomic_min", "BLOCK": 128, "SEM": "acq_rel", "SCOPE": "gpu"}))
-    assert "atom.acq_rel.gpu.global.min.s64" in ptx and "atom.acq_rel.gpu.global.max.u64" in ptx
+    assert "atom.global.gpu.acq_rel.min.s64" in ptx and "atom.global.gpu.acq_rel.max.u64" in ptx
 
 
 # ---- interpreted: against numpy ----------------------------------------------------------------

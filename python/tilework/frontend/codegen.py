@@ -315,7 +315,9 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             return tuple(constexpr(s) for s in t.shape)
         if attr == "T":
             return self.call_builtin("trans", [t], {}, node)
-        if attr == "to" or attr in core.MEMBER_BUILTINS:
+        if attr == "numel":
+            return constexpr(t.numel)
+        if attr == "to" or attr in core.MEMBER_BUILTINS or attr in core.MEMBER_FUNCTIONS:
             return _BoundMethod(t, attr)
         raise self.error(node, f"a tile has no attribute `{attr}`")
 
@@ -398,6 +400,8 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
     def call_method(self, m, args, kwargs, node):
         """Tensor member functions (`x.to(...)`, `x.sum(0)`, ...) call the builtin on `x`."""
         name = "cast" if m.name == "to" else m.name
+        if name in core.MEMBER_FUNCTIONS:  # @jit functions of the language (x.sort())
+            return self.call_jit(core.MEMBER_FUNCTIONS[name], [m.obj] + args, kwargs, node)
         return self.call_builtin(name, [m.obj] + args, kwargs, node)
 
     def call_jit(self, jfn, args, kwargs, node):
@@ -451,6 +455,8 @@ def build_kernel(jit_fn, signature: dict, constants: dict, attrs: dict, context:
         for p in jit_fn.arg_names:
             if p in signature:
                 t = signature[p]
+                if p in getattr(jit_fn, "const_params", ()) and t.is_ptr():  # `p: tl.const`
+                    t = core.pointer_type(t.element_ty, t.address_space, const=True)
                 params += descriptor_params(p, t) if is_descriptor_type(t) else [(p, t)]
         arg_names = [p for p, _ in params]
         arg_types = [to_ir(t) for _, t in params]

@@ -56,6 +56,8 @@ def _atomic_pointer(b, pointer, what) -> tensor:
     ptr = S.to_tensor(b, p)
     if not ptr.dtype.is_ptr():
         raise SemanticError(f"{what} expects a pointer or a tile of pointers, got {ptr.dtype}")
+    if ptr.dtype.is_const():
+        raise SemanticError(f"{what} writes memory: it cannot take a constant pointer")
     return ptr
 
 
@@ -387,6 +389,8 @@ def store(b, pointer, value, mask=None, boundary_check=(), cache_modifier="",
     ptr = S.to_tensor(b, pointer)
     if not ptr.dtype.is_ptr():
         raise SemanticError(f"store expects a pointer or a tile of pointers, got {ptr.dtype}")
+    if ptr.dtype.is_const():  # (Triton's wording)
+        raise SemanticError("Cannot store to a constant pointer")
     elem = ptr.dtype.element_ty
     val = value if isinstance(value, tensor) else S.weak_scalar(b, value, elem)
     if val.dtype.is_ptr():

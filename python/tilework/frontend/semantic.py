@@ -56,6 +56,9 @@ class Builder:
     def constant(self, value, dt: core.dtype, shape=()) -> tensor:
         ty = tensor_ir_type(dt, shape)
         elem = to_ir(dt)
+        if dt.name == "fp8e4b15":  # (stored as i8: the bits of the value)
+            t = self.constant(e4b15_bits(value), core.uint8, shape)
+            return tensor(t.handle, dt, shape)
         if dt.is_floating():
             attr = ir.FloatAttr.get(elem, float(value))
         else:
@@ -127,7 +130,7 @@ def fits(v: int, dt: core.dtype) -> bool:
     return -2**(bits - 1) <= v < 2**(bits - 1)
 
 
-_FLOAT_RANK = {"fp8e4nv": 0, "fp8e5": 0, "fp16": 1, "bf16": 1, "fp32": 2, "fp64": 3}
+_FLOAT_RANK = {"fp8e4nv": 0, "fp8e5": 0, "fp8e4b15": 0, "fp16": 1, "bf16": 1, "fp32": 2, "fp64": 3}
 
 
 def integer_promote(a: core.dtype, b: core.dtype) -> core.dtype:
@@ -282,6 +285,34 @@ def broadcast_pair(b, x: tensor, y: tensor):
 # --------------------------------------------------------------------------------------------
 # casts
 
+def e4b15_bits(v: float) -> int:
+    """The fp8e4b15 byte of a Python number, as `_to_e4b15` converts (through fp16,
+    saturating, truncating)."""
+    import struct
+    h = struct.unpack("<H", struct.pack("<e", max(-65504.0, min(65504.0, float(v)))))[0] \
+        if v == v else 0x7FFF
+    return min(h & 0x7FFF, 0x3F80) >> 7 | (h >> 8) & 0x80
+
+
+def _from_e4b15(b, x: tensor) -> tensor:
+    """fp8e4b15 -> fp16, exactly: the sign to bit 15 and the seven other bits to 13..7 (the
+    exponents share the bias 15, subnormals included)."""
+    u = cast(b, tensor(x.handle, core.uint8, x.shape), core.uint16)
+    bits = binary(b, "or", binary(b, "lshift", binary(b, "and", u, 0x80), 8),
+                  binary(b, "lshift", binary(b, "and", u, 0x7F), 7))
+    return cast(b, bits, core.float16, bitcast=True)
+
+
+def _to_e4b15(b, x: tensor) -> tensor:
+    """fp16 -> fp8e4b15 as Triton: saturated to +-1.875 (NaN too), mantissa truncated."""
+    bits = cast(b, x, core.uint16, bitcast=True)
+    mag = binary(b, "minimum", binary(b, "and", bits, 0x7FFF), 0x3F80)
+    out = binary(b, "or", binary(b, "rshift", mag, 7),
+                 binary(b, "and", binary(b, "rshift", bits, 8), 0x80))
+    u8 = cast(b, out, core.uint8)
+    return tensor(u8.handle, core.float8e4b15, x.shape)
+
+
 def cast(b: Builder, x, dst: core.dtype, bitcast: bool = False) -> tensor:
     x = to_tensor(b, x)
     src = x.dtype
@@ -289,6 +320,17 @@ def cast(b: Builder, x, dst: core.dtype, bitcast: bool = False) -> tensor:
         dst = dst.value
     if not isinstance(dst, core.dtype):
         raise SemanticError(f"cast target must be a dtype, got {dst!r}")
+    if src != dst and "fp8e4b15" in (src.name, dst.name):  # stored as i8; through fp16
+        if bitcast:
+            if src.primitive_bitwidth != dst.primitive_bitwidth or src.is_ptr() or dst.is_ptr():
+                raise SemanticError(f"cannot bitcast {src} to {dst}: sizes differ")
+            u8 = tensor(x.handle, core.uint8, x.shape) if src.name == "fp8e4b15" else \
+                cast(b, x, core.uint8, bitcast=True)
+            return tensor(u8.handle, dst, x.shape) if dst.name == "fp8e4b15" else \
+                cast(b, u8, dst, bitcast=True)
+        if src.name == "fp8e4b15":
+            return cast(b, _from_e4b15(b, x), dst)
+        return _to_e4b15(b, cast(b, x, core.float16))
     if src != dst and not bitcast and (src.is_fp8() or dst.is_fp8()) and \
             not (src.is_floating() and dst.is_floating()) and not (src.is_ptr() or dst.is_ptr()):
         return cast(b, cast(b, x, core.float32), dst)  # fp8 <-> ints and bools through fp32

@@ -28,7 +28,9 @@ class dtype:
 
     SINT = ("int1", "int8", "int16", "int32", "int64")
     UINT = ("uint8", "uint16", "uint32", "uint64")
-    FLOAT = ("fp8e4nv", "fp8e5", "fp16", "bf16", "fp32", "fp64")
+    # fp8e4b15: Triton's e4m3 with exponent bias 15 (no inf or NaN; largest 1.875), stored
+    # as i8; arithmetic converts it (frontend/semantic.py: `cast`)
+    FLOAT = ("fp8e4nv", "fp8e5", "fp8e4b15", "fp16", "bf16", "fp32", "fp64")
 
     def __init__(self, name: str):
         if name not in self.SINT + self.UINT + self.FLOAT + ("void",):
@@ -84,6 +86,61 @@ class dtype:
         """Bytes per element in memory (int1 is stored as a byte)."""
         return max(1, self.primitive_bitwidth // 8)
 
+    # Triton's other dtype queries
+    _MANTISSA = {"fp8e4nv": 3, "fp8e5": 2, "fp8e4b15": 3, "fp16": 10, "bf16": 7, "fp32": 23, "fp64": 52}
+    _BIAS = {"fp8e4nv": 7, "fp8e5": 15, "fp8e4b15": 15, "fp16": 15, "bf16": 127, "fp32": 127, "fp64": 1023}
+
+    @property
+    def fp_mantissa_width(self) -> int:
+        """The explicit mantissa bits of a floating-point dtype (fp32: 23)."""
+        if self.name not in self._MANTISSA:
+            raise TypeError(f"fp_mantissa_width is defined for floating-point dtypes, not "
+                            f"{self.name}")
+        return self._MANTISSA[self.name]
+
+    @property
+    def exponent_bias(self) -> int:
+        """The exponent bias of a floating-point dtype (fp32: 127)."""
+        if self.name not in self._BIAS:
+            raise TypeError(f"exponent_bias is defined for floating-point dtypes, not "
+                            f"{self.name}")
+        return self._BIAS[self.name]
+
+    @property
+    def int_bitwidth(self) -> int:
+        if not self.is_int():
+            raise TypeError(f"int_bitwidth is defined for integer dtypes, not {self.name}")
+        return self.primitive_bitwidth
+
+    def get_int_max_value(self) -> int:
+        bits = self.int_bitwidth
+        return (1 << bits) - 1 if self.is_int_unsigned() or bits == 1 else (1 << bits - 1) - 1
+
+    def get_int_min_value(self) -> int:
+        bits = self.int_bitwidth
+        return 0 if self.is_int_unsigned() or bits == 1 else -(1 << bits - 1)
+
+    def is_standard_floating(self) -> bool:
+        return self.name in ("fp16", "bf16", "fp32", "fp64")
+
+    def is_fp8e4nv(self) -> bool:
+        return self.name == "fp8e4nv"
+
+    def is_fp8e5(self) -> bool:
+        return self.name == "fp8e5"
+
+    def is_fp8e4b15(self) -> bool:
+        return self.name == "fp8e4b15"
+
+    def is_void(self) -> bool:
+        return self.name == "void"
+
+    def is_block(self) -> bool:
+        return False
+
+    def is_const(self) -> bool:
+        return False
+
     @property
     def scalar(self) -> "dtype":
         return self
@@ -105,16 +162,27 @@ class dtype:
     __str__ = __repr__
 
 
-class pointer_type(dtype):
-    """A pointer to elements of `element_ty` in global memory."""
+for _n in dtype.SINT[1:] + dtype.UINT:  # is_int8() ... is_uint64(), as Triton
+    setattr(dtype, f"is_{_n}", (lambda n: lambda self: self.name == n)(_n))
+del _n
 
-    def __init__(self, element_ty: dtype, address_space: int = 1):
+
+class pointer_type(dtype):
+    """A pointer to elements of `element_ty` in global memory; `const=True` (or a parameter
+    annotated `tl.const`) makes it read-only: loads are fine, stores and atomics through it
+    are compile errors."""
+
+    def __init__(self, element_ty: dtype, address_space: int = 1, const: bool = False):
         self.element_ty = element_ty
         self.address_space = address_space
+        self.const = bool(const)
         self.name = f"*{element_ty.name}"
 
     def is_ptr(self) -> bool:
         return True
+
+    def is_const(self) -> bool:
+        return self.const
 
     def is_floating(self) -> bool:
         return False
@@ -136,10 +204,21 @@ class pointer_type(dtype):
         return 64
 
     def __eq__(self, other):
-        return isinstance(other, pointer_type) and self.element_ty == other.element_ty
+        return isinstance(other, pointer_type) and self.element_ty == other.element_ty and \
+            self.const == other.const
 
     def __hash__(self):
-        return hash(("ptr", self.element_ty.name))
+        return hash(("ptr", self.element_ty.name, self.const))
+
+    def __repr__(self):
+        return f"*const {self.element_ty.name}" if self.const else self.name
+
+    __str__ = __repr__
+
+
+class const:
+    """A parameter annotation (`in_ptr: tl.const`) marking a pointer argument read-only, as in
+    Triton: the kernel sees `pointer_type(elem, const=True)`."""
 
 
 int1 = dtype("int1")
@@ -153,14 +232,16 @@ uint32 = dtype("uint32")
 uint64 = dtype("uint64")
 float8e4nv = dtype("fp8e4nv")
 float8e5 = dtype("fp8e5")
+float8e4b15 = dtype("fp8e4b15")
 float16 = dtype("fp16")
 bfloat16 = dtype("bf16")
 float32 = dtype("fp32")
 float64 = dtype("fp64")
 void = dtype("void")
+pi32_t = pointer_type(int32)
 
 DTYPES = {d.name: d for d in (int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-                               float8e4nv, float8e5, float16, bfloat16, float32, float64)}
+                               float8e4nv, float8e5, float8e4b15, float16, bfloat16, float32, float64)}
 
 
 def str_to_ty(name: str) -> dtype:
@@ -213,8 +294,11 @@ MEMBER_BUILTINS = frozenset({
     "sum", "max", "min", "argmax", "argmin", "xor_sum", "reduce", "cumsum", "cumprod",
     "reshape", "view", "ravel", "trans", "permute", "expand_dims", "broadcast_to", "split",
     "join", "exp", "exp2", "log", "log2", "sqrt", "abs", "sigmoid", "softmax", "cast",
-    "logical_and", "logical_or", "associative_scan",
+    "logical_and", "logical_or", "associative_scan", "item", "histogram", "gather",
 })
+# @jit functions callable as tile methods (`x.sort()`, `x.flip(0)`): language/standard.py
+# registers them here (this module cannot import it)
+MEMBER_FUNCTIONS: dict = {}
 
 
 class tensor:
@@ -291,6 +375,8 @@ class tensor:
         # compiled kernels resolve them in the code generator
         if name in MEMBER_BUILTINS:
             return lambda *a, **k: _call_builtin(name, f"tensor.{name}", self, *a, **k)
+        if name in MEMBER_FUNCTIONS:
+            return lambda *a, **k: MEMBER_FUNCTIONS[name](self, *a, **k)
         raise AttributeError(name)
 
     # == and != fall back to identity outside the interpreter (NotImplemented) rather than

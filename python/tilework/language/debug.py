@@ -2,7 +2,7 @@
 here; implementations in tilework.frontend.ops_debug and tilework.frontend.ops)."""
 from .core import builtin
 
-__all__ = ["device_print", "device_assert", "assume", "max_constancy"]
+__all__ = ["device_print", "device_assert", "assume", "max_constancy", "debug_barrier"]
 
 
 @builtin
@@ -30,3 +30,8 @@ def assume(cond):
 @builtin
 def max_constancy(input, values):
     """Hints that `input` is constant in runs of `values[d]` elements along each dimension."""
+
+
+@builtin
+def debug_barrier():
+    """Every thread of the program waits here until all have arrived (a CTA barrier)."""

@@ -29,6 +29,13 @@ def is_constexpr_annotation(ann) -> bool:
     return False
 
 
+def is_const_annotation(ann) -> bool:
+    """Whether a parameter annotation is `tl.const` (a read-only pointer), also as a string."""
+    if ann is core.const:
+        return True
+    return isinstance(ann, str) and ann.split(".")[-1] == "const"
+
+
 class JITFunction:
     """A kernel (or a function called from kernels) written in the tile language."""
 
@@ -45,6 +52,8 @@ class JITFunction:
         self.arg_names = list(self.signature.parameters)
         self.constexprs = [n for n, p in self.signature.parameters.items()
                            if is_constexpr_annotation(p.annotation)]
+        self.const_params = [n for n, p in self.signature.parameters.items()
+                             if is_const_annotation(p.annotation)]
         self.do_not_specialize = set(do_not_specialize)
         self._is_constexpr = [n in self.constexprs for n in self.arg_names]
         self._key_and_params = None  # generated on the first launch (launcher.py)

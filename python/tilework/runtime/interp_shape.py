@@ -2,20 +2,33 @@
 frontend.ops_reduction, as a tree over numpy halves)."""
 from __future__ import annotations
 
+import mlir.ir as ir
 import numpy as np
+
+from tilework.dialects import tile as T
+
+from .interp_common import operand_segments, unsigned
 
 
 def _attr_int(at, name):
-    import mlir.ir as ir
     return ir.IntegerAttr(at[name]).value
 
 
 def _order(at):
-    import mlir.ir as ir
     return list(ir.DenseI32ArrayAttr(at["order"]))
 
 
+def _histogram(b, ops, rt, at):
+    a = operand_segments("tile.histogram", ops, at)
+    x = unsigned(a["src"]).astype(np.uint64)
+    keep = x < rt.shape[0]
+    if a["mask"] is not None:
+        keep &= np.asarray(a["mask"], bool)
+    return np.bincount(x[keep].astype(np.int64), minlength=rt.shape[0]).astype(np.int32)
+
+
 ROWS = {
+    "tile.histogram": _histogram,
     "tile.expand_dims": lambda b, ops, rt, at: np.expand_dims(np.asarray(ops[0]),
                                                              _attr_int(at, "axis")),
     "tile.trans": lambda b, ops, rt, at: np.transpose(np.asarray(ops[0]), _order(at)),
@@ -42,8 +55,6 @@ def _dot(b, ops, rt, at):
     """np.matmul in the precision of the FMA path: int8 in int32 (wrapping), fp64 in fp64,
     everything else in fp32 (fp16 results rounded once, by the interpreter's cast); fp32
     operands rounded to tf32 first with input_precision "tf32"."""
-    import mlir.ir as ir
-    from tilework.dialects import tile as T
     x, y, c = (np.asarray(o) for o in ops)
     if np.issubdtype(x.dtype, np.integer):
         return (np.matmul(x.astype(np.int64), y.astype(np.int64)) + c).astype(np.int32)
@@ -59,3 +70,12 @@ ROWS.update({
     "tile.cat": lambda b, ops, rt, at: np.concatenate([np.asarray(ops[0]), np.asarray(ops[1])]),
     "tile.dot": _dot,
 })
+
+
+def _gather(b, ops, rt, at):
+    axis = ir.IntegerAttr(at["axis"]).value
+    src, idx = np.asarray(ops[0]), np.asarray(ops[1]).astype(np.int64)
+    return np.take_along_axis(src, idx, axis)
+
+
+ROWS["tile.gather"] = _gather

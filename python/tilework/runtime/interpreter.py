@@ -606,7 +606,7 @@ def _bind(fn: JITFunction, values):
                 else np.array(a, np.uint64).view(np.int64)
         else:
             elem, v, region = _pointer(fn, name, a)
-            dt = core.pointer_type(elem)
+            dt = core.pointer_type(elem, const=name in fn.const_params)  # (`name: tl.const`)
             v = np.uint64(v)
             if region[1] > region[0]:
                 regions.append(region)
