@@ -251,6 +251,10 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             raise self.error(node, "chained comparisons are not supported; split them with `&`")
         lhs, rhs = self.visit(node.left), self.visit(node.comparators[0])
         op = node.ops[0]
+        if isinstance(op, (ast.Is, ast.IsNot)):
+            # folded at compile time, as Triton: `x is None` on a runtime value is False
+            same = unwrap(lhs) is unwrap(rhs)
+            return constexpr(same if isinstance(op, ast.Is) else not same)
         if is_const(lhs) and is_const(rhs):
             return constexpr(PY_CMPOPS[type(op)](unwrap(lhs), unwrap(rhs)))
         if type(op) not in CMPOPS:
@@ -302,6 +306,10 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         methods = getattr(type(obj), "__tilework_methods__", None)  # tensor descriptors
         if methods and node.attr in methods:
             return _BoundMethod(obj, methods[node.attr])
+        if node.attr == "dtype" and type(obj) is int:
+            # an int argument equal to 1 is specialized to a constant, yet stays an int32 (or
+            # wider) value to the kernel, as in Triton
+            return S.python_scalar_dtype(obj)
         try:
             v = getattr(obj, node.attr)
         except AttributeError:
