@@ -49,11 +49,18 @@ class JITFunction:
         # read once, at decoration (as Triton does): the launch path reads no environment
         self.interpret = interpret if interpret is not None else \
             os.environ.get("TILEWORK_INTERPRET", "0") not in ("", "0")
+        self._no_source = None
         try:
             lines, self.first_line = inspect.getsourcelines(fn)
             self.filename = inspect.getsourcefile(fn) or "<unknown>"
         except (OSError, TypeError) as e:
-            raise TypeError(f"@jit needs the source of {fn.__name__}: {e}") from None
+            # a function built by `exec` has no source: the interpreter runs its code object
+            # as Triton's does; compiling it needs the source (`parse` says so)
+            if not self.interpret:
+                raise TypeError(f"@jit needs the source of {fn.__name__}: {e}") from None
+            self._no_source = f"@jit needs the source of {fn.__name__} to compile it: {e}"
+            lines, self.first_line = [], fn.__code__.co_firstlineno
+            self.filename = fn.__code__.co_filename
         raw = "".join(lines)
         self.src = textwrap.dedent(raw)
         first = raw.splitlines()[0] if raw else ""
@@ -68,6 +75,8 @@ class JITFunction:
 
     # ---- source --------------------------------------------------------------------------
     def parse(self) -> ast.Module:
+        if self._no_source:
+            raise TypeError(self._no_source)
         if self._tree is None:
             tree = ast.parse(self.src)
             fdef = tree.body[0]

@@ -2,4 +2,5 @@
 `Heuristics`, `autotune`, `heuristics`, `KernelInterface`, as in `triton.runtime`)."""
 from .autotuner import (Autotuner, AutotuneError, Config, Heuristics, KernelInterface,  # noqa: F401
                         autotune, heuristics)
+from . import driver  # noqa: F401  (device queries, as triton.runtime.driver)
 from .jit import JITFunction, jit  # noqa: F401
