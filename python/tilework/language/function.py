@@ -18,6 +18,9 @@ from . import core
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "target", "debug", "opt_level",
                   "maxnreg")
+# accepted at launch for Triton's sake and dropped: libdevice is written in the language
+# (`tl.extra.libdevice`), so there is no bitcode to link
+IGNORED_OPTIONS = ("extern_libs",)
 
 
 def is_constexpr_annotation(ann) -> bool:
@@ -156,10 +159,11 @@ class JITFunction:
                 ns[f"_d_{name}"] = p.default
                 params.append(f"{name}=_d_{name}")
         own = [o for o in LAUNCH_OPTIONS if o not in self.signature.parameters]
-        opts = ", ".join(f"{o}=None" for o in own)
+        ignored = [o for o in IGNORED_OPTIONS if o not in self.signature.parameters]
+        opts = ", ".join(f"{o}=None" for o in own + ignored)
         body = ", ".join(self.arg_names)
         outs = ", ".join(o if o in own else "None" for o in LAUNCH_OPTIONS)
-        sig = ", ".join(params + (["*", opts] if own else []))
+        sig = ", ".join(params + (["*", opts] if own or ignored else []))
         src = (f"def {self.__name__}({sig}):\n"
                f"    return ({body}{',' if len(self.arg_names) == 1 else ''}), ({outs},)\n")
         exec(src, ns)
