@@ -15,6 +15,7 @@ from .control import *  # noqa: F401,F403,E402
 from .debug import *  # noqa: F401,F403,E402
 from .descriptor import *  # noqa: F401,F403,E402
 from .dot import *  # noqa: F401,F403,E402
+from .dot_scaled import *  # noqa: F401,F403,E402
 from .math import *  # noqa: F401,F403,E402
 from .memory import *  # noqa: F401,F403,E402
 from .random import *  # noqa: F401,F403,E402
