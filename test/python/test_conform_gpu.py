@@ -183,3 +183,24 @@ def test_warmup_handle_and_device_properties_on_the_gpu():
     torch.testing.assert_close(out, torch.softmax(x, dim=1))
     assert driver.active.get_current_target().warp_size == props["warpSize"]
     assert math.isfinite(float(out.sum()))
+
+
+@pytest.mark.parametrize("fa,fb", [("e2m1", "e4m3"), ("e4m3", "e5m2"), ("e2m1", "e2m1")])
+def test_dot_scaled_on_the_gpu(fa, fb):
+    from test_conform_dot_scaled import k_dot_scaled, operand
+    rng = np.random.default_rng(7)
+    M = N = 64
+    K = 128
+    a, av = operand(fa, rng, M, K, True)
+    b, bv = operand(fb, rng, K, N, False)
+    sa = rng.integers(118, 136, (M, K // 32)).astype(np.uint8)
+    sb = rng.integers(118, 136, (N, K // 32)).astype(np.uint8)
+    acc = torch.zeros(M, N, device="cuda")
+    out = torch.empty(M, N, device="cuda")
+    k_dot_scaled[(1,)](*(torch.from_numpy(t).cuda() for t in (a, sa, b, sb)), acc, out, M=M,
+                       N=N, K=K, FA=fa, FB=fb, SCALED=True, ACC=True)
+    av = av * np.repeat(2.0 ** (sa.astype(float) - 127), 32, axis=1)
+    bv = bv * np.repeat(2.0 ** (sb.astype(float) - 127), 32, axis=1).T
+    want = av @ bv
+    np.testing.assert_allclose(out.cpu().numpy(), want, rtol=1e-5,
+                               atol=1e-6 * np.abs(want).max())
