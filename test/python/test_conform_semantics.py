@@ -337,3 +337,21 @@ def test_randint_offsets_beyond_32_bits_fill_the_second_counter_word():
     ir = tile_ir(k_randint, {"out": P(tl.int64), "out4": U32, "seed": tl.int32,
                              "base": tl.int64, "n": tl.int32}, {"B": 128, "WIDE": True})
     assert "i64" in ir and "tile.store" in ir
+
+
+@tilework.jit
+def k_pointer_index(x, out, N: tl.constexpr):
+    p = x + tl.arange(0, N)
+    q = p[None, None, :] + tl.arange(0, 2)[:, None, None] * N  # pointers [2, 1, N]
+    tl.static_assert(q.shape == [2, 1, N])
+    o = out + tl.arange(0, 2)[:, None, None] * N + tl.arange(0, N)[None, None, :]
+    tl.store(o, tl.load(q) * 2)
+
+
+def test_none_indexing_of_a_pointer_tile():
+    x = np.random.default_rng(8).standard_normal(32).astype(np.float32)
+    out = np.zeros(32, np.float32)
+    interpreted(k_pointer_index.fn)[(1,)](x, out, N=16)
+    np.testing.assert_array_equal(out, x * 2)
+    ir = tile_ir(k_pointer_index, {"x": F32, "out": F32}, {"N": 16})
+    assert "tensor<1x1x16x!tile.ptr<f32>>" in ir
