@@ -124,7 +124,7 @@ def k_const_seed(out, n, BLOCK: tl.constexpr):
 def k_offsets64(out, u, seed, n, BLOCK: tl.constexpr):
     i = tl.arange(0, BLOCK)
     offs = i.to(tl.int64) * 0x1_0000_0001 + 5
-    a, b, c, d = tl.randint4x(seed, offs)
+    a, b, c, d = tl.random.philox(seed, offs, offs * 0, offs * 0, offs * 0)
     tl.store(out + 4 * i, a, mask=i < n)
     tl.store(out + 4 * i + 1, b, mask=i < n)
     tl.store(out + 4 * i + 2, c, mask=i < n)
@@ -183,7 +183,7 @@ def test_constant_seed_and_tail():
     assert (out[50:] == 7).all()
 
 
-def test_64_bit_offsets_use_philox4x64():
+def test_64_bit_counters_use_philox4x64():
     n, seed = 40, 0x0123_4567_89AB_CDEF
     out = np.zeros(4 * n, np.uint64)
     u = np.full(n, np.nan, np.float32)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass
 
 import mlir.ir as ir
@@ -35,6 +36,22 @@ BINARY_STAGES = ("cubin", "hsaco")
 LAYOUT_STAGES = ("tilegpu", "llvm")
 
 
+class KernelMetadata(dict):
+    """The metadata dict, whose keys read as attributes too (`k.metadata.shared`, as
+    Triton's metadata tuple)."""
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def _asm_count(text, pattern) -> int | None:
+    m = re.search(pattern, text or "")
+    return int(m.group(1)) if m else None
+
+
 @dataclass
 class CompiledKernel:
     name: str
@@ -43,6 +60,27 @@ class CompiledKernel:
     asm: dict            # stage -> text (str) or binary (bytes)
     metadata: dict
     key: str = ""
+
+    def __post_init__(self):
+        if not isinstance(self.metadata, KernelMetadata):
+            self.metadata = KernelMetadata(self.metadata)
+
+    @property
+    def n_regs(self) -> int | None:
+        """Registers per thread (ptxas's report; AMD: VGPRs), None when unknown (no ptxas)."""
+        if "amdgcn" in self.asm:
+            return _asm_count(self.asm["amdgcn"], r"\.vgpr_count:\s*(\d+)")
+        return _asm_count(self.metadata.get("ptxas_info"), r"Used (\d+) registers")
+
+    @property
+    def n_spills(self) -> int | None:
+        """Spilled 4-byte words per thread (Triton's count; AMD: spilled VGPRs), None when
+        unknown."""
+        if "amdgcn" in self.asm:
+            return _asm_count(self.asm["amdgcn"], r"\.vgpr_spill_count:\s*(\d+)")
+        else:
+            n = _asm_count(self.metadata.get("ptxas_info"), r"(\d+) bytes spill stores")
+        return None if n is None else n // 4
 
     @property
     def binary(self) -> bytes:

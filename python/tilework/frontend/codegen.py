@@ -113,12 +113,12 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             return super().visit(node)
         except (CompilationError, ReturnSignal):
             raise
-        except SemanticError as e:
-            raise self.error(node, str(e)) from None
+        except SemanticError as e:  # the cause stays (`exc.__cause__`), as in Triton
+            raise self.error(node, str(e)) from e
         except RecursionError:
             raise self.error(node, "recursion is not supported in kernels") from None
         except TypeError as e:
-            raise self.error(node, str(e)) from None
+            raise self.error(node, str(e)) from e
 
     def generic_visit(self, node):
         what = _UNSUPPORTED_STMT.get(type(node), f"`{type(node).__name__}`")
@@ -251,6 +251,10 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             raise self.error(node, "chained comparisons are not supported; split them with `&`")
         lhs, rhs = self.visit(node.left), self.visit(node.comparators[0])
         op = node.ops[0]
+        if isinstance(op, (ast.Is, ast.IsNot)):
+            # folded at compile time, as Triton: `x is None` on a runtime value is False
+            same = unwrap(lhs) is unwrap(rhs)
+            return constexpr(same if isinstance(op, ast.Is) else not same)
         if is_const(lhs) and is_const(rhs):
             return constexpr(PY_CMPOPS[type(op)](unwrap(lhs), unwrap(rhs)))
         if type(op) not in CMPOPS:
@@ -302,6 +306,10 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         methods = getattr(type(obj), "__tilework_methods__", None)  # tensor descriptors
         if methods and node.attr in methods:
             return _BoundMethod(obj, methods[node.attr])
+        if node.attr == "dtype" and type(obj) is int:
+            # an int argument equal to 1 is specialized to a constant, yet stays an int32 (or
+            # wider) value to the kernel, as in Triton
+            return S.python_scalar_dtype(obj)
         try:
             v = getattr(obj, node.attr)
         except AttributeError:
@@ -312,7 +320,7 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         if attr == "dtype":
             return t.dtype
         if attr == "shape":
-            return tuple(constexpr(s) for s in t.shape)
+            return core.shape_tuple(constexpr(s) for s in t.shape)
         if attr == "T":
             return self.call_builtin("trans", [t], {}, node)
         if attr == "numel":
@@ -329,7 +337,7 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         try:
             v = unwrap(base)[unwrap(idx)]
         except Exception as e:
-            raise self.error(node, f"cannot index {unwrap(base)!r}: {e}") from None
+            raise self.error(node, f"cannot index {unwrap(base)!r}: {e}") from e
         return v
 
     def visit_Slice(self, node):
@@ -382,7 +390,7 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         try:
             res = fn_u(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
         except Exception as e:
-            raise self.error(node, f"error calling {getattr(fn_u, '__name__', fn_u)}: {e}") from None
+            raise self.error(node, f"error calling {getattr(fn_u, '__name__', fn_u)}: {e}") from e
         return constexpr(res) if isinstance(res, (int, float, bool)) else res
 
     def call_builtin(self, name, args, kwargs, node):
@@ -393,7 +401,7 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         try:
             inspect.signature(impl).bind(self.b, *args, **kwargs)
         except TypeError as e:
-            raise self.error(node, f"tl.{name}: {e}") from None
+            raise self.error(node, f"tl.{name}: {e}") from e
         self.b.inline_jit = lambda fn, a: self.call_jit(fn, list(a), {}, node)
         return impl(self.b, *args, **kwargs)
 
@@ -414,7 +422,7 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         try:
             bound = jfn.signature.bind(*args, **kwargs)
         except TypeError as e:
-            raise self.error(node, f"{jfn.__name__}(): {e}") from None
+            raise self.error(node, f"{jfn.__name__}(): {e}") from e
         bound.apply_defaults()
         for name in jfn.constexprs:  # as Triton: checked at the call, not at a later use
             v = bound.arguments.get(name)

@@ -98,7 +98,8 @@ def python_scalar_dtype(v) -> core.dtype:
             return core.int64
         if 0 <= v < 2**64:
             return core.uint64
-        raise SemanticError(f"integer constant {v} does not fit in 64 bits")
+        raise SemanticError(f"integer constant {v} does not fit in 64 bits "
+                            f"(Nonrepresentable integer {v})")
     if isinstance(v, float):
         return core.float32
     raise SemanticError(f"expected a tile or a number, got {type(v).__name__} {v!r}")
@@ -199,12 +200,29 @@ def _fp8_computation_type(a: core.dtype, b: core.dtype, op: str) -> core.dtype:
 def weak_pair(b: Builder, x, y):
     """Both operands as tensors, Python scalars typed after the other operand."""
     if isinstance(x, tensor) and not isinstance(y, tensor):
+        check_weak_int(y, x.dtype)
         y = weak_scalar(b, y, x.dtype)
     elif isinstance(y, tensor) and not isinstance(x, tensor):
+        check_weak_int(x, y.dtype)
         x = weak_scalar(b, x, y.dtype)
     else:
         x, y = to_tensor(b, x), to_tensor(b, y)
     return x, y
+
+
+def check_weak_int(v, other: core.dtype):
+    """Triton's rule for a Python int meeting an integer tile: it takes the tile's type, so
+    it must fit there (a negative one cannot meet an unsigned tile)."""
+    v = v.value if isinstance(v, constexpr) else v
+    if type(v) is not int or not other.is_int() or other.is_bool():
+        return
+    python_scalar_dtype(v)  # more than 64 bits: rejected whatever the tile
+    if v < 0 and other.is_int_unsigned():
+        raise SemanticError(f"Cannot perform a binary operation between an unsigned tensor "
+                            f"({other}) and a negative scalar ({v}). Perform an explicit cast "
+                            f"on one of them.")
+    if not fits(v, other):
+        raise SemanticError(f"Scalar {v} is out of range for type {other}")
 
 
 def weak_scalar(b, v, other: core.dtype) -> tensor:
@@ -342,9 +360,7 @@ def cast(b: Builder, x, dst: core.dtype, bitcast: bool = False) -> tensor:
             raise SemanticError(f"cannot bitcast {src} to {dst}: sizes differ")
         return tensor(b.create1("arith.bitcast", [x.handle], ty), dst, x.shape)
     if src.is_ptr() or dst.is_ptr():
-        if src.is_ptr() and dst.is_ptr():
-            raise SemanticError(f"cannot cast pointer {src} to {dst} (pointer casts are not supported yet)")
-        raise SemanticError(f"cannot cast {src} to {dst}")
+        return _pointer_cast(b, x, dst)
     if dst.is_bool():
         zero = broadcast_to(b, to_tensor(b, 0, hint=src), x.shape)
         return compare(b, "ne", x, zero)
@@ -365,6 +381,26 @@ def cast(b: Builder, x, dst: core.dtype, bitcast: bool = False) -> tensor:
     else:
         name = "arith.fptosi" if dst.is_int_signed() else "arith.fptoui"
     return tensor(b.create1(name, [x.handle], ty), dst, x.shape)
+
+
+def _pointer_cast(b: Builder, x: tensor, dst: core.dtype) -> tensor:
+    """Casts through the 64-bit address, as Triton's: an integer (an address loaded from
+    memory, e.g. grouped GEMM's pointer arrays) to a pointer, a pointer to an integer, or a
+    pointer to a pointer of another element type.  Scalars only (the ops are scalar)."""
+    src = x.dtype
+    if src.is_floating() or dst.is_floating():
+        raise SemanticError(f"cannot cast {src} to {dst}")
+    if x.shape:
+        raise SemanticError(f"cannot cast a tile of {src} to {dst}: casts between pointers "
+                            f"and integers take scalars")
+    if src.is_ptr():
+        x = tensor(B.build_ptr_to_int(b, x.handle), core.int64, ())
+        if not dst.is_ptr():
+            return cast(b, x, dst)
+    else:
+        x = cast(b, x, core.int64 if _signed(src) and not src.is_bool() else core.uint64)
+    h = B.build_int_to_ptr(b, x.handle, result_type=to_ir(dst))
+    return tensor(h, dst, ())
 
 
 # --------------------------------------------------------------------------------------------
@@ -408,6 +444,14 @@ _SYMBOL = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//",
            "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 
 
+_BITWISE = ("and", "or", "xor", "lshift", "rshift")
+
+
+def _signed(dt: core.dtype) -> bool:
+    """Triton's signedness: int1 counts as signed."""
+    return dt.is_int_signed() or dt.is_bool()
+
+
 def _kind_index(dt: core.dtype) -> int:
     if dt.is_floating():
         return 2
@@ -437,15 +481,26 @@ def binary(b: Builder, op: str, x, y) -> tensor:
         x, y = broadcast_pair(b, x, y)
     except SemanticError as e:
         raise SemanticError(f"{e} in `{sym}`") from None
+    if op in _DIV_OR_MOD and x.dtype.is_int() and y.dtype.is_int() and \
+            _signed(x.dtype) != _signed(y.dtype):
+        raise SemanticError(f"Cannot use `{sym}` with {x.dtype} and {y.dtype} because they "
+                            f"have different signedness; this is unlikely to result in a "
+                            f"useful answer. Cast them to the same signedness.")
     ct = computation_type(x.dtype, y.dtype, op)
     if ct.is_fp8():  # one float8 kind: computed in fp32 (exactly, or correctly rounded), then
         r = binary(b, op, cast(b, x, core.float32), cast(b, y, core.float32))
         return cast(b, r, ct)  # rounded once to the float8 type, as `.to()` rounds
     names = ARITH[op]
     name = names[_kind_index(ct)]
+    if op == "rshift" and _signed(x.dtype) and not x.dtype.is_bool() and ct.is_int():
+        name = "arith.shrsi"  # as Triton: the left operand's signedness picks the shift
     if name is None and op == "floordiv" and ct.is_floating():
         q = binary(b, "truediv", x, y)
         return tensor(b.create1("math.floor", [q.handle], q.handle.type), q.dtype, q.shape)
+    if name is None and op in _BITWISE:  # Triton's wording next to ours
+        raise SemanticError(f"`{sym}` is not defined for {x.dtype} and {y.dtype} (invalid "
+                            f"operands of type {x.dtype} and {y.dtype}: bitwise operators "
+                            f"take integers)")
     if name is None:
         raise SemanticError(f"`{sym}` is not defined for {x.dtype} and {y.dtype}")
     x, y = cast(b, x, ct), cast(b, y, ct)

@@ -10,10 +10,12 @@ from .core import (  # noqa: F401
     where, zeros,
 )
 from . import math  # noqa: F401,E402  (tl.math namespace, as in Triton)
+from . import extra  # noqa: F401,E402  (tl.extra.libdevice, as in Triton)
 from .control import *  # noqa: F401,F403,E402
 from .debug import *  # noqa: F401,F403,E402
 from .descriptor import *  # noqa: F401,F403,E402
 from .dot import *  # noqa: F401,F403,E402
+from .dot_scaled import *  # noqa: F401,F403,E402
 from .math import *  # noqa: F401,F403,E402
 from .memory import *  # noqa: F401,F403,E402
 from .random import *  # noqa: F401,F403,E402

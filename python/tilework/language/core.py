@@ -301,6 +301,21 @@ MEMBER_BUILTINS = frozenset({
 MEMBER_FUNCTIONS: dict = {}
 
 
+class shape_tuple(tuple):
+    """A tile's shape: a tuple that also equals the list of the same sizes, so that
+    `x.shape == [N]` holds as in Triton (whose shapes are lists)."""
+
+    def __eq__(self, other):
+        if isinstance(other, list):
+            other = tuple(other)
+        return tuple.__eq__(self, other)
+
+    def __ne__(self, other):
+        return not self == other
+
+    __hash__ = tuple.__hash__
+
+
 class tensor:
     """A value of a kernel: a tile of `shape` (or a scalar, shape `()`) with element type
     `dtype`.  `handle` is the IR value (compiled mode)."""
@@ -308,7 +323,7 @@ class tensor:
     def __init__(self, handle, type: dtype, shape: tuple = ()):
         self.handle = handle
         self.type = type  # element dtype (a pointer_type for pointer tiles)
-        self.shape = tuple(shape)
+        self.shape = shape_tuple(shape)
 
     @property
     def dtype(self) -> dtype:
@@ -586,3 +601,9 @@ def cdiv(x, y):
     x = x.value if isinstance(x, constexpr) else x
     y = y.value if isinstance(y, constexpr) else y
     return (x + y - 1) // y
+
+
+def next_power_of_2(n: int) -> int:
+    """The smallest power of two >= `n` (1 for n <= 1), a host-side helper as in Triton."""
+    n = n.value if isinstance(n, constexpr) else n
+    return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()

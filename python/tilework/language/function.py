@@ -18,6 +18,9 @@ from . import core
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "target", "debug", "opt_level",
                   "maxnreg")
+# accepted at launch for Triton's sake and dropped: libdevice is written in the language
+# (`tl.extra.libdevice`), so there is no bitcode to link
+IGNORED_OPTIONS = ("extern_libs",)
 
 
 def is_constexpr_annotation(ann) -> bool:
@@ -62,11 +65,18 @@ class JITFunction:
         # read once, at decoration (as Triton does): the launch path reads no environment
         self.interpret = interpret if interpret is not None else \
             os.environ.get("TILEWORK_INTERPRET", "0") not in ("", "0")
+        self._no_source = None
         try:
             lines, self.first_line = inspect.getsourcelines(fn)
             self.filename = inspect.getsourcefile(fn) or "<unknown>"
         except (OSError, TypeError) as e:
-            raise TypeError(f"@jit needs the source of {fn.__name__}: {e}") from None
+            # a function built by `exec` has no source: the interpreter runs its code object
+            # as Triton's does; compiling it needs the source (`parse` says so)
+            if not self.interpret:
+                raise TypeError(f"@jit needs the source of {fn.__name__}: {e}") from None
+            self._no_source = f"@jit needs the source of {fn.__name__} to compile it: {e}"
+            lines, self.first_line = [], fn.__code__.co_firstlineno
+            self.filename = fn.__code__.co_filename
         raw = "".join(lines)
         self.src = textwrap.dedent(raw)
         first = raw.splitlines()[0] if raw else ""
@@ -81,6 +91,8 @@ class JITFunction:
 
     # ---- source --------------------------------------------------------------------------
     def parse(self) -> ast.Module:
+        if self._no_source:
+            raise TypeError(self._no_source)
         if self._tree is None:
             tree = ast.parse(self.src)
             fdef = tree.body[0]
@@ -160,10 +172,11 @@ class JITFunction:
                 ns[f"_d_{name}"] = p.default
                 params.append(f"{name}=_d_{name}")
         own = [o for o in LAUNCH_OPTIONS if o not in self.signature.parameters]
-        opts = ", ".join(f"{o}=None" for o in own)
+        ignored = [o for o in IGNORED_OPTIONS if o not in self.signature.parameters]
+        opts = ", ".join(f"{o}=None" for o in own + ignored)
         body = ", ".join(self.arg_names)
         outs = ", ".join(o if o in own else "None" for o in LAUNCH_OPTIONS)
-        sig = ", ".join(params + (["*", opts] if own else []))
+        sig = ", ".join(params + (["*", opts] if own or ignored else []))
         src = (f"def {self.__name__}({sig}):\n"
                f"    return ({body}{',' if len(self.arg_names) == 1 else ''}), ({outs},)\n")
         exec(src, ns)

@@ -6,7 +6,8 @@ them (and plain Python under the interpreter).
 
 * `randint4x(seed, offset)`: the four 32-bit words of Philox(counter = (offset, 0, 0, 0),
   key = (low 32 bits of seed, high 32 bits of seed)), as uint32 tiles of `offset`'s shape.
-  64-bit offsets give 64-bit words (Philox-4x64, key = (seed, 0)).
+  A 64-bit offset fills the counter's first two words (low, high), as in Triton 3.6;
+  `philox` on 64-bit counters is Philox-4x64 (key = (seed, 0)).
 * `randint` is the first word; `rand`/`rand4x` map words to [0, 1) with
   `uint_to_uniform_float`; `randn`/`randn4x` apply Box-Muller to pairs of those.
 
@@ -118,9 +119,17 @@ def philox(seed, c0, c1, c2, c3, n_rounds: constexpr = N_ROUNDS_DEFAULT):
 
 @jit
 def randint4x(seed, offset, n_rounds: constexpr = N_ROUNDS_DEFAULT):
-    """Four tiles of random uint32 (uint64 for 64-bit offsets) for `seed` (a scalar) and the
-    tile of counters `offset`: the fastest way to get random bits."""
+    """Four tiles of random uint32 for `seed` (a scalar) and the tile of counters `offset`:
+    the fastest way to get random bits.  A 64-bit offset is split into the two low counter
+    words (low 32 bits, high 32 bits), still Philox-4x32, as Triton 3.6 does: int32 and
+    int64 offsets below 2**32 give the same stream (`philox` itself runs Philox-4x64 on
+    64-bit counters)."""
     offset = to_tensor(offset)
+    if offset.dtype.primitive_bitwidth > 32:
+        wide = offset.to(uint64, bitcast=True)
+        lo = (wide & _LO32).to(uint32)
+        zero = lo * 0
+        return philox(seed, lo, (wide >> 32).to(uint32), zero, zero, n_rounds)
     zero = offset * 0
     return philox(seed, offset, zero, zero, zero, n_rounds)
 

@@ -51,6 +51,26 @@ class LoadedKernel:
                         for s in self.slots)
 
 
+    @property
+    def n_regs(self) -> int:
+        """Registers per thread (Triton's `kernel.n_regs`): ptxas's report, else the
+        driver's."""
+        n = self.compiled.n_regs
+        return n if n is not None else self._attribute("NUM_REGS")
+
+    @property
+    def n_spills(self) -> int:
+        """Spilled 4-byte words per thread (Triton's `kernel.n_spills`)."""
+        n = self.compiled.n_spills
+        return n if n is not None else self._attribute("LOCAL_SIZE_BYTES") // 4
+
+    def _attribute(self, name) -> int:
+        from cuda.bindings import driver as cu
+        err, v = cu.cuFuncGetAttribute(getattr(cu.CUfunction_attribute,
+                                               f"CU_FUNC_ATTRIBUTE_{name}"), self.function)
+        return int(v) if int(err) == 0 else 0
+
+
 class CudaRuntime:
     def __init__(self):
         try:

@@ -22,6 +22,9 @@ from .gpu_errors import HipError  # noqa: F401  (raised here; imported from here
 class HipKernel(LoadedKernel):
     __slots__ = ("printbuf",)  # device address of the print buffer, or None
 
+    def _attribute(self, name) -> int:  # the amdgcn text reports registers and scratch
+        return 0
+
 
 def print_buffer_size() -> int:
     raw = os.environ.get("TILEWORK_PRINT_BUFFER_SIZE", "")

@@ -595,7 +595,7 @@ def _bind(fn: JITFunction, values):
                 and a.dtype.kind != "b" else np.array(a).astype(store)
         elif isinstance(a, (bool, int, float)):
             if a == 1 and type(a) is int and name not in fn.do_not_specialize:
-                args.append(1)
+                args.append(SpecializedOne(1))
                 continue
             try:
                 dt = S.python_scalar_dtype(a)
@@ -612,6 +612,12 @@ def _bind(fn: JITFunction, values):
                 regions.append(region)
         args.append(tensor(_wrap(v, tensor_ir_type(dt, ())), dt))
     return args, regions
+
+
+class SpecializedOne(int):
+    """An int argument equal to 1: a constant to the kernel (as compiled), with the `.dtype`
+    of the int32 it stands for."""
+    dtype = core.int32
 
 
 def _scalar(v, dt) -> tensor:

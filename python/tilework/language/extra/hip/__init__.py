@@ -1,0 +1,2 @@
+"""`tl.extra.hip`: `libdevice` (target-independent here: see `tl.extra.libdevice`)."""
+from .. import libdevice  # noqa: F401

@@ -1,0 +1,452 @@
+"""`tl.extra.libdevice` (also `tl.extra.cuda.libdevice`, `tl.extra.hip.libdevice`): the math
+functions Triton takes from NVIDIA's libdevice / AMD's ocml, here written in the tile language
+itself on top of `tl.math`, so they are self-contained on both targets (no bitcode is linked;
+`extern_libs=` is accepted and ignored).
+
+Functions that `tl.math` has (exp, log, sqrt, sin, erf, floor, fma, ...) are those builtins.
+The others are ordinary `@jit` functions inlined into the kernel (plain Python under the
+interpreter).  An fp32 argument is computed in fp64 and rounded once at the end, so these are
+accurate to about 1 ulp in fp32 (and cost fp64 arithmetic); fp64 arguments use the same
+formulas in fp64: a few ulp, except `pow`/`exp10` (relative error ~|result exponent| * 2**-53)
+and `erfc` (absolute 1e-16 below 2).  Integer results (isnan, signbit, ...) are int32.
+"""
+from ..control import static_range
+from ..core import float32, float64, int32, int64, maximum, minimum, where
+from ..function import jit
+from ..math import abs, ceil, cos, div_rn, erf, exp, exp2, fdiv, floor, fma, log, log2, rsqrt, sin
+from ..math import sqrt, sqrt_rn, umulhi
+from ..random import to_tensor
+
+__all__ = [
+    "abs", "fabs", "ceil", "floor", "trunc", "round", "rint", "nearbyint", "sqrt", "sqrt_rn",
+    "rsqrt", "cbrt", "rcbrt", "exp", "exp2", "exp10", "expm1", "log", "log2", "log10", "log1p",
+    "pow", "powi", "pown", "fast_powf", "hypot", "rhypot", "sin", "cos", "tan", "sinpi", "cospi",
+    "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf",
+    "erfc", "fmod", "fmin", "fmax", "fma", "fdim", "copysign", "signbit", "isnan", "isinf",
+    "isfinited", "finitef", "ldexp", "div_rn", "fast_dividef", "saturatef", "umulhi",
+    "fast_expf", "fast_exp10f", "fast_logf", "fast_log2f", "fast_log10f", "fast_sinf",
+    "fast_cosf", "fast_tanf", "float_as_int", "int_as_float", "double_as_longlong",
+    "longlong_as_double",
+]
+
+PI = 3.141592653589793
+HALF_PI = 1.5707963267948966
+QUARTER_PI = 0.7853981633974483
+LN2 = 0.6931471805599453
+LN10 = 2.302585092994046
+INV_LN10 = 0.4342944819032518
+INV_SQRT_PI = 0.5641895835477563
+INF = float("inf")
+BIG = 268435456.0  # 2**28: beyond it x*x + 1 == x*x in the inverse hyperbolics
+
+fabs = abs
+fmin = minimum
+fmax = maximum
+fast_expf = exp
+fast_logf = log
+fast_log2f = log2
+fast_sinf = sin
+fast_cosf = cos
+fast_dividef = fdiv
+
+
+# ---- working precision: fp32 (and narrower) computes in fp64, rounded once at the end -------
+
+@jit
+def _wide(x):
+    if x.dtype == float64:
+        return x
+    return x.to(float64)
+
+
+@jit
+def _narrow(r, x):
+    if x.dtype == float64:
+        return r
+    return r.to(x.dtype)
+
+
+@jit
+def _sign_of(x, r):
+    """`r` (>= 0) with the sign of `x`."""
+    return where(x < 0, -r, r)
+
+
+# ---- rounding (exact in any precision) ----------------------------------------------------------
+
+@jit
+def trunc(x):
+    return where(x < 0, ceil(x), floor(x))
+
+
+@jit
+def round(x):
+    """Nearest integer, halves away from zero (C's round)."""
+    t = trunc(x)
+    return where(abs(x - t) >= 0.5, t + where(x < 0, -1.0, 1.0), t)
+
+
+@jit
+def rint(x):
+    """Nearest integer, halves to even (C's rint in the default rounding mode)."""
+    f = floor(x)
+    d = x - f
+    half = f * 0.5
+    odd = floor(half) != half
+    return where((d > 0.5) | ((d == 0.5) & odd), f + 1.0, f)
+
+
+@jit
+def nearbyint(x):
+    return rint(x)
+
+
+# ---- exponentials and logarithms ----------------------------------------------------------------
+
+@jit
+def _expm1_w(x):
+    # Kahan: (u - 1) * x / log(u) cancels the rounding of u = exp(x)
+    u = exp(x)
+    um1 = u - 1.0
+    r = where(u == 1.0, x, um1 * x / log(u))
+    r = where(um1 == -1.0, -1.0, r)
+    return where(u == INF, u, r)
+
+
+@jit
+def _log1p_w(x):
+    # Kahan: log(u) * x / (u - 1) with u = 1 + x rounded
+    u = 1.0 + x
+    d = u - 1.0
+    r = where(d == 0.0, x, log(u) * (x / d))
+    return where(x == INF, x, r)
+
+
+@jit
+def expm1(x):
+    return _narrow(_expm1_w(_wide(x)), x)
+
+
+@jit
+def log1p(x):
+    return _narrow(_log1p_w(_wide(x)), x)
+
+
+@jit
+def exp10(x):
+    return _narrow(exp(_wide(x) * LN10), x)
+
+
+@jit
+def fast_exp10f(x):
+    return exp10(x)
+
+
+@jit
+def log10(x):
+    return _narrow(log(_wide(x)) * INV_LN10, x)
+
+
+@jit
+def fast_log10f(x):
+    return log10(x)
+
+
+@jit
+def pow(x, y):
+    """x**y with C's special cases: pow(x, 0) = pow(1, y) = 1, a negative base needs an
+    integral exponent (odd ones keep the sign), else NaN."""
+    w = _wide(x)
+    y = to_tensor(y)
+    v = _wide(y) if y.dtype == float32 or y.dtype == float64 else y.to(float64)
+    r = exp2(v * log2(abs(w)))
+    integral = floor(v) == v
+    half = v * 0.5
+    odd = integral & (floor(half) != half)
+    r = where(w < 0, where(integral, where(odd, -r, r), float("nan")), r)
+    r = where((v == 0.0) | (w == 1.0), 1.0, r)
+    return _narrow(r, x)
+
+
+@jit
+def powi(x, y):
+    return pow(x, y.to(float64))
+
+
+@jit
+def pown(x, y):
+    return pow(x, y.to(float64))
+
+
+@jit
+def fast_powf(x, y):
+    return pow(x, y)
+
+
+@jit
+def cbrt(x):
+    a = abs(_wide(x))
+    r = exp2(log2(a) / 3.0)
+    r = r - (r * r * r - a) / (3.0 * r * r)  # one Newton step
+    r = where((a == 0.0) | (a == INF), a, r)
+    return _narrow(_sign_of(_wide(x), r), x)
+
+
+@jit
+def rcbrt(x):
+    return _narrow(1.0 / _wide(cbrt(x)), x)
+
+
+@jit
+def hypot(x, y):
+    a = abs(_wide(x))
+    b = abs(_wide(y))
+    m = maximum(a, b)
+    n = minimum(a, b)
+    q = n / m
+    r = m * sqrt(1.0 + q * q)
+    r = where(m == 0.0, 0.0, r)
+    r = where((a == INF) | (b == INF), INF, r)
+    return _narrow(r, x)
+
+
+@jit
+def rhypot(x, y):
+    return _narrow(1.0 / _wide(hypot(x, y)), x)
+
+
+# ---- trigonometric ------------------------------------------------------------------------------
+
+@jit
+def tan(x):
+    w = _wide(x)
+    return _narrow(sin(w) / cos(w), x)
+
+
+@jit
+def fast_tanf(x):
+    return tan(x)
+
+
+@jit
+def sinpi(x):
+    return _narrow(sin(_wide(x) * PI), x)
+
+
+@jit
+def cospi(x):
+    return _narrow(cos(_wide(x) * PI), x)
+
+
+@jit
+def _atan01(t):
+    """atan of t in [0, 1] (fp64): two argument halvings, atan(t) = 2 atan(t / (1 +
+    sqrt(1 + t*t))), bring t below 0.2, where 13 terms of the odd Taylor series are exact."""
+    t = t / (1.0 + sqrt(1.0 + t * t))
+    t = t / (1.0 + sqrt(1.0 + t * t))
+    z = t * t
+    p = z * 0.0 + 1.0 / 25.0
+    for j in static_range(12):
+        k = 11 - j
+        p = p * z + ((-1.0) ** k) / (2 * k + 1)
+    return 4.0 * t * p
+
+
+@jit
+def _atan2_w(y, x):
+    ay = abs(y)
+    ax = abs(x)
+    swap = ay > ax
+    r = _atan01(where(swap, ax, ay) / where(swap, ay, ax))
+    r = where(swap, HALF_PI - r, r)
+    r = where((ay == 0.0) & (ax == 0.0), 0.0, r)
+    r = where((ay == INF) & (ax == INF), QUARTER_PI, r)
+    r = where(x < 0, PI - r, r)
+    return where(y < 0, -r, r)
+
+
+@jit
+def atan2(y, x):
+    return _narrow(_atan2_w(_wide(y), _wide(x)), y)
+
+
+@jit
+def atan(x):
+    w = _wide(x)
+    a = abs(w)
+    big = a > 1.0
+    r = _atan01(where(big, 1.0 / a, a))
+    r = where(big, HALF_PI - r, r)
+    return _narrow(_sign_of(w, r), x)
+
+
+@jit
+def asin(x):
+    w = _wide(x)
+    return _narrow(_atan2_w(w, sqrt((1.0 - w) * (1.0 + w))), x)
+
+
+@jit
+def acos(x):
+    w = _wide(x)
+    return _narrow(_atan2_w(sqrt((1.0 - w) * (1.0 + w)), w), x)
+
+
+# ---- hyperbolic ---------------------------------------------------------------------------------
+
+@jit
+def sinh(x):
+    w = _wide(x)
+    a = abs(w)
+    e = _expm1_w(a)
+    r = where(a < 20.0, 0.5 * (e + e / (e + 1.0)), 0.5 * exp(a))
+    return _narrow(_sign_of(w, r), x)
+
+
+@jit
+def cosh(x):
+    a = abs(_wide(x))
+    e = exp(a)
+    return _narrow(0.5 * (e + 1.0 / e), x)
+
+
+@jit
+def tanh(x):
+    w = _wide(x)
+    a = abs(w)
+    e = _expm1_w(2.0 * a)
+    r = where(a < 20.0, e / (e + 2.0), 1.0)
+    r = where(a != a, a, r)
+    return _narrow(_sign_of(w, r), x)
+
+
+@jit
+def asinh(x):
+    w = _wide(x)
+    a = abs(w)
+    r = where(a > BIG, log(a) + LN2, _log1p_w(a + a * a / (1.0 + sqrt(1.0 + a * a))))
+    return _narrow(_sign_of(w, r), x)
+
+
+@jit
+def acosh(x):
+    w = _wide(x)
+    t = w - 1.0
+    r = where(w > BIG, log(w) + LN2, _log1p_w(t + sqrt(2.0 * t + t * t)))
+    return _narrow(r, x)
+
+
+@jit
+def atanh(x):
+    w = _wide(x)
+    a = abs(w)
+    r = 0.5 * _log1p_w(2.0 * a / (1.0 - a))
+    return _narrow(_sign_of(w, r), x)
+
+
+# ---- error function -----------------------------------------------------------------------------
+
+@jit
+def erfc(x):
+    """1 - erf(x); from 2 on, exp(-x*x) / sqrt(pi) over the continued fraction
+    x + (1/2) / (x + 1 / (x + (3/2) / (x + ...))) (60 terms, evaluated backward), so the
+    small results keep their relative accuracy."""
+    w = _wide(x)
+    f = w
+    for j in static_range(60):
+        f = w + (0.5 * (60 - j)) / f
+    tail = exp(-w * w) * INV_SQRT_PI / f
+    r = where(w > 2.0, tail, 1.0 - erf(w))
+    return _narrow(r, x)
+
+
+# ---- floating-point manipulation ----------------------------------------------------------------
+
+@jit
+def fmod(x, y):
+    """C's fmod: the remainder with the sign of x."""
+    return x % y
+
+
+@jit
+def fdim(x, y):
+    r = where(x > y, x - y, 0.0)
+    return where((x != x) | (y != y), x + y, r)
+
+
+@jit
+def saturatef(x):
+    return minimum(maximum(x, 0.0), 1.0)
+
+
+@jit
+def _bits(x):
+    if x.dtype == float64:
+        return x.to(int64, bitcast=True)
+    return x.to(float32).to(int32, bitcast=True)
+
+
+@jit
+def signbit(x):
+    return (_bits(x) < 0).to(int32)
+
+
+@jit
+def copysign(x, y):
+    a = abs(x)
+    return where(_bits(y) < 0, -a, a)
+
+
+@jit
+def isnan(x):
+    return (x != x).to(int32)
+
+
+@jit
+def isinf(x):
+    return (abs(x) == INF).to(int32)
+
+
+@jit
+def isfinited(x):
+    return (abs(x) < INF).to(int32)
+
+
+@jit
+def finitef(x):
+    return (abs(x) < INF).to(int32)
+
+
+@jit
+def _pow2(k):
+    """2**k as fp64 for integer k in [-1022, 1023], built from its exponent bits."""
+    return ((k.to(int64) + 1023) << 52).to(float64, bitcast=True)
+
+
+@jit
+def ldexp(x, n):
+    """x * 2**n in two exact steps (the product rounds once, unless it is subnormal)."""
+    m = minimum(maximum(n.to(int32), -2044), 2046)
+    k1 = m // 2
+    r = _wide(x) * _pow2(k1) * _pow2(m - k1)
+    return _narrow(r, x)
+
+
+@jit
+def float_as_int(x):
+    return x.to(int32, bitcast=True)
+
+
+@jit
+def int_as_float(x):
+    return x.to(float32, bitcast=True)
+
+
+@jit
+def double_as_longlong(x):
+    return x.to(int64, bitcast=True)
+
+
+@jit
+def longlong_as_double(x):
+    return x.to(float64, bitcast=True)
