@@ -211,7 +211,10 @@ class Gen:
         axis = self.r.choice([0, 1]) if self.two_d else 0
         op = self.r.choice(["cumsum", "cumsum", "cumprod"])
         self.features.add(f"scan_{op}")
-        e = f"tl.{op}({b.name}, axis={axis})"
+        arg = b.name
+        if op == "cumprod" and not is_int(b.dt):  # (factors near 1: no overflow midway)
+            arg = f"tl.minimum(tl.maximum({self._clean(b.name)}, 0.97), 1.03)"
+        e = f"tl.{op}({arg}, axis={axis})"
         e = f"({e}).to(tl.{b.dt})"  # (scans widen narrow types)
         return e, b.dt, b.exact and is_int(b.dt)
 
