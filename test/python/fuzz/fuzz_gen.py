@@ -19,6 +19,7 @@ old value is used (order dependent).
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 
 INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
@@ -66,6 +67,7 @@ class Gen:
         self.outs: list[Val] = []
         self.atomic = None  # (op, dtype, size) when the program has an atomic
         self.features: set[str] = set()
+        self.summed_names: set[str] = set()  # values carrying float sums' rounding
 
     # ---- helpers ----------------------------------------------------------------------------
     def fresh(self):
@@ -94,8 +96,17 @@ class Gen:
     def emit(self, line, depth=1):
         self.lines.append("    " * depth + line)
 
+    def summed(self, name, expr):
+        """Marks `name` order dependent when `expr` sums floats or reads such a value: its
+        error is absolute (of the partial sums' size), so no math function amplifies it."""
+        if re.search(r"tl\.(sum|cumsum|cumprod)\(", expr) and not all(
+                is_int(v.dt) for v in self.vals if re.search(rf"\b{v.name}\b", expr)) or \
+                any(re.search(rf"\b{n}\b", expr) for n in self.summed_names):
+            self.summed_names.add(name)
+
     def assign(self, expr, dt, exact, depth=1):
         name = self.fresh()
+        self.summed(name, expr)
         self.emit(f"{name} = {expr}", depth)
         v = Val(name, dt, exact)
         self.vals.append(v)
@@ -242,7 +253,8 @@ class Gen:
         return f"tl.split({j})[{k}]", a.dt, a.exact and (b.exact or k == 0)
 
     def e_math(self):
-        a = self.pick(kind="float")
+        c = [v for v in self.vals if not is_int(v.dt) and v.name not in self.summed_names]
+        a = self.r.choice(c) if c else None
         if a is None:
             return self.e_bin()
         f = self.r.choice(MATH)
@@ -287,6 +299,7 @@ class Gen:
         self.emit(f"{name} = {e1}", 2)
         self.emit("else:")
         self.emit(f"{name} = {self.cast(e2, dt2, dt)}", 2)
+        self.summed(name, e1 + " " + e2 + " " + cond)
         self.vals.append(Val(name, dt, ex1 and ex2))
 
     def s_loop(self):
@@ -324,6 +337,7 @@ class Gen:
             self.emit("while i < s1:")
             self.emit(f"{name} = {step}", 2)
             self.emit("i += 1", 2)
+        self.summed(name, step + " " + a.name)
         self.vals.append(acc)
 
     def s_atomic(self):

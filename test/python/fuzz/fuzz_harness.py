@@ -4,7 +4,7 @@ The compiled side: without a GPU, the `llir` stage of an sm_90a compile run on t
 gpu_sim.py (one OS thread per GPU thread; atomics as LLVM atomicrmw); with `gpu=True`, launched
 on the device with torch tensors.  Exact outputs must match bit for bit (NaNs equal to NaNs);
 inexact ones (fuzz_gen's `exact` flag) within `close`: |a - b| <= TOL ulp (of fp16 when the
-program rounds to fp16/bf16 anywhere, else of the output dtype) of
+program rounds to fp16/bf16 anywhere, else of fp32 if it does, else of the output dtype) of
 max(|ref|, 2^-8 * max|ref|) elementwise (an
 infinity counts as the dtype's largest value there: an order of rounding may overflow).
 """
@@ -87,9 +87,19 @@ def signature(g: Gen):
     return sig
 
 
-def close(a: np.ndarray, ref: np.ndarray, exact: bool, lowp: bool = False) -> bool:
-    """`lowp`: the program rounds to a 16-bit float somewhere, so an inexact output carries
-    that precision (the tolerance uses fp16's epsilon)."""
+def _least_precise(g: Gen, src: str):
+    """The least precise float type a program computes in (its rounding reaches any inexact
+    output, whatever that output's type)."""
+    for dt in ("float16", "float32"):
+        if dt in src or dt in (g.dx, g.dy):
+            return np.dtype(dt)
+    return None
+
+
+def close(a: np.ndarray, ref: np.ndarray, exact: bool, precision=None) -> bool:
+    """`precision`: the float type whose epsilon the tolerance uses (default: a's), the
+    least precise one the program rounds to (fp16 covers bf16 round trips, of exact values).
+    """
     if a.dtype != ref.dtype:
         return False
     if exact or a.dtype.kind != "f":
@@ -101,7 +111,7 @@ def close(a: np.ndarray, ref: np.ndarray, exact: bool, lowp: bool = False) -> bo
     both_nan = np.isnan(a) & np.isnan(ref)
     fin = np.isfinite(ref)
     scale = np.max(np.abs(ref[fin])) if fin.any() else 0.0
-    eps = np.finfo(np.float16 if lowp else a.dtype).eps
+    eps = max(np.finfo(a.dtype).eps, np.finfo(precision).eps if precision else 0.0)
     with np.errstate(all="ignore"):
         lim = TOL * eps * np.maximum(np.abs(ref).astype(np.float64), scale / 256.0)
         diff = np.abs(a.astype(np.float64) - ref.astype(np.float64))
@@ -152,8 +162,7 @@ def check(seed: int, gpu: bool = False, workdir: str = "/tmp") -> tuple[bool, st
     bad = []
     k = len(g.outs)
     for i, v in enumerate(g.outs):
-        lowp = "float16" in src or g.dx == "float16" or g.dy == "float16"
-        if not close(got[2 + i], ref[2 + i], v.exact, lowp):
+        if not close(got[2 + i], ref[2 + i], v.exact, _least_precise(g, src)):
             d = np.nonzero(~((got[2 + i] == ref[2 + i]) |
                              (np.isnan(got[2 + i]) & np.isnan(ref[2 + i]))
                              if v.dt in FLOATS else got[2 + i] != ref[2 + i]))[0][:5]
