@@ -56,6 +56,7 @@ def test_compare_rules():
     f = np.array([1.0, np.nan, -0.0], np.float32)
     assert close(f, f.copy(), True)
     assert not close(f, np.array([1.0, np.nan, 0.0], np.float32), True)  # the sign of zero
+    assert close(f, np.array([1.0, np.nan, 0.0], np.float32), True, zero_sign=False)
     assert not close(f, np.nextafter(f, 2).astype(np.float32), True)
     g = np.array([1.0, 2.0], np.float32)
     assert close(g * (1 + 1e-6), g, False)
