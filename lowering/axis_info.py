@@ -281,12 +281,14 @@ def _cmp(an, op, i):
       "arith.trunci")
 def _logical(an, op, i):
     infos = [an.get(v) for v in op.operands]
-    n = len(_shape(op.results[0]))
+    shape = _shape(op.results[0])
+    n = len(shape)
     k = []
     for j in range(n):
-        kk = infos[0].constancy[j]
-        for x in infos[1:]:
-            kk = math.gcd(kk, x.constancy[j])
+        kk = shape[j]
+        for x in infos:  # (a scalar operand, arith.select's i1 condition, is constant)
+            if len(x.constancy) == n:
+                kk = math.gcd(kk, x.constancy[j])
         k.append(kk)
     if op.name in ("arith.extui", "arith.extsi"):
         return AxisInfo(infos[0].contiguity, infos[0].divisibility, tuple(k))

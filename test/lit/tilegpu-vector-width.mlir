@@ -302,3 +302,25 @@ func.func @wrap_around(%x: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %o: !t
   "tile.store"(%oa, %s2) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f16>>, tensor<1024xf16>) -> ()
   return
 }
+
+// -----
+
+// A 2-D store whose mask is an `arith.select` on a scalar i1 (canonicalize folds an `if` on a
+// reduction into one): the scalar condition is constant over the tile, so the width comes from
+// the two masks (constant over runs of 64 and splat): 4.  (The axis analysis used to index the
+// scalar's missing second dimension here: found by the fuzzer, seed 1271.)
+
+// CHECK-LABEL: func.func @select_scalar_condition_2d
+// CHECK: "tile.store"({{.*}}tilegpu.vector_width = 4 : i32} : (tensor<32x64x!tile.ptr<f32>
+// CHECK: return
+func.func @select_scalar_condition_2d(%p: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %o: i32, %c: i1, %a: i1, %b: i1) attributes {tile.kernel} {
+  %off = "tile.splat"(%o) : (i32) -> tensor<32x64xi32>
+  %ps = "tile.splat"(%p) : (!tile.ptr<f32>) -> tensor<32x64x!tile.ptr<f32>>
+  %pa = "tile.addptr"(%ps, %off) {tile.contiguity = array<i32: 1, 64>, tile.divisibility = array<i32: 1, 16>} : (tensor<32x64x!tile.ptr<f32>>, tensor<32x64xi32>) -> tensor<32x64x!tile.ptr<f32>>
+  %ma = "tile.splat"(%a) : (i1) -> tensor<32x64xi1>
+  %mb = "tile.splat"(%b) : (i1) -> tensor<32x64xi1>
+  %m = arith.select %c, %ma, %mb : tensor<32x64xi1>
+  %v = "tile.load"(%pa) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<32x64x!tile.ptr<f32>>) -> tensor<32x64xf32>
+  "tile.store"(%pa, %v, %m) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<32x64x!tile.ptr<f32>>, tensor<32x64xf32>, tensor<32x64xi1>) -> ()
+  return
+}

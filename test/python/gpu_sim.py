@@ -11,8 +11,8 @@ Supported: thread/program ids and counts, barriers, `shfl.sync.bfly`, `mma.sync`
 `ldmatrix` (the `llvm.nvvm.mma.*` / `ldmatrix.*` intrinsics: each warp's operands gathered;
 mma by simt_emulator.mma_sync), `cp.async` (copied when issued, zero-filled past its src-size:
 one legal schedule; commit/wait are then nothing, so a wrong wait count is the SIMT emulator's
-to catch), LLVM's target-independent intrinsics.  Not supported (raises `Unsupported`): inline
-PTX (atomics, `ex2.approx`, ...), printf, other NVVM intrinsics.  Arguments: numpy arrays for
+to catch), LLVM's target-independent intrinsics.  The inline PTX `atom`/`red` of atomics run as LLVM
+`atomicrmw`; rsqrt.approx and div.full correctly rounded.  Not supported (raises `Unsupported`): other inline PTX (`ex2.approx`, ...), printf, other NVVM intrinsics.  Arguments: numpy arrays for
 pointers (their data address is passed), Python ints/floats for scalars, in the order of the
 compiled kernel's parameters.
 """
@@ -70,6 +70,12 @@ def _host_ir(text: str) -> tuple[str, str, list, list]:
                   text)
     text = re.sub(r"declare [^\n]*@llvm\.nvvm\.cp\.async[^\n]*\n", "", text)
     text += "\ndeclare void @sim_barrier()\n"
+    text = _atomics(text)
+    for name, body in _APPROX.items():  # approximate NVVM math: correctly rounded here
+        if f"@{name}(" in text:
+            text = re.sub(rf"declare [^\n]*@{re.escape(name)}\([^\n]*\n", "", text)
+            text = text.replace(f"@{name}(", f"@sim_{name.replace('.', '_')}(")
+            text += "\n" + body.replace("@NAME", f"@sim_{name.replace('.', '_')}") + "\n"
     text, mmas = _hook_mma(text)
     if "@sim_cp_async(" in text:
         text += "declare void @sim_cp_async(ptr, ptr, i32, i32)\n"
@@ -82,6 +88,46 @@ def _host_ir(text: str) -> tuple[str, str, list, list]:
     if "half" in params or "bfloat" in params:
         text, params = _bits_wrapper(text, m.group(1), params)
     return text, m.group(1), params, mmas
+
+
+_APPROX = {
+    "llvm.nvvm.rsqrt.approx.f": "define float @NAME(float %x) {\n  %s = call float "
+    "@llvm.sqrt.f32(float %x)\n  %r = fdiv float 1.0, %s\n  ret float %r\n}",
+    "llvm.nvvm.div.full": "define float @NAME(float %a, float %b) {\n  %r = fdiv float %a, %b"
+    "\n  ret float %r\n}",
+}
+_ATOM = re.compile(
+    r'(?:(%[\w.]+) = )?call (\w+) asm sideeffect "(atom|red)\.\w+\.\w+\.global\.(\w+)\.'
+    r'(?:noftz\.)?([usbf])(\d+) [^"]*", "[^"]*"\(ptr ([^,]+), (\w+) ([^)]+)\)')
+_RMW = {("add", "f"): "fadd", "add": "add", ("max", "s"): "max", ("max", "u"): "umax",
+        ("min", "s"): "min", ("min", "u"): "umin", "and": "and", "or": "or", "xor": "xor",
+        "exch": "xchg"}
+
+
+def _atomics(text: str) -> str:
+    """The lowering's inline PTX `atom`/`red` become LLVM `atomicrmw` (sequentially
+    consistent: stronger than any order asked); 16-bit floats travel as i16 registers."""
+    count = [0]
+
+    def sub(m):
+        res, ptx_op, kind, bits = m[1], m[4], m[5], m[6]
+        op = _RMW.get((ptx_op, kind)) or _RMW[ptx_op]
+        k = count[0] = count[0] + 1
+        vty, val = m[8], m[9]
+        fty = {"16": "half", "32": "float", "64": "double"}[bits] if op == "fadd" else None
+        lines = []
+        if fty is not None and vty != fty:  # (f16 as i16)
+            lines.append(f"%sim_av{k} = bitcast {vty} {val} to {fty}")
+            val, ty = f"%sim_av{k}", fty
+        else:
+            ty = vty
+        lines.append(f"%sim_ar{k} = atomicrmw {op} ptr {m[7]}, {ty} {val} seq_cst")
+        if res is not None:
+            lines.append(f"{res} = bitcast {ty} %sim_ar{k} to {m[2]}" if ty != m[2] else
+                         f"{res} = add {ty} %sim_ar{k}, 0" if ty.startswith("i") else
+                         f"{res} = fadd {ty} %sim_ar{k}, -0.0")
+        return "\n  ".join(lines)
+    return _ATOM.sub(sub, text)
 
 
 _DECL_WARP = re.compile(r"declare (\{[^}]*\}) @(llvm\.nvvm\.(?:mma|ldmatrix)\.[\w.]+)\((.*)\)"

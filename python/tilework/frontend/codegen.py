@@ -73,6 +73,27 @@ _UNSUPPORTED_STMT = {
 }
 
 
+def unsupported_message(node: ast.AST) -> str | None:
+    """The error for a statement or expression the code generator has no visitor for (the
+    interpreter's static check asks the same)."""
+    if hasattr(CodeGenerator, "visit_" + type(node).__name__):
+        return None
+    what = _UNSUPPORTED_STMT.get(type(node), f"`{type(node).__name__}`")
+    return f"unsupported Python construct: {what}"
+
+
+def tile_call_message(fn) -> str:
+    what = getattr(fn, "__name__", repr(fn))
+    return (f"unsupported call to `{what}` with tile arguments: only tl builtins and @jit "
+            f"functions take tiles")
+
+
+# Python builtins the compiler refuses on tiles and the interpreter refuses too (it leaves
+# int/float/bool/str/isinstance/getattr/hasattr to Python: debugging helpers, as Triton's
+# interpreter; min/max are elementwise, print is device_print, range takes runtime bounds)
+TILELESS_BUILTINS = frozenset({"abs", "len", "tuple", "list", "enumerate", "zip"})
+
+
 def is_const(x) -> bool:
     return not isinstance(x, tensor)
 
@@ -121,8 +142,13 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             raise self.error(node, str(e)) from e
 
     def generic_visit(self, node):
-        what = _UNSUPPORTED_STMT.get(type(node), f"`{type(node).__name__}`")
-        raise self.error(node, f"unsupported Python construct: {what}")
+        raise self.error(node, unsupported_message(node))
+
+    @staticmethod
+    def global_message(name: str) -> str:
+        return (f"cannot read global variable `{name}` in a kernel: kernels read only globals "
+                f"that are tl.constexpr (`{name} = tl.constexpr(...)`), dtypes, @jit "
+                f"functions, modules, functions and classes")
 
     # ---- statements ------------------------------------------------------------------------
     def visit_body(self, stmts):
@@ -198,10 +224,7 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
                 # as Triton: a plain global would be baked into the kernel, and changing it
                 # would not recompile (the cache key holds constexpr globals' values only).
                 # The language's own @jit code (tl.random) is part of the compiler's hash.
-                raise self.error(node, f"cannot read global variable `{name}` in a kernel: "
-                                       f"kernels read only globals that are tl.constexpr "
-                                       f"(`{name} = tl.constexpr(...)`), dtypes, @jit "
-                                       f"functions, modules, functions and classes")
+                raise self.error(node, self.global_message(name))
             return constexpr(v) if isinstance(v, (int, float, bool)) else v
         if name in PY_BUILTINS:
             return getattr(builtins, name)
@@ -232,7 +255,7 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         v = unwrap(x)
         if isinstance(v, tensor) or isinstance(v, (int, float, bool)):
             return v
-        raise self.error(node, f"expected a tile or a number, got {type(v).__name__}")
+        raise self.error(node, S.not_a_tile(v))
 
     def visit_UnaryOp(self, node):
         v = self.visit(node.operand)
@@ -382,9 +405,7 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
                 acc = S.binary(self.b, op, self._operand(acc, node), self._operand(a, node))
             return acc
         if any(isinstance(a, tensor) for a in args) or any(isinstance(v, tensor) for v in kwargs.values()):
-            what = getattr(fn_u, "__name__", repr(fn_u))
-            raise self.error(node, f"unsupported call to `{what}` with tile arguments: only tl "
-                                   f"builtins and @jit functions take tiles")
+            raise self.error(node, tile_call_message(fn_u))
         if not callable(fn_u):
             raise self.error(node, f"{fn_u!r} is not callable")
         try:

@@ -105,6 +105,16 @@ def python_scalar_dtype(v) -> core.dtype:
     raise SemanticError(f"expected a tile or a number, got {type(v).__name__} {v!r}")
 
 
+def not_a_tile(x) -> str:
+    """The one message for a value where a tile or number is needed (compiler and
+    interpreter alike)."""
+    if isinstance(x, core.dtype):
+        return f"expected a tile or a number, got dtype {x}"
+    if x is None or isinstance(x, str):
+        return f"expected a tile or a number, got {x!r}"
+    return f"expected a tile or a number, got {type(x).__name__}"
+
+
 def to_tensor(b: Builder, x, hint: core.dtype | None = None) -> tensor:
     """`x` as a tensor; Python numbers become constants, typed after `hint` when given."""
     if isinstance(x, tensor):
@@ -112,7 +122,7 @@ def to_tensor(b: Builder, x, hint: core.dtype | None = None) -> tensor:
     if isinstance(x, constexpr):
         x = x.value
     if isinstance(x, core.dtype) or x is None or isinstance(x, str):
-        raise SemanticError(f"expected a tile or a number, got {x!r}")
+        raise SemanticError(not_a_tile(x))
     dt = python_scalar_dtype(x)
     if hint is not None and not hint.is_ptr() and not isinstance(x, bool):
         if hint.is_floating():

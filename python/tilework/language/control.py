@@ -69,4 +69,10 @@ class static_range:
         self.step = constexpr(1) if step is None else step
 
     def __iter__(self):
-        return iter(builtins.range(_index(self.start), _index(self.end), _index(self.step)))
+        # (the interpreter's loop: runtime bounds refused with the compiler's message)
+        bounds = [v.value if isinstance(v, constexpr) else v
+                  for v in (self.start, self.end, self.step)]
+        if not all(isinstance(v, int) for v in bounds):
+            raise TypeError("tl.static_range bounds must be constexpr ints (use tl.range for "
+                            "runtime bounds)")
+        return iter(builtins.range(*bounds))

@@ -17,6 +17,7 @@ calls these operators.
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 
 
@@ -372,9 +373,13 @@ class tensor:
     def __float__(self):
         return float(self._scalar("float"))
 
-    def to(self, dtype, bitcast=False):
+    def to(self, dtype, bitcast=False, **unexpected):
         """`self` converted to `dtype` (see `cast`)."""
+        if unexpected:  # (interpreted; the compiler words it so in call_builtin)
+            raise TypeError(f"tl.cast: got an unexpected keyword argument "
+                            f"'{next(iter(unexpected))}'")
         return _call_builtin("cast", "tensor.to", self, dtype, bitcast)
+
 
     def __getitem__(self, idx):
         """`x[None, :]`: None adds a size-1 dimension, `:` keeps one."""
@@ -475,6 +480,9 @@ del _op, _sym, _dunder
 # --------------------------------------------------------------------------------------------
 # builtins
 
+_SIGNATURES: dict = {}  # builtin implementation -> its signature
+
+
 def builtin(fn):
     """Marks a language function.  The frontend calls `tilework.frontend.ops.<name>` in its
     place; the interpreter calls the same implementation with its builder; called from plain
@@ -489,6 +497,13 @@ def builtin(fn):
         impl = b.impls.get(name)
         if impl is None:
             raise NotImplementedError(f"tl.{name} is not supported yet")
+        sig = _SIGNATURES.get(impl)
+        if sig is None:
+            sig = _SIGNATURES[impl] = inspect.signature(impl)
+        try:  # (the interpreter's path; the compiler's call_builtin words it the same)
+            sig.bind(b, *args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"tl.{name}: {e}") from None
         return impl(b, *args, **kwargs)
 
     wrapper.__tilework_builtin__ = fn.__name__

@@ -29,6 +29,9 @@ from ..errors import located
 from ..frontend import semantic as S
 from ..frontend.ops import IMPLS
 from ..frontend.ops_shape import subscript
+from ..frontend.codegen import TILELESS_BUILTINS
+from ..frontend.static_check import check as static_check
+from ..frontend.static_check import guarded_builtin
 from ..frontend.types import tensor_ir_type
 from ..language import core
 from ..language.core import tensor
@@ -645,6 +648,8 @@ def _as_python(jfn: JITFunction, memo: dict, codes: set):
         return memo[jfn]
     f = jfn.fn
     g = dict(f.__globals__)
+    for name in TILELESS_BUILTINS:  # (abs(tile), len(tile), ... are compile errors)
+        g.setdefault(name, guarded_builtin(name))
     closure = f.__closure__
     new = types.FunctionType(f.__code__, g, f.__name__, f.__defaults__, closure)
     memo[jfn] = new
@@ -680,6 +685,7 @@ def _context() -> ir.Context:
 def interpret(fn: JITFunction, grid, values, options=None):
     """Runs `fn` over `grid` on the CPU.  `values` are the bound arguments in parameter
     order; launch options (num_warps, ...) do not matter here."""
+    static_check(fn)  # what the compiler rejects on the source alone, rejected here too
     ctx = _context()
     with ctx, ir.Location.unknown(ctx):
         args, regions = _bind(fn, values)

@@ -1,0 +1,95 @@
+"""The rejections of the code generator that depend on a kernel's source alone, checked on its
+AST, for the interpreter: it runs the Python function itself, so without this it would accept
+a list comprehension, a `with`, a lambda, an undefined name or a recursive call that the
+compiler rejects.  Same messages, same file:line:col (a `CompilationError`), in the order a
+reader meets them; @jit functions the kernel calls are checked too, with the call chain.
+
+What needs values (shapes, dtypes, constexpr-ness) is rejected by the shared semantics
+(`frontend/semantic.py`, `ops_*.py`) the interpreter calls anyway.  Closure variables are left
+to Python (the compiler does not see them; interpreted kernels may use them).
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+
+from ..errors import CompilationError
+from ..language.function import JITFunction
+from ..language.core import tensor
+from .codegen import (
+    LANGUAGE, PY_BUILTINS, CodeGenerator, readable_global, tile_call_message, unsupported_message,
+)
+from .semantic import SemanticError
+
+_CHECKED: set = set()  # code objects already found clean
+
+
+def guarded_builtin(name: str):
+    """Python's builtin `name` refusing tile arguments as the compiler does (the interpreter
+    puts these in an interpreted kernel's globals)."""
+    f = getattr(builtins, name)
+
+    def call(*args, **kwargs):
+        if any(isinstance(a, tensor) for a in (*args, *kwargs.values())):
+            raise SemanticError(tile_call_message(f))
+        return f(*args, **kwargs)
+    call.__name__ = name
+    return call
+
+
+def _walk(node):
+    """The nodes under `node`, parents first, in source order."""
+    for child in ast.iter_child_nodes(node):
+        yield child
+        yield from _walk(child)
+
+
+def _local_names(fdef: ast.FunctionDef) -> set:
+    a = fdef.args
+    names = {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs}
+    names |= {p.arg for p in (a.vararg, a.kwarg) if p is not None}
+    for n in _walk(fdef):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            names.add(n.id)
+    return names
+
+
+def check(fn: JITFunction, chain: tuple = ()) -> None:
+    """Raises the compiler's `CompilationError` for the first construct, name or call in
+    `fn` (and the @jit functions it calls) that the code generator would reject."""
+    code = fn.fn.__code__
+    if code in _CHECKED and not chain:
+        return
+    fdef = fn.parse().body[0]
+    offset, col0 = fn.first_line - 1, fn.col_offset
+
+    def error(node, message):
+        return CompilationError(message, fn.filename, offset + node.lineno,
+                                node.col_offset + col0, chain)
+
+    local = _local_names(fdef) | set(code.co_freevars)
+    g = fn.fn.__globals__
+    for node in (n for stmt in fdef.body for n in [stmt, *_walk(stmt)]):
+        if isinstance(node, (ast.stmt, ast.expr)):
+            message = unsupported_message(node)
+            if message is not None:
+                raise error(node, message)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and \
+                node.id not in local:
+            if node.id in g:
+                if not readable_global(g[node.id]) and not fn.__module__.startswith(LANGUAGE):
+                    raise error(node, CodeGenerator.global_message(node.id))
+            elif node.id not in PY_BUILTINS:
+                raise error(node, f"unsupported builtin `{node.id}` in a kernel"
+                            if hasattr(builtins, node.id) else
+                            f"name `{node.id}` is not defined")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id not in local and isinstance(g.get(node.func.id), JITFunction):
+            callee = g[node.func.id]
+            if callee is fn or any(c[3] == callee.__name__ for c in chain):
+                raise error(node, f"recursion is not supported: {callee.__name__}() calls "
+                                  f"itself")
+            check(callee, chain + ((fn.filename, offset + node.lineno, node.col_offset + col0,
+                                    callee.__name__),))
+    if not chain:
+        _CHECKED.add(code)
