@@ -11,7 +11,8 @@ Supported: thread/program ids and counts, barriers, `shfl.sync.bfly`, `mma.sync`
 `ldmatrix` (the `llvm.nvvm.mma.*` / `ldmatrix.*` intrinsics: each warp's operands gathered;
 mma by simt_emulator.mma_sync), `cp.async` (copied when issued, zero-filled past its src-size:
 one legal schedule; commit/wait are then nothing, so a wrong wait count is the SIMT emulator's
-to catch), LLVM's target-independent intrinsics.  The inline PTX `atom`/`red` of atomics run as LLVM
+to catch), LLVM's target-independent intrinsics.  The inline PTX `atom`/`red` of atomics (either order of scope and
+semantics) run as LLVM
 `atomicrmw`; rsqrt.approx and div.full correctly rounded.  Not supported (raises `Unsupported`): other inline PTX (`ex2.approx`, ...), printf, other NVVM intrinsics.  Arguments: numpy arrays for
 pointers (their data address is passed), Python ints/floats for scalars, in the order of the
 compiled kernel's parameters.
@@ -97,8 +98,8 @@ _APPROX = {
     "\n  ret float %r\n}",
 }
 _ATOM = re.compile(
-    r'(?:(%[\w.]+) = )?call (\w+) asm sideeffect "(atom|red)\.\w+\.\w+\.global\.(\w+)\.'
-    r'(?:noftz\.)?([usbf])(\d+) [^"]*", "[^"]*"\(ptr ([^,]+), (\w+) ([^)]+)\)')
+    r'(?:(%[\w.]+) = )?call (\w+) asm sideeffect "(atom|red)\.(?:\w+\.\w+\.global|global\.'
+    r'\w+\.\w+)\.(\w+)\.(?:noftz\.)?([usbf])(\d+) [^"]*", "[^"]*"\(ptr ([^,]+), (\w+) ([^)]+)\)')
 _RMW = {("add", "f"): "fadd", "add": "add", ("max", "s"): "max", ("max", "u"): "umax",
         ("min", "s"): "min", ("min", "u"): "umin", "and": "and", "or": "or", "xor": "xor",
         "exch": "xchg"}

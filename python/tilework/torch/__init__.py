@@ -21,14 +21,24 @@ from __future__ import annotations
 
 import math
 
-from .ops import (ACTIVATIONS, attention_backward_op, attention_op, layer_norm_backward_op,  # noqa: F401
-                  layer_norm_op, linear_backward_op, linear_op, softmax_backward_op, softmax_op)
+_OPS = ("ACTIVATIONS", "attention_backward_op", "attention_op", "layer_norm_backward_op",
+        "layer_norm_op", "linear_backward_op", "linear_op", "softmax_backward_op", "softmax_op")
 
-__all__ = ["softmax", "layer_norm", "rms_norm", "linear", "attention", "ACTIVATIONS"]
+
+def __getattr__(name):
+    """The ops (and torch) load on first use, so `tilework.torch.kernels` imports without
+    torch (the kernels are plain tilework)."""
+    if name in _OPS:
+        from . import ops
+        return getattr(ops, name)
+    raise AttributeError(f"module 'tilework.torch' has no attribute {name!r}")
+
+__all__ = ["softmax", "layer_norm", "rms_norm", "linear", "attention"]
 
 
 def softmax(x, dim: int = -1):
     """Softmax over `dim` (the kernels work on the last dimension; another is moved there)."""
+    from .ops import softmax_op
     if dim in (-1, x.dim() - 1):
         return softmax_op(x)
     return softmax_op(x.transpose(dim, -1)).transpose(dim, -1)
@@ -36,22 +46,26 @@ def softmax(x, dim: int = -1):
 
 def layer_norm(x, weight, bias=None, eps: float = 1e-5):
     """LayerNorm over the last dimension (weight and bias of its size)."""
+    from .ops import layer_norm_op
     return layer_norm_op(x, weight, bias, float(eps), False)[0]
 
 
 def rms_norm(x, weight, eps: float = 1e-6):
     """RMSNorm over the last dimension: x / sqrt(mean(x^2) + eps) * weight."""
+    from .ops import layer_norm_op
     return layer_norm_op(x, weight, None, float(eps), True)[0]
 
 
 def linear(x, weight, bias=None, activation: str = "none"):
     """act(x @ weight.T + bias), activation in ACTIVATIONS ("gelu" is exact, with erf)."""
+    from .ops import linear_op
     return linear_op(x, weight, bias, activation)
 
 
 def attention(q, k, v, causal: bool = False, sm_scale: float | None = None):
     """softmax(q k^T * sm_scale [causal mask]) v over [batch, heads, seq, head_dim]; k and v
     may have fewer heads (grouped-query).  sm_scale defaults to 1/sqrt(head_dim)."""
+    from .ops import attention_op
     if sm_scale is None:
         sm_scale = 1.0 / math.sqrt(q.shape[-1])
     return attention_op(q, k, v, bool(causal), float(sm_scale))[0]

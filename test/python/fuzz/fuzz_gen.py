@@ -284,7 +284,8 @@ class Gen:
             cond = f"s0 > {r.randint(-3, 3)}"
         else:
             red = r.choice(["max", "min", "sum"]) if is_int(c.dt) else r.choice(["max", "min"])
-            cond = f"tl.{red}({c.name}) {r.choice(['>', '<'])} {r.randint(-2, 2)}"
+            lo = 0 if c.dt.startswith("uint") else -2  # (a negative int meets no unsigned
+            cond = f"tl.{red}({c.name}) {r.choice(['>', '<'])} {r.randint(lo, 2)}"  # tile)
         e1, dt, ex1 = self.expr()
         e2, dt2, ex2 = self.expr()
         if is_int(dt) and not ex2:
