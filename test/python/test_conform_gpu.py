@@ -146,6 +146,8 @@ def test_libdevice_on_the_gpu(name, dtype):
         x = 1 + x.abs()
     if name in ("log10", "pow"):
         x = x.abs() + 1e-3
+    if name == "log1p":  # (its domain: x > -1; below it both sides give NaN)
+        x = x.clamp(min=-0.999)
     out = torch.empty_like(x)
     k_libdevice[(4,)](x, y, out, 4000, NAME=name, B=1024, extern_libs={"libdevice": "unused"})
     want = TORCH[name](*((x, y) if name in ("pow", "atan2", "hypot", "fmod", "copysign")
