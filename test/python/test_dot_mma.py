@@ -181,7 +181,7 @@ def test_warps_per_tile(shape, warps, want):
     ("sm_80", tl.float16, "tf32", True), ("sm_90a", tl.bfloat16, "tf32", True),
     ("sm_80", tl.float32, "tf32", True), ("sm_80", tl.float32, "ieee", False),
     ("sm_80", tl.float32, "bf16x3", False), ("sm_75", tl.float16, "tf32", False),
-    ("sm_80", tl.float64, "ieee", False), ("gfx942", tl.float16, "tf32", False),
+    ("sm_80", tl.float64, "ieee", False), ("gfx942", tl.float16, "tf32", True),
     ("sm_89", tl.float8e4nv, "tf32", False)])
 def test_which_dots_use_mma(target, dtype, prec, mma):
     from test_dot import _dot_check
@@ -200,7 +200,7 @@ def test_which_dots_use_mma(target, dtype, prec, mma):
 
 def test_no_target_no_mma():
     assert choose_dot_layouts(None, None, 4) is None
-    assert choose_dot_layouts(parse_target("gfx942"), None, 4) is None
+    # (a target without tensor cores, sm_75, and AMD's MFMA: test_which_dots_use_mma)
 
 
 # ---- PTX --------------------------------------------------------------------------------------

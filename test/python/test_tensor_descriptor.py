@@ -457,7 +457,7 @@ def test_descriptor_is_desugared_to_masked_accesses():
     assert '"tile.load"' in tile and '"tile.store"' in tile
 
 
-@pytest.mark.parametrize("target, instr", [("sm_90a", "red.relaxed.gpu.global.add.u32"),
+@pytest.mark.parametrize("target, instr", [("sm_90a", "red.global.gpu.relaxed.add.u32"),
                                            ("gfx942", "global_atomic_add")])
 def test_descriptor_atomic_compiles_to_one_masked_reduction(target, instr):
     """desc.atomic_add is one relaxed tile.atomic_rmw under the bounds mask (no old values

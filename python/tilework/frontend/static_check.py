@@ -58,8 +58,8 @@ def check(fn: JITFunction, chain: tuple = ()) -> None:
     """Raises the compiler's `CompilationError` for the first construct, name or call in
     `fn` (and the @jit functions it calls) that the code generator would reject."""
     code = fn.fn.__code__
-    if code in _CHECKED and not chain:
-        return
+    if (code in _CHECKED and not chain) or getattr(fn, "_no_source", None):
+        return  # (a function built by `exec`: no source to check; the interpreter runs it)
     fdef = fn.parse().body[0]
     offset, col0 = fn.first_line - 1, fn.col_offset
 

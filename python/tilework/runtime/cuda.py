@@ -11,6 +11,9 @@ from .gpu_errors import CudaError  # noqa: F401  (raised here; imported from her
 from .abi import ctypes_of, encode_values, needs_encoding, param_kinds
 
 
+_INVALID_CONTEXT = 201  # CUDA_ERROR_INVALID_CONTEXT
+
+
 class LoadedKernel:
     __slots__ = ("compiled", "module", "function", "block", "shared", "asm", "metadata", "name",
                  "kinds", "slots", "params_address", "_keep", "encode", "native", "device",
@@ -160,7 +163,7 @@ class CudaRuntime:
         k.fill(values)
         err, = self.cu.cuLaunchKernel(k.function, grid[0], grid[1], grid[2], k.block, 1, 1,
                                       k.shared, self.stream(), k.params_address, 0)
-        if err == self.cu.CUresult.CUDA_ERROR_INVALID_CONTEXT:  # a thread with none current
+        if int(err) == _INVALID_CONTEXT:  # a thread with no current context
             self.ensure_context()
             err, = self.cu.cuLaunchKernel(k.function, grid[0], grid[1], grid[2], k.block, 1,
                                           1, k.shared, self.stream(), k.params_address, 0)
