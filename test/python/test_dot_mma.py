@@ -17,7 +17,6 @@ from dot_kernels import dot_tile, matmul_kernel
 from simt_emulator import Emulator
 from test_dot import CASES, _operands, cdiv, check_matmul, matmul_signature, ptr, tf32_round
 
-from tilework.backends import parse_target
 from tilework.lowering.dot_layouts import choose_dot_layouts, warps_per_tile
 
 
