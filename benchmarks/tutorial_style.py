@@ -6,12 +6,13 @@ tilework and by Triton from one source, timed with CUDA events (median), in one 
 
     python benchmarks/tutorial_style.py [--ncu]      (--ncu: one launch of each, for ncu)
 """
-import importlib.util
 import os
 import sys
-import tempfile
 
 import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools"))
+from quick_matmul import load_source  # noqa: E402  (one source under either compiler)
 
 SRC = '''
 @jit
@@ -49,19 +50,7 @@ def ln_fwd(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_SIZE: tl.constexpr):
 
 
 def build(which):
-    if which == "triton":
-        import triton as mod
-        import triton.language as tl
-    else:
-        import tilework as mod
-        import tilework.language as tl
-    path = os.path.join(tempfile.mkdtemp(), f"tutorial_style_{which}.py")
-    with open(path, "w") as f:  # both jits read the kernel's source from its file
-        f.write(f"import {mod.__name__} as mod\nimport {tl.__name__} as tl\njit = mod.jit\n" + SRC)
-    spec = importlib.util.spec_from_file_location(f"tutorial_style_{which}", path)
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
-    return m
+    return load_source(SRC, which, "tutorial_style")
 
 
 def bench(fn, reps=100):

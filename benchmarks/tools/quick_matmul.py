@@ -43,7 +43,9 @@ def matmul(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
 '''
 
 
-def build(which):
+def load_source(src, which, tag):
+    """`src` (kernels written against `jit` and `tl`) as a module under tilework or Triton
+    (`which`): written to a file first, since both jits read a kernel's source from its file."""
     if which == "triton":
         import triton as mod
         import triton.language as tl
@@ -53,13 +55,17 @@ def build(which):
     import importlib.util
     import os
     import tempfile
-    path = os.path.join(tempfile.mkdtemp(), f"quick_matmul_{which}.py")
-    with open(path, "w") as f:  # both jits read the kernel's source from its file
-        f.write(f"import {mod.__name__} as mod\nimport {tl.__name__} as tl\njit = mod.jit\n" + SRC)
-    spec = importlib.util.spec_from_file_location(f"quick_matmul_{which}", path)
+    path = os.path.join(tempfile.mkdtemp(), f"{tag}_{which}.py")
+    with open(path, "w") as f:
+        f.write(f"import {mod.__name__} as mod\nimport {tl.__name__} as tl\njit = mod.jit\n" + src)
+    spec = importlib.util.spec_from_file_location(f"{tag}_{which}", path)
     m = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(m)
-    return m.matmul
+    return m
+
+
+def build(which):
+    return load_source(SRC, which, "quick_matmul").matmul
 
 
 def bench(fn, reps=50):
