@@ -141,7 +141,9 @@ def run_gpu():
         sb = torch.tensor([3.0], device="cuda")
         c = fp8_matmul.fp8_matmul(a8, b8, sa, sb, out_dtype=torch.float32)
         ref = (a8.float() @ b8.float()) * 1.5
-        ok = torch.allclose(c, ref, atol=1e-2, rtol=1e-4)
+        # Hopper's fp8 tensor cores accumulate with fewer bits than fp32 (Triton's default too)
+        mag = (a8.float().abs() @ b8.float().abs()) * 1.5
+        ok = bool(((c - ref).abs() <= mag * 2.0**-9 + 1e-6).all())
         rows.append((f"fp8 e4m3 matmul with scales 512x640x384 on {name}",
                      "ok" if ok else "MISMATCH"))
     return rows

@@ -206,7 +206,13 @@ def test_fp8_matmul(m, n, k, out):
     sb = torch.tensor([3.0], device="cuda")
     c = fp8_matmul.fp8_matmul(a8, b8, sa, sb, out_dtype=out)
     ref = (a8.float() @ b8.float()) * 0.75
-    torch.testing.assert_close(c.float(), ref.to(out).float(), rtol=1e-2, atol=1e-2)
+    # Hopper's fp8 accumulator keeps fewer bits than fp32 (max_num_imprecise_acc unset, as
+    # Triton's sm_90 default): its bound, plus the output's rounding (test_fp8_matmul_gpu.py
+    # checks exact results on small integers)
+    mag = (a8.float().abs() @ b8.float().abs()) * 0.75
+    rnd = {torch.bfloat16: 2.0**-8, torch.float16: 2.0**-11, torch.float32: 0}[out]
+    err = (c.float() - ref).abs() - ref.abs() * rnd
+    assert (err <= mag * 2.0**-9).all(), (err / mag).max().item()
 
 
 def test_num_ctas_launch_on_hopper():
