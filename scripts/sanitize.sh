@@ -74,8 +74,9 @@ for tool in ${TOOLS//,/ }; do
         rc=$?
         set -e
         secs=$(( $(date +%s) - start ))
-        errs=$({ grep -Eo "ERROR SUMMARY: [0-9]+" "$log" || true; } | awk '{s += $3} END {print s + 0}')
-        procs=$(grep -c "ERROR SUMMARY" "$log" || true)
+        errs=$({ grep -Eo "ERROR SUMMARY: [0-9]+|RACECHECK SUMMARY: [0-9]+" "$log" || true; } \
+            | awk '{s += $3} END {print s + 0}')
+        procs=$(grep -Ec "(ERROR|RACECHECK) SUMMARY" "$log" || true)  # one per process
         status="ok"
         if [ "$rc" -ne 0 ] || [ "$errs" -ne 0 ]; then status="FAIL (exit $rc)"; fail=1; fi
         line="$(printf '%-10s %-10s %4s errors in %s processes, %5ss  %s  %s' \
