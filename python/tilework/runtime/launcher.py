@@ -294,7 +294,8 @@ def native_signature(fn: JITFunction):
     if torch is not None:
         native_launch.use_torch_streams(torch)
     return mod.Signature(fn, tuple(fn._is_constexpr), tuple(fn._nospec), tuple(fn.arg_names),
-                         _TORCH_TYPES, core.constexpr, arg_entry, _NOPARAM, _Several, _grid)
+                         _TORCH_TYPES, core.constexpr, arg_entry, _NOPARAM, _Several, _grid,
+                         fn._binder, run)
 
 
 def launch_device(fn: JITFunction, values):
@@ -337,8 +338,10 @@ def run(fn: JITFunction, grid, args, kwargs, launch: bool = True):
             if k is not None:
                 return k  # launched natively; None: an unseen variant, another device, ...
     elif nat is None:
+        # the Signature: called here, and `kernel[grid]` returns `sig[grid]` (the binder and
+        # this function's native part in one C call; what it does not handle comes back here)
         sig = native_signature(fn)
-        fn._native_launch = sig.launch if sig is not None else False
+        fn._native_launch = sig if sig is not None else False
     kp = fn._key_and_params
     if kp is None:
         kp = fn._key_and_params = fast_key_and_params(fn)
