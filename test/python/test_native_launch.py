@@ -36,12 +36,15 @@ def native(tmp_path_factory):
     try:
         mod = native_launch.cuda_driver(CudaError)
         assert mod is not None, native_launch.why_not()
+        # the fake, also where a real libcuda is loaded (a GPU machine's test run)
+        assert os.path.samefile(native_launch.driver_path(), fake)
         lib = ctypes.CDLL(fake)
         lib.fake_record.restype = ctypes.POINTER(ctypes.c_uint64)
-        mod.set_stream_source(lambda: 0, lambda dev: 0x5000 + dev)
+        # pinned: torch, where it is imported, does not replace the fake device and stream
+        native_launch.pin_stream_source(lambda: 0, lambda dev: 0x5000 + dev)
         yield types.SimpleNamespace(mod=mod, lib=lib)
     finally:
-        mod.set_stream_source(None, None)
+        native_launch.pin_stream_source(None, None)
         del os.environ["TILEWORK_NATIVE_LIB"], os.environ["TILEWORK_LIBCUDA"]
         native_launch.restore(saved)
 
@@ -307,6 +310,7 @@ def test_the_launch_floor_and_the_timing_build(native, fake_torch_types, tmp_pat
     tmod = native_launch._load(native_launch.build(str(tmp_path), timed=True))
     assert "timing" in native_launch.library_name(True)
     tmod.load_driver(os.environ["TILEWORK_LIBCUDA"], CudaError)
+    assert os.path.samefile(tmod.driver_path(), os.environ["TILEWORK_LIBCUDA"])
     tmod.set_stream_source(lambda: 0, lambda dev: 0x5000 + dev)
     try:
         x = _FakeCudaTensor(0x1000)
@@ -357,6 +361,7 @@ def test_unhandled_launches_fall_back_to_python(native, fake_torch_types, monkey
     variant there and launches it; a new variant is compiled by the Python path."""
     rt = _FakeRuntime()
     monkeypatch.setattr(launcher, "_runtime", rt)
+    monkeypatch.setitem(sys.modules, "torch", None)  # a GPU machine's torch switches no device
     x = _FakeCudaTensor(0x1000, device=1)
     _install(native, _add, (x, x, x, 64, 1.0), {"BLOCK": 64}, device=0)
     before = _record(native.lib, 0)[0][9]

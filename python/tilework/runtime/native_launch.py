@@ -1,7 +1,8 @@
 """The native launch path (`native/launch.c`): built on first use with the system C compiler
 into the cache folder (keyed by the source's hash and the Python ABI), or taken from where
 CMake's `native_launch` target put it (TILEWORK_NATIVE_LIB).  It loads the driver itself
-(dlopen libcuda.so.1; TILEWORK_LIBCUDA names another library: tests use a fake driver), so no
+(dlopen libcuda.so.1; TILEWORK_LIBCUDA names another library, loaded first: tests use a fake
+driver, and `driver_path()` says which library the launches go to), so no
 CUDA headers are needed; HIP's libamdhip64.so likewise (TILEWORK_LIBAMDHIP).  Without a
 compiler, Python's headers or a driver, or with TILEWORK_NATIVE_LAUNCH=0, `module()` is None
 and launches take the Python path.  TILEWORK_NATIVE_TIMING=1 builds and loads the timing build
@@ -130,6 +131,12 @@ def cuda_driver(error_type):
     return mod
 
 
+def driver_path() -> str | None:
+    """The file of the library whose cuLaunchKernel native launches call (None: none)."""
+    mod = _state.get("cuda")
+    return mod.driver_path() if mod is not None else None
+
+
 def hip_runtime(error_type):
     """The native module with the HIP runtime loaded (libamdhip64.so; TILEWORK_LIBAMDHIP
     names another), or None; launch failures raise `error_type`."""
@@ -147,11 +154,23 @@ def hip_runtime(error_type):
 
 
 def use_torch_streams(torch) -> None:
-    """Native launches go on torch's current stream of the current device."""
+    """Native launches go on torch's current stream of the current device (unless a source
+    is pinned)."""
     mod = _state.get("module")
     c = getattr(torch, "_C", None) if torch is not None else None
-    if mod is not None and hasattr(c, "_cuda_getCurrentRawStream"):
+    if mod is not None and hasattr(c, "_cuda_getCurrentRawStream") and \
+            not _state.get("pinned"):
         mod.set_stream_source(c._cuda_getDevice, c._cuda_getCurrentRawStream)
+
+
+def pin_stream_source(get_device, raw_stream) -> None:
+    """Native launches ask `get_device()` and `raw_stream(device)` (tests inject fakes so),
+    and torch found later does not replace them; (None, None) unpins."""
+    mod = module()
+    if mod is None:
+        return
+    mod.set_stream_source(get_device, raw_stream)
+    _state["pinned"] = get_device is not None
 
 
 def reset() -> dict:

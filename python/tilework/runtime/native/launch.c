@@ -262,6 +262,13 @@ static PyObject *load_driver(PyObject *m, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* the file of the library p_launch lives in: which driver the launches reach */
+static PyObject *driver_path(PyObject *m, PyObject *unused) {
+    Dl_info info;
+    if (!p_launch || !dladdr((void *)p_launch, &info) || !info.dli_fname) Py_RETURN_NONE;
+    return PyUnicode_DecodeFSDefault(info.dli_fname);
+}
+
 static PyObject *load_hip(PyObject *m, PyObject *args) {
     const char *path;
     PyObject *errtype;
@@ -295,6 +302,7 @@ static PyMethodDef module_methods[] = {
      "{phase: ns summed, launches, clock_ns} of the timing build (TW_LAUNCH_TIMING), else None"},
     {"reset_timings", reset_timings, METH_NOARGS, "zeroes the timing build's sums"},
     {"load_driver", load_driver, METH_VARARGS, "load_driver(path, error_type)"},
+    {"driver_path", driver_path, METH_NOARGS, "the file cuLaunchKernel was found in"},
     {"load_hip", load_hip, METH_VARARGS, "load_hip(path, error_type): the HIP runtime"},
     {"set_stream_source", set_stream_source, METH_VARARGS,
      "set_stream_source(get_device, raw_stream): torch's current device and stream getters "
