@@ -2,6 +2,7 @@
 key it computes equals the Python path's, the parameter bytes it passes to cuLaunchKernel
 equal the Python path's slots, and everything it does not handle falls back to Python."""
 import ctypes
+import inspect
 import math
 import os
 import random
@@ -185,6 +186,48 @@ def test_native_key_equals_the_python_key(native, fake_torch_types):
         assert (key, params) == launcher.key_and_params(_k2, args2), args2
         assert sig2.fingerprint_key(args2) is None  # a runtime argument wrapped in constexpr
     assert fingerprinted > 600
+
+
+@tilework.jit
+def _kb(x, n, num_stages: tl.constexpr = 2, flag=None, B: tl.constexpr = 8):
+    pass
+
+
+def test_c_binding_equals_the_binder(native):
+    """The C binding (values, opts) equals the generated binder's for every call it takes,
+    and leaves every other call (missing, repeated, unexpected arguments) to the binder."""
+    sig = launcher.native_signature(_kb)
+
+    def refusing(*a, **k):
+        raise AssertionError("the binder was called")
+    strict = native.mod.Signature(
+        _kb, tuple(_kb._is_constexpr), tuple(_kb._nospec), tuple(_kb.arg_names),
+        launcher._TORCH_TYPES, tl.constexpr, launcher.arg_entry, launcher._NOPARAM,
+        launcher._Several, launcher._grid, refusing, launcher.run,
+        tuple(p.default for p in _kb.signature.parameters.values()),
+        inspect.Parameter.empty, tilework.language.function.LAUNCH_OPTIONS,
+        ("extern_libs",))
+    rng = random.Random(4)
+    names = ["x", "n", "num_stages", "flag", "B", "num_warps", "debug", "extern_libs", "target",
+             "maxnreg", "bogus"]
+    taken = refused = 0
+    for _ in range(3000):
+        args = [object() for _ in range(rng.randrange(0, 7))]
+        kwargs = {k: rng.choice([None, 3, "s"]) for k in rng.sample(names, rng.randrange(0, 5))}
+        try:
+            want = _kb._binder(*args, **kwargs)
+        except TypeError as e:
+            with pytest.raises(TypeError) as got:
+                sig.bind(*args, **kwargs)
+            assert str(got.value) == str(e)
+            with pytest.raises(AssertionError):
+                strict.bind(*args, **kwargs)
+            refused += 1
+            continue
+        assert sig.bind(*args, **kwargs) == want
+        assert strict.bind(*args, **kwargs) == want  # taken in C
+        taken += 1
+    assert taken > 300 and refused > 300
 
 
 def test_native_key_reports_the_device(native, fake_torch_types):
@@ -487,16 +530,39 @@ def test_native_launch_leaks_no_references(native, fake_torch_types):
     other, _ = launcher.bind(_add, (x, x, x, 5008, 1.0), {"BLOCK": 64})  # not in the cache
     grid = (2,)
     assert sig(values, opts, _add.cache, grid) is k  # the fingerprint memo holds `opts` now
+    assert _add[grid](x, x, x, 5000, 1.0, BLOCK=64) is k  # the Signature holds sig[grid] now
     objs = (x, k, k.native, opts, values, other, grid, _add.cache)
     before = [sys.getrefcount(o) for o in objs]
     for _ in range(1000):
         assert sig(values, opts, _add.cache, grid) is k
         assert sig(other, opts, _add.cache, grid) is None
         assert sig(values, opts, _add.cache, lambda m: (1,)) is k
+        assert _add[grid](x, x, x, 5000, 1.0, BLOCK=64) is k
+        assert _add[lambda m: (1,)](x, x, x, 5000, 1.0, BLOCK=64) is k
+        assert sig.bind(x, x, x, 5000, 1.0, BLOCK=64) == (values, opts)
     native.lib.fake_fail_next(719)
     with pytest.raises(CudaError):
         sig(values, opts, _add.cache, grid)
     assert [sys.getrefcount(o) for o in objs] == before
+
+
+def test_a_kernel_and_its_signature_are_collected(native):
+    """fn holds its Signature, which holds fn and its last Launch: a cycle the garbage
+    collector frees."""
+    import gc
+    import weakref
+
+    @tilework.jit
+    def tmp(x, B: tl.constexpr):
+        pass
+    sig = tmp._native_launch = launcher.native_signature(tmp)
+    grid = (1,)
+    launch = sig[grid]
+    assert sig[grid] is launch and sig[(int("1"),)] is not launch  # kept for this object
+    refs = [weakref.ref(tmp)]
+    del tmp, sig, launch
+    gc.collect()
+    assert refs[0]() is None
 
 
 # ---- HIP --------------------------------------------------------------------------------

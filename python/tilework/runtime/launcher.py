@@ -7,13 +7,14 @@ signature, compiling, loading) happens once per variant, in `_compile_variant`.
 """
 from __future__ import annotations
 
+import inspect
 import sys
 
 from ..compiler.options import CompileOptions
 from ..errors import located
 from ..language import core
 from ..language.descriptor import TensorDescriptor, tensor_descriptor_type
-from ..language.function import LAUNCH_OPTIONS, JITFunction
+from ..language.function import IGNORED_OPTIONS, LAUNCH_OPTIONS, JITFunction
 from . import native_launch, warm_cache
 from .allocation import global_scratch, scratch_size
 from .device import runtime_for
@@ -293,9 +294,12 @@ def native_signature(fn: JITFunction):
     torch = sys.modules.get("torch")
     if torch is not None:
         native_launch.use_torch_streams(torch)
+    params = fn.signature.parameters
     return mod.Signature(fn, tuple(fn._is_constexpr), tuple(fn._nospec), tuple(fn.arg_names),
                          _TORCH_TYPES, core.constexpr, arg_entry, _NOPARAM, _Several, _grid,
-                         fn._binder, run)
+                         fn._binder, run, tuple(params[n].default for n in fn.arg_names),
+                         inspect.Parameter.empty, LAUNCH_OPTIONS,
+                         tuple(o for o in IGNORED_OPTIONS if o not in params))
 
 
 def launch_device(fn: JITFunction, values):

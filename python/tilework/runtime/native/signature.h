@@ -69,6 +69,12 @@ typedef struct {
     PyObject *grid;        /* launch_args.normalize_grid(fn, grid, values) */
     PyObject *binder;      /* fn._binder: (*args, **kwargs) -> (values, opts) */
     PyObject *run;         /* launcher.run(fn, grid, args, kwargs): the Python path */
+    PyObject *defaults;    /* per argument: its default, or `required` */
+    PyObject *required;    /* the marker of an argument without a default */
+    PyObject *options;     /* the launch options' names, in opts order (binder's) */
+    char *own_option;      /* per option: 1 when not shadowed by an argument of that name */
+    PyObject *ignored;     /* option names accepted and dropped */
+    PyObject *last_grid, *last_launch; /* sig[grid] of the last grid object */
     MemoEntry memo[MEMO];
     unsigned memo_next;
 } Signature;
@@ -76,14 +82,21 @@ typedef struct {
 static int Signature_init(Signature *self, PyObject *args, PyObject *kw) {
     static char *names[] = {"fn", "is_constexpr", "nospec", "names", "torch_types",
                             "constexpr_type", "entry", "noparam", "several", "grid", "binder",
-                            "run", NULL};
+                            "run", "defaults", "required", "options", "ignored", NULL};
     PyObject *fn, *iscx, *nospec, *nm, *tt, *cx, *entry, *np, *sv, *grid;
-    PyObject *binder = Py_None, *run = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOO!O!OOOOO|OO", names, &fn, &iscx, &nospec,
-                                     &PyTuple_Type, &nm, &PySet_Type, &tt, &cx, &entry, &np,
-                                     &sv, &grid, &binder, &run))
+    PyObject *binder = Py_None, *run = Py_None, *defaults = NULL, *required = Py_None;
+    PyObject *options = NULL, *ignored = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOO!O!OOOOO|OOO!OO!O!", names, &fn, &iscx,
+                                     &nospec, &PyTuple_Type, &nm, &PySet_Type, &tt, &cx, &entry,
+                                     &np, &sv, &grid, &binder, &run, &PyTuple_Type, &defaults,
+                                     &required, &PyTuple_Type, &options, &PyTuple_Type,
+                                     &ignored))
         return -1;
     Py_ssize_t n = PyTuple_GET_SIZE(nm);
+    if (defaults && PyTuple_GET_SIZE(defaults) != n) {
+        PyErr_SetString(PyExc_ValueError, "defaults and names differ in length");
+        return -1;
+    }
     if (PySequence_Size(iscx) != n || PySequence_Size(nospec) != n) {
         PyErr_SetString(PyExc_ValueError, "is_constexpr, nospec and names differ in length");
         return -1;
@@ -111,22 +124,56 @@ static int Signature_init(Signature *self, PyObject *args, PyObject *kw) {
 #define KEEP(f, v) Py_INCREF(v); Py_XSETREF(self->f, v)
     KEEP(fn, fn); KEEP(names, nm); KEEP(torch_types, tt); KEEP(cx_type, cx); KEEP(entry, entry);
     KEEP(noparam, np); KEEP(several, sv); KEEP(grid, grid); KEEP(binder, binder); KEEP(run, run);
+    if (defaults && options && ignored) { /* binding in C (else: the binder, always) */
+        KEEP(defaults, defaults); KEEP(required, required); KEEP(options, options);
+        KEEP(ignored, ignored);
+        Py_ssize_t no = PyTuple_GET_SIZE(options);
+        if (!(self->own_option = PyMem_Calloc(no + 1, 1))) { PyErr_NoMemory(); return -1; }
+        for (Py_ssize_t j = 0; j < no; j++) {
+            int shadowed = PySequence_Contains(nm, PyTuple_GET_ITEM(options, j));
+            if (shadowed < 0) return -1;
+            self->own_option[j] = !shadowed;
+        }
+    }
 #undef KEEP
     return 0;
 }
 
+/* the garbage collector's view: fn holds its Signature (fn._native_launch), the Signature
+   holds fn and its last Launch, which holds it */
+#define SIGNATURE_OBJECTS(X) X(fn) X(names) X(torch_types) X(cx_type) X(entry) X(noparam) \
+    X(several) X(grid) X(binder) X(run) X(defaults) X(required) X(options) X(ignored) \
+    X(last_grid) X(last_launch)
+
+static int Signature_traverse(Signature *self, visitproc visit, void *arg) {
+#define VISIT(f) Py_VISIT(self->f);
+    SIGNATURE_OBJECTS(VISIT)
+#undef VISIT
+    for (int m = 0; m < MEMO; m++) {
+        Py_VISIT(self->memo[m].opts);
+        Py_VISIT(self->memo[m].ck);
+    }
+    return 0;
+}
+
+static int Signature_clear(Signature *self) {
+#define CLEAR(f) Py_CLEAR(self->f);
+    SIGNATURE_OBJECTS(CLEAR)
+#undef CLEAR
+    for (int m = 0; m < MEMO; m++) {
+        Py_CLEAR(self->memo[m].opts);
+        Py_CLEAR(self->memo[m].ck);
+    }
+    return 0;
+}
+
 static void Signature_dealloc(Signature *self) {
+    PyObject_GC_UnTrack(self);
+    Signature_clear(self);
     PyMem_Free(self->is_cx);
     PyMem_Free(self->nospec);
-    for (int m = 0; m < MEMO; m++) {
-        PyMem_Free(self->memo[m].fp);
-        Py_XDECREF(self->memo[m].opts);
-        Py_XDECREF(self->memo[m].ck);
-    }
-    Py_XDECREF(self->fn); Py_XDECREF(self->names); Py_XDECREF(self->torch_types);
-    Py_XDECREF(self->cx_type); Py_XDECREF(self->entry); Py_XDECREF(self->noparam);
-    Py_XDECREF(self->several); Py_XDECREF(self->grid); Py_XDECREF(self->binder);
-    Py_XDECREF(self->run);
+    for (int m = 0; m < MEMO; m++) PyMem_Free(self->memo[m].fp);
+    PyMem_Free(self->own_option);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -619,11 +666,18 @@ static PyObject *Signature_subscript(Signature *self, PyObject *grid) {
         PyErr_SetString(PyExc_TypeError, "this Signature has no binder and run: no sig[grid]");
         return NULL;
     }
-    Launch *l = PyObject_New(Launch, &LaunchType);
+    if (grid == self->last_grid) /* the same grid object (a literal tuple): its Launch */
+        return Py_NewRef(self->last_launch);
+    Launch *l = PyObject_GC_New(Launch, &LaunchType);
     if (!l) return NULL;
     l->vectorcall = Launch_new_vectorcall;
     l->sig = (Signature *)Py_NewRef(self);
     l->grid = Py_NewRef(grid);
+    PyObject_GC_Track(l);
+    if (PyTuple_CheckExact(grid)) { /* kept for the next sig[grid] of this tuple */
+        Py_XSETREF(self->last_grid, Py_NewRef(grid));
+        Py_XSETREF(self->last_launch, Py_NewRef((PyObject *)l));
+    }
     return (PyObject *)l;
 }
 
@@ -642,12 +696,78 @@ out:
     return r;
 }
 
+/* the index of `name` in the tuple `names`, or -1 */
+static Py_ssize_t name_index(PyObject *names, PyObject *name) {
+    Py_ssize_t m = PyTuple_GET_SIZE(names);
+    for (Py_ssize_t i = 0; i < m; i++) /* interned names: identity first */
+        if (PyTuple_GET_ITEM(names, i) == name) return i;
+    for (Py_ssize_t i = 0; i < m; i++)
+        if (PyUnicode_Compare(PyTuple_GET_ITEM(names, i), name) == 0) return i;
+    if (PyErr_Occurred()) PyErr_Clear();
+    return -1;
+}
+
+/* what the generated binder returns, (values, opts), for a call it accepts; NULL without an
+   error: a call it would refuse or one this does not take (the binder raises its message) */
+static PyObject *c_bind(Signature *s, PyObject *const *args, Py_ssize_t nargs,
+                        PyObject *kwnames) {
+    Py_ssize_t n = s->n, no;
+    if (!s->own_option || nargs > n) return NULL;
+    no = PyTuple_GET_SIZE(s->options);
+    PyObject *values = PyTuple_New(n), *opts = PyTuple_New(no);
+    if (!values || !opts) goto fail;
+    for (Py_ssize_t i = 0; i < nargs; i++) PyTuple_SET_ITEM(values, i, Py_NewRef(args[i]));
+    for (Py_ssize_t k = 0; kwnames && k < PyTuple_GET_SIZE(kwnames); k++) {
+        PyObject *name = PyTuple_GET_ITEM(kwnames, k), *v = args[nargs + k];
+        Py_ssize_t i = name_index(s->names, name);
+        if (i >= 0) {
+            if (PyTuple_GET_ITEM(values, i)) goto refuse; /* given twice */
+            PyTuple_SET_ITEM(values, i, Py_NewRef(v));
+            continue;
+        }
+        Py_ssize_t j = name_index(s->options, name);
+        if (j >= 0 && s->own_option[j]) {
+            if (PyTuple_GET_ITEM(opts, j)) goto refuse;
+            PyTuple_SET_ITEM(opts, j, Py_NewRef(v));
+            continue;
+        }
+        if (name_index(s->ignored, name) < 0) goto refuse; /* unexpected */
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!PyTuple_GET_ITEM(values, i)) {
+            PyObject *d = PyTuple_GET_ITEM(s->defaults, i);
+            if (d == s->required) goto refuse; /* missing */
+            PyTuple_SET_ITEM(values, i, Py_NewRef(d));
+        }
+    for (Py_ssize_t j = 0; j < no; j++)
+        if (!PyTuple_GET_ITEM(opts, j)) PyTuple_SET_ITEM(opts, j, Py_NewRef(Py_None));
+    PyObject *r = PyTuple_Pack(2, values, opts);
+    Py_DECREF(values);
+    Py_DECREF(opts);
+    return r;
+refuse:
+fail:
+    Py_XDECREF(values);
+    Py_XDECREF(opts);
+    return NULL;
+}
+
+/* bind(*args, **kwargs) -> (values, opts): the C binding, else the generated binder's */
+static PyObject *Signature_bind(Signature *self, PyObject *const *args, size_t nargsf,
+                                PyObject *kwnames) {
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject *r = c_bind(self, args, nargs, kwnames);
+    if (r || PyErr_Occurred()) return r;
+    return PyObject_Vectorcall(self->binder, args, nargs, kwnames);
+}
+
 static PyObject *Launch_vectorcall(Launch *l, PyObject *const *args, size_t nargsf,
                                    PyObject *kwnames) {
     Signature *s = l->sig;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     T_MARK(t0);
-    PyObject *bound = PyObject_Vectorcall(s->binder, args, nargs, kwnames);
+    PyObject *bound = c_bind(s, args, nargs, kwnames);
+    if (!bound && !PyErr_Occurred()) bound = PyObject_Vectorcall(s->binder, args, nargs, kwnames);
     T_ADD(PH_BIND, t0);
     if (!bound) {
         if (!PyErr_ExceptionMatches(PyExc_TypeError)) return NULL;
@@ -686,25 +806,41 @@ static PyObject *Launch_new_vectorcall(PyObject *self, PyObject *const *args, si
     return Launch_vectorcall((Launch *)self, args, nargsf, kwnames);
 }
 
+static int Launch_traverse(Launch *l, visitproc visit, void *arg) {
+    Py_VISIT(l->sig);
+    Py_VISIT(l->grid);
+    return 0;
+}
+
+static int Launch_clear(Launch *l) {
+    Py_CLEAR(l->sig);
+    Py_CLEAR(l->grid);
+    return 0;
+}
+
 static void Launch_dealloc(Launch *l) {
-    Py_XDECREF(l->sig);
-    Py_XDECREF(l->grid);
-    PyObject_Free(l);
+    PyObject_GC_UnTrack(l);
+    Launch_clear(l);
+    PyObject_GC_Del(l);
 }
 
 static PyTypeObject LaunchType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tilework_native.Launch",
     .tp_basicsize = sizeof(Launch),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_HAVE_GC,
     .tp_vectorcall_offset = offsetof(Launch, vectorcall),
     .tp_call = PyVectorcall_Call,
     .tp_dealloc = (destructor)Launch_dealloc,
+    .tp_traverse = (traverseproc)Launch_traverse,
+    .tp_clear = (inquiry)Launch_clear,
     .tp_doc = "sig[grid]: called with a launch's arguments, launches as kernel[grid](...)",
 };
 
 static PyMethodDef Signature_methods[] = {
     {"key_and_params", (PyCFunction)Signature_key_and_params, METH_O,
      "(key, params, device) of one launch's bound arguments"},
+    {"bind", (PyCFunction)(void (*)(void))Signature_bind, METH_FASTCALL | METH_KEYWORDS,
+     "bind(*args, **kwargs) -> (values, opts), as the kernel's binder"},
     {"fingerprint_key", (PyCFunction)Signature_fingerprint_key, METH_O,
      "the key the fingerprint path builds for these bound arguments (None: not applicable)"},
     {"launch", (PyCFunction)(void (*)(void))Signature_launch, METH_FASTCALL,
@@ -716,10 +852,12 @@ static PyMappingMethods Signature_mapping = {.mp_subscript = (binaryfunc)Signatu
 static PyTypeObject SignatureType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tilework_native.Signature",
     .tp_basicsize = sizeof(Signature),
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)Signature_init,
     .tp_dealloc = (destructor)Signature_dealloc,
+    .tp_traverse = (traverseproc)Signature_traverse,
+    .tp_clear = (inquiry)Signature_clear,
     .tp_methods = Signature_methods,
     .tp_call = (ternaryfunc)Signature_call,
     .tp_as_mapping = &Signature_mapping,
