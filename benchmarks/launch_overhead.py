@@ -67,17 +67,18 @@ def _triton_add():
 
 
 class _Floor:
-    """The bare cuLaunchKernel loop in C: k.native.bench, the same kernel and parameters."""
+    """The bare cuLaunchKernel loop in C: k.native.bench, the same kernel and parameters
+    (`packed`: in one buffer, CU_LAUNCH_PARAM_BUFFER_POINTER, instead of kernelParams)."""
 
-    def __init__(self, k, params):
-        self.k, self.params = k, params
+    def __init__(self, k, params, packed=False):
+        self.k, self.params, self.packed = k, params, packed
 
     def __call__(self):
         self.batched(1)
 
     def batched(self, n):
         stream = torch.cuda.current_stream().cuda_stream
-        return self.k.native.bench(1, 1, 1, stream, self.params, n)
+        return self.k.native.bench(1, 1, 1, stream, self.params, n, self.packed)
 
 
 def launch_rows(breakdown=False):
@@ -101,7 +102,8 @@ def launch_rows(breakdown=False):
              ("  binder", binder),
              ("  sig.launch: key, lookup, pack, launch",
               lambda: sig.launch(values, opts, add_kernel.cache, (1,))),
-             ("  bare cuLaunchKernel loop in C (floor)", _Floor(k, params))]
+             ("  bare cuLaunchKernel loop in C (floor)", _Floor(k, params)),
+             ("  the same, parameters in one buffer", _Floor(k, params, packed=True))]
     cases = [(name, fn if native else None) for name, fn in cases]
     mod = native_launch.module()
     if native and breakdown:

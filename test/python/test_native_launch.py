@@ -349,6 +349,12 @@ def test_the_launch_floor_and_the_timing_build(native, fake_torch_types, tmp_pat
     before = _record(native.lib, 0)[0][9]
     assert nk.bench(1, 1, 1, 0, [0x1000, 7, 1.5], 100) >= 0
     assert _record(native.lib, 0)[0][9] == before + 100
+    assert nk.bench(1, 1, 1, 0, [0x1000, 7, 1.5], 5, True) >= 0  # one packed buffer
+    from tilework.runtime import abi
+    want = struct.pack(abi.struct_format("pif"), *abi.encode_values("pif", [0x1000, 7, 1.5]))
+    r = native.lib.fake_record()
+    assert r[9] == before + 105 and r[10] == len(want)
+    assert b"".join(struct.pack("<Q", r[16 + i]) for i in range(2)) == want
     assert native.mod.timings() is None
     tmod = native_launch._load(native_launch.build(str(tmp_path), timed=True))
     assert "timing" in native_launch.library_name(True)

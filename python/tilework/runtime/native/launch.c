@@ -183,16 +183,20 @@ static PyObject *Kernel_launch(Kernel *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* bench(gx, gy, gz, stream, params, n) -> ns: n back-to-back cuLaunchKernel calls of this
-   kernel with these parameters, packed once, with no Python between them (the launch floor) */
+/* bench(gx, gy, gz, stream, params, n, packed=False) -> ns: n back-to-back cuLaunchKernel
+   calls of this kernel with these parameters, packed once, with no Python between them (the
+   launch floor); `packed`: the parameters in one buffer (CU_LAUNCH_PARAM_BUFFER_POINTER,
+   natural alignment) instead of kernelParams, to compare the driver's two ways */
 static PyObject *Kernel_bench(Kernel *self, PyObject *args) {
     unsigned gx, gy, gz;
     unsigned long long stream;
     Py_ssize_t n;
     PyObject *seq;
-    uint64_t slots[MAX_PARAMS];
+    int packed = 0;
+    uint64_t slots[MAX_PARAMS], buf[MAX_PARAMS + 1];
     void *ptrs[MAX_PARAMS];
-    if (!PyArg_ParseTuple(args, "IIIKOn", &gx, &gy, &gz, &stream, &seq, &n)) return NULL;
+    if (!PyArg_ParseTuple(args, "IIIKOn|p", &gx, &gy, &gz, &stream, &seq, &n, &packed))
+        return NULL;
     PyObject *fast = PySequence_Fast(seq, "params must be a sequence");
     if (!fast) return NULL;
     int rc = pack_all(self, PySequence_Fast_ITEMS(fast), PySequence_Fast_GET_SIZE(fast), slots);
@@ -203,12 +207,14 @@ static PyObject *Kernel_bench(Kernel *self, PyObject *args) {
         return NULL;
     }
     for (Py_ssize_t i = 0; i < self->nparams; i++) ptrs[i] = &slots[i];
+    size_t size = pack_buffer(self->kinds, self->nparams, slots, (unsigned char *)buf);
+    void *extra[] = {(void *)1, buf, (void *)2, &size, (void *)0}; /* POINTER, SIZE, END */
     struct timespec a, b;
     CUresult err = 0;
     clock_gettime(CLOCK_MONOTONIC, &a);
     for (Py_ssize_t i = 0; i < n && !err; i++)
         err = p_launch(self->function, gx, gy, gz, self->block, 1, 1, self->shared,
-                       (void *)(uintptr_t)stream, ptrs, NULL);
+                       (void *)(uintptr_t)stream, packed ? NULL : ptrs, packed ? extra : NULL);
     clock_gettime(CLOCK_MONOTONIC, &b);
     if (err) return PyErr_Format(g_errtype ? g_errtype : PyExc_RuntimeError,
                                  "launching %U failed: error %d", self->name, err);
@@ -218,7 +224,7 @@ static PyObject *Kernel_bench(Kernel *self, PyObject *args) {
 
 static PyMethodDef Kernel_methods[] = {
     {"bench", (PyCFunction)Kernel_bench, METH_VARARGS,
-     "bench(gx, gy, gz, stream, params, n) -> ns of n bare cuLaunchKernel calls"},
+     "bench(gx, gy, gz, stream, params, n, packed=False) -> ns of n bare cuLaunchKernel calls"},
     {"pack", (PyCFunction)Kernel_pack, METH_O, "the parameter slots' bytes (8 per parameter)"},
     {"launch", (PyCFunction)Kernel_launch, METH_VARARGS, "launch(gx, gy, gz, stream, params)"},
     {NULL}};
