@@ -219,7 +219,8 @@ def main():
     if phases:
         print_breakdown(rows, phases)
     elif breakdown:
-        print("no breakdown: the native launch path is off")
+        print("no breakdown: the native launch path is off, or the module loaded is not the "
+              "timing build (TILEWORK_NATIVE_LIB names another)")
     if "--no-warm-start" not in sys.argv:
         print("\n== start-up (ms) ==")
         print(f"{'import tilework':40s} {import_ms():7.1f}")
