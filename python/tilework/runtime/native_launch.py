@@ -17,7 +17,8 @@ from ..compiler.options import cache_dir
 
 NATIVE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "native")
 SOURCE = os.path.join(NATIVE_DIR, "launch.c")
-HEADERS = ("pack.h", "timing.h", "signature.h")  # included by launch.c: part of its hash
+# included by launch.c, so part of the build's hash
+HEADERS = ("pack.h", "timing.h", "signature.h", "bind.h")
 MODULE_NAME = "tilework_native"
 
 _state: dict = {}  # "module": the loaded module or None; "why": why there is none

@@ -250,6 +250,7 @@ static PyTypeObject KernelType = {
 };
 
 #include "signature.h"
+#include "bind.h"
 
 /* ---- module ---------------------------------------------------------------------------- */
 
