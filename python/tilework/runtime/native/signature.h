@@ -526,7 +526,15 @@ static PyObject *launch_core(Signature *self, PyObject *values, PyObject *opts, 
         }
     }
     k = PyDict_GetItemWithError(cache, ck);
-    if (!k) { if (!PyErr_Occurred()) ret = Py_NewRef(Py_None); goto done; }
+    if (!k) {
+        if (PyErr_Occurred()) goto done;
+        if (hit) { /* gone from fn.cache: forgotten, so its next entry is remembered anew */
+            Py_CLEAR(hit->ck);
+            Py_CLEAR(hit->opts);
+        }
+        ret = Py_NewRef(Py_None);
+        goto done;
+    }
     Py_INCREF(k); /* held: the calls below run Python code that could drop it from `cache` */
     if (fast && !hit) { /* remember this fingerprint, with fn.cache's own key object if it is
                            found (then later lookups compare by identity) */
