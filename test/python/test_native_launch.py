@@ -385,6 +385,33 @@ def test_the_launch_floor_and_the_timing_build(native, fake_torch_types, tmp_pat
         tmod.set_stream_source(None, None)
 
 
+def test_a_variant_in_the_current_context_needs_no_device_query(native, fake_torch_types,
+                                                                monkeypatch):
+    """A variant that knows its context launches natively when it is the thread's current one
+    (torch's current device is not asked), and goes to the Python path when it is not."""
+    x = _FakeCudaTensor(0x1000, device=1)
+    k = _install(native, _add, (x, x, x, 64, 1.0), {"BLOCK": 64}, device=1)
+    k.native = native.mod.Kernel(0x4000, 128, 0, k.kinds, "_add", 1, context=0xC1)
+    asked = []
+    native_launch.pin_stream_source(lambda: asked.append(1) or 0, lambda dev: 0x5000 + dev)
+    native.lib.fake_set_nparams(len(k.kinds))
+    native.lib.fake_set_context(ctypes.c_void_p(0xC1))
+    try:
+        before = _record(native.lib, 0)[0][9]
+        assert _add[(3,)](x, x, x, 64, 1.0, BLOCK=64) is k
+        head = _record(native.lib, 0)[0]
+        assert head[9] == before + 1 and head[8] == 0x5001 and not asked  # device 1's stream
+        rt = _FakeRuntime()
+        monkeypatch.setattr(launcher, "_runtime", rt)
+        monkeypatch.setitem(sys.modules, "torch", None)
+        native.lib.fake_set_context(ctypes.c_void_p(0xC0))  # another context is current
+        _add[(3,)](x, x, x, 64, 1.0, BLOCK=64)
+        assert len(rt.launches) == 1 and _record(native.lib, 0)[0][9] == before + 1
+    finally:
+        native.lib.fake_set_context(None)
+        native_launch.pin_stream_source(lambda: 0, lambda dev: 0x5000 + dev)
+
+
 def test_native_launch_error_is_a_cuda_error(native, fake_torch_types):
     x = _FakeCudaTensor(0x1000)
     _install(native, _add, (x, x, x, 64, 1.0), {"BLOCK": 64})

@@ -148,7 +148,10 @@ class CudaRuntime:
         nat = native_launch.cuda_driver(CudaError)
         if nat is not None and not ck.metadata.get("global_scratch_size") and \
                 len(k.kinds) <= 256:
-            k.native = nat.Kernel(int(fn), block, shared, k.kinds, ck.name, k.device)
+            # its context: a native launch checks the thread's current one is it
+            ctx = self._check(cu.cuCtxGetCurrent(), "cuCtxGetCurrent")
+            k.native = nat.Kernel(int(fn), block, shared, k.kinds, ck.name, k.device,
+                                  context=int(ctx))
         return k
 
     def on_device(self, k: LoadedKernel, device: int) -> LoadedKernel:

@@ -53,4 +53,12 @@ int cuModuleGetFunction(void **f, void *module, const char *name) {
 int cuModuleUnload(void *module) { return 0; }
 int cuFuncSetAttribute(void *f, int attribute, int value) { return 0; }
 void *fake_function_handle(void) { return &fake_function; }
+
+/* the thread's current context, as the test sets it */
+static void *current_context;
+void fake_set_context(void *c) { current_context = c; }
+int cuCtxGetCurrent(void **c) {
+    *c = current_context;
+    return 0;
+}
 uint64_t fake_loaded_bytes(void) { return loaded_bytes; }

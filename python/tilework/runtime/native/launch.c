@@ -21,10 +21,12 @@ typedef CUresult (*launch_fn)(void *f, unsigned gx, unsigned gy, unsigned gz, un
                               unsigned by, unsigned bz, unsigned shared, void *stream,
                               void **params, void **extra);
 typedef CUresult (*errname_fn)(CUresult, const char **);
+typedef CUresult (*ctx_fn)(void **);
 typedef const char *(*hip_errname_fn)(int);
 
 static launch_fn p_launch;       /* cuLaunchKernel */
 static errname_fn p_errname;
+static ctx_fn p_ctx_get_current; /* cuCtxGetCurrent, or NULL */
 static PyObject *g_errtype;      /* the exception a failed launch raises (CudaError) */
 static launch_fn p_hip_launch;   /* hipModuleLaunchKernel: the same shape */
 static hip_errname_fn p_hip_errname;
@@ -52,6 +54,7 @@ typedef struct {
     unsigned block, shared;
     int device;
     int hip; /* launched by hipModuleLaunchKernel, the parameters packed in one buffer */
+    void *context; /* the CUDA context its module is loaded in (0: not known) */
     Py_ssize_t nparams;
     char kinds[MAX_PARAMS + 1];
     PyObject *name;
@@ -59,17 +62,18 @@ typedef struct {
 
 static int Kernel_init(Kernel *self, PyObject *args, PyObject *kw) {
     static char *names[] = {"function", "block", "shared", "kinds", "name", "device", "hip",
-                            NULL};
-    unsigned long long f;
+                            "context", NULL};
+    unsigned long long f, ctx = 0;
     const char *kinds;
     Py_ssize_t nk;
     PyObject *name;
     self->device = 0;
     self->hip = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "KIIs#U|ip", names, &f, &self->block,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "KIIs#U|ipK", names, &f, &self->block,
                                      &self->shared, &kinds, &nk, &name, &self->device,
-                                     &self->hip))
+                                     &self->hip, &ctx))
         return -1;
+    self->context = (void *)(uintptr_t)ctx;
     if (nk > MAX_PARAMS) {
         PyErr_Format(PyExc_ValueError, "%zd kernel parameters, at most %d go natively", nk,
                      MAX_PARAMS);
@@ -264,6 +268,7 @@ static PyObject *load_driver(PyObject *m, PyObject *args) {
     if (!l) return PyErr_Format(PyExc_OSError, "%s has no cuLaunchKernel", path);
     p_launch = l;
     p_errname = (errname_fn)dlsym(h, "cuGetErrorName");
+    p_ctx_get_current = (ctx_fn)dlsym(h, "cuCtxGetCurrent");
     Py_INCREF(errtype);
     Py_XSETREF(g_errtype, errtype);
     Py_RETURN_NONE;

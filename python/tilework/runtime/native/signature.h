@@ -482,6 +482,20 @@ static int launch_grid(Signature *s, PyObject *grid, PyObject *values, unsigned 
     return ok;
 }
 
+/* torch's current stream on `device` (-1 with an error set: failed) */
+static unsigned long long raw_stream(long device) {
+    T_MARK(t0);
+    PyObject *di = PyLong_FromLong(device);
+    if (!di) return (unsigned long long)-1;
+    PyObject *s = PyObject_CallOneArg(g_raw_stream, di);
+    Py_DECREF(di);
+    T_ADD(PH_STREAM, t0);
+    if (!s) return (unsigned long long)-1;
+    unsigned long long v = PyLong_AsUnsignedLongLongMask(s);
+    Py_DECREF(s);
+    return v;
+}
+
 /* one launch: the launched variant (new reference), None (not handled here: the Python path
    takes it) or NULL (an error) */
 static PyObject *launch_core(Signature *self, PyObject *values, PyObject *opts, PyObject *cache,
@@ -561,7 +575,21 @@ static PyObject *launch_core(Signature *self, PyObject *values, PyObject *opts, 
     if (g <= 0) { if (!g) ret = Py_NewRef(Py_None); goto done; }
     /* the device and torch's current stream on it */
     unsigned long long stream = 0;
-    if (g_get_device) {
+    void *ctx = NULL;
+    if (kn->context && p_ctx_get_current && !kn->hip) {
+        /* the thread's current context is the variant's: the device it is loaded on is the
+           current one (whatever torch's lazily set device says), so no device query */
+        T_MARK(t3);
+        int bad = p_ctx_get_current(&ctx) || ctx != kn->context;
+        T_ADD(PH_DEVICE, t3);
+        if (bad || (device != NO_DEVICE && device != kn->device)) {
+            ret = Py_NewRef(Py_None); /* the Python path switches device, or binds a context */
+            goto done;
+        }
+        if (g_raw_stream && (stream = raw_stream(kn->device)) == (unsigned long long)-1 &&
+            PyErr_Occurred())
+            goto done;
+    } else if (g_get_device) {
         T_MARK(t3);
         PyObject *d = PyObject_CallNoArgs(g_get_device);
         T_ADD(PH_DEVICE, t3);
@@ -573,16 +601,8 @@ static PyObject *launch_core(Signature *self, PyObject *values, PyObject *opts, 
             ret = Py_NewRef(Py_None); /* another device: the Python path switches to it */
             goto done;
         }
-        T_MARK(t4);
-        PyObject *di = PyLong_FromLong(cur);
-        if (!di) goto done;
-        PyObject *s = PyObject_CallOneArg(g_raw_stream, di);
-        Py_DECREF(di);
-        T_ADD(PH_STREAM, t4);
-        if (!s) goto done;
-        stream = PyLong_AsUnsignedLongLongMask(s);
-        Py_DECREF(s);
-        if (stream == (unsigned long long)-1 && PyErr_Occurred()) goto done;
+        if ((stream = raw_stream(cur)) == (unsigned long long)-1 && PyErr_Occurred())
+            goto done;
     } else if (device != NO_DEVICE && device != kn->device) {
         ret = Py_NewRef(Py_None);
         goto done;

@@ -13,7 +13,7 @@ enum {
     PH_KEY,      /* the pass over the arguments, the three above included */
     PH_LOOKUP,   /* the variant: fingerprint memo, key tuple, fn.cache lookup, .native */
     PH_GRID,     /* the grid (a callable's call included) */
-    PH_DEVICE,   /* the current device (torch._C._cuda_getDevice) */
+    PH_DEVICE,   /* the current context (cuCtxGetCurrent) or device (torch's _cuda_getDevice) */
     PH_STREAM,   /* torch._C._cuda_getCurrentRawStream */
     PH_PACK,     /* packing the parameters */
     PH_DRIVER,   /* cuLaunchKernel (hipModuleLaunchKernel) itself */
