@@ -318,7 +318,9 @@ def launch_device(fn: JITFunction, values):
     return dev
 
 
-def run(fn: JITFunction, grid, args, kwargs, launch: bool = True):
+def run(fn: JITFunction, grid, args, kwargs, launch: bool = True, native: bool = True):
+    """`fn[grid](*args, **kwargs)` (`launch` False: only the variant, compiled and loaded);
+    `native` False: the native launcher already declined this launch (its Launch calls so)."""
     try:
         values, opts = fn._binder(*args, **kwargs)
     except TypeError as e:
@@ -330,7 +332,7 @@ def run(fn: JITFunction, grid, args, kwargs, launch: bool = True):
         return interpret(fn, grid, values, dict(zip(LAUNCH_OPTIONS, opts)))
     nat = fn._native_launch
     if nat:
-        if launch:
+        if launch and native:
             try:
                 k = nat(values, opts, fn.cache, grid)
             except CudaError as e:

@@ -35,7 +35,7 @@ static PyObject *Signature_subscript(Signature *self, PyObject *grid) {
     return (PyObject *)l;
 }
 
-/* run(fn, grid, args, kwargs): the Python path, with this call's arguments */
+/* run(fn, grid, args, kwargs, True, False): the Python path, with this call's arguments */
 static PyObject *launch_in_python(Launch *l, PyObject *const *args, Py_ssize_t nargs,
                                   PyObject *kwnames) {
     PyObject *a = PyTuple_New(nargs), *kw = PyDict_New(), *r = NULL;
@@ -43,7 +43,8 @@ static PyObject *launch_in_python(Launch *l, PyObject *const *args, Py_ssize_t n
     for (Py_ssize_t i = 0; i < nargs; i++) PyTuple_SET_ITEM(a, i, Py_NewRef(args[i]));
     for (Py_ssize_t i = 0; kwnames && i < PyTuple_GET_SIZE(kwnames); i++)
         if (PyDict_SetItem(kw, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]) < 0) goto out;
-    r = PyObject_CallFunctionObjArgs(l->sig->run, l->sig->fn, l->grid, a, kw, NULL);
+    r = PyObject_CallFunctionObjArgs(l->sig->run, l->sig->fn, l->grid, a, kw, Py_True, Py_False,
+                                     NULL); /* launch, not natively again */
 out:
     Py_XDECREF(a);
     Py_XDECREF(kw);

@@ -68,7 +68,7 @@ typedef struct {
     PyObject *several;     /* the list subclass of several parameters */
     PyObject *grid;        /* launch_args.normalize_grid(fn, grid, values) */
     PyObject *binder;      /* fn._binder: (*args, **kwargs) -> (values, opts) */
-    PyObject *run;         /* launcher.run(fn, grid, args, kwargs): the Python path */
+    PyObject *run;         /* launcher.run(fn, grid, args, kwargs, launch, native) */
     PyObject *defaults;    /* per argument: its default, or `required` */
     PyObject *required;    /* the marker of an argument without a default */
     PyObject *options;     /* the launch options' names, in opts order (binder's) */
