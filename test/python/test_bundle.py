@@ -166,7 +166,7 @@ def test_c_launcher_passes_the_python_paths_bytes(bundle_dir, tmp_path):
                     str(bundle_dir / "add_kernel_sm_90a.c"), str(fake), "-o", str(exe),
                     f"-Wl,-rpath,{tmp_path}"], check=True)
     # preloaded: the fake's symbols come first even where the machine loads a real libcuda
-    env = dict(os.environ, LD_PRELOAD=str(fake))
+    env = dict(os.environ, LD_PRELOAD=f"{fake} {os.environ.get('LD_PRELOAD', '')}".strip())
     out = subprocess.run([str(exe)], capture_output=True, text=True, check=True, env=env).stdout
     lines = out.split()
     cubin = (bundle_dir / "add_kernel.sm_90a.cubin").read_bytes()
