@@ -1,10 +1,15 @@
-"""Host-side launch overhead (µs per launch, 5,000 launches each, best of 3) of one tiny kernel:
-tilework's native launch path, its Python path (TILEWORK_NATIVE_LAUNCH=0's), Triton and a
-torch eager op, in one run; the Python path broken into its parts; and the warm start (a
-fresh process, the kernel already in the disk cache, from the import to the first launch
-returning) of tilework against Triton.
+"""Host-side launch overhead (µs per launch, 5,000 launches in batches of 500, best of 3) of one
+tiny kernel: tilework's native launch path, its Python path (TILEWORK_NATIVE_LAUNCH=0's),
+Triton and a torch eager op, in one run; each path broken into its parts; the floor (the same
+kernel and parameters launched by a bare cuLaunchKernel loop in C, no Python); and the warm
+start (a fresh process, the kernel already in the disk cache, from the import to the first
+launch returning) of tilework against Triton.
 
-    python benchmarks/launch_overhead.py [--no-warm-start]
+    python benchmarks/launch_overhead.py [--no-warm-start] [--breakdown]
+
+--breakdown loads the native launcher's timing build (TILEWORK_NATIVE_TIMING=1, compiled with
+-DTW_LAUNCH_TIMING) and prints, per launch, the time of each phase of the native call next to
+the totals; every figure of that run includes the timing build's clock reads.
 """
 import os
 import subprocess
@@ -16,19 +21,36 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
 
+N, BATCH, REPEATS = 5000, 500, 3
 
-def per_call_us(fn, n=5000, repeats=3):
+
+def per_call_us(fn, n=N, batch=BATCH, repeats=REPEATS):
+    """µs per call of `fn`: n calls in batches, synchronized between batches outside the timed
+    part (the launch queue never fills, so the GPU's own time does not count); best of
+    `repeats`.  `fn(k)` instead makes k calls itself and returns their ns, when it has a
+    `batched` attribute (the C floor)."""
     best = float("inf")
     for _ in range(repeats):
         fn()
         torch.cuda.synchronize()
-        t = time.perf_counter()
-        for _ in range(n):
-            fn()
-        dt = time.perf_counter() - t
-        torch.cuda.synchronize()
-        best = min(best, dt / n * 1e6)
+        total = 0.0
+        for _ in range(n // batch):
+            if hasattr(fn, "batched"):
+                total += fn.batched(batch) / 1e9
+            else:
+                t = time.perf_counter()
+                for _ in range(batch):
+                    fn()
+                total += time.perf_counter() - t
+            torch.cuda.synchronize()
+        best = min(best, total / (n // batch * batch) * 1e6)
     return best
+
+
+def time_rows(rows: dict, cases) -> None:
+    """rows[name] = per_call_us(fn) for each (name, fn); fn None: no figure (nan)."""
+    for name, fn in cases:
+        rows[name] = per_call_us(fn) if fn is not None else float("nan")
 
 
 def _triton_add():
@@ -44,7 +66,22 @@ def _triton_add():
     return tadd
 
 
-def launch_rows():
+class _Floor:
+    """The bare cuLaunchKernel loop in C: k.native.bench, the same kernel and parameters
+    (`packed`: in one buffer, CU_LAUNCH_PARAM_BUFFER_POINTER, instead of kernelParams)."""
+
+    def __init__(self, k, params, packed=False):
+        self.k, self.params, self.packed = k, params, packed
+
+    def __call__(self):
+        self.batched(1)
+
+    def batched(self, n):
+        stream = torch.cuda.current_stream().cuda_stream
+        return self.k.native.bench(1, 1, 1, stream, self.params, n, self.packed)
+
+
+def launch_rows(breakdown=False):
     from tilework.runtime import launcher, native_launch
     from vector_add import add_kernel
     x = torch.randn(1024, device="cuda")
@@ -52,50 +89,83 @@ def launch_rows():
     k = add_kernel.warmup(x, y, o, 1024, BLOCK_SIZE=1024)
     launch = lambda: add_kernel[(1,)](x, y, o, 1024, BLOCK_SIZE=1024)  # noqa: E731
     launch()
+    values, opts = launcher.bind(add_kernel, (x, y, o, 1024), {"BLOCK_SIZE": 1024})
+    _, params = launcher.fast_key_and_params(add_kernel)(values)
+    binder = lambda: add_kernel._binder(x, y, o, 1024, BLOCK_SIZE=1024)  # noqa: E731
     rows = {}
-    if add_kernel._native_launch and k.native is not None:
-        rows["tilework launch (native)"] = per_call_us(launch)
-        sig = launcher.native_signature(add_kernel)
-        values, opts = launcher.bind(add_kernel, (x, y, o, 1024), {"BLOCK_SIZE": 1024})
-        rows["  binder"] = per_call_us(lambda: add_kernel._binder(x, y, o, 1024,
-                                                                  BLOCK_SIZE=1024))
-        rows["  key, lookup, pack, launch"] = per_call_us(
-            lambda: sig.launch(values, opts, add_kernel.cache, (1,)))
-    else:
-        rows["tilework launch (native)"] = float("nan")
+    sig = add_kernel._native_launch
+    native = bool(sig) and k.native is not None
+    if not native:
         print(f"native launch path off: {native_launch.why_not()}")
+    cases = [("tilework launch (native)", launch),
+             ("  kernel[grid]", lambda: add_kernel[(1,)]),
+             ("  binder", binder),
+             ("  sig.launch: key, lookup, pack, launch",
+              lambda: sig.launch(values, opts, add_kernel.cache, (1,))),
+             ("  bare cuLaunchKernel loop in C (floor)", _Floor(k, params)),
+             ("  the same, parameters in one buffer", _Floor(k, params, packed=True))]
+    cases = [(name, fn if native else None) for name, fn in cases]
+    mod = native_launch.module()
+    if native and breakdown:
+        mod.reset_timings()  # the phases of the first row's launches (all repeats)
+    time_rows(rows, cases[:1])
+    phases = mod.timings() if native and breakdown else None
+    time_rows(rows, cases[1:])
     saved = add_kernel._native_launch
     add_kernel._native_launch = False  # the Python path
     try:
-        rows["tilework launch (Python path)"] = per_call_us(launch)
         rt = launcher._get_runtime()
-        values = (x, y, o, 1024, 1024)
         kp = launcher.fast_key_and_params(add_kernel)
-        _, params = kp(values)
-        rows["  binder "] = per_call_us(lambda: add_kernel._binder(x, y, o, 1024,
-                                                                   BLOCK_SIZE=1024))
-        rows["  key and parameters"] = per_call_us(lambda: kp(values))
-        rows["  stream()"] = per_call_us(rt.stream)
-        rows["  rt.launch (cuda-python)"] = per_call_us(lambda: rt.launch(k, (1, 1, 1), params))
+        time_rows(rows, [
+            ("tilework launch (Python path)", launch),
+            ("  binder ", binder),
+            ("  key and parameters", lambda: kp(values)),
+            ("  stream()", rt.stream),
+            ("  rt.launch (cuda-python)", lambda: rt.launch(k, (1, 1, 1), params)),
+        ])
     finally:
         add_kernel._native_launch = saved
     try:
         tadd = _triton_add()
-        rows["triton launch"] = per_call_us(lambda: tadd[(1,)](x, y, o, 1024, BLOCK_SIZE=1024))
+        triton_launch = lambda: tadd[(1,)](x, y, o, 1024, BLOCK_SIZE=1024)  # noqa: E731
     except ImportError:
-        rows["triton launch"] = float("nan")
-    rows["torch eager (torch.add out=)"] = per_call_us(lambda: torch.add(x, y, out=o))
-    return rows
+        triton_launch = None
+    time_rows(rows, [("triton launch", triton_launch),
+                     ("torch eager (torch.add out=)", lambda: torch.add(x, y, out=o))])
+    return rows, phases
 
 
-_WARM = {
-    "tilework": """
+def print_breakdown(rows, t):
+    """The timing build's phases, µs per launch (averaged over all the native row's launches,
+    its repeats included), under that row's total (the best repeat)."""
+    n = t["launches"]
+    us = {p: v / n / 1e3 for p, v in t.items() if p not in ("launches", "clock_ns")}
+    key_parts = us["get_device"] + us["data_ptr"] + us["dtype"]
+    top = ("bind", "key", "lookup", "grid", "device", "stream", "pack", "driver")
+    print(f"\n== native launch by phase (timing build; {n} launches; one clock read "
+          f"{t['clock_ns']:.0f} ns, counted once in each phase) ==")
+    print(f"{'tilework launch (native), timing build':40s} {rows['tilework launch (native)']:7.2f}")
+    print(f"{'  Python before the C call (kernel[grid])':40s} "
+          f"{rows['tilework launch (native)'] - us['total']:7.2f}")
+    print(f"{'  the C call (Launch)':40s} {us['total']:7.2f}")
+    for p in top:
+        print(f"{'    ' + p:40s} {us[p]:7.2f}")
+        if p == "key":
+            for q in ("get_device", "data_ptr", "dtype"):
+                print(f"{'      ' + q:40s} {us[q]:7.2f}")
+            print(f"{'      the rest (types, fingerprint)':40s} {us['key'] - key_parts:7.2f}")
+    print(f"{'    the rest of the C call':40s} {us['total'] - sum(us[p] for p in top):7.2f}")
+    print(f"{'  bare cuLaunchKernel loop in C (floor)':40s} "
+          f"{rows['  bare cuLaunchKernel loop in C (floor)']:7.2f}")
+
+
+_WARM = """
 import time, torch
 x = torch.randn(1024, device="cuda"); y = torch.randn_like(x); o = torch.empty_like(x)
 torch.cuda.synchronize()
 t = time.perf_counter()
-import tilework, tilework.language as tl
-@tilework.jit
+import {mod}, {mod}.language as tl
+@{mod}.jit
 def add(x_ptr, y_ptr, out_ptr, n, BLOCK_SIZE: tl.constexpr):
     off = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     m = off < n
@@ -103,23 +173,7 @@ def add(x_ptr, y_ptr, out_ptr, n, BLOCK_SIZE: tl.constexpr):
 add[(1,)](x, y, o, 1024, BLOCK_SIZE=1024)
 torch.cuda.synchronize()
 print((time.perf_counter() - t) * 1e3)
-""",
-    "triton": """
-import time, torch
-x = torch.randn(1024, device="cuda"); y = torch.randn_like(x); o = torch.empty_like(x)
-torch.cuda.synchronize()
-t = time.perf_counter()
-import triton, triton.language as tl
-@triton.jit
-def add(x_ptr, y_ptr, out_ptr, n, BLOCK_SIZE: tl.constexpr):
-    off = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
-    m = off < n
-    tl.store(out_ptr + off, tl.load(x_ptr + off, mask=m) + tl.load(y_ptr + off, mask=m), mask=m)
-add[(1,)](x, y, o, 1024, BLOCK_SIZE=1024)
-torch.cuda.synchronize()
-print((time.perf_counter() - t) * 1e3)
-""",
-}
+"""
 
 
 def warm_start_ms(which: str, runs: int = 3):
@@ -129,9 +183,10 @@ def warm_start_ms(which: str, runs: int = 3):
     with tempfile.TemporaryDirectory() as d:
         env = dict(os.environ, TILEWORK_CACHE_DIR=os.path.join(d, "tw"),
                    TRITON_CACHE_DIR=os.path.join(d, "triton"))
+        env.pop("TILEWORK_NATIVE_TIMING", None)
         script = os.path.join(d, f"warm_{which}.py")  # @jit needs the kernel's source file
         with open(script, "w") as f:
-            f.write(_WARM[which])
+            f.write(_WARM.format(mod=which))
         times = []
         for i in range(runs + 1):
             r = subprocess.run([sys.executable, script], env=env, capture_output=True,
@@ -153,15 +208,24 @@ def import_ms(runs: int = 5):
 
 
 def main():
-    rows = launch_rows()
-    print(f"\n== launch overhead on {torch.cuda.get_device_name()} (us per launch) ==")
+    breakdown = "--breakdown" in sys.argv
+    if breakdown:  # before the native module is loaded (on the first launch)
+        os.environ["TILEWORK_NATIVE_TIMING"] = "1"
+    rows, phases = launch_rows(breakdown)
+    build = " (timing build)" if breakdown else ""
+    print(f"\n== launch overhead on {torch.cuda.get_device_name()}{build} (us per launch) ==")
     for name, us in rows.items():
-        print(f"{name:34s} {us:7.2f}")
+        print(f"{name:40s} {us:7.2f}")
+    if phases:
+        print_breakdown(rows, phases)
+    elif breakdown:
+        print("no breakdown: the native launch path is off, or the module loaded is not the "
+              "timing build (TILEWORK_NATIVE_LIB names another)")
     if "--no-warm-start" not in sys.argv:
         print("\n== start-up (ms) ==")
-        print(f"{'import tilework':34s} {import_ms():7.1f}")
+        print(f"{'import tilework':40s} {import_ms():7.1f}")
         for which in ("tilework", "triton"):
-            print(f"{'warm start ' + which:34s} {warm_start_ms(which):7.1f}")
+            print(f"{'warm start ' + which:40s} {warm_start_ms(which):7.1f}")
 
 
 if __name__ == "__main__":

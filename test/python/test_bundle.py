@@ -107,19 +107,17 @@ def cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
 def test_load_launches_without_the_compiler(bundle_dir, tmp_path):
     """A fresh process with mlir, llvmlite and the compiler's driver, frontend and backends
     blocked loads the bundle and launches its sm_90a kernel (on a fake cuda-python)."""
-    fake = tmp_path / "fake" / "cuda" / "bindings"
-    fake.mkdir(parents=True)
-    (fake.parent / "__init__.py").write_text("")
-    (fake / "__init__.py").write_text("")
-    (fake / "driver.py").write_text(FAKE_CUDA)
+    fake = tmp_path / "fake"
+    fake.mkdir()
+    (fake / "fake_cuda_driver.py").write_text(FAKE_CUDA)
     script = f"""
 import sys
-sys.path.insert(0, {str(tmp_path / 'fake')!r})
+sys.path.insert(0, {str(fake)!r})
 for m in ("mlir", "llvmlite", "torch", "tilework.compiler.driver", "tilework.frontend",
           "tilework.backends", "tilework.lowering", "tilework.dialects"):
     sys.modules[m] = None  # importing any of them fails
 import tilework.runtime
-from cuda.bindings import driver
+import fake_cuda_driver as driver
 b = tilework.runtime.load({str(bundle_dir)!r})
 k = b.add_kernel[lambda meta: (meta["n_elements"] // 1024 + 1,)](0x1000, 0x2000, 0x3000, 5000, 2.5)
 print(driver.LAUNCHES)
@@ -127,7 +125,8 @@ print(k.slot_bytes().hex())
 print(sorted(m for m, v in sys.modules.items()
              if v is not None and m.startswith(("mlir", "llvmlite", "tilework.compiler"))))
 """
-    env = dict(os.environ, TILEWORK_NATIVE_LAUNCH="0")
+    # the fake driver module is named explicitly: an installed cuda-python cannot shadow it
+    env = dict(os.environ, TILEWORK_NATIVE_LAUNCH="0", TILEWORK_CUDA_DRIVER="fake_cuda_driver")
     r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr
     launches, slots, mods = r.stdout.strip().splitlines()
@@ -166,7 +165,9 @@ def test_c_launcher_passes_the_python_paths_bytes(bundle_dir, tmp_path):
                     f"-I{bundle_dir}", os.path.join(HERE, "native", "bundle_main.c"),
                     str(bundle_dir / "add_kernel_sm_90a.c"), str(fake), "-o", str(exe),
                     f"-Wl,-rpath,{tmp_path}"], check=True)
-    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
+    # preloaded: the fake's symbols come first even where the machine loads a real libcuda
+    env = dict(os.environ, LD_PRELOAD=f"{fake} {os.environ.get('LD_PRELOAD', '')}".strip())
+    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True, env=env).stdout
     lines = out.split()
     cubin = (bundle_dir / "add_kernel.sm_90a.cubin").read_bytes()
     assert lines[:12] == ["0", "1", "3", "2", "1", "128", "1", "1", "0", str(0x77), "1",

@@ -98,5 +98,14 @@ def test_two_ranks_around_an_all_reduce(tmp_path):
     total = sum(2.0 * x + y for x, y in inputs)
     for r, (x, _) in enumerate(inputs):
         torch.testing.assert_close(torch.load(tmp_path / f"rank{r}.pt"), 0.5 * total + x)
-    entries = [d for d in os.listdir(cache) if len(d) == 2]
-    assert entries, "nothing was cached"
+    # the shared folder after the race: every entry whole (its manifest checks), no
+    # temporary folder or file left, one native launcher built
+    from tilework.compiler.cache import FileCache
+    keys = [k for d in os.listdir(cache) if len(d) == 2 for k in os.listdir(os.path.join(cache, d))]
+    assert keys, "nothing was cached"
+    assert not [k for k in keys if k.startswith(".")], keys
+    assert all(FileCache(cache).get(k) is not None for k in keys)
+    native = os.path.join(cache, "native")
+    if os.path.isdir(native):
+        assert [f.endswith(".so") and not f.startswith("tmp") for f in os.listdir(native)] \
+            == [True], os.listdir(native)

@@ -2,6 +2,7 @@
 key it computes equals the Python path's, the parameter bytes it passes to cuLaunchKernel
 equal the Python path's slots, and everything it does not handle falls back to Python."""
 import ctypes
+import inspect
 import math
 import os
 import random
@@ -36,12 +37,15 @@ def native(tmp_path_factory):
     try:
         mod = native_launch.cuda_driver(CudaError)
         assert mod is not None, native_launch.why_not()
+        # the fake, also where a real libcuda is loaded (a GPU machine's test run)
+        assert os.path.samefile(native_launch.driver_path(), fake)
         lib = ctypes.CDLL(fake)
         lib.fake_record.restype = ctypes.POINTER(ctypes.c_uint64)
-        mod.set_stream_source(lambda: 0, lambda dev: 0x5000 + dev)
+        # pinned: torch, where it is imported, does not replace the fake device and stream
+        native_launch.pin_stream_source(lambda: 0, lambda dev: 0x5000 + dev)
         yield types.SimpleNamespace(mod=mod, lib=lib)
     finally:
-        mod.set_stream_source(None, None)
+        native_launch.pin_stream_source(None, None)
         del os.environ["TILEWORK_NATIVE_LIB"], os.environ["TILEWORK_LIBCUDA"]
         native_launch.restore(saved)
 
@@ -166,6 +170,7 @@ def test_native_key_equals_the_python_key(native, fake_torch_types):
     sig, sig2 = launcher.native_signature(_k), launcher.native_signature(_k2)
     ints = [1, 0, 16, -16, 17, -1, 2**31, 2**31 - 1, -2**31, -2**31 - 1, 2**40, 2**63 + 5, 3]
     rng = random.Random(1)
+    fingerprinted = 0
     for _ in range(3000):
         ptr = rng.choice([0x1000, 0x1004, 0x2010])
         x = rng.choice([_CAI(ptr), _FakeCudaTensor(ptr, rng.choice(["f32", "f16"]))])
@@ -173,9 +178,56 @@ def test_native_key_equals_the_python_key(native, fake_torch_types):
                 None, rng.choice([16, tl.constexpr(32)]))
         key, params, _ = sig.key_and_params(args)
         assert (key, params) == launcher.key_and_params(_k, args), args
+        fkey = sig.fingerprint_key(args)  # the key the fingerprint memo's path builds
+        assert fkey is None or fkey == key, args
+        fingerprinted += fkey is not None
         args2 = (x, rng.choice(ints), tl.constexpr(rng.choice(ints)), 64)
         key, params, _ = sig2.key_and_params(args2)
         assert (key, params) == launcher.key_and_params(_k2, args2), args2
+        assert sig2.fingerprint_key(args2) is None  # a runtime argument wrapped in constexpr
+    assert fingerprinted > 600
+
+
+@tilework.jit
+def _kb(x, n, num_stages: tl.constexpr = 2, flag=None, B: tl.constexpr = 8):
+    pass
+
+
+def test_c_binding_equals_the_binder(native):
+    """The C binding (values, opts) equals the generated binder's for every call it takes,
+    and leaves every other call (missing, repeated, unexpected arguments) to the binder."""
+    sig = launcher.native_signature(_kb)
+
+    def refusing(*a, **k):
+        raise AssertionError("the binder was called")
+    strict = native.mod.Signature(
+        _kb, tuple(_kb._is_constexpr), tuple(_kb._nospec), tuple(_kb.arg_names),
+        launcher._TORCH_TYPES, tl.constexpr, launcher.arg_entry, launcher._NOPARAM,
+        launcher._Several, launcher._grid, refusing, launcher.run,
+        tuple(p.default for p in _kb.signature.parameters.values()),
+        inspect.Parameter.empty, tilework.language.function.LAUNCH_OPTIONS,
+        ("extern_libs",))
+    rng = random.Random(4)
+    names = ["x", "n", "num_stages", "flag", "B", "num_warps", "debug", "extern_libs", "target",
+             "maxnreg", "bogus"]
+    taken = refused = 0
+    for _ in range(3000):
+        args = [object() for _ in range(rng.randrange(0, 7))]
+        kwargs = {k: rng.choice([None, 3, "s"]) for k in rng.sample(names, rng.randrange(0, 5))}
+        try:
+            want = _kb._binder(*args, **kwargs)
+        except TypeError as e:
+            with pytest.raises(TypeError) as got:
+                sig.bind(*args, **kwargs)
+            assert str(got.value) == str(e)
+            with pytest.raises(AssertionError):
+                strict.bind(*args, **kwargs)
+            refused += 1
+            continue
+        assert sig.bind(*args, **kwargs) == want
+        assert strict.bind(*args, **kwargs) == want  # taken in C
+        taken += 1
+    assert taken > 300 and refused > 300
 
 
 def test_native_key_reports_the_device(native, fake_torch_types):
@@ -205,7 +257,7 @@ def _install(native, fn, args, kwargs, function=0x4000, device=0):
     values, opts = launcher.bind(fn, args, kwargs)
     fn.cache.clear()
     fn.cache[launcher.variant_key(fn, values, opts)] = k
-    fn._native_launch = launcher.native_signature(fn).launch
+    fn._native_launch = launcher.native_signature(fn)
     return k
 
 
@@ -224,6 +276,140 @@ def test_launch_goes_through_the_native_path(native, fake_torch_types):
     assert _record(native.lib, 0)[0][1:4] == [3, 2, 1]
     _add[(0,)](x, y, o, 1000, 2.5, BLOCK=256)
     assert _record(native.lib, 0)[0][9] == before + 2
+
+
+def _variant(native, fn, key_args, kwargs, function):
+    """Another loaded variant in fn.cache (for these arguments), with its own function."""
+    k = LoadedKernel(types.SimpleNamespace(asm={}, name=fn.__name__, metadata={
+        "signature": {"x": "*fp32", "y": "*fp32", "o": "*fp32", "n": "int32", "s": "fp32"}}),
+        None, None, 128, 0)
+    k.native = native.mod.Kernel(function, 128, 0, k.kinds, fn.__name__, 0)
+    k.device = 0
+    values, opts = launcher.bind(fn, key_args, kwargs)
+    fn.cache[launcher.variant_key(fn, values, opts)] = k
+    return k
+
+
+def test_the_fingerprint_memo_follows_fn_cache(native, fake_torch_types):
+    """Launches alternating between more variants than the memo holds each find their own
+    kernel; a variant replaced in or dropped from fn.cache is seen at once."""
+    x16 = _FakeCudaTensor(0x1000, "torch.float16")
+    x32, x32u = _FakeCudaTensor(0x1000), _FakeCudaTensor(0x1004)
+    _install(native, _add, (x32, x32, x32, 1000, 2.5), {"BLOCK": 256})
+    sig = _add._native_launch
+    native.lib.fake_set_nparams(5)
+    cases = []
+    for i, (t, n, block) in enumerate([(a, n, b) for a in (x16, x32, x32u) for n in (1000, 1008)
+                                       for b in (64, 128, 256)]):
+        k = _variant(native, _add, (t, t, t, n, 2.5), {"BLOCK": block}, 0x9000 + 16 * i)
+        cases.append(((t, t, t, n, 2.5), {"BLOCK": block}, k))
+    assert len(_add.cache) == len(cases) > 8  # all distinct, more than the memo holds
+    rng = random.Random(3)
+    for _ in range(300):
+        args, kw, k = rng.choice(cases)
+        assert _add[(1,)](*args, **kw) is k
+        assert _record(native.lib, 0)[0][0] == 0x9000 + 16 * cases.index((args, kw, k))
+    args, kw, k = cases[0]
+    values, opts = launcher.bind(_add, args, kw)
+    vkey = launcher.variant_key(_add, values, opts)
+    assert sig(values, opts, _add.cache, (1,)) is k
+    k2 = _variant(native, _add, args, kw, 0xA000)  # replaces the entry
+    assert sig(values, opts, _add.cache, (1,)) is k2 and _record(native.lib, 0)[0][0] == 0xA000
+    del _add.cache[vkey]
+    assert sig(values, opts, _add.cache, (1,)) is None  # unseen: the Python path compiles
+    fresh = {launcher.variant_key(_add, values, opts): k}  # an equal key of another object
+    assert sig(values, opts, fresh, (1,)) is k
+
+
+def test_launch_object_falls_back_with_pythons_messages(native, fake_torch_types):
+    x = _FakeCudaTensor(0x1000)
+    k = _install(native, _add, (x, x, x, 64, 1.0), {"BLOCK": 64})
+    launch = _add[(1,)]
+    assert type(launch).__name__ == "Launch"
+    with pytest.raises(TypeError, match=r"_add\[grid\]\(\.\.\.\): .*missing 1 required "
+                                        r"positional argument: 's'"):
+        launch(x, x, x, 64, BLOCK=64)
+    with pytest.raises(TypeError, match="grid of _add must be a tuple of ints"):
+        _add["x"](x, x, x, 64, 1.0, BLOCK=64)
+    with pytest.raises(ValueError, match="grid of _add must have 1 to 3 non-negative sizes"):
+        _add[lambda meta: (-1,)](x, x, x, 64, 1.0, BLOCK=64)
+    assert _add[lambda meta: meta["n"] // 32](x, x, x, 64, 1.0, BLOCK=64) is k
+    assert _record(native.lib, 0)[0][1:4] == [2, 1, 1]
+    from tilework.runtime import profiler
+    with profiler.profile(print_table=False) as prof:  # another launcher: not the Launch
+        assert type(_add[(1,)]).__name__ == "function"
+    assert type(_add[(1,)]).__name__ == "Launch" and prof is not None
+
+
+def test_the_launch_floor_and_the_timing_build(native, fake_torch_types, tmp_path):
+    """Kernel.bench launches n times with no Python between; the timing build's `timings()`
+    sums every phase of native launches (None in the normal build)."""
+    nk = native.mod.Kernel(0xC000, 128, 0, "pif", "k", 0)
+    native.lib.fake_set_nparams(3)
+    before = _record(native.lib, 0)[0][9]
+    assert nk.bench(1, 1, 1, 0, [0x1000, 7, 1.5], 100) >= 0
+    assert _record(native.lib, 0)[0][9] == before + 100
+    assert nk.bench(1, 1, 1, 0, [0x1000, 7, 1.5], 5, True) >= 0  # one packed buffer
+    from tilework.runtime import abi
+    want = struct.pack(abi.struct_format("pif"), *abi.encode_values("pif", [0x1000, 7, 1.5]))
+    r = native.lib.fake_record()
+    assert r[9] == before + 105 and r[10] == len(want)
+    assert b"".join(struct.pack("<Q", r[16 + i]) for i in range(2)) == want
+    assert native.mod.timings() is None
+    tmod = native_launch._load(native_launch.build(str(tmp_path), timed=True))
+    assert "timing" in native_launch.library_name(True)
+    tmod.load_driver(os.environ["TILEWORK_LIBCUDA"], CudaError)
+    assert os.path.samefile(tmod.driver_path(), os.environ["TILEWORK_LIBCUDA"])
+    tmod.set_stream_source(lambda: 0, lambda dev: 0x5000 + dev)
+    try:
+        x = _FakeCudaTensor(0x1000)
+        k = _install(native, _add, (x, x, x, 64, 1.0), {"BLOCK": 64})
+        k.native = tmod.Kernel(0x4000, 128, 0, k.kinds, "_add", 0)
+        sig = tmod.Signature(_add, tuple(_add._is_constexpr), tuple(_add._nospec),
+                             tuple(_add.arg_names), launcher._TORCH_TYPES, tl.constexpr,
+                             launcher.arg_entry, launcher._NOPARAM, launcher._Several,
+                             launcher._grid, _add._binder, launcher.run)
+        tmod.reset_timings()
+        for _ in range(50):
+            assert sig[(2,)](x, x, x, 64, 1.0, BLOCK=64) is k
+        t = tmod.timings()
+        assert t["launches"] == 50 and t["clock_ns"] > 0
+        for phase in ("total", "bind", "get_device", "data_ptr", "dtype", "key", "lookup",
+                      "grid", "device", "stream", "pack", "driver"):
+            assert t[phase] > 0, phase
+        assert t["key"] >= t["get_device"] + t["data_ptr"] + t["dtype"]
+        assert t["total"] >= t["bind"] + t["key"] + t["lookup"] + t["driver"]
+        tmod.reset_timings()
+        assert tmod.timings()["total"] == 0
+    finally:
+        tmod.set_stream_source(None, None)
+
+
+def test_a_variant_in_the_current_context_needs_no_device_query(native, fake_torch_types,
+                                                                monkeypatch):
+    """A variant that knows its context launches natively when it is the thread's current one
+    (torch's current device is not asked), and goes to the Python path when it is not."""
+    x = _FakeCudaTensor(0x1000, device=1)
+    k = _install(native, _add, (x, x, x, 64, 1.0), {"BLOCK": 64}, device=1)
+    k.native = native.mod.Kernel(0x4000, 128, 0, k.kinds, "_add", 1, context=0xC1)
+    asked = []
+    native_launch.pin_stream_source(lambda: asked.append(1) or 0, lambda dev: 0x5000 + dev)
+    native.lib.fake_set_nparams(len(k.kinds))
+    native.lib.fake_set_context(ctypes.c_void_p(0xC1))
+    try:
+        before = _record(native.lib, 0)[0][9]
+        assert _add[(3,)](x, x, x, 64, 1.0, BLOCK=64) is k
+        head = _record(native.lib, 0)[0]
+        assert head[9] == before + 1 and head[8] == 0x5001 and not asked  # device 1's stream
+        rt = _FakeRuntime()
+        monkeypatch.setattr(launcher, "_runtime", rt)
+        monkeypatch.setitem(sys.modules, "torch", None)
+        native.lib.fake_set_context(ctypes.c_void_p(0xC0))  # another context is current
+        _add[(3,)](x, x, x, 64, 1.0, BLOCK=64)
+        assert len(rt.launches) == 1 and _record(native.lib, 0)[0][9] == before + 1
+    finally:
+        native.lib.fake_set_context(None)
+        native_launch.pin_stream_source(lambda: 0, lambda dev: 0x5000 + dev)
 
 
 def test_native_launch_error_is_a_cuda_error(native, fake_torch_types):
@@ -251,6 +437,7 @@ def test_unhandled_launches_fall_back_to_python(native, fake_torch_types, monkey
     variant there and launches it; a new variant is compiled by the Python path."""
     rt = _FakeRuntime()
     monkeypatch.setattr(launcher, "_runtime", rt)
+    monkeypatch.setitem(sys.modules, "torch", None)  # a GPU machine's torch switches no device
     x = _FakeCudaTensor(0x1000, device=1)
     _install(native, _add, (x, x, x, 64, 1.0), {"BLOCK": 64}, device=0)
     before = _record(native.lib, 0)[0][9]
@@ -375,16 +562,40 @@ def test_native_launch_leaks_no_references(native, fake_torch_types):
     values, opts = launcher.bind(_add, (x, x, x, 5000, 1.0), {"BLOCK": 64})
     other, _ = launcher.bind(_add, (x, x, x, 5008, 1.0), {"BLOCK": 64})  # not in the cache
     grid = (2,)
+    assert sig(values, opts, _add.cache, grid) is k  # the fingerprint memo holds `opts` now
+    assert _add[grid](x, x, x, 5000, 1.0, BLOCK=64) is k  # the Signature holds sig[grid] now
     objs = (x, k, k.native, opts, values, other, grid, _add.cache)
     before = [sys.getrefcount(o) for o in objs]
     for _ in range(1000):
         assert sig(values, opts, _add.cache, grid) is k
         assert sig(other, opts, _add.cache, grid) is None
         assert sig(values, opts, _add.cache, lambda m: (1,)) is k
+        assert _add[grid](x, x, x, 5000, 1.0, BLOCK=64) is k
+        assert _add[lambda m: (1,)](x, x, x, 5000, 1.0, BLOCK=64) is k
+        assert sig.bind(x, x, x, 5000, 1.0, BLOCK=64) == (values, opts)
     native.lib.fake_fail_next(719)
     with pytest.raises(CudaError):
         sig(values, opts, _add.cache, grid)
     assert [sys.getrefcount(o) for o in objs] == before
+
+
+def test_a_kernel_and_its_signature_are_collected(native):
+    """fn holds its Signature, which holds fn and its last Launch: a cycle the garbage
+    collector frees."""
+    import gc
+    import weakref
+
+    @tilework.jit
+    def tmp(x, B: tl.constexpr):
+        pass
+    sig = tmp._native_launch = launcher.native_signature(tmp)
+    grid = (1,)
+    launch = sig[grid]
+    assert sig[grid] is launch and sig[(int("1"),)] is not launch  # kept for this object
+    refs = [weakref.ref(tmp)]
+    del tmp, sig, launch
+    gc.collect()
+    assert refs[0]() is None
 
 
 # ---- HIP --------------------------------------------------------------------------------

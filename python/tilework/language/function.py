@@ -185,6 +185,9 @@ class JITFunction:
     # ---- launching -------------------------------------------------------------------------
     def __getitem__(self, grid):
         run = _launch
+        nat = self._native_launch
+        if nat and run is _native_run:  # the runtime's native launcher: `nat[grid]` binds
+            return nat[grid]            # and launches in one C call
         return lambda *args, **kwargs: run(self, grid, args, kwargs)
 
     def run(self, *args, grid, warmup=False, **kwargs):
@@ -207,13 +210,19 @@ def _no_launcher(fn, *args, **kwargs):
 
 _launch = _no_launcher  # run(fn, grid, args, kwargs, launch=True), set by install_launcher
 _warmup = _no_launcher  # warmup(fn, grid, args, kwargs), likewise
+_native_run = None      # the `run` whose kernels' `_native_launch[grid]` may stand for it
 
 
-def install_launcher(run, warmup=None):
+def install_launcher(run, warmup=None, native=False):
     """Sets what `kernel[grid](...)` and `kernel.warmup(...)` call (the runtime does, with
-    `launcher.run` and `launcher.warmup`)."""
-    global _launch, _warmup
+    `launcher.run` and `launcher.warmup`).  `native`: while `run` is installed, a kernel's
+    `_native_launch` (set by `run`) is subscripted with the grid instead, and calls `run`
+    itself for what it does not handle (another launcher installed, e.g. the profiler's,
+    is always called)."""
+    global _launch, _warmup, _native_run
     _launch = run
+    if native:
+        _native_run = run
     if warmup is not None:
         _warmup = warmup
 

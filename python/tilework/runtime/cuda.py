@@ -68,16 +68,25 @@ class LoadedKernel:
         return n if n is not None else self._attribute("LOCAL_SIZE_BYTES") // 4
 
     def _attribute(self, name) -> int:
-        from cuda.bindings import driver as cu
+        cu = driver_module()
         err, v = cu.cuFuncGetAttribute(getattr(cu.CUfunction_attribute,
                                                f"CU_FUNC_ATTRIBUTE_{name}"), self.function)
         return int(v) if int(err) == 0 else 0
 
 
+def driver_module():
+    """cuda-python's `cuda.bindings.driver`, or the module TILEWORK_CUDA_DRIVER names (tests
+    inject a fake driver so, ahead of any installed cuda-python)."""
+    import importlib
+    import os
+    return importlib.import_module(os.environ.get("TILEWORK_CUDA_DRIVER") or
+                                   "cuda.bindings.driver")
+
+
 class CudaRuntime:
     def __init__(self):
         try:
-            from cuda.bindings import driver as cu
+            cu = driver_module()
         except ImportError as e:
             raise RuntimeError("the NVIDIA runtime needs cuda-python: pip install "
                                "'tilework[cuda]'") from e
@@ -139,7 +148,10 @@ class CudaRuntime:
         nat = native_launch.cuda_driver(CudaError)
         if nat is not None and not ck.metadata.get("global_scratch_size") and \
                 len(k.kinds) <= 256:
-            k.native = nat.Kernel(int(fn), block, shared, k.kinds, ck.name, k.device)
+            # its context: a native launch checks the thread's current one is it
+            ctx = self._check(cu.cuCtxGetCurrent(), "cuCtxGetCurrent")
+            k.native = nat.Kernel(int(fn), block, shared, k.kinds, ck.name, k.device,
+                                  context=int(ctx))
         return k
 
     def on_device(self, k: LoadedKernel, device: int) -> LoadedKernel:

@@ -11,4 +11,4 @@ from __future__ import annotations
 from ..language.function import LAUNCH_OPTIONS, JITFunction, install_launcher, jit  # noqa: F401
 from . import launcher
 
-install_launcher(launcher.run, launcher.warmup)
+install_launcher(launcher.run, launcher.warmup, native=True)

@@ -7,13 +7,14 @@ signature, compiling, loading) happens once per variant, in `_compile_variant`.
 """
 from __future__ import annotations
 
+import inspect
 import sys
 
 from ..compiler.options import CompileOptions
 from ..errors import located
 from ..language import core
 from ..language.descriptor import TensorDescriptor, tensor_descriptor_type
-from ..language.function import LAUNCH_OPTIONS, JITFunction
+from ..language.function import IGNORED_OPTIONS, LAUNCH_OPTIONS, JITFunction
 from . import native_launch, warm_cache
 from .allocation import global_scratch, scratch_size
 from .device import runtime_for
@@ -293,8 +294,12 @@ def native_signature(fn: JITFunction):
     torch = sys.modules.get("torch")
     if torch is not None:
         native_launch.use_torch_streams(torch)
+    params = fn.signature.parameters
     return mod.Signature(fn, tuple(fn._is_constexpr), tuple(fn._nospec), tuple(fn.arg_names),
-                         _TORCH_TYPES, core.constexpr, arg_entry, _NOPARAM, _Several, _grid)
+                         _TORCH_TYPES, core.constexpr, arg_entry, _NOPARAM, _Several, _grid,
+                         fn._binder, run, tuple(params[n].default for n in fn.arg_names),
+                         inspect.Parameter.empty, LAUNCH_OPTIONS,
+                         tuple(o for o in IGNORED_OPTIONS if o not in params))
 
 
 def launch_device(fn: JITFunction, values):
@@ -313,7 +318,9 @@ def launch_device(fn: JITFunction, values):
     return dev
 
 
-def run(fn: JITFunction, grid, args, kwargs, launch: bool = True):
+def run(fn: JITFunction, grid, args, kwargs, launch: bool = True, native: bool = True):
+    """`fn[grid](*args, **kwargs)` (`launch` False: only the variant, compiled and loaded);
+    `native` False: the native launcher already declined this launch (its Launch calls so)."""
     try:
         values, opts = fn._binder(*args, **kwargs)
     except TypeError as e:
@@ -325,7 +332,7 @@ def run(fn: JITFunction, grid, args, kwargs, launch: bool = True):
         return interpret(fn, grid, values, dict(zip(LAUNCH_OPTIONS, opts)))
     nat = fn._native_launch
     if nat:
-        if launch:
+        if launch and native:
             try:
                 k = nat(values, opts, fn.cache, grid)
             except CudaError as e:
@@ -337,8 +344,10 @@ def run(fn: JITFunction, grid, args, kwargs, launch: bool = True):
             if k is not None:
                 return k  # launched natively; None: an unseen variant, another device, ...
     elif nat is None:
+        # the Signature: called here, and `kernel[grid]` returns `sig[grid]` (the binder and
+        # this function's native part in one C call; what it does not handle comes back here)
         sig = native_signature(fn)
-        fn._native_launch = sig.launch if sig is not None else False
+        fn._native_launch = sig if sig is not None else False
     kp = fn._key_and_params
     if kp is None:
         kp = fn._key_and_params = fast_key_and_params(fn)

@@ -1,10 +1,13 @@
 """The native launch path (`native/launch.c`): built on first use with the system C compiler
 into the cache folder (keyed by the source's hash and the Python ABI), or taken from where
 CMake's `native_launch` target put it (TILEWORK_NATIVE_LIB).  It loads the driver itself
-(dlopen libcuda.so.1; TILEWORK_LIBCUDA names another library: tests use a fake driver), so no
+(dlopen libcuda.so.1; TILEWORK_LIBCUDA names another library, loaded first: tests use a fake
+driver, and `driver_path()` says which library the launches go to), so no
 CUDA headers are needed; HIP's libamdhip64.so likewise (TILEWORK_LIBAMDHIP).  Without a
 compiler, Python's headers or a driver, or with TILEWORK_NATIVE_LAUNCH=0, `module()` is None
-and launches take the Python path.
+and launches take the Python path.  TILEWORK_NATIVE_TIMING=1 builds and loads the timing build
+instead (`-DTW_LAUNCH_TIMING`: the module's `timings()` sums each phase of a launch; see
+`native/timing.h` and `benchmarks/launch_overhead.py --breakdown`).
 """
 from __future__ import annotations
 
@@ -12,7 +15,10 @@ import os
 
 from ..compiler.options import cache_dir
 
-SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "native", "launch.c")
+NATIVE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "native")
+SOURCE = os.path.join(NATIVE_DIR, "launch.c")
+# included by launch.c, so part of the build's hash
+HEADERS = ("pack.h", "timing.h", "signature.h", "bind.h")
 MODULE_NAME = "tilework_native"
 
 _state: dict = {}  # "module": the loaded module or None; "why": why there is none
@@ -22,17 +28,26 @@ def disabled() -> bool:
     return os.environ.get("TILEWORK_NATIVE_LAUNCH", "1") in ("0", "", "off")
 
 
-def library_name() -> str:
-    """The built module's file name: the source's hash and the Python ABI in it."""
+def timing() -> bool:
+    """TILEWORK_NATIVE_TIMING=1: the timing build (per-phase sums, a little slower)."""
+    return os.environ.get("TILEWORK_NATIVE_TIMING", "0") not in ("0", "", "off")
+
+
+def library_name(timed: bool = False) -> str:
+    """The built module's file name: the sources' hash, the build and the Python ABI in it."""
     import hashlib
     import sysconfig
-    with open(SOURCE, "rb") as f:
-        h = hashlib.sha256(f.read()).hexdigest()[:16]
-    return f"{MODULE_NAME}-{h}{sysconfig.get_config_var('EXT_SUFFIX') or '.so'}"
+    h = hashlib.sha256()
+    for name in ("launch.c",) + HEADERS:
+        with open(os.path.join(NATIVE_DIR, name), "rb") as f:
+            h.update(f.read())
+    kind = "-timing" if timed else ""
+    return f"{MODULE_NAME}-{h.hexdigest()[:16]}{kind}{sysconfig.get_config_var('EXT_SUFFIX') or '.so'}"
 
 
-def compile_command(out: str) -> list | None:
-    """The compiler command building the module into `out` (None: no compiler or headers)."""
+def compile_command(out: str, timed: bool = False) -> list | None:
+    """The compiler command building the module into `out` (None: no compiler or headers);
+    `timed`: the timing build."""
     import shutil
     import sysconfig
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or \
@@ -40,23 +55,25 @@ def compile_command(out: str) -> list | None:
     include = sysconfig.get_paths().get("include")
     if not cc or not include or not os.path.exists(os.path.join(include, "Python.h")):
         return None
-    return [cc, "-O2", "-shared", "-fPIC", f"-I{include}", SOURCE, "-o", out, "-ldl"]
+    return [cc, "-O2", "-shared", "-fPIC", f"-I{include}"] + \
+        (["-DTW_LAUNCH_TIMING"] if timed else []) + [SOURCE, "-o", out, "-ldl"]
 
 
-def build(folder: str | None = None) -> str:
-    """The path of the built module, compiling it unless it is there (atomically: several
-    processes sharing the cache folder each build to a temporary file renamed into place)."""
+def build(folder: str | None = None, timed: bool = False) -> str:
+    """The path of the built module (`timed`: the timing build), compiling it unless it is
+    there (atomically: several processes sharing the cache folder each build to a temporary
+    file renamed into place)."""
     import subprocess
     import tempfile
     folder = folder or os.path.join(cache_dir(), "native")
-    path = os.path.join(folder, library_name())
+    path = os.path.join(folder, library_name(timed))
     if os.path.exists(path):
         return path
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(suffix=".so", dir=folder)
     os.close(fd)
     try:
-        cmd = compile_command(tmp)
+        cmd = compile_command(tmp, timed)
         if cmd is None:
             raise OSError("no C compiler or no Python headers")
         r = subprocess.run(cmd, capture_output=True, text=True)
@@ -86,7 +103,7 @@ def module():
         _state["why"] = "TILEWORK_NATIVE_LAUNCH=0"
     else:
         try:
-            path = os.environ.get("TILEWORK_NATIVE_LIB") or build()
+            path = os.environ.get("TILEWORK_NATIVE_LIB") or build(timed=timing())
             mod = _load(path)
         except (OSError, ImportError) as e:
             _state["why"] = str(e)
@@ -115,6 +132,12 @@ def cuda_driver(error_type):
     return mod
 
 
+def driver_path() -> str | None:
+    """The file of the library whose cuLaunchKernel native launches call (None: none)."""
+    mod = _state.get("cuda")
+    return mod.driver_path() if mod is not None else None
+
+
 def hip_runtime(error_type):
     """The native module with the HIP runtime loaded (libamdhip64.so; TILEWORK_LIBAMDHIP
     names another), or None; launch failures raise `error_type`."""
@@ -132,11 +155,23 @@ def hip_runtime(error_type):
 
 
 def use_torch_streams(torch) -> None:
-    """Native launches go on torch's current stream of the current device."""
+    """Native launches go on torch's current stream of the current device (unless a source
+    is pinned)."""
     mod = _state.get("module")
     c = getattr(torch, "_C", None) if torch is not None else None
-    if mod is not None and hasattr(c, "_cuda_getCurrentRawStream"):
+    if mod is not None and hasattr(c, "_cuda_getCurrentRawStream") and \
+            not _state.get("pinned"):
         mod.set_stream_source(c._cuda_getDevice, c._cuda_getCurrentRawStream)
+
+
+def pin_stream_source(get_device, raw_stream) -> None:
+    """Native launches ask `get_device()` and `raw_stream(device)` (tests inject fakes so),
+    and torch found later does not replace them; (None, None) unpins."""
+    mod = module()
+    if mod is None:
+        return
+    mod.set_stream_source(get_device, raw_stream)
+    _state["pinned"] = get_device is not None
 
 
 def reset() -> dict:

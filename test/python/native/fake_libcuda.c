@@ -1,5 +1,6 @@
 /* A stand-in for libcuda.so.1 in tests (TILEWORK_LIBCUDA): cuLaunchKernel records its
-   arguments, each parameter's 8 bytes included, instead of launching. */
+   arguments, each parameter's 8 bytes included (or a packed `extra` buffer's bytes, its size in
+   record[10]), instead of launching. */
 #include <stdint.h>
 #include <string.h>
 
@@ -20,7 +21,14 @@ int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
     uint64_t head[9] = {(uintptr_t)f, gx, gy, gz, bx, by, bz, shared, (uintptr_t)stream};
     memcpy(rec, head, sizeof head);
     rec[9]++;
-    for (int i = 0; i < nparams && i < 64; i++) memcpy(&rec[16 + i], params[i], 8);
+    rec[10] = 0;
+    if (params) {
+        for (int i = 0; i < nparams && i < 64; i++) memcpy(&rec[16 + i], params[i], 8);
+    } else if (extra && extra[0] == (void *)1 && extra[2] == (void *)2 && !extra[4]) {
+        size_t size = *(size_t *)extra[3]; /* BUFFER_POINTER, BUFFER_SIZE, END: the bytes */
+        rec[10] = size;
+        memcpy(&rec[16], extra[1], size < 64 * 8 ? size : 64 * 8);
+    }
     return 0;
 }
 
@@ -45,4 +53,12 @@ int cuModuleGetFunction(void **f, void *module, const char *name) {
 int cuModuleUnload(void *module) { return 0; }
 int cuFuncSetAttribute(void *f, int attribute, int value) { return 0; }
 void *fake_function_handle(void) { return &fake_function; }
+
+/* the thread's current context, as the test sets it */
+static void *current_context;
+void fake_set_context(void *c) { current_context = c; }
+int cuCtxGetCurrent(void **c) {
+    *c = current_context;
+    return 0;
+}
 uint64_t fake_loaded_bytes(void) { return loaded_bytes; }
