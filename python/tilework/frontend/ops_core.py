@@ -198,6 +198,7 @@ def _hint_attr(b, input, values, attr_name):
         # `tl.multiple_of(a_ptrs, ...)` in a K loop) puts it on the loop, naming the region
         # and argument (axis_info reads it); a kernel's own arguments are refused
         parent = op.owner
+        parent = parent.operation if parent is not None else None
         if parent is None or parent.name == "func.func":
             raise SemanticError(f"{attr_name} hints apply to computed values, not to arguments")
         region = next(i for i, r in enumerate(parent.regions) if r.blocks[0] == op)
