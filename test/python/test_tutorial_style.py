@@ -313,3 +313,43 @@ def test_host_tl_call_check_finds_tl_cdiv(tmp_path):
     p.write_text("import tilework.language as tl\n\ndef grid(meta):\n"
                  "    return (tl.cdiv(meta['M'], 64), tl.pointer_type(tl.float16))\n")
     assert _host_tl_calls(p) == ["k.py:4 grid: tl.cdiv"]
+
+
+# ---- tilegpu-pipeline on a loop without dots (the softmax's tl.range(num_stages=)) ------------
+
+@pytest.mark.parametrize("stages, buffers", [(1, 0), (2, 2), (3, 2), (4, 3)])
+@pytest.mark.parametrize("n_cols, stride", [(37, 40), (48, 48)])
+def test_softmax_row_loop_pipelined_runs_in_the_simt_emulator(mod, rng, stages, buffers,
+                                                               n_cols, stride):
+    """Rows copied ahead by cp.async into num_stages - 1 buffers (the -inf fill of the masked
+    columns put back by a select); run by the SIMT emulator (copies land at their wait)."""
+    from simt_emulator import Emulator
+    s16 = ":16" if stride % 16 == 0 else ""
+    ck = mod.softmax_kernel.warmup("*fp32:16", "*fp32:16", "i32" + s16, "i32" + s16, "i32",
+                                   "i32", BLOCK_SIZE=64, num_stages=stages, num_warps=2,
+                                   target="sm_80")
+    text = ck.asm["tilegpu"]
+    assert text.count('"tilegpu.async_copy"') == buffers
+    if buffers:
+        assert re.search(rf'"tilegpu.local_alloc"\(\) .*-> !tilegpu.memdesc<array<i64: 64>, '
+                         rf'f32, #tilegpu.swizzled_shared<.*?>, {buffers} : i32>', text)
+    x = (rng.standard_normal((7, stride)) * 3).astype(np.float32)
+    y = np.full_like(x, np.nan)
+    Emulator.from_tilegpu(text, "sm_80", 2).run((3,), y, x, stride, stride, 7, n_cols)
+    xs = x[:, :n_cols].astype(np.float64)
+    e = np.exp(xs - xs.max(1, keepdims=True))
+    np.testing.assert_allclose(y[:, :n_cols], e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)
+    assert np.isnan(y[:, n_cols:]).all()
+
+
+def test_softmax_shared_memory_as_tritons(mod):
+    """num_stages=4: 3 row buffers (Triton's count), so the tutorial's occupancy (which divides
+    the shared memory by metadata.shared) comes out as Triton's; 16-byte copies on sm_90a;
+    a row too long for two buffers is not pipelined (the loop says why)."""
+    for block, want in ((1024, 3 * 4096), (8192, 3 * 32768)):
+        ck = _compile(mod, "softmax_kernel", {"BLOCK_SIZE": block}, 8)
+        assert want <= ck.metadata.shared < want + 1024
+        assert "cp.async.cg.shared.global" in ck.asm["ptx"]
+    ck = _compile(mod, "softmax_kernel", {"BLOCK_SIZE": 32768}, 8)
+    assert ck.metadata.shared < 1024 and "cp.async" not in ck.asm["ptx"]
+    assert "num_stages 3 -> 1" in ck.asm["tilegpu"]
