@@ -5,6 +5,7 @@ value, `acc += tl.dot(a, b)` accumulating in place, the interpreter reaching arr
 pointers loaded from memory); and the examples' host code calling no kernel builtin (which
 fails under Triton when a tutorial loads the example with its imports swapped)."""
 import ast
+import importlib.util
 import pathlib
 import re
 import sys
@@ -18,8 +19,22 @@ from tilework import CompilationError
 from tilework.runtime.interpreter import reachable
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import tutorial_style  # noqa: E402
+
+
+def _load_benchmark():
+    """benchmarks/tutorial_style.py by its path (benchmarks/ on sys.path would shadow the
+    examples' modules of the same names, e.g. vector_add)."""
+    spec = importlib.util.spec_from_file_location("tutorial_style",
+                                                  ROOT / "benchmarks" / "tutorial_style.py")
+    mod = sys.modules.get("tutorial_style")
+    if mod is None:
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules["tutorial_style"] = mod
+        spec.loader.exec_module(mod)
+    return mod
+
+
+tutorial_style = _load_benchmark()
 
 KERNELS = ("ln_fwd", "ln_bwd_dx", "ln_bwd_dwdb", "softmax_kernel", "seeded_dropout",
            "grouped_matmul")

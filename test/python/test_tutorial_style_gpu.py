@@ -1,17 +1,13 @@
 """The kernels of benchmarks/tutorial_style.py on the GPU, launched by the benchmark's own host
 code (the tutorials' warp heuristics, the occupancy grid, the pointer arrays), against torch;
 dropout also against Triton's stream when Triton is installed.  Skipped without a GPU."""
-import pathlib
-import sys
-
 import pytest
 
 pytestmark = pytest.mark.gpu
 
 torch = pytest.importorskip("torch")
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "benchmarks"))
-import tutorial_style as ts  # noqa: E402
+from test_tutorial_style import tutorial_style as ts  # noqa: E402  (loaded by its path)
 
 
 @pytest.fixture(scope="module")
