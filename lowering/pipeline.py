@@ -2,7 +2,9 @@
 (cp.async multi-buffering, Triton's `num_stages`), and of any load in a loop without dots that
 `tl.range(..., num_stages=)` asks for (the fused-softmax tutorial's row loop: the next rows
 are copied while this one is reduced; a fill `other` is allowed there when the mask is the
-same in every iteration, put back after the read; num_stages - 1 buffers, as Triton's).
+same in every iteration, put back after the read; num_stages - 1 buffers, as Triton's).  The
+copies run ahead of the body's stores: as in Triton, a loop asking for stages must not store
+what a later iteration loads.
 
 Depth S: the loop's `tile.num_stages` (from `tl.range(..., num_stages=)`), else the compile
 option `num_stages`; S <= 1 leaves the loop alone.  A `tile.load` directly in the loop body is

@@ -31,7 +31,8 @@ class range:  # noqa: A001  (shadows the builtin on purpose, as triton.language.
     attributes (only num_stages is acted on, by tilegpu-pipeline on NVIDIA sm_80+):
 
     * num_stages: software-pipeline the loop into this many stages (the loads feeding a dot;
-      in a loop without dots, any load: cp.async copies issued iterations ahead);
+      in a loop without dots, any load: cp.async copies issued iterations ahead, so the
+      loop must not store what a later iteration loads);
     * loop_unroll_factor: unroll the loop this many times (< 2: no unrolling);
     * disallow_acc_multi_buffer, flatten, warp_specialize, disable_licm: flags.
     """
