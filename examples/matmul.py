@@ -70,7 +70,10 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
 
 
 def grid(meta):
-    return (tl.cdiv(meta["M"], meta["BLOCK_M"]) * tl.cdiv(meta["N"], meta["BLOCK_N"]),)
+    # host code: tilework.cdiv, not tl.cdiv (a kernel builtin under Triton, whose tutorial
+    # loader swaps the imports: calling it here fails "outside of the scope of a kernel")
+    return (tilework.cdiv(meta["M"], meta["BLOCK_M"]) *
+            tilework.cdiv(meta["N"], meta["BLOCK_N"]),)
 
 
 def matmul(a, b, c=None):

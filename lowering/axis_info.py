@@ -105,20 +105,33 @@ class AxisAnalysis:
         return self.info.get(self._key(v)) or AxisInfo.unknown(len(_shape(v)))
 
     @staticmethod
-    def _apply_hints(op, ai: AxisInfo) -> AxisInfo:
-        if "tile.divisibility" in op.attributes:
-            vals = list(ir.DenseI32ArrayAttr(op.attributes["tile.divisibility"]))
+    def _apply_hints(op, ai: AxisInfo, suffix: str = "") -> AxisInfo:
+        """`op`'s hint attributes over `ai`; `suffix` (".region<r>.arg<n>") picks those an
+        op with regions holds for one of its block arguments."""
+        attrs = op.attributes
+        if "tile.divisibility" + suffix in attrs:
+            vals = list(ir.DenseI32ArrayAttr(attrs["tile.divisibility" + suffix]))
             ai = AxisInfo(ai.contiguity, tuple(max(a, b) for a, b in
                                                zip(ai.divisibility, _pad(vals, ai))), ai.constancy)
-        if "tile.contiguity" in op.attributes:
-            vals = list(ir.DenseI32ArrayAttr(op.attributes["tile.contiguity"]))
+        if "tile.contiguity" + suffix in attrs:
+            vals = list(ir.DenseI32ArrayAttr(attrs["tile.contiguity" + suffix]))
             ai = AxisInfo(tuple(max(a, b) for a, b in zip(ai.contiguity, _pad(vals, ai))),
                           ai.divisibility, ai.constancy)
-        if "tile.constancy" in op.attributes:  # tl.max_constancy
-            vals = list(ir.DenseI32ArrayAttr(op.attributes["tile.constancy"]))
+        if "tile.constancy" + suffix in attrs:  # tl.max_constancy
+            vals = list(ir.DenseI32ArrayAttr(attrs["tile.constancy" + suffix]))
             ai = AxisInfo(ai.contiguity, ai.divisibility,
                           tuple(max(a, b) for a, b in zip(ai.constancy, _pad(vals, ai))))
         return ai
+
+    def hint_block_args(self, op, region: int = 0):
+        """Applies the hints `op` holds for the arguments of its region's entry block (a loop's
+        carried values: `tl.multiple_of` of one puts `tile.<hint>.region<r>.arg<n>` on the
+        loop, since a block argument has no op of its own)."""
+        if not any(".region" in getattr(a, "name", a) for a in op.attributes):
+            return
+        for a in op.regions[region].blocks[0].arguments:
+            suffix = f".region{region}.arg{a.arg_number}"
+            self.info[self._key(a)] = self._apply_hints(op, self.get(a), suffix)
 
 
 def _pad(vals, ai):
@@ -410,6 +423,7 @@ def _for(an, op):
     for _ in range(8):
         for a, g in zip(carried, guess):
             an.info[a] = g
+        an.hint_block_args(op)
         an.visit_block(body)
         new = [_join(g, an.get(y)) for g, y in zip(guess, yielded)]
         if new == guess:
@@ -419,6 +433,7 @@ def _for(an, op):
         guess = [AxisInfo.unknown(len(_shape(a))) for a in carried]
     for a, r, g in zip(carried, op.results, guess):
         an.info[a] = an.info[r] = g
+    an.hint_block_args(op)
 
 
 @_region_rule("scf.if")
@@ -433,3 +448,10 @@ def _if(an, op):
         ys.append(list(list(block.operations)[-1].operands))
     for r, a, b in zip(op.results, *ys):
         an.info[r] = _join(an.get(a), an.get(b))
+
+
+@_region_rule("scf.while")
+def _while(an, op):
+    """Nothing is claimed of a while loop's carried values but their hints."""
+    an.hint_block_args(op, 0)
+    an.hint_block_args(op, 1)

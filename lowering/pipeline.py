@@ -1,5 +1,10 @@
 """`tilegpu-pipeline`: software pipelining of the loads that feed `tile.dot` in an scf.for
-(cp.async multi-buffering, Triton's `num_stages`).
+(cp.async multi-buffering, Triton's `num_stages`), and of any load in a loop without dots that
+`tl.range(..., num_stages=)` asks for (the fused-softmax tutorial's row loop: the next rows
+are copied while this one is reduced; a fill `other` is allowed there when the mask is the
+same in every iteration, put back after the read; num_stages - 1 buffers, as Triton's).  The
+copies run ahead of the body's stores: as in Triton, a loop asking for stages must not store
+what a later iteration loads.
 
 Depth S: the loop's `tile.num_stages` (from `tl.range(..., num_stages=)`), else the compile
 option `num_stages`; S <= 1 leaves the loop alone.  A `tile.load` directly in the loop body is
@@ -295,8 +300,27 @@ def copy_width(an, load) -> int:
     return vector_width(an, ptr, args["mask"], fast, min(spt, T.shape_of(ptr.type)[fast]))
 
 
+def _plain_loop(info: _Loop) -> bool:
+    """A loop whose loads may be pipelined whatever they feed: `tl.range(..., num_stages=)`
+    asked for it and the body has no dot (a dot's loop pipelines its operands only)."""
+    dots = ("tile.dot", "tilegpu.warpgroup_dot")
+    return STAGES_ATTR in info.loop.attributes and not any(
+        o.name in dots for op in info.ops for o in (op, *_nested(op)))
+
+
+def _invariant(info: _Loop, v) -> bool:
+    """`v` is the same in every iteration: computed without the iv or carried values."""
+    op = _owner(v)
+    if op is None:
+        return v.owner != info.body and not info._inside(v.owner.owner)
+    if op not in info.in_body:
+        return not info._inside(op)
+    return _pure(op) and all(_invariant(info, x) for x in op.operands)
+
+
 def _candidates(info: _Loop, an) -> list:
     out = []
+    plain = _plain_loop(info)
     for op in info.ops:
         if op.name != "tile.load":
             continue
@@ -305,12 +329,15 @@ def _candidates(info: _Loop, an) -> list:
         if not (T.isa(elem, ir.IntegerType) or T.isa(elem, ir.FloatType)) or \
                 smem_type(elem) != elem:
             continue
-        if args["other"] is not None and not _is_zero_const(args["other"]):
-            continue
+        fill = args["other"] is not None and not _is_zero_const(args["other"])
+        if fill and not (plain and _invariant(info, args["mask"])):
+            continue  # (the fill needs the consumer iteration's mask: one that never changes)
         if not all(info.computable(v) for v in (args["ptr"], args["mask"]) if v is not None):
             continue
         cons = _consumer(op, an)
-        if cons is None:
+        if cons is None and plain:
+            cons = ("plain", None, op.results[0].type)
+        if cons is None or (fill and cons[0] != "plain"):
             continue
         vec = copy_width(an, op)
         if vec * elem_bytes(elem) < 4:  # cp.async moves 4, 8 or 16 bytes: the copy would be
@@ -476,6 +503,10 @@ def pipeline_loop(loop, pctx, reserve: int, an) -> bool:
     cands = _candidates(info, an)
     if not cands:
         return False
+    if _plain_loop(info) and depth > 2:
+        # buffers as Triton's pipeliner gives such a loop (num_stages - 1): the occupancy a
+        # host computes from metadata.shared (the softmax tutorial's grid) comes out alike
+        depth -= 1
     layouts = [_shared_layout(load, cons, vec) for load, _, cons, vec in cands]
     cands = [c[:3] for c in cands]
     per_stage = sum(buffer_bytes(T.MemDesc(T.shape_of(load.results[0].type),
@@ -577,6 +608,11 @@ def _rewrite(info, cands, layouts, S):
                 user.results[0].replace_all_uses_with(slot)
             else:
                 val = B.build_local_load(None, slot, result_type=ty)
+                args = named_operands(load)
+                if args["other"] is not None and not _is_zero_const(args["other"]):
+                    with ir.InsertionPoint(load):  # an invariant mask: the copy's, refilled
+                        val = ir.Operation.create("arith.select", results=[ty], operands=[
+                            args["mask"], val, args["other"]]).results[0]
                 (user or load).results[0].replace_all_uses_with(val)
                 if kind == "stage":  # the casts to the alloc follow the read's layout
                     _retype_casts(val, layout_of(ty))

@@ -1,6 +1,7 @@
 """Passes of the tile and tilegpu stages.
 
-* `tile-combine`: small algebraic rewrites on tile IR.
+* `tile-combine`: small algebraic rewrites on tile IR (x + dot(a, b, 0) -> dot(a, b, x) among
+  them: `acc += tl.dot(a, b)` accumulates in place).
 * `tilegpu-vector-width`: records on each load/store how many elements one access moves.
 * `tilegpu-compare-runs`: records on comparisons the runs of equal results a thread holds.
 """
@@ -59,6 +60,48 @@ def _addptr_of_addptr(op, rewriter):
     rewriter.replace_op(op, new)
 
 
+def _is_zero_constant(v) -> bool:
+    op = defining_op(v)
+    if op is None or op.name != "arith.constant":
+        return False
+    attr = op.attributes["value"]
+    try:
+        dense = ir.DenseElementsAttr(attr)
+        if not dense.is_splat:
+            return False
+        attr = dense.get_splat_value()
+    except (ValueError, TypeError):
+        pass
+    for kind in (ir.FloatAttr, ir.IntegerAttr):
+        try:
+            return kind(attr).value == 0
+        except (ValueError, TypeError):
+            continue
+    return False
+
+
+def _add_of_dot(op, rewriter):
+    """x + dot(a, b, 0) -> dot(a, b, x) (either operand order; the dot used only here): the
+    tutorials' `acc += tl.dot(a, b)` then accumulates in place, as `tl.dot(a, b, acc)` does,
+    instead of keeping a second accumulator and adding it every iteration."""
+    for i in (0, 1):
+        d = defining_op(op.operands[i])
+        if d is None or d.name != "tile.dot" or not _is_zero_constant(d.operands[2]):
+            continue
+        if sum(1 for _ in d.results[0].uses) != 1 or d.results[0].type != op.results[0].type:
+            continue
+        if ir.IntegerAttr(d.attributes["max_num_imprecise_acc"]).value != 0:
+            continue  # (the accumulator's precision is what that attribute is about)
+        x = op.operands[1 - i]
+        with rewriter.ip, op.location:
+            new = ir.Operation.create("tile.dot", results=[op.results[0].type],
+                                      operands=[d.operands[0], d.operands[1], x],
+                                      attributes={n: d.attributes[n] for n in d.attributes})
+        rewriter.replace_op(op, new)
+        return
+    return True
+
+
 # ops declared pure (dialects/opdefs; IRDL cannot give them MLIR's traits, so MLIR's own cse and
 # DCE skip them); upstream arith/math ops are left to MLIR's cse and canonicalize
 PURE_OPS = opdefs.PURE_OPS
@@ -71,11 +114,12 @@ def _erase_dead(op, rewriter):
     rewriter.erase_op(op.operation)
 
 
-register(Pass("tile-combine", "Fold splats of constants, broadcasts of splats and chained "
-                              "addptrs; erase dead tile ops",
+register(Pass("tile-combine", "Fold splats of constants, broadcasts of splats, chained "
+                              "addptrs and x + dot(a, b, 0); erase dead tile ops",
               patterns=(("tile.splat", _splat_of_constant),
                         ("tile.broadcast", _broadcast_of_splat),
-                        ("tile.addptr", _addptr_of_addptr))
+                        ("tile.addptr", _addptr_of_addptr),
+                        ("arith.addf", _add_of_dot), ("arith.addi", _add_of_dot))
               + tuple((name, _erase_dead) for name in PURE_OPS)))
 
 

@@ -1,7 +1,8 @@
 // RUN: tilework-opt %s --split-input-file --tile-combine | FileCheck %s
 
 // tile-combine: splat(constant) -> dense constant, broadcast(splat x) -> splat x,
-// addptr(addptr(p, a), b) -> addptr(p, a + b) when a and b have one type.
+// addptr(addptr(p, a), b) -> addptr(p, a + b) when a and b have one type,
+// x + dot(a, b, 0) -> dot(a, b, x).
 
 // CHECK-LABEL: func.func @splat_of_f32_constant
 // CHECK-SAME: -> tensor<128xf32>
@@ -164,4 +165,65 @@ func.func @addptr_mixed_offset_types_stay(%p: !tile.ptr<f16>, %a: i32, %b: i64) 
   %0 = "tile.addptr"(%p, %a) : (!tile.ptr<f16>, i32) -> !tile.ptr<f16>
   %1 = "tile.addptr"(%0, %b) : (!tile.ptr<f16>, i64) -> !tile.ptr<f16>
   return %1 : !tile.ptr<f16>
+}
+
+// -----
+
+// acc + dot(a, b, 0) -> dot(a, b, acc) (the tutorials' `acc += tl.dot(a, b)`), either order.
+
+// CHECK-LABEL: func.func @add_of_dot_with_zero_acc
+// CHECK-SAME: (%[[A:[^:]+]]: tensor<16x16xf16>, %[[B:[^:]+]]: tensor<16x16xf16>, %[[X:[^:]+]]: tensor<16x16xf32>)
+// CHECK-NOT: arith.addf
+// CHECK: %[[D:.+]] = "tile.dot"(%[[A]], %[[B]], %[[X]]) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32}
+// CHECK-NOT: arith.addf
+// CHECK: %[[E:.+]] = "tile.dot"(%[[A]], %[[B]], %[[D]])
+// CHECK-NOT: arith.addf
+// CHECK: return %[[E]]
+func.func @add_of_dot_with_zero_acc(%a: tensor<16x16xf16>, %b: tensor<16x16xf16>, %x: tensor<16x16xf32>) -> tensor<16x16xf32> {
+  %z = arith.constant dense<0.0> : tensor<16x16xf32>
+  %d = "tile.dot"(%a, %b, %z) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (tensor<16x16xf16>, tensor<16x16xf16>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  %s = arith.addf %x, %d : tensor<16x16xf32>
+  %d2 = "tile.dot"(%a, %b, %z) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (tensor<16x16xf16>, tensor<16x16xf16>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  %s2 = arith.addf %d2, %s : tensor<16x16xf32>
+  return %s2 : tensor<16x16xf32>
+}
+
+// -----
+
+// Integer dots too: acc + dot(a, b, 0) with i8 operands and an i32 accumulator.
+
+// CHECK-LABEL: func.func @addi_of_int_dot
+// CHECK-SAME: (%[[A:[^:]+]]: tensor<16x32xi8>, %[[B:[^:]+]]: tensor<32x16xi8>, %[[X:[^:]+]]: tensor<16x16xi32>)
+// CHECK-NOT: arith.addi
+// CHECK: %[[D:.+]] = "tile.dot"(%[[A]], %[[B]], %[[X]])
+// CHECK: return %[[D]]
+func.func @addi_of_int_dot(%a: tensor<16x32xi8>, %b: tensor<32x16xi8>, %x: tensor<16x16xi32>) -> tensor<16x16xi32> {
+  %z = arith.constant dense<0> : tensor<16x16xi32>
+  %d = "tile.dot"(%a, %b, %z) {input_precision = "ieee", max_num_imprecise_acc = 0 : i32} : (tensor<16x32xi8>, tensor<32x16xi8>, tensor<16x16xi32>) -> tensor<16x16xi32>
+  %s = arith.addi %x, %d : tensor<16x16xi32>
+  return %s : tensor<16x16xi32>
+}
+
+// -----
+
+// No fold when the dot's accumulator is not zero, when the dot has another use, or when
+// max_num_imprecise_acc is set.
+
+// CHECK-LABEL: func.func @add_of_dot_stays
+// CHECK: %[[D1:.+]] = "tile.dot"(%{{.+}}, %{{.+}}, %[[ONE:.+]])
+// CHECK: arith.addf %{{.+}}, %[[D1]]
+// CHECK: %[[D2:.+]] = "tile.dot"
+// CHECK: arith.addf %{{.+}}, %[[D2]]
+// CHECK: %[[D3:.+]] = "tile.dot"
+// CHECK: arith.addf %{{.+}}, %[[D3]]
+func.func @add_of_dot_stays(%a: tensor<16x16xf16>, %b: tensor<16x16xf16>, %x: tensor<16x16xf32>) -> (tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) {
+  %z = arith.constant dense<0.0> : tensor<16x16xf32>
+  %one = arith.constant dense<1.0> : tensor<16x16xf32>
+  %d1 = "tile.dot"(%a, %b, %one) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (tensor<16x16xf16>, tensor<16x16xf16>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  %s1 = arith.addf %x, %d1 : tensor<16x16xf32>
+  %d2 = "tile.dot"(%a, %b, %z) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (tensor<16x16xf16>, tensor<16x16xf16>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  %s2 = arith.addf %s1, %d2 : tensor<16x16xf32>
+  %d3 = "tile.dot"(%a, %b, %z) {input_precision = "tf32", max_num_imprecise_acc = 8 : i32} : (tensor<16x16xf16>, tensor<16x16xf16>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  %s3 = arith.addf %s2, %d3 : tensor<16x16xf32>
+  return %s1, %s2, %s3, %d2 : tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>
 }

@@ -208,3 +208,101 @@ module attributes {tilegpu.num_warps = 1 : i32, tilegpu.warp_size = 32 : i32} {
     return %z : f32
   }
 }
+
+// -----
+
+// A loop without dots that `tl.range(..., num_stages=3)` marked (the fused-softmax row loop):
+// its load is pipelined whatever it feeds, with num_stages - 1 = 2 buffers; its fill (-inf)
+// comes back by a select on the mask, which is the same in every iteration.  The same loop
+// without the mark, and one whose mask changes per iteration (with a fill), are left alone.
+// CHECK-LABEL: func.func @rows(
+// CHECK: %[[BUF:.+]] = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 128>, f32, {{.*}}, 2 : i32>
+// CHECK: "tilegpu.async_copy"
+// CHECK: "tilegpu.async_commit_group"()
+// CHECK: scf.for
+// CHECK-NEXT: "tilegpu.async_wait"() {num = 0 : i32}
+// CHECK: "tilegpu.async_copy"
+// CHECK: %[[V:.+]] = "tilegpu.local_load"
+// CHECK-NOT: "tile.load"
+// CHECK: %[[F:.+]] = arith.select %[[M:.+]], %[[V]], %[[NINF:.+]] : tensor<128xi1, {{.*}}>, tensor<128xf32
+// CHECK: "tile.reduce"(%[[F]])
+// CHECK: } {tile.num_stages = 3 : i32}
+// CHECK: "tilegpu.local_dealloc"(%[[BUF]])
+// CHECK-LABEL: func.func @rows_unmarked(
+// CHECK-NOT: tilegpu.async_copy
+// CHECK: "tile.load"
+// CHECK-LABEL: func.func @rows_varying_mask(
+// CHECK-NOT: tilegpu.async_copy
+// CHECK: "tile.load"
+// CHECK: return
+#R = #tilegpu.blocked<array<i32: 4>, array<i32: 32>, array<i32: 1>, array<i32: 0>>
+#S = #tilegpu.slice<0, #tilegpu.blocked<array<i32: 1, 4>, array<i32: 1, 32>, array<i32: 1, 1>, array<i32: 1, 0>>>
+module attributes {tilegpu.num_warps = 1 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func private @max(%a: f32, %b: f32) -> f32 {
+    %m = arith.maximumf %a, %b : f32
+    return %m : f32
+  }
+  func.func @rows(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %y: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %n: i32, %cols: i32) attributes {tile.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %c128 = arith.constant 128 : i32
+    scf.for %i = %c0 to %n step %c1 : i32 {
+      %r = "tile.make_range"() {start = 0 : i32, end = 128 : i32} : () -> tensor<128xi32, #R>
+      %lim = "tile.splat"(%cols) : (i32) -> tensor<128xi32, #R>
+      %m = arith.cmpi slt, %r, %lim : tensor<128xi32, #R>
+      %ninf = arith.constant dense<0xFF800000> : tensor<128xf32, #R>
+      %row = arith.muli %i, %c128 : i32
+      %o = "tile.splat"(%row) : (i32) -> tensor<128xi32, #R>
+      %off = arith.addi %o, %r : tensor<128xi32, #R>
+      %xs = "tile.splat"(%x) : (!tile.ptr<f32>) -> tensor<128x!tile.ptr<f32>, #R>
+      %p = "tile.addptr"(%xs, %off) : (tensor<128x!tile.ptr<f32>, #R>, tensor<128xi32, #R>) -> tensor<128x!tile.ptr<f32>, #R>
+      %v = "tile.load"(%p, %m, %ninf) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<128x!tile.ptr<f32>, #R>, tensor<128xi1, #R>, tensor<128xf32, #R>) -> tensor<128xf32, #R>
+      %mx = "tile.reduce"(%v) {axis = 0 : i32, combine = @max, operandSegmentSizes = array<i32: 1, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>} : (tensor<128xf32, #R>) -> f32
+      %mxs = "tile.splat"(%mx) : (f32) -> tensor<128xf32, #R>
+      %d = arith.subf %v, %mxs : tensor<128xf32, #R>
+      %ys = "tile.splat"(%y) : (!tile.ptr<f32>) -> tensor<128x!tile.ptr<f32>, #R>
+      %q = "tile.addptr"(%ys, %off) : (tensor<128x!tile.ptr<f32>, #R>, tensor<128xi32, #R>) -> tensor<128x!tile.ptr<f32>, #R>
+      "tile.store"(%q, %d, %m) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<128x!tile.ptr<f32>, #R>, tensor<128xf32, #R>, tensor<128xi1, #R>) -> ()
+    } {tile.num_stages = 3 : i32}
+    return
+  }
+  func.func @rows_unmarked(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %y: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %n: i32) attributes {tile.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %c128 = arith.constant 128 : i32
+    scf.for %i = %c0 to %n step %c1 : i32 {
+      %r = "tile.make_range"() {start = 0 : i32, end = 128 : i32} : () -> tensor<128xi32, #R>
+      %row = arith.muli %i, %c128 : i32
+      %o = "tile.splat"(%row) : (i32) -> tensor<128xi32, #R>
+      %off = arith.addi %o, %r : tensor<128xi32, #R>
+      %xs = "tile.splat"(%x) : (!tile.ptr<f32>) -> tensor<128x!tile.ptr<f32>, #R>
+      %p = "tile.addptr"(%xs, %off) : (tensor<128x!tile.ptr<f32>, #R>, tensor<128xi32, #R>) -> tensor<128x!tile.ptr<f32>, #R>
+      %v = "tile.load"(%p) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<128x!tile.ptr<f32>, #R>) -> tensor<128xf32, #R>
+      %ys = "tile.splat"(%y) : (!tile.ptr<f32>) -> tensor<128x!tile.ptr<f32>, #R>
+      %q = "tile.addptr"(%ys, %off) : (tensor<128x!tile.ptr<f32>, #R>, tensor<128xi32, #R>) -> tensor<128x!tile.ptr<f32>, #R>
+      "tile.store"(%q, %v) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<128x!tile.ptr<f32>, #R>, tensor<128xf32, #R>) -> ()
+    }
+    return
+  }
+  func.func @rows_varying_mask(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %y: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %n: i32) attributes {tile.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %c128 = arith.constant 128 : i32
+    scf.for %i = %c0 to %n step %c1 : i32 {
+      %r = "tile.make_range"() {start = 0 : i32, end = 128 : i32} : () -> tensor<128xi32, #R>
+      %row = arith.muli %i, %c128 : i32
+      %o = "tile.splat"(%row) : (i32) -> tensor<128xi32, #R>
+      %off = arith.addi %o, %r : tensor<128xi32, #R>
+      %lim = "tile.splat"(%i) : (i32) -> tensor<128xi32, #R>
+      %m = arith.cmpi slt, %r, %lim : tensor<128xi32, #R>
+      %one = arith.constant dense<1.0> : tensor<128xf32, #R>
+      %xs = "tile.splat"(%x) : (!tile.ptr<f32>) -> tensor<128x!tile.ptr<f32>, #R>
+      %p = "tile.addptr"(%xs, %off) : (tensor<128x!tile.ptr<f32>, #R>, tensor<128xi32, #R>) -> tensor<128x!tile.ptr<f32>, #R>
+      %v = "tile.load"(%p, %m, %one) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<128x!tile.ptr<f32>, #R>, tensor<128xi1, #R>, tensor<128xf32, #R>) -> tensor<128xf32, #R>
+      %ys = "tile.splat"(%y) : (!tile.ptr<f32>) -> tensor<128x!tile.ptr<f32>, #R>
+      %q = "tile.addptr"(%ys, %off) : (tensor<128x!tile.ptr<f32>, #R>, tensor<128xi32, #R>) -> tensor<128x!tile.ptr<f32>, #R>
+      "tile.store"(%q, %v) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<128x!tile.ptr<f32>, #R>, tensor<128xf32, #R>) -> ()
+    } {tile.num_stages = 3 : i32}
+    return
+  }
+}

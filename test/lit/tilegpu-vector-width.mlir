@@ -324,3 +324,44 @@ func.func @select_scalar_condition_2d(%p: !tile.ptr<f32> {tile.divisibility = 16
   "tile.store"(%pa, %v, %m) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<32x64x!tile.ptr<f32>>, tensor<32x64xf32>, tensor<32x64xi1>) -> ()
   return
 }
+
+// -----
+
+// tl.multiple_of of a loop-carried pointer tile (Triton's `tl.multiple_of(a_ptrs, ...)` in a K
+// loop): the hint sits on the loop as `tile.divisibility.region0.arg<n>` (a block argument has
+// no op to hold it) and holds for that argument in every iteration: width 4; the same loop
+// without it: width 1.
+
+// CHECK-LABEL: func.func @multiple_of_loop_carried
+// CHECK: scf.for
+// CHECK: "tile.load"({{.*}}tilegpu.vector_width = 1 : i32}
+// CHECK: scf.for
+// CHECK: "tile.load"({{.*}}tilegpu.vector_width = 4 : i32}
+// CHECK: tile.divisibility.region0.arg1 = array<i32: 16>
+func.func @multiple_of_loop_carried(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %y: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %stride: i32, %n: i32) attributes {tile.kernel} {
+  %pid = "tile.get_program_id"() {axis = 0 : i32} : () -> i32
+  %b = arith.muli %pid, %stride : i32
+  %r = "tile.make_range"() {start = 0 : i32, end = 1024 : i32} : () -> tensor<1024xi32>
+  %bs = "tile.splat"(%b) : (i32) -> tensor<1024xi32>
+  %off = arith.addi %bs, %r : tensor<1024xi32>
+  %xs = "tile.splat"(%x) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>>
+  %xa = "tile.addptr"(%xs, %off) : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f32>>
+  %ys = "tile.splat"(%y) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>>
+  %ya = "tile.addptr"(%ys, %r) : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f32>>
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %step = arith.constant dense<1024> : tensor<1024xi32>
+  %e0 = scf.for %i = %c0 to %n step %c1 iter_args(%p = %xa) -> (tensor<1024x!tile.ptr<f32>>) : i32 {
+    %v = "tile.load"(%p) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<1024x!tile.ptr<f32>>) -> tensor<1024xf32>
+    "tile.store"(%ya, %v) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f32>>, tensor<1024xf32>) -> ()
+    %q = "tile.addptr"(%p, %step) : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f32>>
+    scf.yield %q : tensor<1024x!tile.ptr<f32>>
+  }
+  %e1 = scf.for %i = %c0 to %n step %c1 iter_args(%p = %xa) -> (tensor<1024x!tile.ptr<f32>>) : i32 {
+    %v = "tile.load"(%p) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<1024x!tile.ptr<f32>>) -> tensor<1024xf32>
+    "tile.store"(%ya, %v) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f32>>, tensor<1024xf32>) -> ()
+    %q = "tile.addptr"(%p, %step) : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f32>>
+    scf.yield %q : tensor<1024x!tile.ptr<f32>>
+  } {tile.divisibility.region0.arg1 = array<i32: 16>}
+  return
+}

@@ -191,10 +191,21 @@ def _hint_attr(b, input, values, attr_name):
     x = S.to_tensor(b, input)
     vals = const(values, attr_name)
     vals = [vals] if isinstance(vals, int) else list(vals)
+    attr = ir.DenseI32ArrayAttr.get([int(v) for v in vals])
     op = x.handle.owner
     if isinstance(op, ir.Block):
-        raise SemanticError(f"{attr_name} hints apply to computed values, not to arguments")
-    op.attributes[f"tile.{attr_name}"] = ir.DenseI32ArrayAttr.get([int(v) for v in vals])
+        # a block argument has no op to hold the hint: a loop's carried value (Triton's
+        # `tl.multiple_of(a_ptrs, ...)` in a K loop) puts it on the loop, naming the region
+        # and argument (axis_info reads it); a kernel's own arguments are refused
+        parent = op.owner
+        parent = parent.operation if parent is not None else None
+        if parent is None or parent.name == "func.func":
+            raise SemanticError(f"{attr_name} hints apply to computed values, not to arguments")
+        region = next(i for i, r in enumerate(parent.regions) if r.blocks[0] == op)
+        n = ir.BlockArgument(x.handle).arg_number
+        parent.attributes[f"tile.{attr_name}.region{region}.arg{n}"] = attr
+        return x
+    op.attributes[f"tile.{attr_name}"] = attr
     return x
 
 

@@ -28,9 +28,11 @@ class range:  # noqa: A001  (shadows the builtin on purpose, as triton.language.
     Like Python's `range` inside a kernel (one argument: the end), it compiles to a real loop
     (`scf.for`) whose variable is int32, or int64 when a bound is.  The other arguments are
     compiler hints, accepted as in Triton and recorded on the loop as `tile.<name>`
-    attributes (no pass acts on them yet):
+    attributes (only num_stages is acted on, by tilegpu-pipeline on NVIDIA sm_80+):
 
-    * num_stages: software-pipeline the loop into this many stages;
+    * num_stages: software-pipeline the loop into this many stages (the loads feeding a dot;
+      in a loop without dots, any load: cp.async copies issued iterations ahead, so the
+      loop must not store what a later iteration loads);
     * loop_unroll_factor: unroll the loop this many times (< 2: no unrolling);
     * disallow_acc_multi_buffer, flatten, warp_specialize, disable_licm: flags.
     """

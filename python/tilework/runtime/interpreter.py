@@ -682,6 +682,39 @@ def _context() -> ir.Context:
     return _CONTEXT
 
 
+_REACHABLE: list = []  # arrays given to `reachable`: (lo, hi, writable, name) regions
+
+
+class reachable:
+    """`with reachable(*arrays):` kernels interpreted inside may also access these arrays
+    (numpy or CPU torch), reached through addresses the kernel loads from memory (grouped
+    GEMM's arrays of pointers, `tl.load(ptrs + g).to(tl.pointer_type(...))`): the bounds
+    check knows only the argument arrays otherwise."""
+
+    def __init__(self, *arrays):
+        self.regions = [_region(a, f"reachable[{i}]") for i, a in enumerate(arrays)]
+        self.arrays = arrays  # kept alive while the regions are in use
+
+    def __enter__(self):
+        _REACHABLE.extend(self.regions)
+        return self
+
+    def __exit__(self, *exc):
+        for r in self.regions:
+            _REACHABLE.remove(r)
+
+
+def _region(a, name):
+    if isinstance(a, np.ndarray):
+        lo, hi = _byte_bounds(a)
+        return lo, hi, bool(a.flags.writeable), name
+    if type(a).__module__.startswith("torch") and a.device.type == "cpu":
+        st = a.untyped_storage()
+        return st.data_ptr(), st.data_ptr() + st.nbytes(), True, name
+    raise TypeError(f"reachable takes numpy arrays and CPU torch tensors, got "
+                    f"{type(a).__name__}{' on ' + str(a.device) if hasattr(a, 'device') else ''}")
+
+
 def interpret(fn: JITFunction, grid, values, options=None):
     """Runs `fn` over `grid` on the CPU.  `values` are the bound arguments in parameter
     order; launch options (num_warps, ...) do not matter here."""
@@ -689,7 +722,7 @@ def interpret(fn: JITFunction, grid, values, options=None):
     ctx = _context()
     with ctx, ir.Location.unknown(ctx):
         args, regions = _bind(fn, values)
-        memory = _Memory(fn, regions)
+        memory = _Memory(fn, regions + _REACHABLE)
         pyfn = _as_python(fn, {}, memory.codes)
         g = normalize_grid(fn, grid, values)  # a callable grid gets the bound arguments by name
         b = InterpreterBuilder(ctx, memory, g)
