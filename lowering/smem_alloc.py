@@ -60,7 +60,9 @@ class Numbering:
 
 
 MEMDESC_USERS = ("tilegpu.local_store", "tilegpu.local_load", "tilegpu.local_dealloc",
-                 "tilegpu.memdesc_index", "tilegpu.async_copy", "tilegpu.warpgroup_dot")
+                 "tilegpu.memdesc_index", "tilegpu.async_copy", "tilegpu.warpgroup_dot",
+                 "tilegpu.tma_load", "tilegpu.mbarrier_init", "tilegpu.mbarrier_wait",
+                 "tilegpu.mbarrier_inval")
 
 
 def memdesc_users(value: ir.Value) -> list:
