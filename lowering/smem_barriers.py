@@ -11,7 +11,9 @@ Runs after tilegpu-allocate-shared, from the byte intervals it assigned.  Each o
 | `warpgroup_dot` | reads both operand buffers (wgmma, through the async proxy: its rule fences) |
 | `async_copy` | writes the buffer, asynchronously: the bytes land when an `async_wait` |
 |              | completes its group, and count as written there |
-| `mbarrier_init`, `mbarrier_inval` | write the barrier (one thread; the others' waits read it) |
+| `mbarrier_init` | writes the barrier (one thread), then a barrier of its own (its rule's): |
+|                  | every thread may wait on it after, whichever path it takes |
+| `mbarrier_inval` | writes the barrier (one thread; after every wait on it) |
 | `mbarrier_wait` | reads the barrier; each waiting thread sees the TMA copies it completes |
 | `tma_load` | writes its buffer (through the async proxy): ordered after earlier reads and |
 |            | writes like a write, but its bytes are never "written since the last barrier": |
@@ -104,7 +106,9 @@ def accesses(op) -> list:
         return reads + ([("wgmma", frozenset(r[1] for r in reads))] if is_async(op) else [])
     if name == "tilegpu.warpgroup_wait":
         return [("wgwait", ir.IntegerAttr(op.attributes["num"]).value)]
-    if name in ("tilegpu.mbarrier_init", "tilegpu.mbarrier_inval"):
+    if name == "tilegpu.mbarrier_init":
+        return [("w", memdesc_interval(op.operands[0])), ("barrier",)]
+    if name == "tilegpu.mbarrier_inval":
         return [("w", memdesc_interval(op.operands[0]))]
     if name == "tilegpu.mbarrier_wait":
         return [("r", memdesc_interval(op.operands[0]))]

@@ -9,7 +9,8 @@ by a host tensor map (`cp.async.bulk.tensor`) into shared memory, completed on a
 lands in).  `tilegpu-tma-loads` (lowering/tma.py) rewrites it into the tilegpu ops below.
 
 The tilegpu ops: `mbarrier_init` (one thread initializes a one-buffer `[1] x i64` barrier for
-`count` arrivals), `tma_load` (one thread arrives on `barrier` expecting the copy's bytes and
+`count` arrivals), `tma_load` (one thread, where the optional `pred` holds, arrives on
+`barrier` expecting the copy's bytes and
 issues the copy of the box at the coordinates into `dst`: an nvmma_shared buffer, as several
 boxes one swizzle wide, or an unswizzled row-major one), `mbarrier_wait` (every thread waits
 for the barrier's phase `phase` (0/1) to complete: the copies' bytes have landed and are
@@ -21,8 +22,8 @@ import mlir.ir as ir
 
 from .. import ir_types as T
 from ..layout import parse_layout
-from .base import INT, READS, WRITES, Attr, group, is_type, named_operands, operand, result, \
-    tensor, any_type
+from .base import INT, READS, WRITES, Attr, any_type, group, is_type, named_operands, operand, \
+    optional, result, tensor
 from .core import TILE
 from .shared import checked, memdesc
 from .tilegpu import TILEGPU
@@ -136,9 +137,11 @@ TILEGPU.op("mbarrier_init", "one thread initializes the mbarrier `barrier` for `
            traits={WRITES}, verify=_mbarrier_init, interp=None,
            unsupported={"amd": "mbarriers are NVIDIA's (sm_90+)"})
 TILEGPU.op("tma_load", "one thread arrives on `barrier` expecting the bytes of the box at the "
-                       "coordinates of the tensor map `desc`, and copies it into `dst`",
+                       "coordinates of the tensor map `desc`, and copies it into `dst` (only "
+                       "where `pred`, if given, is true)",
            operands=[operand("desc", any_type()), operand("dst", memdesc()),
-                     operand("barrier", memdesc())] + group("coord", _i32, MAX_RANK),
+                     operand("barrier", memdesc())] + group("coord", _i32, MAX_RANK)
+           + [optional("pred", is_type("i1"))],
            traits={READS, WRITES}, verify=_tma_load, interp=None,
            unsupported={"amd": "TMA is NVIDIA's (sm_90+)"})
 TILEGPU.op("mbarrier_wait", "every thread waits until phase `phase` (0 or 1) of `barrier` "

@@ -5,7 +5,8 @@ arms and invalidates a barrier and issues the copies; every thread waits:
 
 * `mbarrier_init`: `mbarrier.init.shared::cta.b64 [bar], count`, then
   `fence.mbarrier_init.release.cluster` (the async proxy, which completes the copies'
-  transactions, must see the initialized barrier);
+  transactions, must see the initialized barrier) and a CTA barrier (every thread may then
+  wait on it, even when the pipeliner's waits sit in a loop);
 * `tma_load`: `mbarrier.arrive.expect_tx` of all the block's bytes (TMA counts whole boxes,
   zero-filled out-of-bounds elements included), then one `cp.async.bulk.tensor.<r>d` per box:
   an nvmma_shared buffer of swizzle S is copied as boxes S bytes wide, box j at byte
@@ -60,6 +61,7 @@ def _mbarrier_init(ctx, op, args):
     _asm(ctx, _ONE % f"@%p mbarrier.init.shared::cta.b64 [$1], {count};"
          + " fence.mbarrier_init.release.cluster;", [ctx.thread_id(), _addr(ctx, args[0])],
          "r,r")
+    ctx.barrier()  # its own (smem_barriers.accesses): the waits after it see the init
     return []
 
 
@@ -94,10 +96,13 @@ def _tma_load(ctx, op, args):
     named = named_operands(op)
     md = T.memdesc_of(named["dst"].type)
     desc, dst, bar = args[0], args[1], args[2]
-    coords = list(args[3:])[::-1]  # innermost first
-    rank = len(coords)
+    rank = sum(1 for k, v in named.items() if k.startswith("coord") and v is not None)
+    coords = list(args[3:3 + rank])[::-1]  # innermost first
     dst_addr, bar_addr = _addr(ctx, dst), _addr(ctx, bar)
-    ops = [ctx.thread_id(), bar_addr, desc]
+    issuer = ctx.thread_id()
+    if named["pred"] is not None:  # thread 0 where pred holds: issuer 0, else 1 (nobody)
+        issuer = ctx.op1("arith.select", [args[-1], issuer, ctx.const(1)], ctx.i32)
+    ops = [issuer, bar_addr, desc]
     body = [f"@%p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], {buffer_bytes(md)};"]
     for off, dc in boxes(md):
         d = dst_addr if not off else ctx.op1("arith.addi", [dst_addr, ctx.const(off)], ctx.i32)

@@ -48,7 +48,7 @@ func.func @swizzle_too_wide(%d: !tile.ptr<i8>, %r: i32) {
 func.func @swizzled_dst(%d: !tile.ptr<i8>, %r: i32) {
   %buf = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #tilegpu.swizzled_shared<8 : i32, 1 : i32, 8 : i32, array<i32: 1, 0>>, 1 : i32>
   %bar = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>
-  "tilegpu.tma_load"(%d, %buf, %bar, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0>} : (!tile.ptr<i8>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #tilegpu.swizzled_shared<8 : i32, 1 : i32, 8 : i32, array<i32: 1, 0>>, 1 : i32>, !tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>, i32, i32) -> ()
+  "tilegpu.tma_load"(%d, %buf, %bar, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 0>} : (!tile.ptr<i8>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #tilegpu.swizzled_shared<8 : i32, 1 : i32, 8 : i32, array<i32: 1, 0>>, 1 : i32>, !tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>, i32, i32) -> ()
   return
 }
 
@@ -58,7 +58,7 @@ func.func @swizzled_dst(%d: !tile.ptr<i8>, %r: i32) {
 func.func @ring_dst(%d: !tile.ptr<i8>, %r: i32) {
   %buf = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 64, 64>, f16, unit, 3 : i32>
   %bar = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>
-  "tilegpu.tma_load"(%d, %buf, %bar, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0>} : (!tile.ptr<i8>, !tilegpu.memdesc<array<i64: 64, 64>, f16, unit, 3 : i32>, !tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>, i32, i32) -> ()
+  "tilegpu.tma_load"(%d, %buf, %bar, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 0>} : (!tile.ptr<i8>, !tilegpu.memdesc<array<i64: 64, 64>, f16, unit, 3 : i32>, !tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>, i32, i32) -> ()
   return
 }
 

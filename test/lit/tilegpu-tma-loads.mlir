@@ -9,7 +9,7 @@
 // CHECK-NEXT: %[[BUF:.+]] = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>, 1 : i32>
 // CHECK-NEXT: %[[BAR:.+]] = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>
 // CHECK-NEXT: "tilegpu.mbarrier_init"(%[[BAR]]) {count = 1 : i32}
-// CHECK-NEXT: "tilegpu.tma_load"(%arg0, %[[BUF]], %[[BAR]], %arg1, %arg2) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0>}
+// CHECK-NEXT: "tilegpu.tma_load"(%arg0, %[[BUF]], %[[BAR]], %arg1, %arg2) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 0>}
 // CHECK-NEXT: %[[ZERO:.+]] = arith.constant 0 : i32
 // CHECK-NEXT: "tilegpu.mbarrier_wait"(%[[BAR]], %[[ZERO]])
 // CHECK-NEXT: %[[V:.+]] = "tilegpu.local_load"(%[[BUF]]) : ({{.*}}) -> tensor<64x64xf16, #tilegpu.blocked<array<i32: 1, 8>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>>
@@ -33,7 +33,7 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 // CHECK-NEXT: %[[BUF:.+]] = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 2, 4, 8>, f32, unit, 1 : i32>
 // CHECK-NEXT: %[[BAR:.+]] = "tilegpu.local_alloc"()
 // CHECK-NEXT: "tilegpu.mbarrier_init"(%[[BAR]]) {count = 1 : i32}
-// CHECK-NEXT: "tilegpu.tma_load"(%arg0, %[[BUF]], %[[BAR]], %arg1, %arg1, %arg1) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0>}
+// CHECK-NEXT: "tilegpu.tma_load"(%arg0, %[[BUF]], %[[BAR]], %arg1, %arg1, %arg1) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0>}
 #C = #tilegpu.blocked<array<i32: 1, 1, 4>, array<i32: 2, 4, 4>, array<i32: 1, 1, 4>, array<i32: 2, 1, 0>>
 module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
   func.func @row_major(%d: !tile.ptr<i8> {tile.tma}, %r: i32) -> tensor<2x4x8xf32, #C> attributes {tile.kernel} {

@@ -150,24 +150,57 @@ def test_tma_option_is_in_the_cache_key():
         CompileOptions(tma=1)
 
 
-@pytest.mark.parametrize("dt", [tl.float16, tl.bfloat16])
-def test_descriptor_gemm_feeds_wgmma_from_the_tma_buffer(dt):
-    """The loads of a descriptor GEMM are TMA copies; their buffers are the wgmma operands
-    (no register round trip: no local_load of them, no local_alloc from registers)."""
+def _gemm(dt=tl.float16, stages=3, **kw):
     TA = tensor_descriptor_type(dt, [128, 64])
     TB = tensor_descriptor_type(dt, [64, 128])
-    ck = _compile(desc_matmul, {"a_desc": TA, "b_desc": TB, "c_ptr": tl.pointer_type(tl.float32),
-                                "M": tl.int32, "N": tl.int32, "K": tl.int32},
-                  {"BM": 128, "BN": 128, "BK": 64}, num_warps=4)
+    return _compile(desc_matmul, {"a_desc": TA, "b_desc": TB,
+                                  "c_ptr": tl.pointer_type(tl.float32), "M": tl.int32,
+                                  "N": tl.int32, "K": tl.int32},
+                    {"BM": 128, "BN": 128, "BK": 64}, num_warps=4, num_stages=stages, **kw)
+
+
+@pytest.mark.parametrize("dt", [tl.float16, tl.bfloat16])
+@pytest.mark.parametrize("stages", [1, 2, 3, 4])
+def test_descriptor_gemm_feeds_wgmma_from_the_tma_buffer(dt, stages):
+    """The loads of a descriptor GEMM are TMA copies; their buffers are the wgmma operands
+    (no register round trip: no local_load of them, no local_alloc from registers).  With
+    num_stages S > 1 the loop is pipelined (tilegpu-pipeline-tma): the copies of iterations
+    0..S-2 before it, iteration k+S-1's in it, one ring slot and mbarrier per stage."""
+    ck = _gemm(dt, stages)
     ptx, tg = ck.asm["ptx"], ck.asm["tilegpu"]
     assert "wgmma.mma_async" in ptx
-    assert ptx.count("cp.async.bulk.tensor.2d") == 3  # a: one box; b: two 64-wide boxes
-    assert "mbarrier.try_wait.parity" in ptx
+    # a: one box; b: two 64-wide boxes; per issue site (the prologue's and the loop's)
+    assert ptx.count("cp.async.bulk.tensor.2d") == 3 * (stages if stages > 1 else 1)
+    assert ptx.count("mbarrier.try_wait.parity") == (1 if stages > 1 else 2)
+    assert ptx.count("mbarrier.init.shared::cta.b64") == (stages if stages > 1 else 2)
     assert '"tilegpu.local_load"' not in tg and not re.search(r'"tilegpu.local_alloc"\(%', tg)
     assert '"tilegpu.warpgroup_dot"' in tg and '"tile.descriptor_load"' not in tg
     assert [p["box"] for p in ck.metadata["tma"]] == [[128, 64], [64, 64]]
+    loop = tg[tg.index("scf.for"):tg.index("scf.yield")]
+    # pipelined: one barrier, before the copies into the slot k-1 read
+    assert loop.count('"tilegpu.barrier"') == (1 if stages > 1 else 3)
+    if stages > 1:
+        elem = "f16" if dt == tl.float16 else "bf16"
+        ring = f"!tilegpu.memdesc<array<i64: 128, 64>, {elem}, #tilegpu.nvmma_shared<128 : i32, " \
+               f"false, 16 : i32>, {stages} : i32>"
+        assert ring in tg
     if find_ptxas():
         assert ck.asm.get("cubin")
+        assert "0 bytes spill stores" in ck.metadata["ptxas_info"]
+
+
+def test_pipeline_depth_shrinks_to_fit_shared_memory():
+    ck = _gemm(stages=8)
+    note = re.search(r'tilegpu.pipeline_note = "([^"]*)"', ck.asm["tilegpu"]).group(1)
+    assert note == ("num_stages 8 -> 5: the TMA buffers of 8 stages (and 65536 bytes of "
+                    "scratch) exceed the 232448 bytes of shared memory")
+    assert "cp.async.bulk.tensor" in ck.asm["ptx"]
+
+
+def test_pipelining_off_with_tma_off():
+    ck = _gemm(stages=3, tma=False)
+    assert "cp.async.bulk.tensor" not in ck.asm["ptx"] and "ld.global" in ck.asm["ptx"]
+    assert "tilegpu.pipeline_note" not in ck.asm["tilegpu"]
 
 
 # ---- the host side ----------------------------------------------------------------------------

@@ -28,7 +28,8 @@ def tma_plan(elem_bits: int, block_shape, padding: str):
     and its inner dimension at least 16 bytes.  A 2-D block of 8/16/32-bit elements whose rows
     have 32 bytes or more lands in the `#tilegpu.nvmma_shared` layout wgmma reads: the widest
     swizzle (128, 64, 32 bytes) the rows allow, the box one swizzle wide (the block is copied
-    as several boxes side by side); any other block lands row-major, unswizzled, in one box.
+    as several boxes side by side), if it has 8 rows or more (the swizzle's period: ring slots
+    then stay in phase); any other block lands row-major, unswizzled, in one box.
     The compiler and the host tensor map (`runtime/tma.py`) both follow this plan (recorded
     in the compiled kernel's `metadata["tma"]`)."""
     shape = [int(d) for d in block_shape]
@@ -36,7 +37,7 @@ def tma_plan(elem_bits: int, block_shape, padding: str):
             any(d > TMA_MAX_BOX for d in shape) or shape[-1] * elem_bits // 8 < 16:
         return None
     inner = shape[-1] * elem_bits // 8
-    if len(shape) == 2 and elem_bits in (8, 16, 32) and inner >= 32:
+    if len(shape) == 2 and elem_bits in (8, 16, 32) and inner >= 32 and shape[0] >= 8:
         sw = next(s for s in TMA_SWIZZLES if inner >= s)
         return [shape[0], sw * 8 // elem_bits], sw
     return shape, 0
