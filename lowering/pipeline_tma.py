@@ -18,8 +18,11 @@ initialized for one arrival per load (every load's tma_load arrives with its byt
     after:    mbarrier_inval of each slot's barrier; the rings' deallocs
 
 The copies of iteration k+S-1 go into the slot iteration k-1 read: tilegpu-insert-barriers
-puts one barrier before them (every warp's reads of it, a synchronous warpgroup_dot's
-included, are done).  Every copy issued is waited for inside the loop (those past the end are
+puts one barrier before them (every warp's reads of it are done).  With a synchronous
+warpgroup_dot they come first in the body; when the body's one warpgroup_dot reads two ring
+slots and carries its accumulator alone (tilegpu-pipeline's asynchronous wgmma), it commits
+without waiting, `warpgroup_wait {num = 1}` follows it (wgmma(k-1) done) and the copies come
+after that; `warpgroup_wait {num = 0}` on the loop's result after the loop.  Every copy issued is waited for inside the loop (those past the end are
 never issued), so nothing is in flight after it.  If S rings do not fit in the target's shared
 memory next to the kernel's largest scratch, S shrinks (`tilegpu.pipeline_note` says so).
 """
@@ -88,7 +91,8 @@ def _view(ring, slot):
 
 
 def _issue(loads, ops, iv, new_iv, rings, bars, slot, pred):
-    """The loads of the iteration at `new_iv` into `slot` (at the insertion point)."""
+    """The loads (`[(desc, coordinates)]`) of the iteration at `new_iv` into `slot` (at the
+    insertion point)."""
     env = {iv: new_iv}
     for op in ops:  # the coordinates' slice, in program order
         new = op.clone()
@@ -98,9 +102,9 @@ def _issue(loads, ops, iv, new_iv, rings, bars, slot, pred):
         for a, b in zip(op.results, new.results):
             env[a] = b
     bar = _view(bars, slot)
-    for load, ring in zip(loads, rings):
-        coords = [env.get(c, c) for c in list(load.operands)[1:]]
-        B.build_tma_load(None, load.operands[0], _view(ring, slot), bar, coords, pred)
+    for (desc, coords), ring in zip(loads, rings):
+        coords = [env.get(c, c) for c in coords]
+        B.build_tma_load(None, desc, _view(ring, slot), bar, coords, pred)
 
 
 def _consume(load, view):
@@ -166,6 +170,7 @@ def pipeline_loop(loop, pctx, reserve: int) -> bool:
 def _rewrite(loop, body, iv, loads, ops, mds, S):
     lb, ub, step = loop.operands[0], loop.operands[1], loop.operands[2]
     ops = [o.operation for o in ops]
+    specs = [(ld.operands[0], list(ld.operands)[1:]) for ld in loads]
     with ir.InsertionPoint(loop), loop.location:
         rings = [B.build_local_alloc(None, result_type=m.with_buffers(S).type()) for m in mds]
         bt = T.memdesc_of(barrier_type())
@@ -174,13 +179,10 @@ def _rewrite(loop, body, iv, loads, ops, mds, S):
             B.build_mbarrier_init(None, _view(bars, _i32(j)), count=len(loads))
         for j in range(S - 1):
             it = lb if j == 0 else _arith("arith.addi", lb, _arith("arith.muli", step, _i32(j)))
-            _issue(loads, ops, iv, it, rings, bars, _i32(j), _lt(it, ub))
+            _issue(specs, ops, iv, it, rings, bars, _i32(j), _lt(it, ub))
     first = body.operations[0].operation
     with ir.InsertionPoint(first), loop.location:
         k = _arith("arith.divsi", _arith("arith.subi", iv, lb), step)
-        nxt = _arith("arith.addi", iv, _arith("arith.muli", step, _i32(S - 1)))
-        slot_n = _arith("arith.remsi", _arith("arith.addi", k, _i32(S - 1)), _i32(S))
-        _issue(loads, ops, iv, nxt, rings, bars, slot_n, _lt(nxt, ub))
     with ir.InsertionPoint(loads[0]), loop.location:
         slot = _arith("arith.remsi", k, _i32(S))
         phase = _arith("arith.andi", _arith("arith.divsi", k, _i32(S)), _i32(1))
@@ -188,18 +190,67 @@ def _rewrite(loop, body, iv, loads, ops, mds, S):
         views = [_view(r, slot) for r in rings]
     for load, view in zip(loads, views):
         _consume(load, view)
+    wg = _async_dot(loop, body, views)
+    if wg is not None:  # wgmma(k-1) done, then the copies into the slot it read
+        dot, c = wg
+        with ir.InsertionPoint(_next_op(dot)), loop.location:
+            waited = B.build_warpgroup_wait(None, dot.results[0], num=1,
+                                            result_type=dot.results[0].type)
+        body.operations[len(body.operations) - 1].operation.operands[c] = waited
+        ip = _next_op(waited.owner)
+    else:  # (a synchronous dot: at the top, into the slot iteration k-1 read)
+        ip = _next_op(k.owner)
+    with ir.InsertionPoint(ip), loop.location:
+        nxt = _arith("arith.addi", iv, _arith("arith.muli", step, _i32(S - 1)))
+        slot_n = _arith("arith.remsi", _arith("arith.addi", k, _i32(S - 1)), _i32(S))
+        _issue(specs, ops, iv, nxt, rings, bars, slot_n, _lt(nxt, ub))
     for op in reversed(ops):  # the original coordinates, now unused
         if not any(True for r in op.results for _ in r.uses):
             op.erase()
     after = _next_op(loop)
     with ir.InsertionPoint(after), loop.location:
+        if wg is not None:  # the last wgmma reads its slots until done
+            r = loop.results[wg[1]]
+            users = [(u.owner, u.operand_number) for u in r.uses]
+            done = B.build_warpgroup_wait(None, r, num=0, result_type=r.type)
+            for owner, i in users:
+                owner.operands[i] = done
         for j in range(S):
             B.build_mbarrier_inval(None, _view(bars, _i32(j)))
         for r in rings + [bars]:
             B.build_local_dealloc(None, r)
 
 
+def _async_dot(loop, body, views):
+    """(the body's warpgroup_dot, its carried index) if it can stay in flight across
+    iterations (tilegpu-pipeline's conditions: both operands ring slots, an f32/i32
+    accumulator carried for it alone, its result yielded in the same place), else None."""
+    dots = [getattr(o, "operation", o) for o in T.walk_ops(loop)
+            if o.name == "tilegpu.warpgroup_dot"]
+    if len(dots) != 1 or dots[0].block != body:
+        return None
+    dot = dots[0]
+    if dot.operands[0] not in views or dot.operands[1] not in views:
+        return None
+    acc = dot.operands[2]
+    args = list(body.arguments)[1:]
+    if acc not in args or len(list(acc.uses)) != 1:
+        return None
+    c = args.index(acc)
+    yield_op = body.operations[len(body.operations) - 1].operation
+    uses = list(dot.results[0].uses)
+    if len(uses) != 1 or uses[0].owner != yield_op or uses[0].operand_number != c:
+        return None
+    ec = str(T.element_type(dot.results[0].type))
+    md = T.memdesc_of(dot.operands[0].type)
+    mnia = ir.IntegerAttr(dot.attributes["max_num_imprecise_acc"]).value
+    if ec not in ("f32", "i32") or (str(md.elem).startswith("f8") and 0 < mnia < md.shape[1]):
+        return None  # the rule converts or adds after the wait
+    return dot, c
+
+
 def _next_op(op):
+    op = getattr(op, "operation", op)
     found = False
     for o in op.block.operations:
         if found:

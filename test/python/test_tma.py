@@ -177,8 +177,13 @@ def test_descriptor_gemm_feeds_wgmma_from_the_tma_buffer(dt, stages):
     assert '"tilegpu.warpgroup_dot"' in tg and '"tile.descriptor_load"' not in tg
     assert [p["box"] for p in ck.metadata["tma"]] == [[128, 64], [64, 64]]
     loop = tg[tg.index("scf.for"):tg.index("scf.yield")]
-    # pipelined: one barrier, before the copies into the slot k-1 read
+    # pipelined: one barrier, before the copies into the slot k-1 read; wgmma(k) in flight
+    # while they are issued (after wgmma(k-1) completes)
     assert loop.count('"tilegpu.barrier"') == (1 if stages > 1 else 3)
+    assert ('"tilegpu.warpgroup_wait"' in loop) == (stages > 1)
+    if stages > 1:
+        assert loop.index('"tilegpu.warpgroup_wait"') < loop.index('"tilegpu.tma_load"')
+        assert "wgmma.wait_group.sync.aligned 1" in ptx
     if stages > 1:
         elem = "f16" if dt == tl.float16 else "bf16"
         ring = f"!tilegpu.memdesc<array<i64: 128, 64>, {elem}, #tilegpu.nvmma_shared<128 : i32, " \
