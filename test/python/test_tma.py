@@ -242,3 +242,11 @@ def test_tensor_map_slot():
     slots[2].value = bytes(range(128))
     assert slots[2].value == bytes(range(128))
     assert abi.encode_values("T", [bytes(128)]) == [bytes(128)]
+
+
+def test_bundles_refuse_tma_kernels(tmp_path):
+    from tilework.runtime import bundle
+    with pytest.raises(ValueError, match="kernel copy2d loads host tensor descriptors by TMA "
+                                         r".*compile it with tma=False"):
+        bundle.write([_copy2d()], str(tmp_path))
+    assert bundle.write([_copy2d(tma=False)], str(tmp_path))
