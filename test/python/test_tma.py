@@ -16,7 +16,7 @@ from tilework.backends.nvidia.compiler import find_ptxas
 from tilework.compiler.driver import ASTSource, compile
 from tilework.language.descriptor import tensor_descriptor_type, tma_plan
 from tilework.runtime import abi
-from tilework.runtime.tma import tensor_map_params
+from tilework.runtime.tma import encode, tensor_map_params
 from tilework.tools.tensor_descriptor import TensorDescriptor
 
 
@@ -250,3 +250,23 @@ def test_bundles_refuse_tma_kernels(tmp_path):
                                          r".*compile it with tma=False"):
         bundle.write([_copy2d()], str(tmp_path))
     assert bundle.write([_copy2d(tma=False)], str(tmp_path))
+
+
+def test_encode_passes_the_c_arguments():
+    """encode() calls cuTensorMapEncodeTiled's C signature with the enums' values, arrays
+    innermost first and a 64-byte-aligned map (a stand-in records the call)."""
+    seen = {}
+
+    def fake(at, dt, rank, addr, dims, strides, box, es, il, sw, l2, oob):
+        seen.update(at=at, args=(dt, rank, addr, list(dims[:rank]), list(strides[:rank - 1]),
+                                 list(box[:rank]), list(es[:rank]), il, sw, l2, oob))
+        ctypes.memmove(at, bytes(range(128)), 128)
+        return 0
+    buf = np.zeros((100, 72), np.float16)
+    d = TensorDescriptor(buf[:, :70], [100, 70], [72, 1], [64, 64])
+    out = encode(tensor_map_params(d, {"box": [64, 64], "swizzle": 128}), fake)
+    assert out == bytes(range(128)) and seen["at"] % 64 == 0
+    assert seen["args"] == (6, 2, buf.ctypes.data, [70, 100], [144], [64, 64], [1, 1], 0, 3,
+                            2, 0)
+    with pytest.raises(ValueError, match=r"cuTensorMapEncodeTiled failed \(CUresult 1\)"):
+        encode(tensor_map_params(d, {"box": [64, 64], "swizzle": 128}), lambda *a: 1)

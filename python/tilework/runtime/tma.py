@@ -4,12 +4,12 @@ A kernel that copies a host descriptor's blocks with TMA takes, after all its pa
 128-byte tensor map per such descriptor (`metadata["tma"]`: the argument's name, the box and
 the swizzle its shared buffer needs, from `language.descriptor.tma_plan`).  `tensor_map_params`
 is the pure part (the arguments of `cuTensorMapEncodeTiled`, checked against TMA's limits:
-no GPU needed, tested compile-only); `encode` calls the driver.  Encoded maps are cached per
+no GPU needed, tested compile-only); `encode` calls the driver's C function through ctypes.  Encoded maps are cached per
 (address, shape, strides, plan): a launch with the same tensors reuses them.
 """
 from __future__ import annotations
 
-import struct
+import ctypes
 
 from ..language.descriptor import TensorDescriptor
 
@@ -67,20 +67,49 @@ def tensor_map_params(desc: TensorDescriptor, plan: dict) -> dict:
             "l2_promotion": "L2_128B", "oob_fill": "NONE"}
 
 
-def encode(p: dict) -> bytes:
-    """The 128 bytes of the tensor map `p` describes (`tensor_map_params`), by the driver."""
-    from cuda.bindings import driver as cu
-    err, tmap = cu.cuTensorMapEncodeTiled(
-        getattr(cu.CUtensorMapDataType, f"CU_TENSOR_MAP_DATA_TYPE_{p['data_type']}"),
-        p["rank"], p["address"], p["dims"], p["strides"], p["box"], p["element_strides"],
-        getattr(cu.CUtensorMapInterleave, f"CU_TENSOR_MAP_INTERLEAVE_{p['interleave']}"),
-        getattr(cu.CUtensorMapSwizzle, f"CU_TENSOR_MAP_SWIZZLE_{p['swizzle']}"),
-        getattr(cu.CUtensorMapL2promotion, f"CU_TENSOR_MAP_L2_PROMOTION_{p['l2_promotion']}"),
-        getattr(cu.CUtensorMapFloatOOBfill, f"CU_TENSOR_MAP_FLOAT_OOB_FILL_{p['oob_fill']}"))
-    if int(err):
-        _, name = cu.cuGetErrorName(err)
-        raise ValueError(f"cuTensorMapEncodeTiled failed ({name}) for {p}")
-    return struct.pack("<16Q", *[int(x) for x in tmap.opaque])
+# the driver's enum values (cuda.h: CUtensorMapDataType, ...Swizzle, ...L2promotion, ...)
+_ENUMS = {
+    "data_type": {"UINT8": 0, "UINT16": 1, "UINT32": 2, "INT32": 3, "UINT64": 4, "INT64": 5,
+                  "FLOAT16": 6, "FLOAT32": 7, "FLOAT64": 8, "BFLOAT16": 9},
+    "interleave": {"NONE": 0},
+    "swizzle": {"NONE": 0, "32B": 1, "64B": 2, "128B": 3},
+    "l2_promotion": {"NONE": 0, "L2_64B": 1, "L2_128B": 2, "L2_256B": 3},
+    "oob_fill": {"NONE": 0, "NAN_REQUEST_ZERO_FMA": 1},
+}
+_LIB = []
+
+
+def _encode_fn():
+    """libcuda's cuTensorMapEncodeTiled, through ctypes (the C ABI: no binding's types)."""
+    if not _LIB:
+        lib = ctypes.CDLL("libcuda.so.1")
+        fn = lib.cuTensorMapEncodeTiled
+        fn.restype = ctypes.c_int
+        fn.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32, ctypes.c_void_p,
+                       ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint64),
+                       ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.c_uint32),
+                       ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int]
+        _LIB.append(fn)
+    return _LIB[0]
+
+
+def encode(p: dict, fn=None) -> bytes:
+    """The 128 bytes of the tensor map `p` describes (`tensor_map_params`), by the driver
+    (`fn`: cuTensorMapEncodeTiled's C signature; libcuda's by default)."""
+    fn = fn or _encode_fn()
+    raw = ctypes.create_string_buffer(128 + 64)  # the map must be 64-byte aligned
+    at = ctypes.addressof(raw)
+    at += -at % 64
+    rank = p["rank"]
+    arr = lambda t, xs: (t * max(1, len(xs)))(*xs)  # noqa: E731
+    rc = fn(at, _ENUMS["data_type"][p["data_type"]], rank, p["address"],
+            arr(ctypes.c_uint64, p["dims"]), arr(ctypes.c_uint64, p["strides"]),
+            arr(ctypes.c_uint32, p["box"]), arr(ctypes.c_uint32, p["element_strides"]),
+            _ENUMS["interleave"][p["interleave"]], _ENUMS["swizzle"][p["swizzle"]],
+            _ENUMS["l2_promotion"][p["l2_promotion"]], _ENUMS["oob_fill"][p["oob_fill"]])
+    if rc:
+        raise ValueError(f"cuTensorMapEncodeTiled failed (CUresult {rc}) for {p}")
+    return ctypes.string_at(at, 128)
 
 
 _CACHE: dict = {}
