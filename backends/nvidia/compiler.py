@@ -84,10 +84,15 @@ class NVIDIABackend(Backend):
 
     def to_llvm(self, mod, md, options, pctx):
         mod = super().to_llvm(mod, md, options, pctx)
-        tma = tensor_map_params(self.gpu_module(mod))
+        tensor_map_params(self.gpu_module(mod))
+        return mod
+
+    def to_llir(self, mod, md) -> str:
+        mod = common.as_module(mod)
+        tma = tensor_map_params(self.gpu_module(mod))  # (idempotent: from the llvm text too)
         if tma:
             md["tma"] = tma
-        return mod
+        return super().to_llir(mod, md)
 
     def add_binary_stages(self, st, options):
         st["ptx"] = lambda llir, md: llir_to_ptx(llir, self.target, options.opt_level)
@@ -158,7 +163,6 @@ def tensor_map_params(gpu_module) -> list:
             d["nvvm.grid_constant"] = ir.UnitAttr.get()
             attrs[i] = ir.DictAttr.get(d)
         op.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs)
-        del op.attributes[TMA_ATTR]
         for t in texts:
             kv = dict(p.split("=", 1) for p in t.split(";"))
             plans.append({"arg": kv["arg"], "box": [int(x) for x in kv["box"].split(",")],

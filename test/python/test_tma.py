@@ -107,6 +107,14 @@ def test_load_is_a_tma_copy_with_a_grid_constant_tensor_map():
         assert ck.asm.get("cubin")  # ptxas took the parameter and the instructions
 
 
+@pytest.mark.parametrize("start", ["tilegpu", "llvm"])
+def test_restart_keeps_the_tensor_map_plans(start):
+    ck = _copy2d()
+    again = compile(ck.asm[start], "sm_90a", start=start, cache=False)
+    assert again.metadata["tma"] == ck.metadata["tma"]
+    assert again.asm["ptx"] == ck.asm["ptx"]
+
+
 def test_tile_ir_has_the_tensor_map_parameter():
     ck = _copy2d()
     head = ck.asm["tile"].splitlines()[1]
