@@ -57,7 +57,8 @@ def padded(rows, cols, dtype):
     if dtype.is_floating_point:
         buf = (torch.randn(rows, ld, device="cuda") * 2).to(dtype)
     else:
-        buf = torch.randint(-1000, 1000, (rows, ld), device="cuda", dtype=dtype)
+        lim = 100 if dtype == torch.int8 else 1000
+        buf = torch.randint(-lim, lim, (rows, ld), device="cuda", dtype=dtype)
     return buf[:, :cols], [ld, 1]
 
 
