@@ -60,7 +60,9 @@ class Numbering:
 
 
 MEMDESC_USERS = ("tilegpu.local_store", "tilegpu.local_load", "tilegpu.local_dealloc",
-                 "tilegpu.memdesc_index", "tilegpu.async_copy", "tilegpu.warpgroup_dot")
+                 "tilegpu.memdesc_index", "tilegpu.async_copy", "tilegpu.warpgroup_dot",
+                 "tilegpu.tma_load", "tilegpu.mbarrier_init", "tilegpu.mbarrier_wait",
+                 "tilegpu.mbarrier_inval")
 
 
 def memdesc_users(value: ir.Value) -> list:
@@ -108,10 +110,17 @@ def buffers(f: ir.Operation, num: Numbering | None = None) -> list:
 
 
 def alignment(op) -> int:
-    """Where the buffer of `op` may start: nvmma_shared buffers at 1 KiB, others 16 bytes."""
+    """Where the buffer of `op` may start: nvmma_shared buffers at 1 KiB, others 16 bytes
+    (128 where TMA writes it: cp.async.bulk.tensor's shared-memory alignment)."""
     if op is not None and op.name == "tilegpu.local_alloc":
-        return buffer_align(T.memdesc_of(op.results[0].type))
+        a = buffer_align(T.memdesc_of(op.results[0].type))
+        if any(u.name == "tilegpu.tma_load" for u in memdesc_users(op.results[0])):
+            a = max(a, TMA_ALIGN)
+        return a
     return ALIGN
+
+
+TMA_ALIGN = 128
 
 
 def first_fit(bufs) -> tuple[list[int], int]:

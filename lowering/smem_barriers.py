@@ -11,6 +11,13 @@ Runs after tilegpu-allocate-shared, from the byte intervals it assigned.  Each o
 | `warpgroup_dot` | reads both operand buffers (wgmma, through the async proxy: its rule fences) |
 | `async_copy` | writes the buffer, asynchronously: the bytes land when an `async_wait` |
 |              | completes its group, and count as written there |
+| `mbarrier_init` | writes the barrier (one thread), then a barrier of its own (its rule's): |
+|                  | every thread may wait on it after, whichever path it takes |
+| `mbarrier_inval` | writes the barrier (one thread; after every wait on it) |
+| `mbarrier_wait` | reads the barrier; each waiting thread sees the TMA copies it completes |
+| `tma_load` | writes its buffer (through the async proxy): ordered after earlier reads and |
+|            | writes like a write, but its bytes are never "written since the last barrier": |
+|            | every reader waited on the mbarrier itself |
 | asynchronous `warpgroup_dot` | reads both buffers when issued and again when the |
 |              | `warpgroup_wait` that completes its wgmma group runs (until then the tensor |
 |              | cores may read them: other threads must not write them before a barrier after it) |
@@ -99,6 +106,14 @@ def accesses(op) -> list:
         return reads + ([("wgmma", frozenset(r[1] for r in reads))] if is_async(op) else [])
     if name == "tilegpu.warpgroup_wait":
         return [("wgwait", ir.IntegerAttr(op.attributes["num"]).value)]
+    if name == "tilegpu.mbarrier_init":
+        return [("w", memdesc_interval(op.operands[0])), ("barrier",)]
+    if name == "tilegpu.mbarrier_inval":
+        return [("w", memdesc_interval(op.operands[0]))]
+    if name == "tilegpu.mbarrier_wait":
+        return [("r", memdesc_interval(op.operands[0]))]
+    if name == "tilegpu.tma_load":
+        return [("tma", memdesc_interval(op.operands[1]))]
     if name == "tilegpu.async_commit_group":
         return [("commit",)]
     if name == "tilegpu.async_wait":
@@ -163,6 +178,8 @@ class State:
             return self._with(writes=self.writes | {acc[1]})
         if kind == "async":
             return self._with(open_=self.open | {acc[1]})
+        if kind == "tma":  # complete for each thread at its own mbarrier wait
+            return self
         if kind == "commit":
             return self._with(groups=_push(self.groups, self.open), open_=())
         if kind == "wgmma":
@@ -215,9 +232,9 @@ class _Walk:
         accs = accesses(op)
         # the accesses before the op's own barrier (if any) decide the barrier before it
         lead = [a for a in accs[:next((i for i, a in enumerate(accs) if a[0] == "barrier"),
-                                      len(accs))] if a[0] in ("r", "w", "async")]
+                                      len(accs))] if a[0] in ("r", "w", "async", "tma")]
         if lead:
-            if op in self.needs or any(state.conflicts("w" if a[0] == "async" else a[0], a[1])
+            if op in self.needs or any(state.conflicts("r" if a[0] == "r" else "w", a[1])
                                        for a in lead):
                 self.needs.add(op)
                 state = state.synced()

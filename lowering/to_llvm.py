@@ -387,9 +387,13 @@ def _convert_func(f, gpu_module, target, arch, num_warps, warp_size, functions, 
     ctx.functions = functions
     ctx.facts = facts
     arg_types = [ctx.scalar_type(t) for t in ftype.inputs]
+    for i in _tma_args(f):  # a tensor map: a by-value parameter, addressed generically
+        arg_types[i] = ir.Type.parse("!llvm.ptr")
     with ir.InsertionPoint(gpu_module.regions[0].blocks[0]), f.location:
         gf = gpu.GPUFuncOp(ir.TypeAttr.get(ir.FunctionType.get(arg_types, [])),
                            sym_name=name, kernel=True)
+        if TMA_ATTR in f.attributes:  # the backend makes those parameters byval (TMA_ATTR)
+            gf.attributes[TMA_ATTR] = f.attributes[TMA_ATTR]
         nthreads = num_warps * warp_size
         gf.attributes["known_block_size"] = ir.DenseI32ArrayAttr.get([nthreads, 1, 1])
         gf.attributes["tilegpu.num_warps"] = i32(num_warps)
@@ -408,6 +412,17 @@ def _convert_func(f, gpu_module, target, arch, num_warps, warp_size, functions, 
         _lower_block(ctx, src_entry)
     anchor.erase()
     gf.attributes[SHARED_ATTR] = i32(shared)
+
+
+TMA_ATTR = "tile.tma"  # (frontend/ops_descriptor.py): tensor-map arguments, the kernel's plans
+
+
+def _tma_args(f) -> list:
+    """Indices of the kernel's tensor-map arguments (arg attribute `tile.tma`)."""
+    if "arg_attrs" not in f.attributes:
+        return []
+    return [i for i, d in enumerate(ir.ArrayAttr(f.attributes["arg_attrs"]))
+            if TMA_ATTR in ir.DictAttr(d)]
 
 
 def _to_llvm(module_op, pctx):

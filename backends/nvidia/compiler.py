@@ -68,6 +68,8 @@ class NVIDIABackend(Backend):
             passes = passes + ["tilegpu-warpgroup-dot"]
         if self.target.capability >= 80:  # cp.async: pipeline the loads feeding dots
             passes = passes + ["tilegpu-pipeline", "canonicalize", "cse", "tile-cse"]
+        if self.target.capability >= 90:  # host descriptors' blocks by TMA
+            passes = passes + ["tilegpu-pipeline-tma", "tilegpu-tma-loads"]
         return passes + common.access_passes() + common.shared_memory_passes()
 
     def gpu_target_attr(self, options) -> str:
@@ -79,6 +81,18 @@ class NVIDIABackend(Backend):
         nvvm = "convert-nvvm-to-llvm," if self.target.has("wgmma") else ""
         return (f"gpu.module(convert-gpu-to-nvvm{{index-bitwidth=32}},{nvvm}"
                 f"convert-arith-to-llvm,convert-math-to-llvm)",)
+
+    def to_llvm(self, mod, md, options, pctx):
+        mod = super().to_llvm(mod, md, options, pctx)
+        tensor_map_params(self.gpu_module(mod))
+        return mod
+
+    def to_llir(self, mod, md) -> str:
+        mod = common.as_module(mod)
+        tma = tensor_map_params(self.gpu_module(mod))  # (idempotent: from the llvm text too)
+        if tma:
+            md["tma"] = tma
+        return super().to_llir(mod, md)
 
     def add_binary_stages(self, st, options):
         st["ptx"] = lambda llir, md: llir_to_ptx(llir, self.target, options.opt_level)
@@ -121,6 +135,39 @@ class NVIDIABackend(Backend):
 REGS_PER_SM = 65536
 _MAX_THREADS_PER_SM = {86: 1536, 87: 1536, 89: 1536, 120: 1536}  # others: 2048
 _SPILLS = re.compile(r"[1-9]\d* bytes spill (stores|loads)")
+
+
+TMA_ATTR = "tile.tma"  # (frontend/ops_descriptor.py, lowering/to_llvm.py)
+
+
+def tensor_map_params(gpu_module) -> list:
+    """Makes the kernels' trailing tensor-map parameters 128-byte, 64-aligned grid constants
+    (`.param .align 64 .b8 [128]`: `byval([128 x i8]) align 64 "nvvm.grid_constant"`, which
+    convert-gpu-to-nvvm does not carry over from the gpu.func) and returns their plans
+    ([{"arg", "box", "swizzle"}], in parameter order) for the runtime, which appends an
+    encoded tensor map per plan to the launch's parameters."""
+    import mlir.ir as ir
+    plans = []
+    for op in gpu_module.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name != "llvm.func" or TMA_ATTR not in op.attributes:
+            continue
+        texts = [ir.StringAttr(a).value for a in ir.ArrayAttr(op.attributes[TMA_ATTR])]
+        nargs = len(op.regions[0].blocks[0].arguments)
+        attrs = list(ir.ArrayAttr(op.attributes["arg_attrs"])) if "arg_attrs" in op.attributes \
+            else [ir.DictAttr.get({})] * nargs
+        for i in range(len(attrs) - len(texts), len(attrs)):
+            d = {n.name: n.attr for n in ir.DictAttr(attrs[i])}
+            d["llvm.byval"] = ir.TypeAttr.get(ir.Type.parse("!llvm.array<128 x i8>"))
+            d["llvm.align"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 64)
+            d["nvvm.grid_constant"] = ir.UnitAttr.get()
+            attrs[i] = ir.DictAttr.get(d)
+        op.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs)
+        for t in texts:
+            kv = dict(p.split("=", 1) for p in t.split(";"))
+            plans.append({"arg": kv["arg"], "box": [int(x) for x in kv["box"].split(",")],
+                          "swizzle": int(kv["swizzle"])})
+    return plans
 
 
 def occupancy_hint(ptx: str, ptxas_info: str, shared: int, target) -> int | None:

@@ -71,6 +71,9 @@ def _checked(check):
     return verify
 
 
+checked = _checked  # (for the op families built on memdescs: opdefs/tma.py)
+
+
 @_checked
 def _local_alloc(op):
     md = T.memdesc_of(op.results[0].type)

@@ -90,6 +90,11 @@ def _split_kernel(x, out, N: tl.constexpr):
     tl.store(out + tl.arange(0, N // 2), lo - hi)
 
 
+@interpreted
+def _descriptor_kernel(x_desc, out, N: tl.constexpr):
+    tl.store(out + tl.arange(0, N), x_desc.load([N]) * 3)  # (tile.descriptor_load on sm_90)
+
+
 def _ref_reduce(x):
     return np.array([x.sum()], np.float32)
 
@@ -102,6 +107,7 @@ BUILTIN_KERNELS = {
     "tile.reduce": (_reduce_kernel, 1, _ref_reduce),
     "tile.scan": (_scan_kernel, 16, np.cumsum),
     "tile.split": (_split_kernel, 8, _ref_split),
+    "tile.descriptor_load": (_descriptor_kernel, 8, lambda x: x[8:] * 3),
 }
 
 
@@ -122,7 +128,11 @@ def test_builtin_evaluated_op(name, monkeypatch):
     rng = np.random.default_rng(7)
     x = rng.integers(-8, 8, 16).astype(np.float32)
     out = np.full(n_out, np.nan, np.float32)
-    kernel[(1,)](x, out, N=16)
+    if name == "tile.descriptor_load":
+        from tilework.tools.tensor_descriptor import TensorDescriptor
+        kernel[(1,)](TensorDescriptor.from_tensor(x, [8]), out, N=8)
+    else:
+        kernel[(1,)](x, out, N=16)
     np.testing.assert_allclose(out, ref(x), rtol=1e-6)
     assert seen and name not in seen
 

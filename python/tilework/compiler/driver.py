@@ -171,7 +171,7 @@ def compile(src, target: str | Target, options: CompileOptions | None = None,
     with ctx, ir.Location.unknown(ctx):
         if isinstance(src, ASTSource):
             cur = build_kernel(src.fn, src.signature, src.constants, src.attrs, ctx, name=name,
-                               options=options)
+                               options=options, target=target)
             kname = name or src.fn.__name__
             first = 1
             asm = {"tile": str(cur)}

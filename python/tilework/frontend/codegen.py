@@ -21,7 +21,8 @@ from ..language.function import JITFunction
 from . import semantic as S
 from .ops import IMPLS
 from .ops_control import ControlFlow, ReturnSignal, Undefined
-from .ops_descriptor import descriptor_from_args, descriptor_params, is_descriptor_type
+from .ops_descriptor import (TMA_ATTR, descriptor_from_args, descriptor_params,
+                             is_descriptor_type, tma_param)
 from .ops_shape import subscript
 from .semantic import SemanticError
 from .types import to_ir
@@ -468,14 +469,17 @@ class _BoundMethod:
 
 
 def build_kernel(jit_fn, signature: dict, constants: dict, attrs: dict, context: ir.Context,
-                 name: str | None = None, options=None) -> ir.Module:
+                 name: str | None = None, options=None, target=None) -> ir.Module:
     """Emits the tile IR module of `jit_fn` specialized on `signature` (param -> dtype of the
-    runtime arguments), `constants` (param -> value) and `attrs` (param -> {attr: int})."""
+    runtime arguments), `constants` (param -> value) and `attrs` (param -> {attr: int}), for
+    `target` (a `Target`, or None: target-neutral; host tensor descriptors then never use
+    TMA)."""
     tree = jit_fn.parse()
     fdef = tree.body[0]
     b = S.Builder(context)
     b.kernel_name = name or jit_fn.__name__
     b.options = options  # CompileOptions: builtins read debug, enable_fp_fusion
+    b.target = target
     with context:
         loc = ir.Location.file(jit_fn.filename, jit_fn.first_line, 1, context)
         module = ir.Module.create(loc)
@@ -487,6 +491,10 @@ def build_kernel(jit_fn, signature: dict, constants: dict, attrs: dict, context:
                 if p in getattr(jit_fn, "const_params", ()) and t.is_ptr():  # `p: tl.const`
                     t = core.pointer_type(t.element_ty, t.address_space, const=True)
                 params += descriptor_params(p, t) if is_descriptor_type(t) else [(p, t)]
+        # the tensor maps of descriptors loaded by TMA come last (the runtime appends them)
+        tma = [(p, tma_param(b, p, signature[p])) for p in jit_fn.arg_names
+               if is_descriptor_type(signature.get(p)) and tma_param(b, p, signature[p])]
+        params += [(tp[0], tp[1]) for _, tp in tma]
         arg_names = [p for p, _ in params]
         arg_types = [to_ir(t) for _, t in params]
         with ir.InsertionPoint(module.body), loc:
@@ -498,7 +506,12 @@ def build_kernel(jit_fn, signature: dict, constants: dict, attrs: dict, context:
                 d = {k: ir.IntegerAttr.get(ir.IntegerType.get_signless(32), v)
                      for k, v in attrs.get(p, {}).items()}
                 arg_attrs.append(ir.DictAttr.get(d))
+            for i in range(len(arg_names) - len(tma), len(arg_names)):
+                arg_attrs[i] = ir.DictAttr.get({TMA_ATTR: ir.UnitAttr.get()})
             f.arg_attrs = ir.ArrayAttr.get(arg_attrs)
+            if tma:  # what the runtime encodes each tensor map from (metadata["tma"])
+                f.attributes[TMA_ATTR] = ir.ArrayAttr.get(
+                    [ir.StringAttr.get(tp[2]) for _, tp in tma])
             entry = f.add_entry_block()
         scope = {}
         args = {p: tensor(entry.arguments[i], t) for i, (p, t) in enumerate(params)}
@@ -506,8 +519,10 @@ def build_kernel(jit_fn, signature: dict, constants: dict, attrs: dict, context:
             t = signature.get(p)
             if is_descriptor_type(t):
                 with ir.InsertionPoint(entry), loc:
+                    tp = tma_param(b, p, t)
                     scope[p] = descriptor_from_args(
-                        b, t, [args[n] for n, _ in descriptor_params(p, t)])
+                        b, t, [args[n] for n, _ in descriptor_params(p, t)],
+                        args[tp[0]] if tp else None)
             elif t is not None:
                 scope[p] = args[p]
         for p, v in constants.items():
@@ -521,4 +536,26 @@ def build_kernel(jit_fn, signature: dict, constants: dict, attrs: dict, context:
                     raise gen.error(gen.return_node, "a kernel cannot return a value") from None
             with loc:
                 func_d.ReturnOp([])
+        if tma:
+            _drop_unused_tensor_maps(f, entry, len(tma))
     return module
+
+
+def _drop_unused_tensor_maps(f, entry, n: int):
+    """Erases the tensor-map arguments (the last `n`) no load used (a descriptor only stored
+    to, or loaded on the block-pointer path), with their plans."""
+    first = len(entry.arguments) - n
+    plans = list(ir.ArrayAttr(f.attributes[TMA_ATTR]))
+    arg_attrs = list(ir.ArrayAttr(f.arg_attrs))
+    for i in reversed(range(first, len(entry.arguments))):
+        if not len(list(entry.arguments[i].uses)):
+            entry.erase_argument(i)
+            del plans[i - first], arg_attrs[i]
+    with f.context:
+        f.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+            [a.type for a in entry.arguments], []))
+        f.arg_attrs = ir.ArrayAttr.get(arg_attrs)
+        if plans:
+            f.attributes[TMA_ATTR] = ir.ArrayAttr.get(plans)
+        else:
+            del f.attributes[TMA_ATTR]

@@ -3,7 +3,11 @@
 `TensorDescriptor` kernel parameter (`descriptor_params`, `descriptor_from_args`).
 
 A descriptor is a frontend object (`language.descriptor.tensor_descriptor`) like a block
-pointer.  Its accesses are block-pointer accesses checked on every dimension: the tile of
+pointer.  On NVIDIA sm_90 (with `CompileOptions.tma`), a host descriptor whose block has a TMA
+plan (`language.descriptor.tma_plan`: zero padding, boxes of at most 256, rows of 16 bytes or
+more) also gets a tensor-map parameter (`tma_param`, after all others) and its loads are
+`tile.descriptor_load` ops (copied by TMA); stores, atomics and in-kernel descriptors keep the
+block-pointer path.  Otherwise:  Its accesses are block-pointer accesses checked on every dimension: the tile of
 pointers `base + sum_d (offsets[d] + arange(B_d)) * strides[d]` under the mask
 `0 <= offsets[d] + arange(B_d) < shape[d]`, so they get the vector widths a block pointer
 gets (the last stride is the constant 1: contiguous rows), out-of-bounds elements load as the
@@ -13,13 +17,16 @@ from __future__ import annotations
 
 from ..language import core
 from ..language.core import constexpr, tensor
+from tilework.dialects import builders as B
+
 from ..language.descriptor import (MAX_RANK, PADDINGS, tensor_descriptor,
-                                   tensor_descriptor_type)
+                                   tensor_descriptor_type, tma_plan)
 from ..language.memory import block_pointer
 from . import semantic as S
 from .ops_core import IMPLS, impl
 from .ops_memory import block_pointer_tiles, load_block, store_block
 from .semantic import SemanticError
+from .types import tensor_ir_type
 
 
 def _unwrap(x):
@@ -156,6 +163,8 @@ def _value(b, desc: tensor_descriptor, value, what) -> tensor:
 @impl
 def load_tensor_descriptor(b, desc, offsets):
     d = _desc(desc, "load_tensor_descriptor")
+    if d.tma is not None:
+        return _tma_load(b, d, offsets)
     bp = _block(b, d, offsets, "load_tensor_descriptor")
     return load_block(b, bp, None, None, tuple(range(len(d.block_shape))), d.padding, "", "",
                       False)
@@ -213,13 +222,53 @@ def descriptor_params(name: str, ty: tensor_descriptor_type) -> list:
             + [(f"{name}.stride{d}", core.int64) for d in range(rank - 1)])
 
 
-def descriptor_from_args(b, ty: tensor_descriptor_type, args: list) -> tensor_descriptor:
+def descriptor_from_args(b, ty: tensor_descriptor_type, args: list,
+                         tma: tensor | None = None) -> tensor_descriptor:
     """The in-kernel descriptor of a `TensorDescriptor` parameter from its parameters' values
-    (`descriptor_params` order); the last stride is the constant 1."""
+    (`descriptor_params` order; `tma` its tensor-map parameter, if any); the last stride is
+    the constant 1."""
     rank = ty.rank
     base, shape, strides = args[0], args[1:1 + rank], args[1 + rank:]
     strides = list(strides) + [b.constant(1, core.int64)]
-    return tensor_descriptor((base, shape, strides, ty.block_shape, ty.padding))
+    return tensor_descriptor((base, shape, strides, ty.block_shape, ty.padding, tma))
+
+
+TMA_ATTR = "tile.tma"  # on the tensor-map arguments, and on the kernel: the plans (below)
+
+
+def uses_tma(b, ty: tensor_descriptor_type):
+    """The TMA plan (box, swizzle) of a host descriptor parameter of type `ty` in this
+    compilation, or None (another target, `tma=False`, or a block TMA cannot copy)."""
+    t, opts = getattr(b, "target", None), getattr(b, "options", None)
+    if t is None or t.backend != "nvidia" or not 90 <= t.capability < 100 or \
+            (opts is not None and not opts.tma):
+        return None
+    return tma_plan(ty.element_ty.primitive_bitwidth, ty.block_shape, ty.padding)
+
+
+def tma_param(b, name: str, ty: tensor_descriptor_type):
+    """(parameter name, dtype, plan text) of the tensor-map parameter of the host descriptor
+    argument `name`, or None.  The plan text `arg=<name>;box=<b0,b1>;swizzle=<bytes>` is what
+    the runtime encodes the tensor map by (`metadata["tma"]`, runtime/tma.py)."""
+    plan = uses_tma(b, ty)
+    if plan is None:
+        return None
+    box, sw = plan
+    return (f"{name}.tma", core.pointer_type(core.int8),
+            f"arg={name};box={','.join(map(str, box))};swizzle={sw}")
+
+
+def _tma_load(b, d: tensor_descriptor, offsets) -> tensor:
+    offs = _list(offsets, "offsets", "load_tensor_descriptor")
+    ndim = len(d.block_shape)
+    if len(offs) != ndim:
+        raise SemanticError(f"load_tensor_descriptor: expected {ndim} offsets, but got "
+                            f"{len(offs)}")
+    coords = [_scalar(b, o, core.int32, "offsets").handle for o in offs]
+    _, sw = tma_plan(d.dtype.primitive_bitwidth, d.block_shape, d.padding)
+    rt = tensor_ir_type(d.dtype, d.block_shape)
+    h = B.build_descriptor_load(b, d.tma.handle, coords, result_type=rt, swizzle=sw)
+    return tensor(h, d.dtype, list(d.block_shape))
 
 
 def is_descriptor_type(ty) -> bool:

@@ -17,6 +17,30 @@ __all__ = ["make_tensor_descriptor", "load_tensor_descriptor", "store_tensor_des
 
 MAX_RANK = 5
 PADDINGS = ("zero", "nan")
+TMA_MAX_BOX = 256  # a tensor map's box: at most 256 elements along each dimension
+TMA_SWIZZLES = (128, 64, 32)
+
+
+def tma_plan(elem_bits: int, block_shape, padding: str):
+    """How a host descriptor's blocks are copied by TMA (`cp.async.bulk.tensor`), or None
+    where TMA cannot (the block-pointer path then): `(box, swizzle_bytes)`.  TMA zero-fills
+    out-of-bounds elements, so only `padding="zero"`; the box is at most 256 per dimension
+    and its inner dimension at least 16 bytes.  A 2-D block of 8/16/32-bit elements whose rows
+    have 32 bytes or more lands in the `#tilegpu.nvmma_shared` layout wgmma reads: the widest
+    swizzle (128, 64, 32 bytes) the rows allow, the box one swizzle wide (the block is copied
+    as several boxes side by side), if it has 8 rows or more (the swizzle's period: ring slots
+    then stay in phase); any other block lands row-major, unswizzled, in one box.
+    The compiler and the host tensor map (`runtime/tma.py`) both follow this plan (recorded
+    in the compiled kernel's `metadata["tma"]`)."""
+    shape = [int(d) for d in block_shape]
+    if padding != "zero" or not 1 <= len(shape) <= MAX_RANK or elem_bits < 8 or \
+            any(d > TMA_MAX_BOX for d in shape) or shape[-1] * elem_bits // 8 < 16:
+        return None
+    inner = shape[-1] * elem_bits // 8
+    if len(shape) == 2 and elem_bits in (8, 16, 32) and inner >= 32 and shape[0] >= 8:
+        sw = next(s for s in TMA_SWIZZLES if inner >= s)
+        return [shape[0], sw * 8 // elem_bits], sw
+    return shape, 0
 
 
 class block_type:
@@ -91,10 +115,12 @@ def _call(name, *args, **kwargs):
 
 class tensor_descriptor(tuple):
     """A descriptor of a strided tensor in global memory, read and written in blocks of
-    `block_shape` at element offsets.  The tuple (base, shape, strides, block_shape, padding):
-    `base` a scalar pointer, `shape` int32 scalars, `strides` int64 scalars (the last the
-    constant 1), `block_shape` ints, `padding` 'zero' or 'nan'.  Being a tuple it flows through
-    runtime loops and branches like the tuple of its values."""
+    `block_shape` at element offsets.  The tuple (base, shape, strides, block_shape, padding,
+    tma): `base` a scalar pointer, `shape` int32 scalars, `strides` int64 scalars (the last
+    the constant 1), `block_shape` ints, `padding` 'zero' or 'nan', `tma` the kernel
+    parameter holding its host tensor map (NVIDIA sm_90 with a TMA plan; loads then copy
+    with TMA) or None.  Being a tuple it flows through runtime loops and branches like the
+    tuple of its values."""
 
     # method -> builtin, resolved by the code generator (compiled) or called below (interpreter)
     __tilework_methods__ = {
@@ -105,15 +131,16 @@ class tensor_descriptor(tuple):
     }
 
     def __new__(cls, parts):
-        base, shape, strides, block_shape, padding = parts
+        base, shape, strides, block_shape, padding, *tma = parts
         return super().__new__(cls, (base, tuple(shape), tuple(strides), tuple(block_shape),
-                                     padding))
+                                     padding, tma[0] if tma else None))
 
     base = property(lambda self: self[0])
     shape = property(lambda self: self[1])
     strides = property(lambda self: self[2])
     block_shape = property(lambda self: self[3])
     padding = property(lambda self: self[4])
+    tma = property(lambda self: self[5])
 
     @property
     def dtype(self) -> core.dtype:

@@ -21,6 +21,23 @@ KINDS = {"p": (ctypes.c_void_p, "P"), "i": (ctypes.c_int32, "i"), "l": (ctypes.c
          "c": (ctypes.c_int8, "b"), "s": (ctypes.c_int16, "h"), "C": (ctypes.c_uint8, "B"),
          "S": (ctypes.c_uint16, "H"), "I": (ctypes.c_uint32, "I"), "d": (ctypes.c_double, "d"),
          "h": (ctypes.c_uint16, "H"), "B": (ctypes.c_uint16, "H")}  # fp16, bf16: the bits
+
+
+class TensorMapSlot(ctypes.Structure):
+    """A 128-byte tensor map parameter (kind "T"; the driver copies the bytes, so the host
+    slot needs no 64-byte alignment); `value` takes the encoded bytes (runtime/tma.py)."""
+    _fields_ = [("bytes", ctypes.c_ubyte * 128)]
+
+    @property
+    def value(self):
+        return bytes(self.bytes)
+
+    @value.setter
+    def value(self, b):
+        ctypes.memmove(self.bytes, bytes(b), 128)
+
+
+KINDS["T"] = (TensorMapSlot, "128s")
 _SCALARS = {"int32": "i", "int64": "l", "uint64": "L", "fp32": "f", "int1": "b", "int8": "c",
             "int16": "s", "uint8": "C", "uint16": "S", "uint32": "I", "fp64": "d", "fp16": "h",
             "bf16": "B"}
@@ -50,6 +67,7 @@ def param_kinds(metadata: dict) -> str:
     """The kinds of a compiled kernel's parameters, in order ('' for a kernel compiled from a
     stage's text, which records no signature)."""
     kinds = "".join(param_kind(t) for t in metadata.get("signature", {}).values())
+    kinds += "T" * len(metadata.get("tma", ()))  # TMA tensor maps follow the signature's
     if metadata.get("global_scratch_size"):
         kinds += "p"  # the global scratch buffer comes last
     return kinds
@@ -91,7 +109,7 @@ def _wrap(bits: int, signed: bool):
 
 
 _ENCODERS = {"h": lambda v: fp16_bits(float(v)), "B": lambda v: bf16_bits(float(v)),
-             "f": float, "d": float, "b": bool, "p": lambda v: v}
+             "f": float, "d": float, "b": bool, "p": lambda v: v, "T": bytes}
 _ENCODERS.update({k: _wrap(b, s) for k, (b, s) in _INT_BITS.items()})
 
 

@@ -55,6 +55,10 @@ def write(kernels, folder: str) -> list:
         manifest = read_manifest(folder)
     written = []
     for ck in kernels:
+        if ck.metadata.get("tma"):  # (the launchers here pass no tensor maps)
+            raise ValueError(f"kernel {ck.name} loads host tensor descriptors by TMA (a "
+                             f"tensor map per launch); bundles cannot pass tensor maps yet: "
+                             f"compile it with tma=False")
         target = str(ck.target)
         ext, data = binary_of(ck)
         fname = f"{ck.name}.{target}.{ext}"

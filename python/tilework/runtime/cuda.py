@@ -147,7 +147,7 @@ class CudaRuntime:
         k.device = int(self._check(cu.cuCtxGetDevice(), "cuCtxGetDevice"))
         nat = native_launch.cuda_driver(CudaError)
         if nat is not None and not ck.metadata.get("global_scratch_size") and \
-                len(k.kinds) <= 256:
+                len(k.kinds) <= 256 and "T" not in k.kinds:  # (tensor maps: the Python path)
             # its context: a native launch checks the thread's current one is it
             ctx = self._check(cu.cuCtxGetCurrent(), "cuCtxGetCurrent")
             k.native = nat.Kernel(int(fn), block, shared, k.kinds, ck.name, k.device,

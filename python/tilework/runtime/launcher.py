@@ -21,6 +21,7 @@ from .device import runtime_for
 from .gpu_errors import CudaError
 from .launch_args import TORCH_DTYPES as _TORCH_DTYPES
 from .launch_args import normalize_grid as _grid
+from .tma import tensor_maps
 
 # typestr of __cuda_array_interface__ -> tile dtype name
 _TYPESTR = {"<f4": "fp32", "<f2": "fp16", "<f8": "fp64", "|i1": "int8", "<i2": "int16",
@@ -376,6 +377,8 @@ def _run_variant(fn, key, params, values, opts, grid, launch, dev):
         return k
     g = _grid(fn, grid, values)
     if g[0] and g[1] and g[2]:
+        if "tma" in k.metadata:  # TMA tensor maps of host descriptors follow the parameters
+            params = params + tensor_maps(fn, values, k.metadata["tma"])
         if "global_scratch_size" in k.metadata and scratch_size(k.metadata):
             buf, ptr = global_scratch(k.metadata, g, _runtime.stream())
             params = params + [ptr]  # `buf` lives until the launch is queued

@@ -1,0 +1,126 @@
+"""Descriptor matmul the way Triton's tutorials write it (host `TensorDescriptor` arguments,
+`desc.load` in the K loop, `desc.store` of the tile, grouped ordering), one source run by
+tilework (TMA loads, `tilegpu-pipeline-tma`; and with `tma=False`, the block-pointer path) and
+by Triton, against cuBLAS (torch.matmul); CUDA-event medians, fp16 and bf16.
+
+    python benchmarks/tma_matmul.py [M N K] [--dtype fp16|bf16|both] [--configs BMxBNxBK/warps/stages ...]
+
+Each row: TFLOP/s, the first call's time (compile included) and the max error against
+cuBLAS's result.  Needs an sm_90 GPU (TMA).
+"""
+import os
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools"))
+from quick_matmul import bench, load_source  # noqa: E402  (one source under either compiler)
+
+SRC = '''
+@jit
+def matmul_tma(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+               BK: tl.constexpr, GROUP_M: tl.constexpr):
+    pid = tl.program_id(0)
+    num_m = tl.cdiv(M, BM)
+    num_n = tl.cdiv(N, BN)
+    group = GROUP_M * num_n
+    gid = pid // group
+    first_m = gid * GROUP_M
+    gsize = min(num_m - first_m, GROUP_M)
+    pid_m = first_m + ((pid % group) % gsize)
+    pid_n = (pid % group) // gsize
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = a_desc.load([pid_m * BM, k * BK])
+        b = b_desc.load([k * BK, pid_n * BN])
+        acc = tl.dot(a, b, acc)
+    c_desc.store([pid_m * BM, pid_n * BN], acc.to(c_desc.dtype))
+'''
+
+CONFIGS = [(128, 128, 64, 4, 3), (128, 128, 64, 8, 3), (128, 256, 64, 8, 3),
+           (128, 128, 64, 4, 4), (64, 128, 64, 4, 4)]
+DTYPES = {"fp16": "float16", "bf16": "bfloat16"}  # (torch dtype names)
+
+
+def descriptor_class(which):
+    if which == "triton":
+        from triton.tools.tensor_descriptor import TensorDescriptor
+    else:
+        from tilework.tools.tensor_descriptor import TensorDescriptor
+    return TensorDescriptor
+
+
+def parse_configs(argv):
+    out = []
+    for a in argv:
+        tile, w, s = a.split("/")
+        bm, bn, bk = (int(x) for x in tile.split("x"))
+        out.append((bm, bn, bk, int(w), int(s)))
+    return out
+
+
+def main():
+    argv = sys.argv[1:]
+    dt_names = ["fp16", "bf16"]
+    if "--dtype" in argv:
+        i = argv.index("--dtype")
+        v = argv[i + 1]
+        dt_names = ["fp16", "bf16"] if v == "both" else [v]
+        del argv[i:i + 2]
+    configs = CONFIGS
+    if "--configs" in argv:
+        i = argv.index("--configs")
+        configs = parse_configs(argv[i + 1:])
+        del argv[i:]
+    M, N, K = (int(x) for x in argv[:3]) if argv else (4096, 4096, 4096)
+    flop = 2 * M * N * K
+    kernels = {}
+    for which in ("tilework", "triton"):
+        try:
+            kernels[which] = load_source(SRC, which, "tma_matmul").matmul_tma
+        except ImportError as e:
+            print(f"({which} unavailable: {e})")
+    print(f"{torch.cuda.get_device_name()}  descriptor matmul {M}x{N}x{K}")
+    for dn in dt_names:
+        dt = getattr(torch, DTYPES[dn])
+        torch.manual_seed(0)
+        a = torch.randn(M, K, device="cuda", dtype=dt)
+        b = torch.randn(K, N, device="cuda", dtype=dt)
+        ref = a @ b
+        t = bench(lambda: torch.matmul(a, b))
+        print(f" {dn}  cuBLAS {flop / t / 1e9:8.1f} TFLOP/s")
+        for bm, bn, bk, w, s in configs:
+            row = []
+            runs = [("tilework", kernels.get("tilework"), {}),
+                    ("tilework tma=False", kernels.get("tilework"), {"tma": False}),
+                    ("triton", kernels.get("triton"), {})]
+            for name, k, extra in runs:
+                if k is None:
+                    continue
+                TD = descriptor_class("triton" if name == "triton" else "tilework")
+                c = torch.empty(M, N, device="cuda", dtype=dt)
+                ad, bd = TD.from_tensor(a, [bm, bk]), TD.from_tensor(b, [bk, bn])
+                cd = TD.from_tensor(c, [bm, bn])
+                grid = (((M + bm - 1) // bm) * ((N + bn - 1) // bn),)
+
+                def run():
+                    k[grid](ad, bd, cd, M, N, K, BM=bm, BN=bn, BK=bk, GROUP_M=8,
+                            num_warps=w, num_stages=s, **extra)
+                try:
+                    t0 = time.perf_counter()
+                    run()
+                    torch.cuda.synchronize()
+                    ct = time.perf_counter() - t0
+                    err = (c.float() - ref.float()).abs().max().item()
+                    bad = "" if err < (0.5 if dt == torch.float16 else 2.0) else " WRONG"
+                    t = bench(run)
+                    row.append(f"{name} {flop / t / 1e9:7.1f} (first {ct:5.2f} s, err "
+                               f"{err:.3f}{bad})")
+                except Exception as e:  # report and go on
+                    row.append(f"{name} failed: {type(e).__name__}: {str(e)[:160]}")
+            print(f"  {bm}x{bn}x{bk} w{w} s{s}: " + " | ".join(row))
+
+
+if __name__ == "__main__":
+    main()

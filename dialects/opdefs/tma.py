@@ -1,0 +1,155 @@
+"""TMA (the Tensor Memory Accelerator, NVIDIA sm_90): block copies from global memory described
+by a host tensor map (`cp.async.bulk.tensor`) into shared memory, completed on an mbarrier.
+
+`tile.descriptor_load` is what the frontend emits for `desc.load(offsets)` of a host
+`TensorDescriptor` on sm_90 when its block has a TMA plan (`language.descriptor.tma_plan`):
+`desc` is the kernel parameter holding the tensor map (`!tile.ptr<i8>`, passed by value as
+128 bytes), the coordinates are the block's element offsets (i32, outermost first) and
+`swizzle` the plan's swizzle (0, or the bytes of the `#tilegpu.nvmma_shared` layout the block
+lands in).  `tilegpu-tma-loads` (lowering/tma.py) rewrites it into the tilegpu ops below.
+
+The tilegpu ops: `mbarrier_init` (one thread initializes a one-buffer `[1] x i64` barrier for
+`count` arrivals), `tma_load` (one thread, where the optional `pred` holds, arrives on
+`barrier` expecting the copy's bytes and
+issues the copy of the box at the coordinates into `dst`: an nvmma_shared buffer, as several
+boxes one swizzle wide, or an unswizzled row-major one), `mbarrier_wait` (every thread waits
+for the barrier's phase `phase` (0/1) to complete: the copies' bytes have landed and are
+visible to it), `mbarrier_inval` (one thread invalidates the barrier before its bytes are
+used otherwise)."""
+from __future__ import annotations
+
+import mlir.ir as ir
+
+from .. import ir_types as T
+from ..layout import parse_layout
+from .base import INT, READS, WRITES, Attr, any_type, group, is_type, named_operands, operand, \
+    optional, result, tensor
+from .core import TILE
+from .shared import checked, memdesc
+from .tilegpu import TILEGPU
+
+MAX_RANK = 5
+MAX_BOX = 256
+SWIZZLES = (0, 32, 64, 128)
+
+
+def _bits(t) -> int:
+    return ir.IntegerType(t).width if T.isa(t, ir.IntegerType) else ir.FloatType(t).width
+
+
+def _desc(v, what):
+    t = v.type
+    if T.shape_of(t) or not T.is_ptr(t) or str(T.pointee(t)) != "i8":
+        return f"{what} desc must be a scalar !tile.ptr<i8> (the tensor map parameter), got {t}"
+
+
+def _coords(op, rank, what):
+    n = len([k for k, v in named_operands(op).items() if k.startswith("coord") and v is not None])
+    if n != rank:
+        return f"{what} needs one coordinate per dimension ({rank}), got {n}"
+
+
+def _box(shape, elem, swizzle, what):
+    """What a TMA box of a block of `shape` x `elem` with `swizzle` needs."""
+    if not 1 <= len(shape) <= MAX_RANK:
+        return f"{what} rank must be 1..{MAX_RANK}, got {len(shape)}"
+    if not (T.isa(elem, ir.IntegerType) or T.isa(elem, ir.FloatType)) or _bits(elem) < 8:
+        return f"{what} elements must be integers or floats of 8 bits or more, got {elem}"
+    if any(d > MAX_BOX for d in shape):
+        return f"{what} block {list(shape)} exceeds TMA's box of {MAX_BOX} per dimension"
+    inner = shape[-1] * _bits(elem) // 8
+    if inner < 16:
+        return f"{what} rows must have at least 16 bytes, got {inner}"
+    if swizzle not in SWIZZLES:
+        return f"{what} swizzle must be one of {', '.join(map(str, SWIZZLES))}; got {swizzle}"
+    if swizzle and (len(shape) != 2 or inner < swizzle or _bits(elem) > 32):
+        return f"{what} swizzle {swizzle} needs a 2-D block of 8/16/32-bit elements with rows " \
+               f"of at least {swizzle} bytes"
+
+
+def _descriptor_load(op):
+    args = named_operands(op)
+    rt = op.results[0].type
+    shape = T.shape_of(rt)
+    return _desc(args["desc"], "descriptor_load") or \
+        _box(shape, T.element_type(rt), ir.IntegerAttr(op.attributes["swizzle"]).value,
+             "descriptor_load") or \
+        _coords(op, len(shape), "descriptor_load")
+
+
+def _barrier(v, what):
+    md = T.memdesc_of(v.type)
+    if md.buffers != 1 or md.shape != (1,) or str(md.elem) != "i64":
+        return f"{what} barrier must be one [1] x i64 buffer, got {v.type}"
+
+
+def dst_swizzle(md) -> int | None:
+    """The TMA swizzle a buffer is written with: an nvmma_shared layout's (not transposed,
+    swizzled), 0 for a row-major one; None for a layout TMA cannot write."""
+    if md.layout.startswith("#tilegpu.nvmma_shared<"):
+        lay = parse_layout(md.layout)
+        return lay.swizzle_bytes if lay.swizzle_bytes and not lay.transposed else None
+    if md.layout.startswith("#tilegpu.swizzled_shared<"):
+        return None
+    return 0
+
+
+@checked
+def _tma_load(op):
+    args = named_operands(op)
+    md = T.memdesc_of(args["dst"].type)
+    err = _desc(args["desc"], "tma_load") or _barrier(args["barrier"], "tma_load")
+    if err:
+        return err
+    if md.buffers != 1:
+        return f"tma_load to a memdesc of {md.buffers} buffers: select one with memdesc_index"
+    sw = dst_swizzle(md)
+    if sw is None:
+        return f"tma_load writes a row-major or a swizzled, untransposed " \
+               f"#tilegpu.nvmma_shared buffer, got {md.layout}"
+    return _box(md.shape if not sw else (md.shape[0], sw * 8 // _bits(md.elem)), md.elem, sw,
+                "tma_load") or _coords(op, len(md.shape), "tma_load")
+
+
+@checked
+def _one_barrier(op):
+    return _barrier(op.operands[0], op.name.split(".")[1])
+
+
+@checked
+def _mbarrier_init(op):
+    return _barrier(op.operands[0], "mbarrier_init") or \
+        (None if ir.IntegerAttr(op.attributes["count"]).value >= 1
+         else "mbarrier_init count must be >= 1")
+
+
+_i32 = lambda: is_type("i32")  # noqa: E731  (one constraint variable per coordinate)
+
+TILE.op("descriptor_load", "the block of the tensor map `desc` at the coordinates (TMA; "
+                           "out-of-bounds elements are zero)",
+        operands=[operand("desc", any_type())] + group("coord", _i32, MAX_RANK),
+        results=[result("result", tensor())], attrs=[Attr("swizzle", INT)],
+        traits={READS}, verify=_descriptor_load, interp="builtin",
+        unsupported={"amd": "TMA tensor maps are NVIDIA's (sm_90+); AMD loads descriptors "
+                            "as block pointers"})
+TILEGPU.op("mbarrier_init", "one thread initializes the mbarrier `barrier` for `count` arrivals",
+           operands=[operand("barrier", memdesc())], attrs=[Attr("count", INT)],
+           traits={WRITES}, verify=_mbarrier_init, interp=None,
+           unsupported={"amd": "mbarriers are NVIDIA's (sm_90+)"})
+TILEGPU.op("tma_load", "one thread arrives on `barrier` expecting the bytes of the box at the "
+                       "coordinates of the tensor map `desc`, and copies it into `dst` (only "
+                       "where `pred`, if given, is true)",
+           operands=[operand("desc", any_type()), operand("dst", memdesc()),
+                     operand("barrier", memdesc())] + group("coord", _i32, MAX_RANK)
+           + [optional("pred", is_type("i1"))],
+           traits={READS, WRITES}, verify=_tma_load, interp=None,
+           unsupported={"amd": "TMA is NVIDIA's (sm_90+)"})
+TILEGPU.op("mbarrier_wait", "every thread waits until phase `phase` (0 or 1) of `barrier` "
+                            "completes",
+           operands=[operand("barrier", memdesc()), operand("phase", is_type("i32"))],
+           traits={READS}, verify=_one_barrier, interp=None,
+           unsupported={"amd": "mbarriers are NVIDIA's (sm_90+)"})
+TILEGPU.op("mbarrier_inval", "one thread invalidates the mbarrier `barrier`",
+           operands=[operand("barrier", memdesc())],
+           traits={WRITES}, verify=_one_barrier, interp=None,
+           unsupported={"amd": "mbarriers are NVIDIA's (sm_90+)"})

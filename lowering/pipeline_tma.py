@@ -1,0 +1,282 @@
+"""`tilegpu-pipeline-tma`: software pipelining of the TMA loads (`tile.descriptor_load`) of an
+scf.for whose body feeds a dot (NVIDIA sm_90; the cp.async pipeliner, pipeline.py, handles
+`tile.load`s).
+
+Depth S as tilegpu-pipeline's (`tile.num_stages` on the loop, else `num_stages`; S <= 1: the
+loop is left to tilegpu-tma-loads, one copy and wait per load).  A descriptor_load directly
+in the body is pipelined when its coordinates are computed, in the body, by side-effect-free
+ops from the (i32) induction variable and values from outside the loop.  Each such load gets
+a ring of S buffers in its swizzle's layout; the loop one ring of S mbarriers, each
+initialized for one arrival per load (every load's tma_load arrives with its bytes):
+
+    before:   rings; mbarrier_init of each slot's barrier;
+              for j in 0 .. S-2: the loads of iteration j into slot j (pred: lb + j*step < ub)
+    loop i:   (k = (i - lb) / step)  the loads of iteration k+S-1 into slot (k+S-1) % S
+              (pred: i + (S-1)*step < ub); mbarrier_wait on slot k % S, phase (k / S) % 2;
+              each load's uses read slot k % S: a local_alloc of it in the slot's layout (the
+              wgmma operand buffer) becomes the slot, other uses a local_load of it
+    after:    mbarrier_inval of each slot's barrier; the rings' deallocs
+
+The copies of iteration k+S-1 go into the slot iteration k-1 read: tilegpu-insert-barriers
+puts one barrier before them (every warp's reads of it are done).  With a synchronous
+warpgroup_dot they come first in the body; when the body's one warpgroup_dot reads two ring
+slots and carries its accumulator alone (tilegpu-pipeline's asynchronous wgmma), it commits
+without waiting, `warpgroup_wait {num = 1}` follows it (wgmma(k-1) done) and the copies come
+after that; `warpgroup_wait {num = 0}` on the loop's result after the loop.  Every copy issued is waited for inside the loop (those past the end are
+never issued), so nothing is in flight after it.  If S rings do not fit in the target's shared
+memory next to the kernel's largest scratch, S shrinks (`tilegpu.pipeline_note` says so).
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+
+from tilework.dialects import builders as B
+from tilework.dialects import tile as T
+
+from .layout_passes import kernels
+from .pass_base import Pass, register
+from .pipeline import NOTE_ATTR, STAGES_ATTR
+from .shared_memory import alloc_bytes, scratch_bytes
+from .tile_passes import PURE_OPS
+from .tma import barrier_type, buffer_layout
+
+_SLICE_OPS = frozenset(PURE_OPS) - {"tile.dot", "tile.reduce", "tile.scan"}
+
+
+def _pure(op) -> bool:
+    return not len(op.regions) and (op.name in _SLICE_OPS or op.name.startswith("arith."))
+
+
+def _slice(body, iv, values, out: set) -> bool:
+    """Adds to `out` the body's ops computing `values` from `iv` and outside values; False
+    if one depends on anything else (a carried value, an op with effects)."""
+    for v in values:
+        owner = v.owner
+        if isinstance(owner, ir.Block):
+            if owner == body and v != iv:
+                return False
+            continue
+        op = owner.operation if hasattr(owner, "operation") else owner
+        if op.block != body:
+            continue  # defined outside the loop
+        if not _pure(op):
+            return False
+        if op not in out:
+            out.add(op)
+            if not _slice(body, iv, list(op.operands), out):
+                return False
+    return True
+
+
+def _i32(v: int) -> ir.Value:
+    t = ir.IntegerType.get_signless(32)
+    return ir.Operation.create("arith.constant", results=[t],
+                               attributes={"value": ir.IntegerAttr.get(t, v)}).results[0]
+
+
+def _arith(name, a, b, t=None):
+    return ir.Operation.create(name, results=[t or a.type], operands=[a, b]).results[0]
+
+
+def _lt(a, b):
+    return ir.Operation.create("arith.cmpi", results=[ir.IntegerType.get_signless(1)],
+                               operands=[a, b], attributes={"predicate": ir.IntegerAttr.get(
+                                   ir.IntegerType.get_signless(64), 2)}).results[0]  # slt
+
+
+def _view(ring, slot):
+    md = T.memdesc_of(ring.type)
+    one = T.memdesc_type(md.shape, md.elem, md.layout, 1)
+    return B.build_memdesc_index(None, ring, slot, result_type=one)
+
+
+def _issue(loads, ops, iv, new_iv, rings, bars, slot, pred):
+    """The loads (`[(desc, coordinates)]`) of the iteration at `new_iv` into `slot` (at the
+    insertion point)."""
+    env = {iv: new_iv}
+    for op in ops:  # the coordinates' slice, in program order
+        new = op.clone()
+        for i, x in enumerate(op.operands):
+            if x in env:
+                new.operands[i] = env[x]
+        for a, b in zip(op.results, new.results):
+            env[a] = b
+    bar = _view(bars, slot)
+    for (desc, coords), ring in zip(loads, rings):
+        coords = [env.get(c, c) for c in coords]
+        B.build_tma_load(None, desc, _view(ring, slot), bar, coords, pred)
+
+
+def _consume(load, view):
+    """`load`'s uses read the slot `view`."""
+    for use in list(load.results[0].uses):
+        user = use.owner
+        if user.name == "tilegpu.local_alloc" and user.results[0].type == view.type:
+            for u in list(user.results[0].uses):
+                if u.owner.name == "tilegpu.local_dealloc":
+                    u.owner.erase()  # (the ring is freed after the loop)
+            user.results[0].replace_all_uses_with(view)
+            user.erase()
+    if len(list(load.results[0].uses)):
+        with ir.InsertionPoint(load), load.location:
+            v = B.build_local_load(None, view, result_type=load.results[0].type)
+        load.results[0].replace_all_uses_with(v)
+    load.erase()
+
+
+def _feeds_dot(body) -> bool:
+    return any(o.operation.name in ("tile.dot", "tilegpu.warpgroup_dot")
+               for o in body.operations)
+
+
+def pipeline_loop(loop, pctx, reserve: int) -> bool:
+    depth = ir.IntegerAttr(loop.attributes[STAGES_ATTR]).value \
+        if STAGES_ATTR in loop.attributes else (pctx.options.num_stages if pctx else 3)
+    body = loop.regions[0].blocks[0]
+    iv = body.arguments[0]
+    if depth <= 1 or str(iv.type) != "i32" or not _feeds_dot(body):
+        return False
+    loads, ops = [], set()
+    for o in body.operations:
+        o = o.operation
+        if o.name == "tile.descriptor_load":
+            s = set()
+            nbytes = alloc_bytes(T.MemDesc(T.shape_of(o.results[0].type),
+                                           T.element_type(o.results[0].type), "unit", 1))
+            # (slots start at multiples of the buffer's bytes: TMA needs 128-byte alignment)
+            if nbytes % 128 == 0 and _slice(body, iv, list(o.operands)[1:], s):
+                loads.append(o)
+                ops |= s
+    if not loads:
+        return False
+    mds = [T.MemDesc(T.shape_of(ld.results[0].type), T.element_type(ld.results[0].type),
+                     buffer_layout(ld), 1) for ld in loads]
+    budget = pctx.target.shared_memory if pctx is not None else 1 << 62
+    stages = depth
+    while stages > 1 and sum(alloc_bytes(m.with_buffers(stages)) + 1024 for m in mds) \
+            + 8 * stages + reserve > budget:
+        stages -= 1
+    if stages < depth:
+        loop.attributes[NOTE_ATTR] = ir.StringAttr.get(
+            f"num_stages {depth} -> {stages}: the TMA buffers of {depth} stages (and "
+            f"{reserve} bytes of scratch) exceed the {budget} bytes of shared memory")
+    if stages <= 1:
+        return False
+    _rewrite(loop, body, iv, loads, [o for o in body.operations if o.operation in ops],
+             mds, stages)
+    return True
+
+
+def _rewrite(loop, body, iv, loads, ops, mds, S):
+    lb, ub, step = loop.operands[0], loop.operands[1], loop.operands[2]
+    ops = [o.operation for o in ops]
+    specs = [(ld.operands[0], list(ld.operands)[1:]) for ld in loads]
+    with ir.InsertionPoint(loop), loop.location:
+        rings = [B.build_local_alloc(None, result_type=m.with_buffers(S).type()) for m in mds]
+        bt = T.memdesc_of(barrier_type())
+        bars = B.build_local_alloc(None, result_type=bt.with_buffers(S).type())
+        for j in range(S):
+            B.build_mbarrier_init(None, _view(bars, _i32(j)), count=len(loads))
+        for j in range(S - 1):
+            it = lb if j == 0 else _arith("arith.addi", lb, _arith("arith.muli", step, _i32(j)))
+            _issue(specs, ops, iv, it, rings, bars, _i32(j), _lt(it, ub))
+    first = body.operations[0].operation
+    with ir.InsertionPoint(first), loop.location:
+        k = _arith("arith.divsi", _arith("arith.subi", iv, lb), step)
+    with ir.InsertionPoint(loads[0]), loop.location:
+        slot = _arith("arith.remsi", k, _i32(S))
+        phase = _arith("arith.andi", _arith("arith.divsi", k, _i32(S)), _i32(1))
+        B.build_mbarrier_wait(None, _view(bars, slot), phase)
+        views = [_view(r, slot) for r in rings]
+    for load, view in zip(loads, views):
+        _consume(load, view)
+    wg = _async_dot(loop, body, views)
+    if wg is not None:  # wgmma(k-1) done, then the copies into the slot it read
+        dot, c = wg
+        with ir.InsertionPoint(_next_op(dot)), loop.location:
+            waited = B.build_warpgroup_wait(None, dot.results[0], num=1,
+                                            result_type=dot.results[0].type)
+        body.operations[len(body.operations) - 1].operation.operands[c] = waited
+        ip = _next_op(waited.owner)
+    else:  # (a synchronous dot: at the top, into the slot iteration k-1 read)
+        ip = _next_op(k.owner)
+    with ir.InsertionPoint(ip), loop.location:
+        nxt = _arith("arith.addi", iv, _arith("arith.muli", step, _i32(S - 1)))
+        slot_n = _arith("arith.remsi", _arith("arith.addi", k, _i32(S - 1)), _i32(S))
+        _issue(specs, ops, iv, nxt, rings, bars, slot_n, _lt(nxt, ub))
+    for op in reversed(ops):  # the original coordinates, now unused
+        if not any(True for r in op.results for _ in r.uses):
+            op.erase()
+    after = _next_op(loop)
+    with ir.InsertionPoint(after), loop.location:
+        if wg is not None:  # the last wgmma reads its slots until done
+            r = loop.results[wg[1]]
+            users = [(u.owner, u.operand_number) for u in r.uses]
+            done = B.build_warpgroup_wait(None, r, num=0, result_type=r.type)
+            for owner, i in users:
+                owner.operands[i] = done
+        for j in range(S):
+            B.build_mbarrier_inval(None, _view(bars, _i32(j)))
+        for r in rings + [bars]:
+            B.build_local_dealloc(None, r)
+
+
+def _async_dot(loop, body, views):
+    """(the body's warpgroup_dot, its carried index) if it can stay in flight across
+    iterations (tilegpu-pipeline's conditions: both operands ring slots, an f32/i32
+    accumulator carried for it alone, its result yielded in the same place), else None."""
+    dots = [getattr(o, "operation", o) for o in T.walk_ops(loop)
+            if o.name == "tilegpu.warpgroup_dot"]
+    if len(dots) != 1 or dots[0].block != body:
+        return None
+    dot = dots[0]
+    if dot.operands[0] not in views or dot.operands[1] not in views:
+        return None
+    acc = dot.operands[2]
+    args = list(body.arguments)[1:]
+    if acc not in args or len(list(acc.uses)) != 1:
+        return None
+    c = args.index(acc)
+    yield_op = body.operations[len(body.operations) - 1].operation
+    uses = list(dot.results[0].uses)
+    if len(uses) != 1 or uses[0].owner != yield_op or uses[0].operand_number != c:
+        return None
+    ec = str(T.element_type(dot.results[0].type))
+    md = T.memdesc_of(dot.operands[0].type)
+    mnia = ir.IntegerAttr(dot.attributes["max_num_imprecise_acc"]).value
+    if ec not in ("f32", "i32") or (str(md.elem).startswith("f8") and 0 < mnia < md.shape[1]):
+        return None  # the rule converts or adds after the wait
+    return dot, c
+
+
+def _next_op(op):
+    op = getattr(op, "operation", op)
+    found = False
+    for o in op.block.operations:
+        if found:
+            return o.operation
+        if o.operation == op:
+            found = True
+    raise ValueError("an scf.for is its block's last op")
+
+
+def _loops(op):
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                inner = inner.operation
+                yield from _loops(inner)
+                if inner.name == "scf.for":
+                    yield inner
+
+
+def pipeline_tma(module_op, pctx=None):
+    for f in kernels(module_op):
+        reserve = max([scratch_bytes(op) for op in T.walk_ops(f)] + [0])
+        for loop in list(_loops(f)):  # innermost first
+            pipeline_loop(loop, pctx, reserve)
+
+
+register(Pass("tilegpu-pipeline-tma",
+              "Software-pipeline the TMA loads (tile.descriptor_load) of scf.for loops feeding "
+              "dots: num_stages rings of buffers and mbarriers", run=pipeline_tma))

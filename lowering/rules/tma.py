@@ -1,0 +1,116 @@
+"""Lowering rules of the TMA ops (NVIDIA sm_90; dialects/opdefs/tma.py), as inline PTX.
+
+One thread (thread 0 of the CTA, a predicate inside the asm: no branch in the IR) initializes,
+arms and invalidates a barrier and issues the copies; every thread waits:
+
+* `mbarrier_init`: `mbarrier.init.shared::cta.b64 [bar], count`, then
+  `fence.mbarrier_init.release.cluster` (the async proxy, which completes the copies'
+  transactions, must see the initialized barrier) and a CTA barrier (every thread may then
+  wait on it, even when the pipeliner's waits sit in a loop);
+* `tma_load`: `mbarrier.arrive.expect_tx` of all the block's bytes (TMA counts whole boxes,
+  zero-filled out-of-bounds elements included), then one `cp.async.bulk.tensor.<r>d` per box:
+  an nvmma_shared buffer of swizzle S is copied as boxes S bytes wide, box j at byte
+  j * rows * S of the buffer (the layout's column blocks) and inner coordinate + j * S /
+  elem_bytes; a row-major buffer is one box.  Coordinates go innermost first;
+* `mbarrier_wait`: `mbarrier.try_wait.parity` in a loop (labels scoped by the braces);
+* `mbarrier_inval`: `mbarrier.inval`.
+
+The ops only exist on sm_90 and newer (tilegpu-tma-loads runs there; the verifier-checked
+IR of another target cannot hold a tensor map).  The tensor map is the kernel's by-value parameter: its generic address (`cvta.param`, which
+LLVM emits for a `byval` grid-constant argument) is the copy's `[tmap, {coords}]` operand.
+`tile.descriptor_load` has no rule of its own: tilegpu-tma-loads rewrites it first.
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+
+from tilework.dialects import tile as T
+from tilework.dialects.opdefs.tma import dst_swizzle
+from tilework.dialects.verify import named_operands
+
+from ..axis_info import elem_bytes
+from ..registry import LoweringError, lower
+from ..shared_memory import buffer_bytes, smem_type
+
+
+
+def _asm(ctx, text: str, operands, constraints: str):
+    ctx.create("llvm.inline_asm", operands, [], {
+        "asm_string": ir.StringAttr.get(text),
+        "constraints": ir.StringAttr.get(constraints + ",~{memory}"),
+        "has_side_effects": ir.UnitAttr.get(), "asm_dialect": ir.IntegerAttr.get(ctx.i64, 0)})
+
+
+def _addr(ctx, p) -> ir.Value:
+    """A shared-memory pointer as the 32-bit address `.shared::cta` operands take."""
+    return ctx.op1("llvm.ptrtoint", [p], ctx.i32)
+
+
+_ONE = "{ .reg .pred %%p; setp.eq.u32 %%p, $0, 0; %s }"  # the body under thread 0's predicate
+
+
+@lower("tile.descriptor_load", target="nvidia")
+def _descriptor_load(ctx, op, args):
+    raise LoweringError("tile.descriptor_load is rewritten by tilegpu-tma-loads (NVIDIA sm_90); "
+                        "run that pass before tilegpu-to-llvm", op.location)
+
+
+@lower("tilegpu.mbarrier_init", target="nvidia")
+def _mbarrier_init(ctx, op, args):
+    count = ir.IntegerAttr(op.attributes["count"]).value
+    _asm(ctx, _ONE % f"@%p mbarrier.init.shared::cta.b64 [$1], {count};"
+         + " fence.mbarrier_init.release.cluster;", [ctx.thread_id(), _addr(ctx, args[0])],
+         "r,r")
+    ctx.barrier()  # its own (smem_barriers.accesses): the waits after it see the init
+    return []
+
+
+@lower("tilegpu.mbarrier_inval", target="nvidia")
+def _mbarrier_inval(ctx, op, args):
+    _asm(ctx, _ONE % "@%p mbarrier.inval.shared::cta.b64 [$1];",
+         [ctx.thread_id(), _addr(ctx, args[0])], "r,r")
+    return []
+
+
+@lower("tilegpu.mbarrier_wait", target="nvidia")
+def _mbarrier_wait(ctx, op, args):
+    _asm(ctx, "{ .reg .pred %done; tw_wait: mbarrier.try_wait.parity.shared::cta.b64 %done, "
+              "[$0], $1; @!%done bra.uni tw_wait; }",
+         [_addr(ctx, args[0]), args[1]], "r,r")
+    return []
+
+
+def boxes(md) -> list:
+    """[(byte offset in the buffer, inner-coordinate offset)] of the boxes a buffer is copied
+    as (see the module docstring)."""
+    sw = dst_swizzle(md)
+    if not sw:
+        return [(0, 0)]
+    eb = elem_bytes(smem_type(md.elem))
+    width = sw // eb
+    return [(j * md.shape[0] * sw, j * width) for j in range(md.shape[1] // width)]
+
+
+@lower("tilegpu.tma_load", target="nvidia")
+def _tma_load(ctx, op, args):
+    named = named_operands(op)
+    md = T.memdesc_of(named["dst"].type)
+    desc, dst, bar = args[0], args[1], args[2]
+    rank = sum(1 for k, v in named.items() if k.startswith("coord") and v is not None)
+    coords = list(args[3:3 + rank])[::-1]  # innermost first
+    dst_addr, bar_addr = _addr(ctx, dst), _addr(ctx, bar)
+    issuer = ctx.thread_id()
+    if named["pred"] is not None:  # thread 0 where pred holds: issuer 0, else 1 (nobody)
+        issuer = ctx.op1("arith.select", [args[-1], issuer, ctx.const(1)], ctx.i32)
+    ops = [issuer, bar_addr, desc]
+    body = [f"@%p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], {buffer_bytes(md)};"]
+    for off, dc in boxes(md):
+        d = dst_addr if not off else ctx.op1("arith.addi", [dst_addr, ctx.const(off)], ctx.i32)
+        c0 = coords[0] if not dc else ctx.op1("arith.addi", [coords[0], ctx.const(dc)], ctx.i32)
+        base = len(ops)
+        ops += [d, c0] + coords[1:]
+        cs = ", ".join(f"${base + 1 + i}" for i in range(rank))
+        body.append(f"@%p cp.async.bulk.tensor.{rank}d.shared::cluster.global.mbarrier::"
+                    f"complete_tx::bytes [${base}], [$2, {{{cs}}}], [$1];")
+    _asm(ctx, _ONE % " ".join(body), ops, "r,r,l" + ",r" * (len(ops) - 3))
+    return []

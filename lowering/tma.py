@@ -1,0 +1,88 @@
+"""`tilegpu-tma-loads`: each `tile.descriptor_load` (a host descriptor's block copied by TMA,
+NVIDIA sm_90) becomes
+
+    %buf = tilegpu.local_alloc : memdesc<block, layout>   (nvmma_shared<swizzle> or row-major)
+    %bar = tilegpu.local_alloc : memdesc<[1] x i64>
+    tilegpu.mbarrier_init %bar {count = 1}
+    tilegpu.tma_load %desc, %buf, %bar, coords...
+    tilegpu.mbarrier_wait %bar, 0
+    %v = tilegpu.local_load %buf          (into the descriptor_load's layout)
+    tilegpu.mbarrier_inval %bar
+    tilegpu.local_dealloc %buf, %bar
+
+A user that is a `local_alloc` of the value in the buffer's own layout (tilegpu-warpgroup-dot's
+operand buffer, when the block's swizzle is the one wgmma wants) reads `%buf` instead: the
+block goes from TMA to the tensor cores without the round trip through registers.  Runs after
+tilegpu-pipeline, before tilegpu-vector-width and the shared-memory passes (which place the
+barriers: after the init, before the inval, and before a copy over bytes other threads read).
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+
+from tilework.dialects import builders as B
+from tilework.dialects import tile as T
+from tilework.dialects.layout_nvidia import NvmmaShared
+
+from .layout_passes import kernels
+from .pass_base import Pass, register
+
+ROW_MAJOR = "unit"  # a memdesc layout that is no swizzled one: row-major
+
+
+def buffer_layout(op) -> str:
+    """The shared layout a descriptor_load's block lands in (its `swizzle`)."""
+    sw = ir.IntegerAttr(op.attributes["swizzle"]).value
+    if not sw:
+        return ROW_MAJOR
+    et = T.element_type(op.results[0].type)
+    bits = ir.IntegerType(et).width if T.isa(et, ir.IntegerType) else ir.FloatType(et).width
+    return NvmmaShared(sw, False, bits).text()
+
+
+def barrier_type() -> ir.Type:
+    return T.memdesc_type([1], ir.IntegerType.get_signless(64), ROW_MAJOR, 1)
+
+
+def _i32(v: int) -> ir.Value:
+    t = ir.IntegerType.get_signless(32)
+    return ir.Operation.create("arith.constant", results=[t],
+                               attributes={"value": ir.IntegerAttr.get(t, v)}).results[0]
+
+
+def _rewrite(op):
+    rt = op.results[0].type
+    desc, coords = op.operands[0], list(op.operands[1:])
+    layout = buffer_layout(op)
+    md_t = T.memdesc_type(T.shape_of(rt), T.element_type(rt), layout, 1)
+    direct = [u.owner for u in op.results[0].uses
+              if u.owner.name == "tilegpu.local_alloc" and u.owner.results[0].type == md_t]
+    with ir.InsertionPoint(op), op.location:
+        buf = B.build_local_alloc(None, result_type=md_t)
+        bar = B.build_local_alloc(None, result_type=barrier_type())
+        B.build_mbarrier_init(None, bar, count=1)
+        B.build_tma_load(None, desc, buf, bar, coords)
+        B.build_mbarrier_wait(None, bar, _i32(0))
+        for alloc in direct:  # its readers take the TMA buffer; its dealloc frees that
+            alloc.results[0].replace_all_uses_with(buf)
+            alloc.erase()
+        if len(list(op.results[0].uses)):
+            v = B.build_local_load(None, buf, result_type=rt)
+            op.results[0].replace_all_uses_with(v)
+        B.build_mbarrier_inval(None, bar)
+        if not direct:
+            B.build_local_dealloc(None, buf)
+        B.build_local_dealloc(None, bar)
+    op.erase()
+
+
+def tma_loads(module_op, pctx=None):
+    for f in kernels(module_op):
+        for op in [o for o in T.walk_ops(f) if o.name == "tile.descriptor_load"]:
+            _rewrite(op)
+
+
+register(Pass("tilegpu-tma-loads",
+              "tile.descriptor_load -> TMA copy into shared memory on an mbarrier "
+              "(tilegpu.tma_load, mbarrier_*), read back or fed to wgmma",
+              run=tma_loads))

@@ -1,0 +1,135 @@
+"""Host tensor maps of `TensorDescriptor` arguments loaded by TMA (NVIDIA sm_90).
+
+A kernel that copies a host descriptor's blocks with TMA takes, after all its parameters, one
+128-byte tensor map per such descriptor (`metadata["tma"]`: the argument's name, the box and
+the swizzle its shared buffer needs, from `language.descriptor.tma_plan`).  `tensor_map_params`
+is the pure part (the arguments of `cuTensorMapEncodeTiled`, checked against TMA's limits:
+no GPU needed, tested compile-only); `encode` calls the driver's C function through ctypes.  Encoded maps are cached per
+(address, shape, strides, plan): a launch with the same tensors reuses them.
+"""
+from __future__ import annotations
+
+import ctypes
+
+from ..language.descriptor import TensorDescriptor
+
+# tensor element type name (torch dtype / numpy name) -> CU_TENSOR_MAP_DATA_TYPE_*
+_DATA_TYPES = {
+    "float16": "FLOAT16", "bfloat16": "BFLOAT16", "float32": "FLOAT32", "float64": "FLOAT64",
+    "int32": "INT32", "uint32": "UINT32", "int64": "INT64", "uint64": "UINT64",
+    "int16": "UINT16", "uint16": "UINT16", "int8": "UINT8", "uint8": "UINT8",
+    "float8_e4m3fn": "UINT8", "float8_e5m2": "UINT8", "float8_e4m3fnuz": "UINT8",
+    "float8_e5m2fnuz": "UINT8",
+}
+_SWIZZLES = {0: "NONE", 32: "32B", 64: "64B", 128: "128B"}
+MAX_DIM = 1 << 32     # globalDim: at most 2^32 elements
+MAX_STRIDE = 1 << 40  # globalStrides: under 2^40 bytes, multiples of 16
+
+
+def _dtype_name(t) -> str:
+    return str(t.dtype).rpartition(".")[2]
+
+
+def _address(t) -> int:
+    if callable(getattr(t, "data_ptr", None)):
+        return int(t.data_ptr())
+    cai = getattr(t, "__cuda_array_interface__", None) or getattr(t, "__array_interface__")
+    return int(cai["data"][0])
+
+
+def tensor_map_params(desc: TensorDescriptor, plan: dict) -> dict:
+    """The `cuTensorMapEncodeTiled` arguments of `desc` under `plan` ({"box", "swizzle"}):
+    dimensions innermost first, strides in bytes (of every dimension but the innermost), the
+    enum members by name.  Out-of-bounds elements of a box read as zero (`padding="zero"`,
+    the only padding TMA loads)."""
+    name = _dtype_name(desc.base)
+    if name not in _DATA_TYPES:
+        raise ValueError(f"TMA cannot copy tensors of {name}")
+    item = desc.base.element_size() if callable(getattr(desc.base, "element_size", None)) \
+        else desc.base.dtype.itemsize
+    rank = len(desc.shape)
+    box = list(plan["box"])
+    if len(box) != rank:
+        raise ValueError(f"tensor map box {box} does not have the descriptor's rank {rank}")
+    addr = _address(desc.base)
+    if addr % 16:
+        raise ValueError("TMA needs a 16-byte aligned base address")
+    dims = [int(s) for s in reversed(desc.shape)]
+    strides = [int(s) * item for s in reversed(desc.strides[:-1])]
+    if any(not 0 < d <= MAX_DIM for d in dims):
+        raise ValueError(f"TMA needs every dimension in 1..2^32, got shape {desc.shape}")
+    if any(s % 16 or not 0 < s < MAX_STRIDE for s in strides):
+        raise ValueError(f"TMA needs strides that are positive multiples of 16 bytes under "
+                         f"2^40, got {desc.strides} elements of {item} bytes")
+    return {"data_type": _DATA_TYPES[name], "rank": rank, "address": addr,
+            "dims": dims, "strides": strides, "box": box[::-1], "element_strides": [1] * rank,
+            "interleave": "NONE", "swizzle": _SWIZZLES[int(plan["swizzle"])],
+            "l2_promotion": "L2_128B", "oob_fill": "NONE"}
+
+
+# the driver's enum values (cuda.h: CUtensorMapDataType, ...Swizzle, ...L2promotion, ...)
+_ENUMS = {
+    "data_type": {"UINT8": 0, "UINT16": 1, "UINT32": 2, "INT32": 3, "UINT64": 4, "INT64": 5,
+                  "FLOAT16": 6, "FLOAT32": 7, "FLOAT64": 8, "BFLOAT16": 9},
+    "interleave": {"NONE": 0},
+    "swizzle": {"NONE": 0, "32B": 1, "64B": 2, "128B": 3},
+    "l2_promotion": {"NONE": 0, "L2_64B": 1, "L2_128B": 2, "L2_256B": 3},
+    "oob_fill": {"NONE": 0, "NAN_REQUEST_ZERO_FMA": 1},
+}
+_LIB = []
+
+
+def _encode_fn():
+    """libcuda's cuTensorMapEncodeTiled, through ctypes (the C ABI: no binding's types)."""
+    if not _LIB:
+        lib = ctypes.CDLL("libcuda.so.1")
+        fn = lib.cuTensorMapEncodeTiled
+        fn.restype = ctypes.c_int
+        fn.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32, ctypes.c_void_p,
+                       ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint64),
+                       ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.c_uint32),
+                       ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int]
+        _LIB.append(fn)
+    return _LIB[0]
+
+
+def encode(p: dict, fn=None) -> bytes:
+    """The 128 bytes of the tensor map `p` describes (`tensor_map_params`), by the driver
+    (`fn`: cuTensorMapEncodeTiled's C signature; libcuda's by default)."""
+    fn = fn or _encode_fn()
+    raw = ctypes.create_string_buffer(128 + 64)  # the map must be 64-byte aligned
+    at = ctypes.addressof(raw)
+    at += -at % 64
+    rank = p["rank"]
+    arr = lambda t, xs: (t * max(1, len(xs)))(*xs)  # noqa: E731
+    rc = fn(at, _ENUMS["data_type"][p["data_type"]], rank, p["address"],
+            arr(ctypes.c_uint64, p["dims"]), arr(ctypes.c_uint64, p["strides"]),
+            arr(ctypes.c_uint32, p["box"]), arr(ctypes.c_uint32, p["element_strides"]),
+            _ENUMS["interleave"][p["interleave"]], _ENUMS["swizzle"][p["swizzle"]],
+            _ENUMS["l2_promotion"][p["l2_promotion"]], _ENUMS["oob_fill"][p["oob_fill"]])
+    if rc:
+        raise ValueError(f"cuTensorMapEncodeTiled failed (CUresult {rc}) for {p}")
+    return ctypes.string_at(at, 128)
+
+
+_CACHE: dict = {}
+
+
+def tensor_maps(fn, values, plans) -> list:
+    """The encoded tensor maps of one launch (one per plan, in order)."""
+    out = []
+    for plan in plans:
+        d = values[fn.arg_names.index(plan["arg"])]
+        if type(d) is not TensorDescriptor:
+            raise TypeError(f"argument `{plan['arg']}` of {fn.__name__} was compiled as a "
+                            f"tensor descriptor, got {type(d).__name__}")
+        p = tensor_map_params(d, plan)
+        key = (p["data_type"], p["address"], tuple(p["dims"]), tuple(p["strides"]),
+               tuple(p["box"]), p["swizzle"])
+        m = _CACHE.get(key)
+        if m is None:
+            if len(_CACHE) > 4096:
+                _CACHE.clear()
+            m = _CACHE[key] = encode(p)
+        out.append(m)
+    return out

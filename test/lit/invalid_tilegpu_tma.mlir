@@ -1,0 +1,90 @@
+// RUN: not tilework-opt %s --split-input-file --verify-only 2>&1 | FileCheck %s
+
+// Malformed TMA ops (tile.descriptor_load, tilegpu.tma_load, tilegpu.mbarrier_*), one error
+// per chunk.
+
+// The tensor map is a `!tile.ptr<i8>` parameter, not a tensor's base pointer.
+// CHECK: error: {{.*}}'tile.descriptor_load' op descriptor_load desc must be a scalar !tile.ptr<i8> (the tensor map parameter), got !tile.ptr<f16>
+func.func @wrong_desc(%d: !tile.ptr<f16>, %r: i32) {
+  %v = "tile.descriptor_load"(%d, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>, swizzle = 0 : i32} : (!tile.ptr<f16>, i32, i32) -> tensor<16x16xf16>
+  return
+}
+
+// -----
+
+// CHECK-NEXT: error: {{.*}}'tile.descriptor_load' op descriptor_load needs one coordinate per dimension (2), got 1
+func.func @few_coords(%d: !tile.ptr<i8>, %r: i32) {
+  %v = "tile.descriptor_load"(%d, %r) {operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0>, swizzle = 0 : i32} : (!tile.ptr<i8>, i32) -> tensor<16x16xf16>
+  return
+}
+
+// -----
+
+// CHECK-NEXT: error: {{.*}}'tile.descriptor_load' op descriptor_load block [512, 16] exceeds TMA's box of 256 per dimension
+func.func @big_box(%d: !tile.ptr<i8>, %r: i32) {
+  %v = "tile.descriptor_load"(%d, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>, swizzle = 0 : i32} : (!tile.ptr<i8>, i32, i32) -> tensor<512x16xf16>
+  return
+}
+
+// -----
+
+// CHECK-NEXT: error: {{.*}}'tile.descriptor_load' op descriptor_load rows must have at least 16 bytes, got 8
+func.func @narrow_rows(%d: !tile.ptr<i8>, %r: i32) {
+  %v = "tile.descriptor_load"(%d, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>, swizzle = 0 : i32} : (!tile.ptr<i8>, i32, i32) -> tensor<16x4xf16>
+  return
+}
+
+// -----
+
+// CHECK-NEXT: error: {{.*}}'tile.descriptor_load' op descriptor_load swizzle 128 needs a 2-D block of 8/16/32-bit elements with rows of at least 128 bytes
+func.func @swizzle_too_wide(%d: !tile.ptr<i8>, %r: i32) {
+  %v = "tile.descriptor_load"(%d, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>, swizzle = 128 : i32} : (!tile.ptr<i8>, i32, i32) -> tensor<16x32xf16>
+  return
+}
+
+// -----
+
+// CHECK-NEXT: error: {{.*}}'tilegpu.tma_load' op tma_load writes a row-major or a swizzled, untransposed #tilegpu.nvmma_shared buffer, got #tilegpu.swizzled_shared<8 : i32, 1 : i32, 8 : i32, array<i32: 1, 0>>
+func.func @swizzled_dst(%d: !tile.ptr<i8>, %r: i32) {
+  %buf = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #tilegpu.swizzled_shared<8 : i32, 1 : i32, 8 : i32, array<i32: 1, 0>>, 1 : i32>
+  %bar = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>
+  "tilegpu.tma_load"(%d, %buf, %bar, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 0>} : (!tile.ptr<i8>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #tilegpu.swizzled_shared<8 : i32, 1 : i32, 8 : i32, array<i32: 1, 0>>, 1 : i32>, !tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>, i32, i32) -> ()
+  return
+}
+
+// -----
+
+// CHECK-NEXT: error: {{.*}}'tilegpu.tma_load' op tma_load to a memdesc of 3 buffers: select one with memdesc_index
+func.func @ring_dst(%d: !tile.ptr<i8>, %r: i32) {
+  %buf = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 64, 64>, f16, unit, 3 : i32>
+  %bar = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>
+  "tilegpu.tma_load"(%d, %buf, %bar, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 0>} : (!tile.ptr<i8>, !tilegpu.memdesc<array<i64: 64, 64>, f16, unit, 3 : i32>, !tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>, i32, i32) -> ()
+  return
+}
+
+// -----
+
+// CHECK-NEXT: error: {{.*}}'tilegpu.mbarrier_init' op mbarrier_init barrier must be one [1] x i64 buffer, got !tilegpu.memdesc<array<i64: 2>, i64, unit, 1 : i32>
+func.func @wide_barrier() {
+  %bar = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 2>, i64, unit, 1 : i32>
+  "tilegpu.mbarrier_init"(%bar) {count = 1 : i32} : (!tilegpu.memdesc<array<i64: 2>, i64, unit, 1 : i32>) -> ()
+  return
+}
+
+// -----
+
+// CHECK-NEXT: error: {{.*}}'tilegpu.mbarrier_init' op mbarrier_init count must be >= 1
+func.func @no_arrivals() {
+  %bar = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>
+  "tilegpu.mbarrier_init"(%bar) {count = 0 : i32} : (!tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>) -> ()
+  return
+}
+
+// -----
+
+// CHECK-NEXT: error: {{.*}}'tilegpu.mbarrier_wait' op mbarrier_wait barrier must be one [1] x i64 buffer, got !tilegpu.memdesc<array<i64: 1>, i32, unit, 1 : i32>
+func.func @i32_barrier(%p: i32) {
+  %bar = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 1>, i32, unit, 1 : i32>
+  "tilegpu.mbarrier_wait"(%bar, %p) : (!tilegpu.memdesc<array<i64: 1>, i32, unit, 1 : i32>, i32) -> ()
+  return
+}

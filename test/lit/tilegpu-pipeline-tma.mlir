@@ -1,0 +1,164 @@
+// RUN: tilework-opt %s --split-input-file --tilegpu-pipeline-tma --target sm_90a | FileCheck %s
+
+// tilegpu-pipeline-tma: the descriptor loads of a loop feeding a warpgroup_dot get rings of
+// num_stages (3) buffers in their swizzle's layout and a ring of mbarriers (each for 2
+// arrivals: one per load); iterations 0 and 1 are issued before the loop (predicated on
+// running), iteration k + 2 in it, into the slot wgmma(k - 1) read, after
+// warpgroup_wait {num = 1}; the wait on slot k % 3 (phase (k / 3) & 1) comes before the dot,
+// which reads the slots; after the loop, warpgroup_wait {num = 0}, the barriers' invals, the
+// deallocs.
+
+// CHECK-LABEL: func.func @ring(
+// CHECK: %[[RA:.+]] = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>, 3 : i32>
+// CHECK-NEXT: %[[RB:.+]] = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>, 3 : i32>
+// CHECK-NEXT: %[[BARS:.+]] = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 1>, i64, unit, 3 : i32>
+// CHECK-NEXT: %[[J0:.+]] = arith.constant 0 : i32
+// CHECK-NEXT: %[[B0:.+]] = "tilegpu.memdesc_index"(%[[BARS]], %[[J0]])
+// CHECK-NEXT: "tilegpu.mbarrier_init"(%[[B0]]) {count = 2 : i32}
+// CHECK-NEXT: %[[J1:.+]] = arith.constant 1 : i32
+// CHECK-NEXT: %[[B1:.+]] = "tilegpu.memdesc_index"(%[[BARS]], %[[J1]])
+// CHECK-NEXT: "tilegpu.mbarrier_init"(%[[B1]]) {count = 2 : i32}
+// CHECK-NEXT: %[[J2:.+]] = arith.constant 2 : i32
+// CHECK-NEXT: %[[B2:.+]] = "tilegpu.memdesc_index"(%[[BARS]], %[[J2]])
+// CHECK-NEXT: "tilegpu.mbarrier_init"(%[[B2]]) {count = 2 : i32}
+// CHECK-NEXT: %[[S0:.+]] = arith.constant 0 : i32
+// CHECK-NEXT: %[[P0:.+]] = arith.cmpi slt, %c0_i32, %arg2 : i32
+// CHECK-NEXT: %[[K0:.+]] = arith.muli %c0_i32, %c64_i32 : i32
+// CHECK-NEXT: %[[BS0:.+]] = "tilegpu.memdesc_index"(%[[BARS]], %[[S0]])
+// CHECK-NEXT: %[[AS0:.+]] = "tilegpu.memdesc_index"(%[[RA]], %[[S0]])
+// CHECK-NEXT: "tilegpu.tma_load"(%arg0, %[[AS0]], %[[BS0]], %arg3, %[[K0]], %[[P0]]) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 1>}
+// CHECK-NEXT: %[[BS0B:.+]] = "tilegpu.memdesc_index"(%[[RB]], %[[S0]])
+// CHECK-NEXT: "tilegpu.tma_load"(%arg1, %[[BS0B]], %[[BS0]], %[[K0]], %arg3, %[[P0]])
+// CHECK-NEXT: %[[ONE:.+]] = arith.constant 1 : i32
+// CHECK-NEXT: %[[STEP1:.+]] = arith.muli %c1_i32, %[[ONE]] : i32
+// CHECK-NEXT: %[[IT1:.+]] = arith.addi %c0_i32, %[[STEP1]] : i32
+// CHECK-NEXT: %[[S1:.+]] = arith.constant 1 : i32
+// CHECK-NEXT: %[[P1:.+]] = arith.cmpi slt, %[[IT1]], %arg2 : i32
+// CHECK-NEXT: %[[K1:.+]] = arith.muli %[[IT1]], %c64_i32 : i32
+// CHECK-NEXT: %[[BS1:.+]] = "tilegpu.memdesc_index"(%[[BARS]], %[[S1]])
+// CHECK-NEXT: %[[AS1:.+]] = "tilegpu.memdesc_index"(%[[RA]], %[[S1]])
+// CHECK-NEXT: "tilegpu.tma_load"(%arg0, %[[AS1]], %[[BS1]], %arg3, %[[K1]], %[[P1]])
+// CHECK-NEXT: %[[BS1B:.+]] = "tilegpu.memdesc_index"(%[[RB]], %[[S1]])
+// CHECK-NEXT: "tilegpu.tma_load"(%arg1, %[[BS1B]], %[[BS1]], %[[K1]], %arg3, %[[P1]])
+// CHECK-NEXT: %[[R:.+]] = scf.for %[[I:.+]] = %c0_i32 to %arg2 step %c1_i32 iter_args(%[[ACC:.+]] = %cst)
+// CHECK-NEXT: %[[D:.+]] = arith.subi %[[I]], %c0_i32 : i32
+// CHECK-NEXT: %[[K:.+]] = arith.divsi %[[D]], %c1_i32 : i32
+// CHECK-NEXT: %[[S3:.+]] = arith.constant 3 : i32
+// CHECK-NEXT: %[[SLOT:.+]] = arith.remsi %[[K]], %[[S3]] : i32
+// CHECK-NEXT: %[[S3B:.+]] = arith.constant 3 : i32
+// CHECK-NEXT: %[[ROUND:.+]] = arith.divsi %[[K]], %[[S3B]] : i32
+// CHECK-NEXT: %[[ONEB:.+]] = arith.constant 1 : i32
+// CHECK-NEXT: %[[PHASE:.+]] = arith.andi %[[ROUND]], %[[ONEB]] : i32
+// CHECK-NEXT: %[[BW:.+]] = "tilegpu.memdesc_index"(%[[BARS]], %[[SLOT]])
+// CHECK-NEXT: "tilegpu.mbarrier_wait"(%[[BW]], %[[PHASE]])
+// CHECK-NEXT: %[[VA:.+]] = "tilegpu.memdesc_index"(%[[RA]], %[[SLOT]])
+// CHECK-NEXT: %[[VB:.+]] = "tilegpu.memdesc_index"(%[[RB]], %[[SLOT]])
+// CHECK-NEXT: %[[DOT:.+]] = "tilegpu.warpgroup_dot"(%[[VA]], %[[VB]], %[[ACC]])
+// CHECK-NEXT: %[[W:.+]] = "tilegpu.warpgroup_wait"(%[[DOT]]) {num = 1 : i32}
+// CHECK-NEXT: %[[TWO:.+]] = arith.constant 2 : i32
+// CHECK-NEXT: %[[AHEAD:.+]] = arith.muli %c1_i32, %[[TWO]] : i32
+// CHECK-NEXT: %[[NXT:.+]] = arith.addi %[[I]], %[[AHEAD]] : i32
+// CHECK-NEXT: %[[TWOB:.+]] = arith.constant 2 : i32
+// CHECK-NEXT: %[[KN:.+]] = arith.addi %[[K]], %[[TWOB]] : i32
+// CHECK-NEXT: %[[S3C:.+]] = arith.constant 3 : i32
+// CHECK-NEXT: %[[SLOTN:.+]] = arith.remsi %[[KN]], %[[S3C]] : i32
+// CHECK-NEXT: %[[PN:.+]] = arith.cmpi slt, %[[NXT]], %arg2 : i32
+// CHECK-NEXT: %[[KK:.+]] = arith.muli %[[NXT]], %c64_i32 : i32
+// CHECK-NEXT: %[[BN:.+]] = "tilegpu.memdesc_index"(%[[BARS]], %[[SLOTN]])
+// CHECK-NEXT: %[[AN:.+]] = "tilegpu.memdesc_index"(%[[RA]], %[[SLOTN]])
+// CHECK-NEXT: "tilegpu.tma_load"(%arg0, %[[AN]], %[[BN]], %arg3, %[[KK]], %[[PN]])
+// CHECK-NEXT: %[[BNB:.+]] = "tilegpu.memdesc_index"(%[[RB]], %[[SLOTN]])
+// CHECK-NEXT: "tilegpu.tma_load"(%arg1, %[[BNB]], %[[BN]], %[[KK]], %arg3, %[[PN]])
+// CHECK-NEXT: scf.yield %[[W]]
+// CHECK-NEXT: } {tile.num_stages = 3 : i32}
+// CHECK-NEXT: %[[DONE:.+]] = "tilegpu.warpgroup_wait"(%[[R]]) {num = 0 : i32}
+// CHECK-NEXT: %[[I0:.+]] = arith.constant 0 : i32
+// CHECK-NEXT: %[[V0:.+]] = "tilegpu.memdesc_index"(%[[BARS]], %[[I0]])
+// CHECK-NEXT: "tilegpu.mbarrier_inval"(%[[V0]])
+// CHECK-NEXT: %[[I1:.+]] = arith.constant 1 : i32
+// CHECK-NEXT: %[[V1:.+]] = "tilegpu.memdesc_index"(%[[BARS]], %[[I1]])
+// CHECK-NEXT: "tilegpu.mbarrier_inval"(%[[V1]])
+// CHECK-NEXT: %[[I2:.+]] = arith.constant 2 : i32
+// CHECK-NEXT: %[[V2:.+]] = "tilegpu.memdesc_index"(%[[BARS]], %[[I2]])
+// CHECK-NEXT: "tilegpu.mbarrier_inval"(%[[V2]])
+// CHECK-NEXT: "tilegpu.local_dealloc"(%[[RA]])
+// CHECK-NEXT: "tilegpu.local_dealloc"(%[[RB]])
+// CHECK-NEXT: "tilegpu.local_dealloc"(%[[BARS]])
+// CHECK-NEXT: return %[[DONE]]
+// CHECK-NEXT: }
+#B = #tilegpu.blocked<array<i32: 1, 8>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
+#S = #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>
+#C = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @ring(%da: !tile.ptr<i8> {tile.tma}, %db: !tile.ptr<i8> {tile.tma}, %n: i32, %m: i32) -> tensor<64x64xf32, #C> attributes {tile.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %c64 = arith.constant 64 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #C>
+    %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (tensor<64x64xf32, #C>) : i32 {
+      %k = arith.muli %i, %c64 : i32
+      %a = "tile.descriptor_load"(%da, %m, %k) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>, swizzle = 128 : i32} : (!tile.ptr<i8>, i32, i32) -> tensor<64x64xf16, #B>
+      %b = "tile.descriptor_load"(%db, %k, %m) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>, swizzle = 128 : i32} : (!tile.ptr<i8>, i32, i32) -> tensor<64x64xf16, #B>
+      %sa = "tilegpu.local_alloc"(%a) : (tensor<64x64xf16, #B>) -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>
+      %sb = "tilegpu.local_alloc"(%b) : (tensor<64x64xf16, #B>) -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>
+      %d = "tilegpu.warpgroup_dot"(%sa, %sb, %acc) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+      "tilegpu.local_dealloc"(%sa) : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>) -> ()
+      "tilegpu.local_dealloc"(%sb) : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>) -> ()
+      scf.yield %d : tensor<64x64xf32, #C>
+    } {tile.num_stages = 3 : i32}
+    return %r : tensor<64x64xf32, #C>
+  }
+}
+
+// -----
+
+// num_stages 1: the loop is left alone (tilegpu-tma-loads copies each load on its own).
+// CHECK-LABEL: func.func @one_stage(
+// CHECK-NOT: tilegpu.tma_load
+// CHECK: "tile.descriptor_load"
+#B = #tilegpu.blocked<array<i32: 1, 8>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
+#S = #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>
+#C = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @one_stage(%da: !tile.ptr<i8> {tile.tma}, %n: i32, %m: i32) -> tensor<64x64xf32, #C> attributes {tile.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #C>
+    %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (tensor<64x64xf32, #C>) : i32 {
+      %a = "tile.descriptor_load"(%da, %m, %i) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>, swizzle = 128 : i32} : (!tile.ptr<i8>, i32, i32) -> tensor<64x64xf16, #B>
+      %sa = "tilegpu.local_alloc"(%a) : (tensor<64x64xf16, #B>) -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>
+      %d = "tilegpu.warpgroup_dot"(%sa, %sa, %acc) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+      "tilegpu.local_dealloc"(%sa) : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>) -> ()
+      scf.yield %d : tensor<64x64xf32, #C>
+    } {tile.num_stages = 1 : i32}
+    return %r : tensor<64x64xf32, #C>
+  }
+}
+
+// -----
+
+// A coordinate carried by the loop (not computed from the induction variable) cannot be
+// issued ahead: the load is left alone.
+// CHECK-LABEL: func.func @carried_coordinate(
+// CHECK-NOT: tilegpu.tma_load
+// CHECK: "tile.descriptor_load"
+#B = #tilegpu.blocked<array<i32: 1, 8>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
+#S = #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>
+#C = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @carried_coordinate(%da: !tile.ptr<i8> {tile.tma}, %n: i32, %m: i32) -> tensor<64x64xf32, #C> attributes {tile.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %c64 = arith.constant 64 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #C>
+    %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero, %k = %c0) -> (tensor<64x64xf32, #C>, i32) : i32 {
+      %a = "tile.descriptor_load"(%da, %m, %k) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>, swizzle = 128 : i32} : (!tile.ptr<i8>, i32, i32) -> tensor<64x64xf16, #B>
+      %sa = "tilegpu.local_alloc"(%a) : (tensor<64x64xf16, #B>) -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>
+      %d = "tilegpu.warpgroup_dot"(%sa, %sa, %acc) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+      "tilegpu.local_dealloc"(%sa) : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>) -> ()
+      %k2 = arith.addi %k, %c64 : i32
+      scf.yield %d, %k2 : tensor<64x64xf32, #C>, i32
+    } {tile.num_stages = 3 : i32}
+    return %r#0 : tensor<64x64xf32, #C>
+  }
+}

@@ -1,0 +1,59 @@
+// RUN: tilework-opt %s --split-input-file --tilegpu-to-llvm --target sm_90a | FileCheck %s
+
+// The TMA ops as inline PTX (rules/tma.py): thread 0 (a predicate in the asm) initializes the
+// mbarrier (and fences it for the async proxy), arms it with the copy's bytes and issues one
+// cp.async.bulk.tensor per box (coordinates innermost first, the tensor map the kernel's
+// generic `!llvm.ptr` parameter); every thread waits on the phase; thread 0 invalidates it.
+// The init's rule ends with a barrier (before any wait); tilegpu-insert-barriers (run by
+// tilegpu-to-llvm on IR without offsets) puts one between the waits and the inval.
+
+// A 64 x 128 f16 buffer in the 128-byte swizzle is two boxes of 64 x 64: the second at byte
+// 64 * 128 of the buffer and inner coordinate + 64; the barrier expects all 16384 bytes.
+// CHECK-LABEL: gpu.func @two_boxes(%arg0: !llvm.ptr, %arg1: i32, %arg2: i32)
+// CHECK: %[[SMEM:.+]] = llvm.mlir.addressof @tilework_smem
+// CHECK: %[[BARP:.+]] = llvm.getelementptr %[[SMEM]][16384]
+// CHECK: %[[TID:.+]] = arith.index_cast
+// CHECK: %[[B0:.+]] = llvm.ptrtoint %[[BARP]] : !llvm.ptr<3> to i32
+// CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "{ .reg .pred %p; setp.eq.u32 %p, $0, 0; @%p mbarrier.init.shared::cta.b64 [$1], 1; } fence.mbarrier_init.release.cluster;", "r,r,~{memory}" %[[TID]], %[[B0]]
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: %[[DST:.+]] = llvm.ptrtoint %[[SMEM]] : !llvm.ptr<3> to i32
+// CHECK-NEXT: %[[B1:.+]] = llvm.ptrtoint %[[BARP]] : !llvm.ptr<3> to i32
+// CHECK-NEXT: %[[DST2:.+]] = arith.addi %[[DST]], %c8192_i32
+// CHECK-NEXT: %[[C2:.+]] = arith.addi %arg2, %c64_i32
+// CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "{ .reg .pred %p; setp.eq.u32 %p, $0, 0; @%p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], 16384; @%p cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [$3], [$2, {$4, $5}], [$1]; @%p cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [$6], [$2, {$7, $8}], [$1]; }", "r,r,l,r,r,r,r,r,r,~{memory}" %[[TID]], %[[B1]], %arg0, %[[DST]], %arg2, %arg1, %[[DST2]], %[[C2]], %arg1 : (i32, i32, !llvm.ptr, i32, i32, i32, i32, i32, i32) -> ()
+// CHECK-NEXT: %[[B2:.+]] = llvm.ptrtoint %[[BARP]] : !llvm.ptr<3> to i32
+// CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "{ .reg .pred %done; tw_wait: mbarrier.try_wait.parity.shared::cta.b64 %done, [$0], $1; @!%done bra.uni tw_wait; }", "r,r,~{memory}" %[[B2]], %arg1
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: %[[B3:.+]] = llvm.ptrtoint %[[BARP]] : !llvm.ptr<3> to i32
+// CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "{ .reg .pred %p; setp.eq.u32 %p, $0, 0; @%p mbarrier.inval.shared::cta.b64 [$1]; }", "r,r,~{memory}" %[[TID]], %[[B3]]
+// CHECK-NEXT: gpu.return
+#S = #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @two_boxes(%d: !tile.ptr<i8> {tile.tma}, %r: i32, %c: i32) attributes {tile.kernel} {
+    %buf = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 64, 128>, f16, #S, 1 : i32>
+    %bar = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>
+    "tilegpu.mbarrier_init"(%bar) {count = 1 : i32} : (!tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>) -> ()
+    "tilegpu.tma_load"(%d, %buf, %bar, %r, %c) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 0>} : (!tile.ptr<i8>, !tilegpu.memdesc<array<i64: 64, 128>, f16, #S, 1 : i32>, !tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>, i32, i32) -> ()
+    "tilegpu.mbarrier_wait"(%bar, %r) : (!tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>, i32) -> ()
+    "tilegpu.mbarrier_inval"(%bar) : (!tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>) -> ()
+    "tilegpu.local_dealloc"(%buf) : (!tilegpu.memdesc<array<i64: 64, 128>, f16, #S, 1 : i32>) -> ()
+    "tilegpu.local_dealloc"(%bar) : (!tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>) -> ()
+    return
+  }
+}
+
+// -----
+
+// A row-major 3-D buffer is one box: cp.async.bulk.tensor.3d, coordinates reversed.
+// CHECK-LABEL: gpu.func @one_box_3d(
+// CHECK: mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], 256; @%p cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [$3], [$2, {$4, $5, $6}], [$1]; }", "r,r,l,r,r,r,r,~{memory}" %{{.+}}, %{{.+}}, %arg0, %{{.+}}, %arg3, %arg2, %arg1 :
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @one_box_3d(%d: !tile.ptr<i8> {tile.tma}, %x: i32, %y: i32, %z: i32) attributes {tile.kernel} {
+    %buf = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 2, 4, 8>, f32, unit, 1 : i32>
+    %bar = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>
+    "tilegpu.mbarrier_init"(%bar) {count = 1 : i32} : (!tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>) -> ()
+    "tilegpu.tma_load"(%d, %buf, %bar, %x, %y, %z) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0>} : (!tile.ptr<i8>, !tilegpu.memdesc<array<i64: 2, 4, 8>, f32, unit, 1 : i32>, !tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>, i32, i32, i32) -> ()
+    "tilegpu.local_dealloc"(%buf) : (!tilegpu.memdesc<array<i64: 2, 4, 8>, f32, unit, 1 : i32>) -> ()
+    return
+  }
+}
