@@ -278,3 +278,30 @@ def test_encode_passes_the_c_arguments():
                             2, 0)
     with pytest.raises(ValueError, match=r"cuTensorMapEncodeTiled failed \(CUresult 1\)"):
         encode(tensor_map_params(d, {"box": [64, 64], "swizzle": 128}), lambda *a: 1)
+
+
+@tilework.jit
+def window2d(a_desc, out, r0, c0, BM: tl.constexpr, BN: tl.constexpr):
+    p = tl.program_id(0)
+    v = a_desc.load([r0 + p * BM, c0 * 2 + 8])
+    rm = p * BM + tl.arange(0, BM)
+    tl.store(out + rm[:, None] * BN + tl.arange(0, BN)[None, :], v)
+
+
+@pytest.mark.parametrize("dt, c0_div, tma", [(tl.float16, None, False), (tl.float16, 16, True),
+                                             (tl.float32, None, False), (tl.float32, 16, True),
+                                             (tl.int8, 16, False)])
+def test_inner_offset_must_be_a_known_multiple_of_16_bytes(dt, c0_div, tma):
+    """A TMA copy whose rows start off a 16-byte boundary faults (illegal instruction, seen on
+    an H100): a load whose inner offset is not known to be such a multiple (from constants,
+    sums, products and the arguments' specialization) keeps the block-pointer path, and its
+    tensor-map parameter goes."""
+    sig = dict(a_desc=tensor_descriptor_type(dt, [64, 64], "zero"), out=tl.pointer_type(dt),
+               r0=tl.int32, c0=tl.int32)
+    attrs = {"c0": {"tile.divisibility": c0_div}} if c0_div else {}
+    ck = compile(ASTSource(window2d, sig, dict(BM=64, BN=64), attrs), "sm_90a",
+                 CompileOptions(num_warps=4), cache=False)
+    # c0 * 2 + 8 with c0 a multiple of 16: a multiple of 8 elements, 16 bytes of fp16 but
+    # 8 of int8; with c0 unknown, only of 2
+    assert ("cp.async.bulk.tensor" in ck.asm["ptx"]) == tma
+    assert (".tma" in ck.asm["tile"]) == tma

@@ -85,7 +85,9 @@ def test_window(dtype, bm, bn, r0, c0, tma):
     k = window2d[(grid,)](d, out, r0, c0, BM=bm, BN=bn, **({} if tma else {"tma": False}))
     want = torch.cat([window(a, r0 + p * bm, c0, bm, bn) for p in range(grid)])
     torch.testing.assert_close(out, want, rtol=0, atol=0)
-    assert ("cp.async.bulk.tensor" in k.asm["ptx"]) == tma
+    # TMA needs the inner offset a known multiple of 16 bytes (0: specialized divisible by
+    # 16; 7, 61 and -70 take the block-pointer path, whose answer is the same)
+    assert ("cp.async.bulk.tensor" in k.asm["ptx"]) == (tma and c0 == 0)
 
 
 def test_copy3d():

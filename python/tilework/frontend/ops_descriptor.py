@@ -15,6 +15,10 @@ padding and are not written.  The checks and messages are Triton's.
 """
 from __future__ import annotations
 
+import math
+
+import mlir.ir as ir
+
 from ..language import core
 from ..language.core import constexpr, tensor
 from tilework.dialects import builders as B
@@ -163,7 +167,7 @@ def _value(b, desc: tensor_descriptor, value, what) -> tensor:
 @impl
 def load_tensor_descriptor(b, desc, offsets):
     d = _desc(desc, "load_tensor_descriptor")
-    if d.tma is not None:
+    if d.tma is not None and _inner_offset_aligned(b, d, offsets):
         return _tma_load(b, d, offsets)
     bp = _block(b, d, offsets, "load_tensor_descriptor")
     return load_block(b, bp, None, None, tuple(range(len(d.block_shape))), d.padding, "", "",
@@ -256,6 +260,56 @@ def tma_param(b, name: str, ty: tensor_descriptor_type):
     box, sw = plan
     return (f"{name}.tma", core.pointer_type(core.int8),
             f"arg={name};box={','.join(map(str, box))};swizzle={sw}")
+
+
+def _known_divisor(v: ir.Value, depth: int = 0) -> int:
+    """A number the integer scalar `v` is known to be a multiple of (1: nothing known), from
+    its definition: constants, sums, products, casts and the kernel arguments' specialized
+    divisibility (`tile.divisibility`)."""
+    if depth > 32:
+        return 1
+    owner = v.owner
+    if isinstance(owner, ir.Block):  # a block argument: the kernel's own, or a loop's
+        parent = owner.owner.operation if owner.owner is not None else None
+        if parent is not None and parent.name == "func.func":
+            n = ir.BlockArgument(v).arg_number
+            d = ir.DictAttr(ir.ArrayAttr(parent.attributes["arg_attrs"])[n]) \
+                if "arg_attrs" in parent.attributes else None
+            if d is not None and "tile.divisibility" in d:
+                return ir.IntegerAttr(d["tile.divisibility"]).value
+        return 1
+    op = owner.operation if hasattr(owner, "operation") else owner
+    name = op.name
+    if name == "arith.constant":
+        try:
+            c = abs(ir.IntegerAttr(op.attributes["value"]).value)
+        except (ValueError, TypeError):
+            return 1
+        return c or 1 << 30
+    args = [_known_divisor(x, depth + 1) for x in op.operands]
+    if name == "arith.muli":
+        return args[0] * args[1]
+    if name in ("arith.addi", "arith.subi"):
+        return math.gcd(args[0], args[1])
+    if name in ("arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast"):
+        return args[0]
+    return 1
+
+
+def _inner_offset_aligned(b, d: tensor_descriptor, offsets) -> bool:
+    """TMA's copy must start its rows at a multiple of 16 bytes (an inner coordinate of 7
+    fp16 elements faults with an illegal instruction, measured on an H100): a load whose inner
+    offset is not known to be such a multiple takes the block-pointer path."""
+    offs = _list(offsets, "offsets", "load_tensor_descriptor")
+    if not offs:
+        return False
+    inner = _unwrap(offs[-1])
+    nbytes = d.dtype.primitive_bitwidth // 8
+    if isinstance(inner, int) and not isinstance(inner, bool):
+        return inner * nbytes % 16 == 0
+    if not isinstance(inner, tensor) or inner.shape or not inner.dtype.is_int():
+        return True  # _tma_load's own checks give the message
+    return _known_divisor(inner.handle) * nbytes % 16 == 0
 
 
 def _tma_load(b, d: tensor_descriptor, offsets) -> tensor:
