@@ -116,8 +116,9 @@ class AMDBackend(Backend):
 
     def tilegpu_passes(self, options) -> list:
         passes = common.tile_cleanup_passes() + common.layout_passes()
-        # architecture-specific passes go here, chosen from self.target (CDNA's MFMA, RDNA's
-        # WMMA, LDS size), as Triton's make_ttgir does; today every gfx target shares one
+        # no cp.async on CDNA or RDNA: the dots' operands are prefetched through registers
+        # into an LDS double buffer (`lowering/pipeline_amd.py`)
+        passes = passes + ["tilegpu-stream-pipeline", "canonicalize", "cse", "tile-cse"]
         return passes + common.access_passes() + common.shared_memory_passes()
 
     def gpu_target_attr(self, options) -> str:
