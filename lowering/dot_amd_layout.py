@@ -13,7 +13,8 @@ Instructions per operand type (CDNA3/CDNA4 ISA, "MFMA"; K doubled from gfx950), 
 | bf16 | 32x32x8bf16.1k, 16x16x16bf16.1k | same | + 32x32x16.bf16, 16x16x32.bf16 |
 | int8 -> i32 | 32x32x8i8, 16x16x16i8 | 32x32x16.i8, 16x16x32.i8 | same as gfx942 |
 | f32 "tf32" | FMA | 32x32x4.xf32, 16x16x8.xf32 | FMA (no xf32) |
-| fp8 e4m3fn/e5m2 | FMA | FMA (its MFMA reads fnuz) | 32x32x16.{fp8,bf8}.{fp8,bf8}, 16x16x32 |
+| fp8 e4m3fn/e5m2 (OCP) | FMA | FMA (its MFMA reads fnuz) | 32x32x16.{fp8,bf8}.{fp8,bf8}, 16x16x32 |
+| fp8 e4m3fnuz/e5m2fnuz | FMA | 32x32x16.{fp8,bf8}.{fp8,bf8}, 16x16x32 | FMA (its MFMA reads OCP) |
 
 An f16 accumulator is widened to f32 and rounded once at the end (the FMA path's rounding).
 The instruction shape is `options.matrix_instr_nonkdim` when set, else 32 when the dot's M and
@@ -59,7 +60,8 @@ _I8 = [_k("i32.32x32x16.i8", 32, 16, 8, "i64", "i32"),
        _k("i32.16x16x32.i8", 16, 32, 8, "i64", "i32")]
 _XF32 = [_k("f32.32x32x4.xf32", 32, 4, 2, "vector<2xf32>"),
          _k("f32.16x16x8.xf32", 16, 8, 2, "vector<2xf32>")]
-_FP8_NAME = {"f8E4M3FN": "fp8", "f8E5M2": "bf8"}
+_FP8_NAME = {"f8E4M3FN": "fp8", "f8E5M2": "bf8", "f8E4M3FNUZ": "fp8", "f8E5M2FNUZ": "bf8"}
+_FNUZ = ("f8E4M3FNUZ", "f8E5M2FNUZ")
 
 
 def _fp8(a, b):
@@ -97,7 +99,12 @@ def why_not(target, ea, eb, ec, precision):
     if ea in _FP8_NAME and eb in _FP8_NAME:
         if not target.fp8:
             return f"{arch} has no fp8 MFMA ({ea} x {eb})"
-        if "ocp" not in target.fp8:
+        fnuz = [e in _FNUZ for e in (ea, eb)]
+        if fnuz[0] != fnuz[1]:
+            return f"{arch} has no MFMA for {ea} x {eb} (an fnuz and an OCP fp8 format)"
+        if fnuz[0] and "fnuz" not in target.fp8:
+            return f"{arch}'s fp8 MFMA reads the OCP formats, not fnuz {ea} x {eb}"
+        if not fnuz[0] and "ocp" not in target.fp8:
             return f"{arch}'s fp8 MFMA reads the fnuz formats, not OCP {ea} x {eb}"
     elif ea != eb or ea not in ("f16", "bf16", "i8", "f32"):
         return f"{arch} has no MFMA for {ea} x {eb}"

@@ -10,7 +10,7 @@ ISA, not from the lowering's layout code:
 
 Operands are decoded by the instruction's name: f16, bf16 (the `.1k` forms take i16 bits), i8
 (packed 4 or 8 to a lane), xf32 (fp32 bits, the low 13 mantissa bits ignored, as tf32), fp8
-(OCP e4m3fn) and bf8 (OCP e5m2) on gfx950.  The cbsz/abid/blgp broadcast controls must be 0.
+(OCP e4m3fn) and bf8 (OCP e5m2) on gfx950, their fnuz forms on gfx942.  The cbsz/abid/blgp broadcast controls must be 0.
 """
 from __future__ import annotations
 
@@ -25,11 +25,18 @@ class MfmaError(Exception):
     pass
 
 
-def fp8_values(raw, fmt: str):
+def fp8_values(raw, fmt: str, fnuz: bool = False):
     """OCP fp8 bytes -> float64: "fp8" e4m3fn (bias 7, no inf, S.1111.111 NaN), "bf8" e5m2
-    (bias 15, IEEE-like)."""
+    (bias 15, IEEE-like).  `fnuz` (gfx942's MFMA, CDNA3 ISA "FP8/BF8"): biases 8 and 16, no
+    inf, 0x80 the only NaN (no negative zero)."""
     b = raw.astype(np.int64)
     sign = np.where(b & 0x80, -1.0, 1.0)
+    if fnuz:
+        man, bias = (3, 8) if fmt == "fp8" else (2, 16)
+        e, m = (b & 0x7F) >> man, b & ((1 << man) - 1)
+        val = np.where(e == 0, m / 2.0**man * 2.0**(1 - bias),
+                       (1 + m / 2.0**man) * 2.0**(e - bias))
+        return np.where(b == 0x80, np.nan, sign * val)
     if fmt == "fp8":
         e, m = (b >> 3) & 0xF, b & 7
         val = np.where(e == 0, m / 8.0 * 2.0**-6, (1 + m / 8.0) * 2.0**(e - 7))
@@ -41,7 +48,7 @@ def fp8_values(raw, fmt: str):
     return sign * val
 
 
-def _decode(kind: str, x, T: int, which: int):
+def _decode(kind: str, x, T: int, which: int, fnuz: bool = False):
     """A lane's operand (numpy [T] or [T, n]) -> [T, k_width] float64/int64 values."""
     raw = np.ascontiguousarray(x).view(np.uint8).reshape(T, -1)
     if kind == "f16":
@@ -54,12 +61,13 @@ def _decode(kind: str, x, T: int, which: int):
         return (raw.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32).astype(np.float64)
     parts = kind.split(".")
     if len(parts) == 2 and set(parts) <= {"fp8", "bf8"}:
-        return fp8_values(raw, parts[which])
+        return fp8_values(raw, parts[which], fnuz)
     raise MfmaError(f"MFMA operand type {kind} is not emulated")
 
 
-def mfma(name: str, a, b, c, ws: int):
-    """D = A B + C per wave for the rocdl op `name`; c, D: [T, M*N/64]."""
+def mfma(name: str, a, b, c, ws: int, fnuz: bool = False):
+    """D = A B + C per wave for the rocdl op `name`; c, D: [T, M*N/64].  `fnuz`: fp8/bf8
+    operands in gfx942's formats (the same op names read OCP bytes on gfx950)."""
     m_ = _NAME.match(name)
     if m_ is None:
         raise MfmaError(f"op {name} is not an emulated MFMA")
@@ -68,7 +76,7 @@ def mfma(name: str, a, b, c, ws: int):
     if ws != 64 or M != N or M not in (16, 32):
         raise MfmaError(f"{name}: only 32x32 and 16x16 MFMAs on 64-wide waves are emulated")
     T = c.shape[0]
-    av, bv = _decode(kind, a, T, 0), _decode(kind, b, T, 1)
+    av, bv = _decode(kind, a, T, 0, fnuz), _decode(kind, b, T, 1, fnuz)
     kw = av.shape[1]
     if kw * (64 // M) != K or bv.shape[1] != kw:
         raise MfmaError(f"{name}: {kw} operand elements per lane do not make K = {K}")
@@ -164,4 +172,4 @@ class MfmaOps:
         a, b, c, *ctrl = args
         if len(ctrl) != 3 or any(np.any(x != 0) for x in ctrl):
             raise MfmaError(f"{op.name}: cbsz/abid/blgp must be 0")
-        return [mfma(op.name, a, b, c, self.ws)]
+        return [mfma(op.name, a, b, c, self.ws, getattr(self, "arch", "") == "gfx942")]
