@@ -168,14 +168,48 @@ def wmma_version(target) -> int:
     return 1 if target.has("wmma_v1") else 2 if target.has("wmma_v2") else 0
 
 
+@dataclass(frozen=True)
+class WmmaKind:
+    op: str        # the rocdl op (16x16x16)
+    operand: str   # a lane's operand: the elements, bf16 as i16 bits, bytes packed in i32s
+    acc: str       # f32 | i32
+
+
+def wmma_kind(target, ea: str, eb: str, ec: str):
+    """RDNA's WMMA for a dot of these element types (RDNA3/RDNA4 ISA, "WMMA"): f16 -> f32/f16,
+    bf16 -> f32, int8 -> i32 (`iu8`, signed), and on gfx12 OCP fp8/bf8 -> f32; else the
+    reason, naming the architecture.  A lane passes 16 K elements on gfx11, 8 on gfx12."""
+    version, arch = wmma_version(target), target.arch
+    if not version:
+        return f"{arch} has no WMMA"
+    kw = 16 if version == 1 else 8
+    if ea in _FP8_NAME or eb in _FP8_NAME:
+        if ea not in _FP8_NAME or eb not in _FP8_NAME:
+            return f"{arch} has no WMMA for {ea} x {eb}"
+        if "ocp" not in target.fp8:
+            return f"{arch} has no fp8 WMMA ({ea} x {eb})"
+        if ea in _FNUZ or eb in _FNUZ:
+            return f"{arch}'s fp8 WMMA reads the OCP formats, not fnuz {ea} x {eb}"
+        if ec != "f32":
+            return f"{arch} has no WMMA for {ea} x {eb} -> {ec}"
+        return WmmaKind(f"rocdl.wmma.f32.16x16x16.{_FP8_NAME[ea]}_{_FP8_NAME[eb]}",
+                        f"vector<{kw // 4}xi32>", "f32")
+    if ea == eb == "f16" and ec in ("f32", "f16"):
+        return WmmaKind("rocdl.wmma.f32.16x16x16.f16", f"vector<{kw}xf16>", "f32")
+    if ea == eb == "bf16" and ec == "f32":
+        return WmmaKind("rocdl.wmma.f32.16x16x16.bf16", f"vector<{kw}xi16>", "f32")
+    if ea == eb == "i8" and ec == "i32":
+        return WmmaKind("rocdl.wmma.i32.16x16x16.iu8", f"vector<{kw // 4}xi32>", "i32")
+    return f"{arch} has no WMMA for {ea} x {eb} -> {ec}"
+
+
 def _wmma_layouts(target, ea, eb, ec, shape, K, num_warps):
-    """RDNA: f16 x f16 -> f32/f16 dots of at least 16x16x16 on `v_wmma_f32_16x16x16_f16`
+    """RDNA: dots of at least 16x16x16 in a type `wmma_kind` takes, on `v_wmma_*_16x16x16_*`
     (gfx11: a lane holds a whole 16-element K row, lanes 16-31 copying 0-15; gfx12: 8, lanes
-    16-31 the upper K half).  Other types stay on FMAs for now."""
+    16-31 the upper K half).  Other types stay on FMAs."""
     version = wmma_version(target)
     M, N = shape
-    if not version or ea != "f16" or eb != "f16" or ec not in ("f32", "f16") or \
-            min(M, N, K) < 16:
+    if isinstance(wmma_kind(target, ea, eb, ec), str) or min(M, N, K) < 16:
         return None
     acc = AmdWmma(version, _warps(shape, num_warps, 16))
     kw = 16 if version == 1 else 8

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import mlir.ir as ir
 
 _NAME = re.compile(r"^rocdl\.mfma\.(f32|i32)\.(\d+)x(\d+)x(\d+)\.?(\w+(?:\.\w+)?)$")
 
@@ -110,16 +111,35 @@ def mfma(name: str, a, b, c, ws: int, fnuz: bool = False):
     return out.astype(np.float32)
 
 
-def wmma_f16(a, b, c, ws: int):
-    """RDNA's v_wmma_f32_16x16x16_f16 per wave of 32 (RDNA3 ISA and RDNA4 ISA, "WMMA"), the
-    version read off the operand length: 16 halves a lane (gfx11: lane l holds A row l % 16,
+_WMMA = re.compile(r"^rocdl\.wmma\.(f32|i32)\.16x16x16\.(f16|bf16|iu8|(?:fp8|bf8)_(?:fp8|bf8))$")
+
+
+def _wmma_decode(kind: str, x, T: int, which: int):
+    """A lane's WMMA operand -> [T, elements] float64/int64: f16, bf16 (i16 bits), iu8 (signed
+    bytes packed in i32s), fp8/bf8 (OCP bytes packed in i32s)."""
+    raw = np.ascontiguousarray(x).view(np.uint8).reshape(T, -1)
+    if kind == "f16":
+        return raw.view(np.float16).astype(np.float64)
+    if kind == "bf16":
+        return (raw.view(np.uint16).astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    if kind == "iu8":
+        return raw.view(np.int8).astype(np.int64)
+    return fp8_values(raw, kind.split("_")[which])
+
+
+def wmma(name: str, a, b, c, ws: int):
+    """RDNA's v_wmma_*_16x16x16_* per wave of 32 (RDNA3 ISA and RDNA4 ISA, "WMMA"), the
+    version read off the operand length: 16 elements a lane (gfx11: lane l holds A row l % 16,
     K 0-15; lanes 16-31 must repeat lanes 0-15) or 8 (gfx12: K 8 (l // 16) + e).  B is the
     same with columns.  D value i of lane l: row 2 i + l // 16 (gfx11) or i + 8 (l // 16)
-    (gfx12), column l % 16."""
+    (gfx12), column l % 16.  i32 results wrap."""
+    m_ = _WMMA.match(name)
+    if m_ is None:
+        raise MfmaError(f"op {name} is not an emulated WMMA")
     if ws != 32:
         raise MfmaError("WMMA runs on 32-wide waves")
     T = c.shape[0]
-    av, bv = (np.asarray(x, np.float16).astype(np.float64).reshape(T, -1) for x in (a, b))
+    av, bv = _wmma_decode(m_.group(2), a, T, 0), _wmma_decode(m_.group(2), b, T, 1)
     kw = av.shape[1]
     if kw not in (8, 16) or bv.shape[1] != kw or c.shape[1:] != (8,):
         raise MfmaError(f"WMMA operands of {kw} halves and {c.shape[1:]} accumulators")
@@ -147,6 +167,8 @@ def wmma_f16(a, b, c, ws: int):
         C = np.zeros((16, 16))
         C[rows, cols] = c[sl]
         out[sl] = (A @ B + C)[rows, cols]
+    if m_.group(1) == "i32":
+        return ((out + 2**31) % 2**32 - 2**31).astype(np.int32)
     return out.astype(np.float32)
 
 
@@ -157,14 +179,20 @@ class MfmaOps:
     def matrix_handler(self, name: str):
         if name.startswith("rocdl.mfma."):
             return self.op_rocdl_mfma
-        if name == "rocdl.wmma.f32.16x16x16.f16":
+        if name.startswith("rocdl.wmma."):
             return self.op_rocdl_wmma
         return None
 
     def op_rocdl_wmma(self, op, args, env, act):
         if not act.all():
             raise MfmaError("a WMMA reached by only some threads")
-        return [wmma_f16(*args, self.ws)]
+        if op.name.endswith(".iu8") and not all(
+                k in op.attributes and ir.BoolAttr(op.attributes[k]).value
+                for k in ("signA", "signB")):
+            raise MfmaError("iu8 WMMA: only signed operands (signA, signB) are emulated")
+        if "clamp" in op.attributes and ir.BoolAttr(op.attributes["clamp"]).value:
+            raise MfmaError("WMMA clamp is not emulated")
+        return [wmma(op.name, *args, self.ws)]
 
     def op_rocdl_mfma(self, op, args, env, act):
         if not act.all():
