@@ -10,7 +10,8 @@ ISA, not from the lowering's layout code:
 
 Operands are decoded by the instruction's name: f16, bf16 (the `.1k` forms take i16 bits), i8
 (packed 4 or 8 to a lane), xf32 (fp32 bits, the low 13 mantissa bits ignored, as tf32), fp8
-(OCP e4m3fn) and bf8 (OCP e5m2) on gfx950, their fnuz forms on gfx942.  The cbsz/abid/blgp broadcast controls must be 0.
+(OCP e4m3fn) and bf8 (OCP e5m2) on gfx950, their fnuz forms on gfx942.  The cbsz/abid/blgp
+broadcast controls must be 0.
 """
 from __future__ import annotations
 

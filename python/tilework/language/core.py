@@ -91,8 +91,10 @@ class dtype:
         return max(1, self.primitive_bitwidth // 8)
 
     # Triton's other dtype queries
-    _MANTISSA = {"fp8e4nv": 3, "fp8e5": 2, "fp8e4b15": 3, "fp8e4b8": 3, "fp8e5b16": 2, "fp16": 10, "bf16": 7, "fp32": 23, "fp64": 52}
-    _BIAS = {"fp8e4nv": 7, "fp8e5": 15, "fp8e4b15": 15, "fp8e4b8": 8, "fp8e5b16": 16, "fp16": 15, "bf16": 127, "fp32": 127, "fp64": 1023}
+    _MANTISSA = {"fp8e4nv": 3, "fp8e5": 2, "fp8e4b15": 3, "fp8e4b8": 3, "fp8e5b16": 2,
+                 "fp16": 10, "bf16": 7, "fp32": 23, "fp64": 52}
+    _BIAS = {"fp8e4nv": 7, "fp8e5": 15, "fp8e4b15": 15, "fp8e4b8": 8, "fp8e5b16": 16,
+             "fp16": 15, "bf16": 127, "fp32": 127, "fp64": 1023}
 
     @property
     def fp_mantissa_width(self) -> int:
