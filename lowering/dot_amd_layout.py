@@ -13,7 +13,8 @@ Instructions per operand type (CDNA3/CDNA4 ISA, "MFMA"; K doubled from gfx950), 
 | bf16 | 32x32x8bf16.1k, 16x16x16bf16.1k | same | + 32x32x16.bf16, 16x16x32.bf16 |
 | int8 -> i32 | 32x32x8i8, 16x16x16i8 | 32x32x16.i8, 16x16x32.i8 | same as gfx942 |
 | f32 "tf32" | FMA | 32x32x4.xf32, 16x16x8.xf32 | FMA (no xf32) |
-| fp8 e4m3fn/e5m2 | FMA | FMA (its MFMA reads fnuz) | 32x32x16.{fp8,bf8}.{fp8,bf8}, 16x16x32 |
+| fp8 e4m3fn/e5m2 (OCP) | FMA | FMA (its MFMA reads fnuz) | 32x32x16.{fp8,bf8}.{fp8,bf8}, 16x16x32 |
+| fp8 e4m3fnuz/e5m2fnuz | FMA | 32x32x16.{fp8,bf8}.{fp8,bf8}, 16x16x32 | FMA (its MFMA reads OCP) |
 
 An f16 accumulator is widened to f32 and rounded once at the end (the FMA path's rounding).
 The instruction shape is `options.matrix_instr_nonkdim` when set, else 32 when the dot's M and
@@ -59,7 +60,8 @@ _I8 = [_k("i32.32x32x16.i8", 32, 16, 8, "i64", "i32"),
        _k("i32.16x16x32.i8", 16, 32, 8, "i64", "i32")]
 _XF32 = [_k("f32.32x32x4.xf32", 32, 4, 2, "vector<2xf32>"),
          _k("f32.16x16x8.xf32", 16, 8, 2, "vector<2xf32>")]
-_FP8_NAME = {"f8E4M3FN": "fp8", "f8E5M2": "bf8"}
+_FP8_NAME = {"f8E4M3FN": "fp8", "f8E5M2": "bf8", "f8E4M3FNUZ": "fp8", "f8E5M2FNUZ": "bf8"}
+_FNUZ = ("f8E4M3FNUZ", "f8E5M2FNUZ")
 
 
 def _fp8(a, b):
@@ -97,7 +99,12 @@ def why_not(target, ea, eb, ec, precision):
     if ea in _FP8_NAME and eb in _FP8_NAME:
         if not target.fp8:
             return f"{arch} has no fp8 MFMA ({ea} x {eb})"
-        if "ocp" not in target.fp8:
+        fnuz = [e in _FNUZ for e in (ea, eb)]
+        if fnuz[0] != fnuz[1]:
+            return f"{arch} has no MFMA for {ea} x {eb} (an fnuz and an OCP fp8 format)"
+        if fnuz[0] and "fnuz" not in target.fp8:
+            return f"{arch}'s fp8 MFMA reads the OCP formats, not fnuz {ea} x {eb}"
+        if not fnuz[0] and "ocp" not in target.fp8:
             return f"{arch}'s fp8 MFMA reads the fnuz formats, not OCP {ea} x {eb}"
     elif ea != eb or ea not in ("f16", "bf16", "i8", "f32"):
         return f"{arch} has no MFMA for {ea} x {eb}"
@@ -161,14 +168,48 @@ def wmma_version(target) -> int:
     return 1 if target.has("wmma_v1") else 2 if target.has("wmma_v2") else 0
 
 
+@dataclass(frozen=True)
+class WmmaKind:
+    op: str        # the rocdl op (16x16x16)
+    operand: str   # a lane's operand: the elements, bf16 as i16 bits, bytes packed in i32s
+    acc: str       # f32 | i32
+
+
+def wmma_kind(target, ea: str, eb: str, ec: str):
+    """RDNA's WMMA for a dot of these element types (RDNA3/RDNA4 ISA, "WMMA"): f16 -> f32/f16,
+    bf16 -> f32, int8 -> i32 (`iu8`, signed), and on gfx12 OCP fp8/bf8 -> f32; else the
+    reason, naming the architecture.  A lane passes 16 K elements on gfx11, 8 on gfx12."""
+    version, arch = wmma_version(target), target.arch
+    if not version:
+        return f"{arch} has no WMMA"
+    kw = 16 if version == 1 else 8
+    if ea in _FP8_NAME or eb in _FP8_NAME:
+        if ea not in _FP8_NAME or eb not in _FP8_NAME:
+            return f"{arch} has no WMMA for {ea} x {eb}"
+        if "ocp" not in target.fp8:
+            return f"{arch} has no fp8 WMMA ({ea} x {eb})"
+        if ea in _FNUZ or eb in _FNUZ:
+            return f"{arch}'s fp8 WMMA reads the OCP formats, not fnuz {ea} x {eb}"
+        if ec != "f32":
+            return f"{arch} has no WMMA for {ea} x {eb} -> {ec}"
+        return WmmaKind(f"rocdl.wmma.f32.16x16x16.{_FP8_NAME[ea]}_{_FP8_NAME[eb]}",
+                        f"vector<{kw // 4}xi32>", "f32")
+    if ea == eb == "f16" and ec in ("f32", "f16"):
+        return WmmaKind("rocdl.wmma.f32.16x16x16.f16", f"vector<{kw}xf16>", "f32")
+    if ea == eb == "bf16" and ec == "f32":
+        return WmmaKind("rocdl.wmma.f32.16x16x16.bf16", f"vector<{kw}xi16>", "f32")
+    if ea == eb == "i8" and ec == "i32":
+        return WmmaKind("rocdl.wmma.i32.16x16x16.iu8", f"vector<{kw // 4}xi32>", "i32")
+    return f"{arch} has no WMMA for {ea} x {eb} -> {ec}"
+
+
 def _wmma_layouts(target, ea, eb, ec, shape, K, num_warps):
-    """RDNA: f16 x f16 -> f32/f16 dots of at least 16x16x16 on `v_wmma_f32_16x16x16_f16`
+    """RDNA: dots of at least 16x16x16 in a type `wmma_kind` takes, on `v_wmma_*_16x16x16_*`
     (gfx11: a lane holds a whole 16-element K row, lanes 16-31 copying 0-15; gfx12: 8, lanes
-    16-31 the upper K half).  Other types stay on FMAs for now."""
+    16-31 the upper K half).  Other types stay on FMAs."""
     version = wmma_version(target)
     M, N = shape
-    if not version or ea != "f16" or eb != "f16" or ec not in ("f32", "f16") or \
-            min(M, N, K) < 16:
+    if isinstance(wmma_kind(target, ea, eb, ec), str) or min(M, N, K) < 16:
         return None
     acc = AmdWmma(version, _warps(shape, num_warps, 16))
     kw = 16 if version == 1 else 8

@@ -710,3 +710,10 @@ def pipeline(module_op, pctx=None):
 register(Pass("tilegpu-pipeline",
               "Software-pipeline the loads feeding tile.dot in scf.for loops (cp.async into "
               "num_stages shared buffers)", run=pipeline))
+
+
+# what AMD's stream pipelining (`pipeline_amd.py`) shares with this pass
+LoopInfo, consumer, shared_layout, clone_slice = _Loop, _consumer, _shared_layout, _clone_slice
+live_carried, erase_dead, next_op, loops, reserve_bytes = (_live_carried, _erase_dead, _next_op,
+                                                           _loops, _reserve)
+Consts, arith, cmp_lt, is_pure = _Consts, _arith, _cmp_lt, _pure

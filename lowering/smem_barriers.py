@@ -28,7 +28,9 @@ that writes bytes read or written since then (WAR, WAW) or reads bytes written s
 are not finished by a barrier, only by `async_wait` (which leaves its `num` newest committed
 groups pending); the bytes of the groups it completes become writes, so a read by other
 threads gets a barrier after the wait.  A `memdesc_index` with a constant index is that one
-buffer, any other index the whole allocation.
+buffer, any other index the whole allocation; two such indices marked as slots of different
+roles (`tilegpu.stream_slot`: read, write) are different buffers within one iteration of their
+loop, and the roles are forgotten at the loop's back edge.
 
 Control flow, conservatively: both sides of an `scf.if` start from the state before it and
 the state after it is their union; a loop body starts from the state before the loop joined
@@ -57,6 +59,9 @@ from .pass_base import Pass, register
 from .shared_memory import OFFSET_ATTR, SCRATCH, align, alloc_bytes, buffer_bytes, scratch_bytes
 
 BARRIER = "tilegpu.barrier"
+# a non-constant memdesc_index with this attribute ("read", "write") is a slot that, within one
+# iteration of its loop, is not the slot of another role (AMD's stream pipelining, which sets it)
+SLOT_ATTR = "tilegpu.stream_slot"
 ASYNC_PROXY_OPS: frozenset = frozenset()  # ops accessing shared memory through the async proxy
 _MAX_GROUPS = 16  # older committed groups than this are merged (only more conservative)
 
@@ -79,13 +84,15 @@ def memdesc_interval(v: ir.Value) -> tuple[int, int]:
     if owner.name == "tilegpu.local_alloc":
         off = _offset(owner)
         return off, off + alloc_bytes(T.memdesc_of(v.type))
-    lo, hi = memdesc_interval(owner.operands[0])
+    lo, hi = memdesc_interval(owner.operands[0])[:2]
     idx = owner.operands[1].owner
     if not isinstance(idx, ir.Block) and idx.name == "arith.constant":
         md = T.memdesc_of(owner.operands[0].type)
         i = ir.IntegerAttr(idx.attributes["value"]).value
         start = lo + i * align(buffer_bytes(md))
         return start, start + buffer_bytes(md)
+    if SLOT_ATTR in owner.attributes:  # the whole buffer, in the role its slot has
+        return lo, hi, ir.StringAttr(owner.attributes[SLOT_ATTR]).value
     return lo, hi
 
 
@@ -128,7 +135,16 @@ def accesses(op) -> list:
 
 
 def _overlaps(iv, ivs) -> bool:
-    return any(iv[0] < hi and lo < iv[1] for lo, hi in ivs)
+    return any(iv[0] < o[1] and o[0] < iv[1] and not _other_slot(iv, o) for o in ivs)
+
+
+def _other_slot(a, b) -> bool:
+    """Slots of one buffer in different roles (`SLOT_ATTR`) of the same loop iteration."""
+    return len(a) == 3 and len(b) == 3 and a[:2] == b[:2] and a[2] != b[2]
+
+
+def _untag(ivs):
+    return frozenset(iv[:2] for iv in ivs)
 
 
 # ---- state ---------------------------------------------------------------------------------
@@ -159,6 +175,11 @@ class State:
         return State(self.reads | other.reads, self.writes | other.writes,
                      _join_groups(self.groups, other.groups), self.open | other.open,
                      _join_groups(self.wg, other.wg))
+
+    def untagged(self) -> "State":
+        """The state as the next iteration sees it: slot roles hold within one iteration."""
+        return State(_untag(self.reads), _untag(self.writes), [_untag(g) for g in self.groups],
+                     _untag(self.open), [_untag(g) for g in self.wg])
 
     def synced(self) -> "State":
         return self._with(reads=(), writes=())
@@ -259,7 +280,7 @@ class _Walk:
                 state = self.block(b, state)
                 if i == 0:
                     first_out = state  # scf.while exits after its condition region
-            new_back = back.join(state)
+            new_back = back.join(state.untagged())
             if new_back == back and len(self.needs) == before:
                 return entry.join(first_out if len(blocks) > 1 else state)
             back = new_back

@@ -1,5 +1,6 @@
-"""`tile.dot` on RDNA matrix cores: `v_wmma_f32_16x16x16_f16` through `rocdl.wmma.*` (gfx11:
-version 1, gfx12: version 2), called from `rules/dot_mfma.py` (the one tile.dot rule of AMD).
+"""`tile.dot` on RDNA matrix cores: `v_wmma_*_16x16x16_*` through `rocdl.wmma.*` (gfx11: version
+1, gfx12: version 2; f16, bf16, int8 and on gfx12 OCP fp8: `dot_amd_layout.wmma_kind`), called
+from `rules/dot_mfma.py` (the one tile.dot rule of AMD).
 
 Fragments (RDNA3 / RDNA4 ISA, "Wave Matrix Multiply Accumulate"), wave32: lane l holds A row
 l % 16 and B column l % 16; version 1 passes all 16 K elements (lanes 16-31 repeat lanes
@@ -13,10 +14,10 @@ import mlir.ir as ir
 
 from tilework.dialects import tile as T
 
+from ..dot_amd_layout import wmma_kind
 from ..registry import LoweringError
 from ..regs import Regs
-
-OP = "rocdl.wmma.f32.16x16x16.f16"
+from ..shared_memory import smem_type, to_smem
 
 
 def _fragments(lin, nregs, place):
@@ -56,13 +57,29 @@ def _vector(ctx, vals, vt):
     return v
 
 
+def _operand(ctx, kind, vals):
+    """A lane's k_width elements as the instruction's operand: f16 as they are, bf16 as their
+    bits, 8-bit elements packed into i32s (the first lowest)."""
+    t = ir.VectorType(ir.Type.parse(kind.operand))
+    et = t.element_type
+    if str(et) == "i32":
+        vals = [to_smem(ctx, v, smem_type(v.type)) for v in vals]
+        vt = ir.VectorType.get([len(vals)], vals[0].type)
+    else:
+        if str(et) == "i16":
+            vals = [ctx.op1("arith.bitcast", [v], et) for v in vals]
+        vt = t
+    v = _vector(ctx, vals, vt)
+    return v if vt == t else ctx.op1("llvm.bitcast", [v], t)
+
+
 def dot_wmma(ctx, op, args, layouts):
     acc_l, la, lb = layouts
     version, kw = acc_l.version, la.k_width
     ea, eb, ec = (T.element_type(v.type) for v in op.operands)
-    if str(ea) != "f16" or str(eb) != "f16" or str(ec) not in ("f32", "f16"):
-        raise LoweringError(f"tile.dot: {ctx.arch} has no WMMA for {ea} x {eb} -> {ec} here "
-                            f"(f16 x f16 -> f32/f16)")
+    kind = wmma_kind(ctx.facts, str(ea), str(eb), str(ec))
+    if isinstance(kind, str):
+        raise LoweringError(f"tile.dot: {kind}")
     if kw != (16 if version == 1 else 8) or lb.k_width != kw:
         raise LoweringError(f"tile.dot: WMMA v{version} operands hold "
                             f"{16 if version == 1 else 8} K elements per lane, not {kw}")
@@ -71,28 +88,31 @@ def dot_wmma(ctx, op, args, layouts):
     fc = _fragments(acc_l.linear(shape), 8, _acc_place(version))
     fa = _fragments(la.linear(a.shape), kw, _operand_place(kw, 0))
     fb = _fragments(lb.linear(b.shape), kw, _operand_place(kw, 1))
-    f32 = ir.F32Type.get()
-    vt, ot = ir.VectorType.get([8], f32), ir.VectorType.get([kw], ea)
+    acc_t = ir.F32Type.get() if kind.acc == "f32" else ir.IntegerType.get_signless(32)
+    vt = ir.VectorType.get([8], acc_t)
+    # (iu8: both operands signed, no clamping)
+    attrs = {"signA": ir.BoolAttr.get(True), "signB": ir.BoolAttr.get(True)} \
+        if kind.acc == "i32" else None
     packed = {}
 
     def operand(key, frag, vals):
         if key not in packed:
-            packed[key] = _vector(ctx, [vals[r] for r in frag], ot)
+            packed[key] = _operand(ctx, kind, [vals[r] for r in frag])
         return packed[key]
     accs = {}
     for org, regs in fc.items():
         vals = [c.values[r] for r in regs]
-        if ec != f32:
-            vals = [ctx.op1("arith.extf", [v], f32) for v in vals]
+        if ec != acc_t:
+            vals = [ctx.op1("arith.extf", [v], acc_t) for v in vals]
         accs[org] = _vector(ctx, vals, vt)
     for k0 in sorted({k for (_, k) in fa}):
         for (m0, n0) in sorted(accs):
             x = operand(("a", m0, k0), fa[(m0, k0)], a.values)
             y = operand(("b", n0, k0), fb[(n0, k0)], b.values)
-            accs[(m0, n0)] = ctx.op1(OP, [x, y, accs[(m0, n0)]], vt)
+            accs[(m0, n0)] = ctx.op1(kind.op, [x, y, accs[(m0, n0)]], vt, attrs)
     out = [None] * len(c.values)
     for org, regs in fc.items():
         for slot, r in enumerate(regs):
-            v = ctx.op1("llvm.extractelement", [accs[org], ctx.const(slot)], f32)
-            out[r] = v if ec == f32 else ctx.op1("arith.truncf", [v], ec)
+            v = ctx.op1("llvm.extractelement", [accs[org], ctx.const(slot)], acc_t)
+            out[r] = v if ec == acc_t else ctx.op1("arith.truncf", [v], ec)
     return [Regs(acc_l, shape, out)]

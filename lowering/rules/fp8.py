@@ -1,4 +1,6 @@
-"""float8 conversions: `arith.extf` from and `arith.truncf` to f8E4M3FN / f8E5M2.
+"""float8 conversions: `arith.extf` from and `arith.truncf` to f8E4M3FN / f8E5M2 (OCP) and
+f8E4M3FNUZ / f8E5M2FNUZ (AMD gfx942's "fnuz": biases 8 and 16, no inf, 0x80 the one NaN; to f32
+by rebiasing the exponent, from f32 as below, a zero result without sign, NaN -> 0x80).
 
 Neither backend has a portable fp8 conversion instruction (and no device library is linked), so
 both are expanded here into target-independent integer/float arith on the bit patterns.  The
@@ -27,7 +29,9 @@ from ..regs import Regs
 
 
 # kind -> (mantissa bits, exponent bias, largest finite magnitude's bits)
-F8 = {"f8E4M3FN": (3, 7, 0x7E), "f8E5M2": (2, 15, 0x7B)}
+F8 = {"f8E4M3FN": (3, 7, 0x7E), "f8E5M2": (2, 15, 0x7B),
+      "f8E4M3FNUZ": (3, 8, 0x7F), "f8E5M2FNUZ": (2, 16, 0x7F)}
+FNUZ = ("f8E4M3FNUZ", "f8E5M2FNUZ")  # no inf, no negative zero: 0x80 is the one NaN
 
 
 def is_f8(t: ir.Type) -> bool:
@@ -78,6 +82,8 @@ def f8_to_f32(ctx, v: ir.Value) -> ir.Value:
     b = _B(ctx)
     kind = str(v.type)
     byte = b.op("arith.bitcast", [v], b.i8)
+    if kind in FNUZ:
+        return _fnuz_to_f32(b, byte, kind)
     w = b.op("arith.extui", [byte], b.i16)
     if kind == "f8E5M2":
         h = b.bin("arith.shli", w, b.c(8, b.i16))
@@ -91,6 +97,22 @@ def f8_to_f32(ctx, v: ir.Value) -> ir.Value:
     sign32 = b.bin("arith.shli", b.op("arith.extui", [sign], b.i32), b.c(24))
     nan = b.op("arith.bitcast", [b.bin("arith.ori", sign32, b.c(0x7FC00000))], b.f32)
     return b.sel(b.cmp(_EQ, mag, b.c(0x7F, b.i16)), nan, f)
+
+
+def _fnuz_to_f32(b, byte, kind):
+    """fnuz byte -> f32: normal magnitudes rebiased into the f32 exponent, subnormal ones
+    (exponent field 0) as mantissa * 2^(1 - bias - man), then the sign; 0x80 is NaN."""
+    man, bias, _ = F8[kind]
+    w = b.op("arith.extui", [byte], b.i32)
+    mag = b.bin("arith.andi", w, b.c(0x7F))
+    sign = b.bin("arith.shli", b.bin("arith.andi", w, b.c(0x80)), b.c(24))
+    normal = b.bin("arith.addi", b.bin("arith.shli", mag, b.c(23 - man)), b.c((127 - bias) << 23))
+    tiny = b.bin("arith.mulf", b.op("arith.uitofp", [mag], b.f32),
+                 b.fc(float(2.0 ** (1 - bias - man))))
+    bits = b.sel(b.cmp(_ULT, mag, b.c(1 << man)), b.op("arith.bitcast", [tiny], b.i32), normal)
+    bits = b.bin("arith.ori", bits, sign)
+    bits = b.sel(b.cmp(_EQ, w, b.c(0x80)), b.c(0x7FC00000), bits)
+    return b.op("arith.bitcast", [bits], b.f32)
 
 
 def _f32_to_f8(ctx, x: ir.Value, kind: str) -> ir.Value:
@@ -114,8 +136,12 @@ def _f32_to_f8(ctx, x: ir.Value, kind: str) -> ir.Value:
     res = b.sel(b.cmp(_ULT, a, b.c((128 - bias) << 23)), sub, r)
     if kind == "f8E5M2":  # inf stays inf where the format has one
         res = b.sel(b.cmp(_EQ, a, b.c(0x7F800000)), b.c(0x7C), res)
-    res = b.sel(b.cmp(_UGT, a, b.c(0x7F800000)), b.c(0x7F), res)  # NaN
-    res = b.bin("arith.ori", res, sign)
+    if kind in FNUZ:  # no negative zero (0x80 is NaN): a zero result drops the sign
+        res = b.bin("arith.ori", res, b.sel(b.cmp(_EQ, res, b.c(0)), b.c(0), sign))
+        res = b.sel(b.cmp(_UGT, a, b.c(0x7F800000)), b.c(0x80), res)  # NaN
+    else:
+        res = b.sel(b.cmp(_UGT, a, b.c(0x7F800000)), b.c(0x7F), res)  # NaN
+        res = b.bin("arith.ori", res, sign)
     return b.op("arith.bitcast", [b.op("arith.trunci", [res], b.i8)], ir.Type.parse(kind))
 
 

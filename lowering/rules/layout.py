@@ -136,8 +136,14 @@ def _through_swizzled(ctx, src, ls, dst, ld, shape, plan, scalar_type):
         lm = ldmatrix_plan(ld, plan.swizzle, eb)
     if lm is not None:
         return _regs(dst, shape, by_ldmatrix(ctx, base, get, ld, lm, st, scalar_type))
+    return _regs(dst, shape, read_linear(ctx, base, get, ld, st, scalar_type, plan.load_vec))
+
+
+def read_linear(ctx, base, get, ld, st, scalar_type, vl: int) -> list:
+    """The values of layout `ld` (register order) read from the buffer at `base`, where `get`
+    maps (register, lane, warp) to element offsets, `vl` consecutive registers per load."""
+    eb = elems_bytes(1, st)
     tpart, tmask = _offset_parts(ctx, get)
-    vl = plan.load_vec
     out = []
     for g in range(0, 1 << ld.in_bits("register"), vl):
         idx = _plus(ctx, tpart, get.apply(register=g)[0], tmask)
@@ -146,7 +152,20 @@ def _through_swizzled(ctx, src, ls, dst, ld, shape, plan, scalar_type):
         parts = [v] if vl == 1 else [ctx.op1("llvm.extractelement", [v, ctx.const(j)], st)
                                      for j in range(vl)]
         out += [from_smem(ctx, x, scalar_type) for x in parts]
-    return _regs(dst, shape, out)
+    return out
+
+
+def linear_vec(get, elem_bytes: int) -> int:
+    """Registers per load for `read_linear`: the first registers' offsets are 0, 1, .., v-1
+    and every other basis of `get` is a multiple of v (aligned vectors), v*elem_bytes <= 16."""
+    regs = [b[0] for b in get.basis("register")]
+    others = regs + [b[0] for d in ("lane", "warp") for b in get.basis(d)]
+    k = 0
+    while k < len(regs) and regs[k] == 1 << k and (2 << k) * elem_bytes <= 16:
+        k += 1
+    while k and any(o % (1 << k) for o in others[k:]):
+        k -= 1
+    return 1 << k
 
 
 def _unit(rank, d, v):

@@ -28,7 +28,7 @@ def _gep(ctx, base, offset, elem_type):
     })
 
 
-_BYTE_TYPES = ("i1", "f8E4M3FN", "f8E5M2")
+_BYTE_TYPES = ("i1", "f8E4M3FN", "f8E5M2", "f8E4M3FNUZ", "f8E5M2FNUZ")
 
 
 def _mem_type(t: ir.Type) -> ir.Type:

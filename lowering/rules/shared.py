@@ -31,7 +31,7 @@ from ..axis_info import elem_bytes
 from ..registry import lower
 from ..shared_memory import (align, buffer_bytes, from_smem, shared_contiguity, shared_map,
                              shared_offset, smem_gep, smem_type, to_smem)
-from .layout import by_ldmatrix, ldmatrix_plan
+from .layout import by_ldmatrix, ldmatrix_plan, linear_vec, read_linear
 from .memory import load_tile, vector_groups
 from ..regs import Regs
 
@@ -144,6 +144,23 @@ def _local_load(ctx, op, args):
     rt = op.results[0].type
     return [load_buffer(ctx, args[0], T.memdesc_of(op.operands[0].type), layout_of(rt),
                         ctx.scalar_type(rt))]
+
+
+@lower("tilegpu.local_load", target="amd")
+def _local_load_amd(ctx, op, args):
+    """Into a layout given by its linear map (MFMA/WMMA operands, the stream pipeliner's
+    reads) from a swizzled buffer: the map's consecutive registers in vector loads
+    (`ds_read_b64`/`_b128`), else as the generic rule."""
+    rt = op.results[0].type
+    md, layout = T.memdesc_of(op.operands[0].type), layout_of(rt)
+    if isinstance(layout, Blocked) or not md.layout.startswith("#tilegpu.swizzled_shared<"):
+        return _local_load(ctx, op, args)
+    st = smem_type(md.elem)
+    ld = layout.linear(md.shape)
+    get = parse_layout(md.layout).swizzle().offset_map(md.shape).compose(ld)
+    vals = read_linear(ctx, args[0], get, ld, st, ctx.scalar_type(rt),
+                       linear_vec(get, elem_bytes(st)))
+    return [Regs(layout, md.shape, vals)]
 
 
 @lower("tilegpu.local_dealloc")

@@ -138,6 +138,7 @@ class Emulator(WgmmaOps, MfmaOps):
             run_pipeline(m, passes, PassContext(tgt, CompileOptions(num_warps=num_warps)))
         emu = cls(m, num_warps, tgt.warp_size)
         emu.context = ctx
+        emu.arch = tgt.arch  # (gfx942's fp8 MFMAs read fnuz bytes, gfx950's OCP ones)
         return emu
 
     # ---- running --------------------------------------------------------------------------

@@ -10,13 +10,15 @@ ISA, not from the lowering's layout code:
 
 Operands are decoded by the instruction's name: f16, bf16 (the `.1k` forms take i16 bits), i8
 (packed 4 or 8 to a lane), xf32 (fp32 bits, the low 13 mantissa bits ignored, as tf32), fp8
-(OCP e4m3fn) and bf8 (OCP e5m2) on gfx950.  The cbsz/abid/blgp broadcast controls must be 0.
+(OCP e4m3fn) and bf8 (OCP e5m2) on gfx950, their fnuz forms on gfx942.  The cbsz/abid/blgp
+broadcast controls must be 0.
 """
 from __future__ import annotations
 
 import re
 
 import numpy as np
+import mlir.ir as ir
 
 _NAME = re.compile(r"^rocdl\.mfma\.(f32|i32)\.(\d+)x(\d+)x(\d+)\.?(\w+(?:\.\w+)?)$")
 
@@ -25,11 +27,18 @@ class MfmaError(Exception):
     pass
 
 
-def fp8_values(raw, fmt: str):
+def fp8_values(raw, fmt: str, fnuz: bool = False):
     """OCP fp8 bytes -> float64: "fp8" e4m3fn (bias 7, no inf, S.1111.111 NaN), "bf8" e5m2
-    (bias 15, IEEE-like)."""
+    (bias 15, IEEE-like).  `fnuz` (gfx942's MFMA, CDNA3 ISA "FP8/BF8"): biases 8 and 16, no
+    inf, 0x80 the only NaN (no negative zero)."""
     b = raw.astype(np.int64)
     sign = np.where(b & 0x80, -1.0, 1.0)
+    if fnuz:
+        man, bias = (3, 8) if fmt == "fp8" else (2, 16)
+        e, m = (b & 0x7F) >> man, b & ((1 << man) - 1)
+        val = np.where(e == 0, m / 2.0**man * 2.0**(1 - bias),
+                       (1 + m / 2.0**man) * 2.0**(e - bias))
+        return np.where(b == 0x80, np.nan, sign * val)
     if fmt == "fp8":
         e, m = (b >> 3) & 0xF, b & 7
         val = np.where(e == 0, m / 8.0 * 2.0**-6, (1 + m / 8.0) * 2.0**(e - 7))
@@ -41,7 +50,7 @@ def fp8_values(raw, fmt: str):
     return sign * val
 
 
-def _decode(kind: str, x, T: int, which: int):
+def _decode(kind: str, x, T: int, which: int, fnuz: bool = False):
     """A lane's operand (numpy [T] or [T, n]) -> [T, k_width] float64/int64 values."""
     raw = np.ascontiguousarray(x).view(np.uint8).reshape(T, -1)
     if kind == "f16":
@@ -54,12 +63,13 @@ def _decode(kind: str, x, T: int, which: int):
         return (raw.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32).astype(np.float64)
     parts = kind.split(".")
     if len(parts) == 2 and set(parts) <= {"fp8", "bf8"}:
-        return fp8_values(raw, parts[which])
+        return fp8_values(raw, parts[which], fnuz)
     raise MfmaError(f"MFMA operand type {kind} is not emulated")
 
 
-def mfma(name: str, a, b, c, ws: int):
-    """D = A B + C per wave for the rocdl op `name`; c, D: [T, M*N/64]."""
+def mfma(name: str, a, b, c, ws: int, fnuz: bool = False):
+    """D = A B + C per wave for the rocdl op `name`; c, D: [T, M*N/64].  `fnuz`: fp8/bf8
+    operands in gfx942's formats (the same op names read OCP bytes on gfx950)."""
     m_ = _NAME.match(name)
     if m_ is None:
         raise MfmaError(f"op {name} is not an emulated MFMA")
@@ -68,7 +78,7 @@ def mfma(name: str, a, b, c, ws: int):
     if ws != 64 or M != N or M not in (16, 32):
         raise MfmaError(f"{name}: only 32x32 and 16x16 MFMAs on 64-wide waves are emulated")
     T = c.shape[0]
-    av, bv = _decode(kind, a, T, 0), _decode(kind, b, T, 1)
+    av, bv = _decode(kind, a, T, 0, fnuz), _decode(kind, b, T, 1, fnuz)
     kw = av.shape[1]
     if kw * (64 // M) != K or bv.shape[1] != kw:
         raise MfmaError(f"{name}: {kw} operand elements per lane do not make K = {K}")
@@ -102,16 +112,35 @@ def mfma(name: str, a, b, c, ws: int):
     return out.astype(np.float32)
 
 
-def wmma_f16(a, b, c, ws: int):
-    """RDNA's v_wmma_f32_16x16x16_f16 per wave of 32 (RDNA3 ISA and RDNA4 ISA, "WMMA"), the
-    version read off the operand length: 16 halves a lane (gfx11: lane l holds A row l % 16,
+_WMMA = re.compile(r"^rocdl\.wmma\.(f32|i32)\.16x16x16\.(f16|bf16|iu8|(?:fp8|bf8)_(?:fp8|bf8))$")
+
+
+def _wmma_decode(kind: str, x, T: int, which: int):
+    """A lane's WMMA operand -> [T, elements] float64/int64: f16, bf16 (i16 bits), iu8 (signed
+    bytes packed in i32s), fp8/bf8 (OCP bytes packed in i32s)."""
+    raw = np.ascontiguousarray(x).view(np.uint8).reshape(T, -1)
+    if kind == "f16":
+        return raw.view(np.float16).astype(np.float64)
+    if kind == "bf16":
+        return (raw.view(np.uint16).astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    if kind == "iu8":
+        return raw.view(np.int8).astype(np.int64)
+    return fp8_values(raw, kind.split("_")[which])
+
+
+def wmma(name: str, a, b, c, ws: int):
+    """RDNA's v_wmma_*_16x16x16_* per wave of 32 (RDNA3 ISA and RDNA4 ISA, "WMMA"), the
+    version read off the operand length: 16 elements a lane (gfx11: lane l holds A row l % 16,
     K 0-15; lanes 16-31 must repeat lanes 0-15) or 8 (gfx12: K 8 (l // 16) + e).  B is the
     same with columns.  D value i of lane l: row 2 i + l // 16 (gfx11) or i + 8 (l // 16)
-    (gfx12), column l % 16."""
+    (gfx12), column l % 16.  i32 results wrap."""
+    m_ = _WMMA.match(name)
+    if m_ is None:
+        raise MfmaError(f"op {name} is not an emulated WMMA")
     if ws != 32:
         raise MfmaError("WMMA runs on 32-wide waves")
     T = c.shape[0]
-    av, bv = (np.asarray(x, np.float16).astype(np.float64).reshape(T, -1) for x in (a, b))
+    av, bv = _wmma_decode(m_.group(2), a, T, 0), _wmma_decode(m_.group(2), b, T, 1)
     kw = av.shape[1]
     if kw not in (8, 16) or bv.shape[1] != kw or c.shape[1:] != (8,):
         raise MfmaError(f"WMMA operands of {kw} halves and {c.shape[1:]} accumulators")
@@ -139,6 +168,8 @@ def wmma_f16(a, b, c, ws: int):
         C = np.zeros((16, 16))
         C[rows, cols] = c[sl]
         out[sl] = (A @ B + C)[rows, cols]
+    if m_.group(1) == "i32":
+        return ((out + 2**31) % 2**32 - 2**31).astype(np.int32)
     return out.astype(np.float32)
 
 
@@ -149,14 +180,20 @@ class MfmaOps:
     def matrix_handler(self, name: str):
         if name.startswith("rocdl.mfma."):
             return self.op_rocdl_mfma
-        if name == "rocdl.wmma.f32.16x16x16.f16":
+        if name.startswith("rocdl.wmma."):
             return self.op_rocdl_wmma
         return None
 
     def op_rocdl_wmma(self, op, args, env, act):
         if not act.all():
             raise MfmaError("a WMMA reached by only some threads")
-        return [wmma_f16(*args, self.ws)]
+        if op.name.endswith(".iu8") and not all(
+                k in op.attributes and ir.BoolAttr(op.attributes[k]).value
+                for k in ("signA", "signB")):
+            raise MfmaError("iu8 WMMA: only signed operands (signA, signB) are emulated")
+        if "clamp" in op.attributes and ir.BoolAttr(op.attributes["clamp"]).value:
+            raise MfmaError("WMMA clamp is not emulated")
+        return [wmma(op.name, *args, self.ws)]
 
     def op_rocdl_mfma(self, op, args, env, act):
         if not act.all():
@@ -164,4 +201,4 @@ class MfmaOps:
         a, b, c, *ctrl = args
         if len(ctrl) != 3 or any(np.any(x != 0) for x in ctrl):
             raise MfmaError(f"{op.name}: cbsz/abid/blgp must be 0")
-        return [mfma(op.name, a, b, c, self.ws)]
+        return [mfma(op.name, a, b, c, self.ws, getattr(self, "arch", "") == "gfx942")]

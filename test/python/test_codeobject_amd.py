@@ -163,3 +163,22 @@ def test_unknown_kernel_in_note():
     ck = _compile("vector_add", "gfx90a")
     with pytest.raises(CodeObjectError, match="kernel 'nope' is not in the code object"):
         kernel_note(ck.binary, "nope")
+
+
+def test_module_pipeline_runs_before_codegen():
+    # LLVM's module pipeline at opt_level: fewer VGPRs than the unoptimised module (gfx942's
+    # 64x64 GEMM without the stream pipeliner's prefetch registers: 95 against 136)
+    opt = kernel_note(_compile("matmul", "gfx942", num_stages=1).binary, "matmul_kernel")
+    plain = kernel_note(_compile("matmul", "gfx942", num_stages=1, opt_level=0).binary,
+                        "matmul_kernel")
+    assert opt[".vgpr_count"] <= 112 < plain[".vgpr_count"]
+
+
+def test_scratch_bytes_reads_every_kernel():
+    from tilework.backends.amd.compiler import scratch_bytes
+    asm = ("\t.amdhsa_kernel a\n\t\t.amdhsa_private_segment_fixed_size 0\n"
+           "\t.amdhsa_kernel b\n\t\t.amdhsa_private_segment_fixed_size 76\n")
+    assert scratch_bytes(asm) == 76 and scratch_bytes("") == 0
+    ck = _compile("vector_add", "gfx942")
+    assert scratch_bytes(ck.asm["amdgcn"]) == 0
+    assert ".amdhsa_private_segment_fixed_size 0" in ck.asm["amdgcn"]

@@ -139,10 +139,62 @@ def test_wmma_plus_equals_emulated(rng):
     assert "rocdl.wmma.f32.16x16x16.f16" in str(emu.module)
 
 
-@pytest.mark.parametrize("case", ["bf16", "int8", "fp32"])
-def test_other_types_stay_on_fma_on_rdna(case):
+@pytest.mark.parametrize("target", ["gfx1100", "gfx1201"])
+@pytest.mark.parametrize("case, op, isa", [
+    ("bf16", "rocdl.wmma.f32.16x16x16.bf16", "v_wmma_f32_16x16x16_bf16"),
+    ("int8", "rocdl.wmma.i32.16x16x16.iu8", "v_wmma_i32_16x16x16_iu8"),
+])
+def test_bf16_int8_on_wmma_emulated(target, case, op, isa, rng):
+    bk = 32 if case == "int8" else 16  # (int8 dots take K >= 32)
+    emu = _emulate(case, target, 70, 40, 50, 32, 32, bk, 4, rng)  # M, N, K tails
+    assert op in str(emu.module)
+    assert isa in emu.compiled.asm["amdgcn"]
+    assert not re.search(r"^\s*(scratch|buffer)_(load|store)", emu.compiled.asm["amdgcn"], re.M)
+
+
+@pytest.mark.parametrize("a_kind, b_kind", [("fp8", "fp8"), ("bf8", "fp8")])
+def test_fp8_on_gfx1201_wmma_emulated(a_kind, b_kind, rng):
+    import tilework.language as tl
+    from test_dot import ptr
+    tys = {"fp8": tl.float8e4nv, "bf8": tl.float8e5}
+    sig = {"a_ptr": ptr(tys[a_kind]), "b_ptr": ptr(tys[b_kind]), "c_ptr": ptr(tl.float32)}
+    sig.update({p: tl.int32 for p in ("M", "N", "K", "stride_am", "stride_ak", "stride_bk",
+                                      "stride_bn", "stride_cm", "stride_cn")})
+    consts = dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=32, ACC=tl.float32, PLUS_EQ=False)
+    emu = _emulator(sig, consts, "gfx1201", 4)
+    assert f"rocdl.wmma.f32.16x16x16.{a_kind}_{b_kind}" in str(emu.module)
+    assert f"v_wmma_f32_16x16x16_{a_kind}_{b_kind}" in emu.compiled.asm["amdgcn"]
+    m, n, k = 40, 50, 70
+    finite = {"fp8": lambda r: (r & 0x7F) != 0x7F, "bf8": lambda r: (r & 0x7C) != 0x7C}
+
+    def draw(kind, shape):
+        r = rng.integers(0, 256, shape).astype(np.uint8)
+        return np.where(finite[kind](r), r, 0x38).astype(np.uint8)
+    a, b = draw(a_kind, (m, k)), draw(b_kind, (k, n))
+    c = np.zeros((m, n), np.float32)
+    emu.run((cdiv(m, 32), cdiv(n, 32)), a, b, c, m, n, k, k, 1, n, 1, n, 1)
+    a64, b64 = fp8_values(a, a_kind), fp8_values(b, b_kind)
+    np.testing.assert_allclose(c, a64 @ b64, rtol=0, atol=(
+        k * 2.0**-23 * (np.abs(a64) @ np.abs(b64))).max() + 1e-30)
+
+
+@pytest.mark.parametrize("target, case", [("gfx1100", "fp32"), ("gfx1201", "fp32"),
+                                          ("gfx1100", "fp64")])
+def test_other_types_stay_on_fma_on_rdna(target, case):
     ck = compile(ASTSource(matmul_kernel, matmul_signature(case), _consts(case, 32, 32, 32), {}),
-                 "gfx1100", CompileOptions(num_warps=4), cache=False)
+                 target, CompileOptions(num_warps=4), cache=False)
+    assert "#tilegpu.wmma" not in ck.asm["tilegpu"] and "v_wmma" not in ck.asm["amdgcn"]
+
+
+def test_fp8_stays_on_fma_on_gfx1100():  # RDNA3 has no fp8 WMMA
+    import tilework.language as tl
+    from test_dot import ptr
+    sig = {"a_ptr": ptr(tl.float8e4nv), "b_ptr": ptr(tl.float8e4nv), "c_ptr": ptr(tl.float32)}
+    sig.update({p: tl.int32 for p in ("M", "N", "K", "stride_am", "stride_ak", "stride_bk",
+                                      "stride_bn", "stride_cm", "stride_cn")})
+    consts = dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=32, ACC=tl.float32, PLUS_EQ=False)
+    ck = compile(ASTSource(matmul_kernel, sig, consts, {}), "gfx1100",
+                 CompileOptions(num_warps=4), cache=False)
     assert "#tilegpu.wmma" not in ck.asm["tilegpu"] and "v_wmma" not in ck.asm["amdgcn"]
 
 

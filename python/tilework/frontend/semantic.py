@@ -141,7 +141,7 @@ def fits(v: int, dt: core.dtype) -> bool:
     return -2**(bits - 1) <= v < 2**(bits - 1)
 
 
-_FLOAT_RANK = {"fp8e4nv": 0, "fp8e5": 0, "fp8e4b15": 0, "fp16": 1, "bf16": 1, "fp32": 2, "fp64": 3}
+_FLOAT_RANK = {"fp8e4nv": 0, "fp8e5": 0, "fp8e4b15": 0, "fp8e4b8": 0, "fp8e5b16": 0, "fp16": 1, "bf16": 1, "fp32": 2, "fp64": 3}
 
 
 def integer_promote(a: core.dtype, b: core.dtype) -> core.dtype:

@@ -11,7 +11,7 @@ from ..language import core
 _IR_NAMES = {
     "int1": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
     "uint8": "i8", "uint16": "i16", "uint32": "i32", "uint64": "i64",
-    "fp8e4nv": "f8E4M3FN", "fp8e5": "f8E5M2", "fp8e4b15": "i8", "fp16": "f16", "bf16": "bf16", "fp32": "f32",
+    "fp8e4nv": "f8E4M3FN", "fp8e5": "f8E5M2", "fp8e4b15": "i8", "fp8e4b8": "f8E4M3FNUZ", "fp8e5b16": "f8E5M2FNUZ", "fp16": "f16", "bf16": "bf16", "fp32": "f32",
     "fp64": "f64",
 }
 

@@ -3,7 +3,8 @@
 Its names follow `triton.language`, so that a Triton kernel runs after changing its imports.
 """
 from .core import (  # noqa: F401
-    DTYPES, arange, bfloat16, broadcast_to, builtin, cast, cdiv, const, constexpr, dtype, float8e4b15, float8e4nv,
+    DTYPES, arange, bfloat16, broadcast_to, builtin, cast, cdiv, const, constexpr, dtype, float8e4b15, float8e4b8,
+    float8e5b16, float8e4nv,
     float8e5, float16, float32, float64, full, full_like, zeros_like, int1, int8, int16, int32, int64, load,
     max_contiguous, maximum, minimum, multiple_of, num_programs, pi32_t, pointer_type, program_id,
     static_assert, static_print, store, str_to_ty, tensor, uint8, uint16, uint32, uint64, void,

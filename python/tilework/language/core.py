@@ -30,8 +30,11 @@ class dtype:
     SINT = ("int1", "int8", "int16", "int32", "int64")
     UINT = ("uint8", "uint16", "uint32", "uint64")
     # fp8e4b15: Triton's e4m3 with exponent bias 15 (no inf or NaN; largest 1.875), stored
-    # as i8; arithmetic converts it (frontend/semantic.py: `cast`)
-    FLOAT = ("fp8e4nv", "fp8e5", "fp8e4b15", "fp16", "bf16", "fp32", "fp64")
+    # as i8; arithmetic converts it (frontend/semantic.py: `cast`).  fp8e4b8 and fp8e5b16: the
+    # "fnuz" e4m3/e5m2 of AMD's gfx942 matrix cores (biases 8 and 16, no inf, no negative
+    # zero: 0x80 is the one NaN)
+    FLOAT = ("fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16", "fp16", "bf16", "fp32",
+             "fp64")
 
     def __init__(self, name: str):
         if name not in self.SINT + self.UINT + self.FLOAT + ("void",):
@@ -88,8 +91,10 @@ class dtype:
         return max(1, self.primitive_bitwidth // 8)
 
     # Triton's other dtype queries
-    _MANTISSA = {"fp8e4nv": 3, "fp8e5": 2, "fp8e4b15": 3, "fp16": 10, "bf16": 7, "fp32": 23, "fp64": 52}
-    _BIAS = {"fp8e4nv": 7, "fp8e5": 15, "fp8e4b15": 15, "fp16": 15, "bf16": 127, "fp32": 127, "fp64": 1023}
+    _MANTISSA = {"fp8e4nv": 3, "fp8e5": 2, "fp8e4b15": 3, "fp8e4b8": 3, "fp8e5b16": 2,
+                 "fp16": 10, "bf16": 7, "fp32": 23, "fp64": 52}
+    _BIAS = {"fp8e4nv": 7, "fp8e5": 15, "fp8e4b15": 15, "fp8e4b8": 8, "fp8e5b16": 16,
+             "fp16": 15, "bf16": 127, "fp32": 127, "fp64": 1023}
 
     @property
     def fp_mantissa_width(self) -> int:
@@ -132,6 +137,12 @@ class dtype:
 
     def is_fp8e4b15(self) -> bool:
         return self.name == "fp8e4b15"
+
+    def is_fp8e4b8(self) -> bool:
+        return self.name == "fp8e4b8"
+
+    def is_fp8e5b16(self) -> bool:
+        return self.name == "fp8e5b16"
 
     def is_void(self) -> bool:
         return self.name == "void"
@@ -234,6 +245,8 @@ uint64 = dtype("uint64")
 float8e4nv = dtype("fp8e4nv")
 float8e5 = dtype("fp8e5")
 float8e4b15 = dtype("fp8e4b15")
+float8e4b8 = dtype("fp8e4b8")
+float8e5b16 = dtype("fp8e5b16")
 float16 = dtype("fp16")
 bfloat16 = dtype("bf16")
 float32 = dtype("fp32")
@@ -242,7 +255,8 @@ void = dtype("void")
 pi32_t = pointer_type(int32)
 
 DTYPES = {d.name: d for d in (int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-                               float8e4nv, float8e5, float8e4b15, float16, bfloat16, float32, float64)}
+                               float8e4nv, float8e5, float8e4b15, float8e4b8, float8e5b16, float16,
+                               bfloat16, float32, float64)}
 
 
 def str_to_ty(name: str) -> dtype:

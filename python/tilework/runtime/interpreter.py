@@ -73,9 +73,11 @@ _ELEM = {
     "f32": (np.float32, np.float32), "f64": (np.float64, np.float64),
     # float8: registers hold the (exact) value as float32, memory the byte
     "f8E4M3FN": (np.float32, np.uint8), "f8E5M2": (np.float32, np.uint8),
+    "f8E4M3FNUZ": (np.float32, np.uint8), "f8E5M2FNUZ": (np.float32, np.uint8),
 }
 _BYTES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "f16": 2, "bf16": 2, "f32": 4,
-          "f64": 8, "f8E4M3FN": 1, "f8E5M2": 1}
+          "f64": 8, "f8E4M3FN": 1, "f8E5M2": 1,
+          "f8E4M3FNUZ": 1, "f8E5M2FNUZ": 1}
 
 
 class _Info:
@@ -132,11 +134,22 @@ def _round_bf16(x):
 
 # float8 kind -> (mantissa bits, exponent bias, largest finite magnitude's bits); the
 # conversions are bit for bit those of lowering/rules/fp8.py
-_F8 = {"f8E4M3FN": (3, 7, 0x7E), "f8E5M2": (2, 15, 0x7B)}
+_F8 = {"f8E4M3FN": (3, 7, 0x7E), "f8E5M2": (2, 15, 0x7B),
+       "f8E4M3FNUZ": (3, 8, 0x7F), "f8E5M2FNUZ": (2, 16, 0x7F)}
+_FNUZ = ("f8E4M3FNUZ", "f8E5M2FNUZ")
 
 
 def _f8_decode(bits, kind):
     """fp8 bit patterns (uint8) -> float32 values (exact)."""
+    if kind in _FNUZ:  # exact: mantissa and exponent to f32 (0x80: NaN)
+        man, bias, _ = _F8[kind]
+        w = np.asarray(bits).astype(np.uint32)
+        mag = w & np.uint32(0x7F)
+        normal = ((mag << np.uint32(23 - man)) + np.uint32((127 - bias) << 23)).view(np.float32)
+        tiny = mag.astype(np.float32) * np.float32(2.0 ** (1 - bias - man))
+        f = np.where(mag < (1 << man), tiny, normal)
+        f = np.where(w & np.uint32(0x80), -f, f)
+        return np.where(w == 0x80, np.float32(np.nan), f).astype(np.float32)
     w = np.asarray(bits).astype(np.uint16)
     if kind == "f8E5M2":
         return (w << np.uint16(8)).view(np.float16).astype(np.float32)
@@ -165,6 +178,9 @@ def _f8_encode(x, kind):
     res = np.where(a < np.uint32((128 - bias) << 23), sub, r)
     if kind == "f8E5M2":
         res = np.where(a == np.uint32(0x7F800000), np.uint32(0x7C), res)
+    if kind in _FNUZ:  # a zero result drops the sign (0x80 is NaN)
+        res = res | np.where(res == 0, np.uint32(0), sign)
+        return np.where(a > np.uint32(0x7F800000), np.uint32(0x80), res).astype(np.uint8)
     res = np.where(a > np.uint32(0x7F800000), np.uint32(0x7F), res)
     return (res | sign).astype(np.uint8)
 
@@ -545,7 +561,8 @@ class InterpreterBuilder(S.Builder):
 _NUMPY_DTYPES = {"float32": "fp32", "float16": "fp16", "float64": "fp64", "bfloat16": "bf16",
                  "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
                  "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64",
-                 "bool": "int1", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}
+                 "bool": "int1", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5",
+                 "float8_e4m3fnuz": "fp8e4b8", "float8_e5m2fnuz": "fp8e5b16"}
 
 
 _byte_bounds = getattr(getattr(np.lib, "array_utils", None), "byte_bounds", None) or \

@@ -11,6 +11,7 @@ TORCH_DTYPES = {
     "torch.int32": "int32", "torch.int64": "int64", "torch.uint8": "uint8",
     "torch.uint16": "uint16", "torch.uint32": "uint32", "torch.uint64": "uint64",
     "torch.bool": "int1", "torch.float8_e4m3fn": "fp8e4nv", "torch.float8_e5m2": "fp8e5",
+    "torch.float8_e4m3fnuz": "fp8e4b8", "torch.float8_e5m2fnuz": "fp8e5b16",
 }
 
 

@@ -1,0 +1,96 @@
+"""Every example kernel compiles for every listed AMD target (CDNA gfx90a, gfx942, gfx950; RDNA
+gfx1100, gfx1201) to a linked hsaco, with the ISA the backend promises: a matrix instruction for
+`tl.dot` where the target has one for the operand types (`v_mfma_*` / `v_wmma_*`) with its
+operands through LDS (`ds_*`), 128-bit global loads for the vectorized memory-bound kernels, no
+scratch, and a metadata note matching the launcher's kernarg packing (test_codeobject_amd's
+`_check_note`)."""
+import re
+
+import pytest
+
+import tilework.language as tl
+from tilework import CompileOptions
+from tilework.compiler.driver import ASTSource, compile
+
+from test_codeobject_amd import _check_note
+from test_examples import KERNELS, MM_KERNELS, _aligned
+
+TARGETS = ["gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1201"]
+_SCRATCH = re.compile(r"^\s*(scratch|buffer)_(load|store)", re.M)
+
+
+def _cdna(target):
+    return target.startswith("gfx9")
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("name", list(KERNELS))
+def test_memory_bound_examples(name, target):
+    fn, sig, cx, warps = KERNELS[name]
+    ck = compile(ASTSource(fn, sig, cx, _aligned(sig)), target,
+                 CompileOptions(num_warps=warps), cache=False)
+    asm = ck.asm["amdgcn"]
+    assert ("global_load_dwordx4" if _cdna(target) else "global_load_b128") in asm
+    assert not _SCRATCH.search(asm)
+    _check_note(ck, target)
+
+
+# (fp8_matmul's operands are OCP e4m3: matrix cores on gfx950 and gfx1201, FMAs elsewhere)
+_MATRIX = {"fp8_matmul": ("gfx950", "gfx1201")}
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("name", list(MM_KERNELS))
+def test_matmul_examples(name, target):
+    fn, sig, cx = MM_KERNELS[name]
+    attrs = {k: {"tile.divisibility": 16} for k, v in sig.items() if v.is_ptr()}
+    ck = compile(ASTSource(fn.base_fn, sig, cx, attrs), target, CompileOptions(num_warps=4),
+                 cache=False)
+    asm = ck.asm["amdgcn"]
+    matrix = "v_mfma_" if _cdna(target) else "v_wmma_"
+    assert (matrix in asm) == (target in _MATRIX.get(name, TARGETS))
+    assert re.search(r"\bds_(read|load)", asm) and re.search(r"\bds_(write|store)", asm)
+    assert not _SCRATCH.search(asm)
+    _check_note(ck, target)
+
+
+def _attention(target):
+    from test_attention import compile_fwd
+    return compile_fwd(target, 64, True)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_attention_forward(target):
+    ck = _attention(target)
+    asm = ck.asm["amdgcn"]
+    assert re.search(r"\bv_(mfma|wmma)_f32_\w+f16", asm)
+    assert re.search(r"\bds_(read|load)", asm)
+    if _cdna(target):  # (RDNA: see the xfail below)
+        assert not _SCRATCH.search(asm)
+        _check_note(ck, target)
+
+
+@pytest.mark.xfail(strict=True, reason="wave32 RDNA holds twice the elements per lane of "
+                   "wave64: the default 128x64, 8-wave attention config spills (gfx1201: 612 "
+                   "bytes; 64x64 with 8 waves needs none); the config list is CDNA/NVIDIA-"
+                   "shaped and the WMMA attention's register use not yet examined")
+@pytest.mark.parametrize("target", ["gfx1100", "gfx1201"])
+def test_attention_forward_rdna_no_scratch(target):
+    assert not _SCRATCH.search(_attention(target).asm["amdgcn"])
+
+
+def test_persistent_matmul_device_descriptors():
+    from persistent_matmul import matmul_persistent_device
+    H = tl.pointer_type(tl.float16)
+    sig = {"a_ptr": H, "b_ptr": H, "c_ptr": H, "M": tl.int32, "N": tl.int32, "K": tl.int32,
+           "stride_am": tl.int32, "stride_bk": tl.int32, "stride_cm": tl.int32}
+    aligned = ["a_ptr", "b_ptr", "c_ptr", "stride_am", "stride_bk", "stride_cm", "K", "N"]
+    cfg = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8, "NUM_SMS": 104}
+    for target in TARGETS:
+        ck = compile(ASTSource(matmul_persistent_device, sig, cfg,
+                               {k: {"tile.divisibility": 16} for k in aligned}), target,
+                     CompileOptions(num_warps=4), cache=False)
+        asm = ck.asm["amdgcn"]
+        assert ("v_mfma_" if _cdna(target) else "v_wmma_") in asm, target
+        assert not _SCRATCH.search(asm), target
+        _check_note(ck, target)
