@@ -189,6 +189,8 @@ def expected_passes(arch):
         extra += ("tilegpu-warpgroup-dot",)
     if t.backend == "nvidia" and t.capability >= 80:
         extra += ("tilegpu-pipeline", "canonicalize", "cse", "tile-cse")
+    if t.backend == "nvidia" and t.capability >= 90:  # host descriptors' blocks by TMA
+        extra += ("tilegpu-pipeline-tma", "tilegpu-tma-loads")
     if t.backend == "amd":  # no cp.async: stream pipelining through registers
         extra += ("tilegpu-stream-pipeline", "canonicalize", "cse", "tile-cse")
     return TODAY[:10] + extra + TODAY[10:]
