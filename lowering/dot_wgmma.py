@@ -12,14 +12,24 @@ for tf32, fp8 and int8, which wgmma cannot transpose.  fp32 operands are first r
 tf32 (to nearest, ties away from zero, as the FMA path does).  Runs after the layout passes, before
 tilegpu-allocate-shared.  A pipeliner may instead feed warpgroup_dot memdescs of its own
 buffers (any one-buffer nvmma_shared memdesc works).
+
+Register A (FlashAttention-3's P): a 16-bit a that is computed (not a load, which the
+pipeliner can copy into shared memory) and whose layout the planner converts to wgmma's A
+fragment (`#tilegpu.dot_operand<0, acc, 2>`) for free (plan none or registers) stays in
+registers: `tilegpu.warpgroup_dot %a_regs, %b_s, %acc`, after a `convert_layout` that moves
+nothing.  The A fragment of m64nNk16 is the accumulator's pattern over 16 columns, so
+`p = s.to(f16)` in the accumulator layout of a dot whose N is this dot's K (warps along M only)
+qualifies.  Other layouts (e.g. a transposed accumulator) would need a real conversion through
+shared memory, no cheaper than the local_alloc: they keep the shared-memory A.
 """
 from __future__ import annotations
 
 import mlir.ir as ir
 
 from tilework.dialects import tile as T
-from tilework.dialects.layout import layout_of
+from tilework.dialects.layout import DotOperand, layout_of, with_layout
 from tilework.dialects.layout_nvidia import NvidiaMma, NvmmaShared
+from tilework.dialects.linear_layout import plan_conversion
 
 from .axis_info import elem_bytes
 from .layout_passes import kernels
@@ -75,6 +85,23 @@ def _is_wgmma_dot(op) -> bool:
     return isinstance(lay, NvidiaMma) and lay.version == 3
 
 
+def register_a_layout(op):
+    """The A-fragment layout a stays in registers in (see the module docstring), or None."""
+    a = op.operands[0]
+    if str(T.element_type(a.type)) not in ("f16", "bf16"):
+        return None
+    owner = None if isinstance(a.owner, ir.Block) else a.owner
+    if owner is None or owner.name == "tile.load":
+        return None
+    want = DotOperand(0, layout_of(op.results[0].type), 2)
+    have = layout_of(a.type)
+    if have == want:
+        return want
+    shape = T.shape_of(a.type)
+    plan = plan_conversion(have.linear(shape), want.linear(shape), shape, 2)
+    return want if plan.kind in ("none", "registers") else None
+
+
 def _rewrite(op):
     a, b, acc = op.operands[0], op.operands[1], op.operands[2]
     ea = T.element_type(a.type)
@@ -82,17 +109,25 @@ def _rewrite(op):
     b_k_major = elem_bytes(smem_type(ea)) != 2
     la = operand_layout(ea, sa, 1, True)
     lb = operand_layout(T.element_type(b.type), sb, 0, b_k_major)
+    reg_a = register_a_layout(op)
     with ir.InsertionPoint(op), op.location:
         if str(ea) == "f32":  # (eligible only with input_precision "tf32")
             a, b = round_tf32(a), round_tf32(b)
         mds = []
-        for v, lay in ((a, la), (b, lb)):
+        if reg_a is not None:
+            if layout_of(a.type) != reg_a:  # (a relabelling: no instruction)
+                a = ir.Operation.create("tilegpu.convert_layout",
+                                        results=[with_layout(a.type, reg_a)],
+                                        operands=[a]).results[0]
+            operands = [a]
+        for v, lay in ((a, la), (b, lb))[1 if reg_a is not None else 0:]:
             t = T.memdesc_type(T.shape_of(v.type), T.element_type(v.type), lay.text(), 1)
             mds.append(ir.Operation.create("tilegpu.local_alloc", results=[t],
                                            operands=[v]).results[0])
         attrs = {n: op.attributes[n] for n in ("input_precision", "max_num_imprecise_acc")}
         new = ir.Operation.create("tilegpu.warpgroup_dot", results=[op.results[0].type],
-                                  operands=mds + [acc], attributes=attrs)
+                                  operands=(operands if reg_a is not None else []) + mds
+                                  + [acc], attributes=attrs)
         for md in mds:
             ir.Operation.create("tilegpu.local_dealloc", results=[], operands=[md])
     op.results[0].replace_all_uses_with(new.results[0])

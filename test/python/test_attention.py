@@ -231,6 +231,27 @@ def test_forward_sm90a_wgmma_no_spills(d, causal):
     assert n == 0, info
 
 
+RS_WGMMA = r"wgmma\.mma_async\.sync\.aligned\.m64n\d+k16\.f32\.(b?f16)\.\1 \{[^}]*\}, \{%r\d+, " \
+    r"%r\d+, %r\d+, %r\d+\}, %rd\d+"
+
+
+@pytest.mark.parametrize("dt", ["fp16", "bf16"])
+@pytest.mark.parametrize("causal", [False, True])
+def test_forward_sm90a_p_in_registers(causal, dt):
+    """P = exp2(..).to(f16) feeds the P @ V wgmma from registers (its A fragment is the
+    scores' accumulator layout): no shared buffer for P, every P @ V wgmma takes A in
+    registers, and ptxas inserts no warpgroup.arrive (A packed before the wgmma fence)."""
+    ck = compile_fwd("sm_90a", 64, causal, dt=dt)
+    tg, ptx, info = ck.asm["tilegpu"], ck.asm["ptx"], ck.metadata["ptxas_info"]
+    assert not re.search(r'"tilegpu\.local_alloc"\(%\w+\)[^\n]*: \(tensor<128x64x(b?f16), '
+                         r'#tilegpu\.mma<3', tg), "P stored to shared memory"
+    rs = len(re.findall(RS_WGMMA, ptx))
+    # per P @ V dot (one peeled, one per key loop): each warpgroup's 64 rows x 4 K steps
+    assert rs == 4 * (3 if causal else 2), rs
+    assert "C7519" not in info, info
+    assert spills(ck)[0] == 0, info
+
+
 def test_forward_sm90a_bf16_and_masked_tail():
     ck = compile_fwd("sm_90a", 64, False, dt="bf16", even=False)
     assert "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16" in ck.asm["ptx"]
