@@ -32,6 +32,7 @@ from tilework.dialects.layout_nvidia import NvidiaMma, NvmmaShared
 from tilework.dialects.linear_layout import plan_conversion
 
 from .axis_info import elem_bytes
+from .dot_wgmma_hoist import hoist_invariant_operands
 from .layout_passes import kernels
 from .pass_base import Pass, register
 from .shared_memory import smem_type
@@ -138,6 +139,7 @@ def _warpgroup_dot(module_op, pctx):
     for f in kernels(module_op):
         for op in [o for o in T.walk_ops(f) if o.name == "tile.dot" and _is_wgmma_dot(o)]:
             _rewrite(op)
+        hoist_invariant_operands(f)  # (attention's q: written once, before the key loop)
 
 
 register(Pass("tilegpu-warpgroup-dot",

@@ -275,6 +275,27 @@ def test_forward_sm80_mma_sync(causal):
     assert "wgmma" not in ptx
 
 
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("d", [64, 128])
+def test_forward_sm90a_q_stored_once(d, causal):
+    """q is invariant in the key loops: its nvmma buffer is written before each loop (and for
+    the peeled first block), never in a loop body."""
+    import mlir.ir as ir
+    from tilework.dialects import tile as T
+    ck = compile_fwd("sm_90a", d, causal)
+    with T.new_context():
+        mod = ir.Module.parse(ck.asm["tilegpu"])
+        ops = T.walk_ops(mod.operation)
+        q_allocs = [op for op in ops if op.name == "tilegpu.local_alloc" and len(op.operands)
+                    and not isinstance(op.operands[0].owner, ir.Block)
+                    and op.operands[0].owner.name == "tile.load"
+                    and T.shape_of(op.operands[0].type) == (128, d)]
+        loops = [op for op in ops if op.name == "scf.for"]
+        assert len(loops) == (2 if causal else 1)
+        assert len(q_allocs) == 1 + len(loops)
+        assert all(op.parent.name == "func.func" for op in q_allocs)
+
+
 @pytest.mark.xfail(strict=True, reason="known: with the dots on MFMA the forward spills 96 "
                    "bytes to scratch on gfx942 (the AMD backend runs no LLVM optimization "
                    "pipeline yet: 176 VGPRs where it would take about half)")
