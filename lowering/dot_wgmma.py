@@ -7,8 +7,10 @@ tilegpu-assign-layouts, see dot_wgmma_layout.py) becomes
     tilegpu.local_dealloc %a_s, %b_s
 
 with the widest swizzle (128, 64 or 32 bytes) the contiguous dim allows: a K-major; b N-major
-for 16-bit types (the layout its loads usually have: vector stores), K-major (`transposed`)
-for tf32, fp8 and int8, which wgmma cannot transpose.  fp32 operands are first rounded to
+for 16-bit types (the layout its loads usually have: vector stores) unless its registers run
+along K (a transposed load, attention's `tl.trans(k)`: K-major keeps the stores, and the
+pipeliner's copies, vectorized), K-major (`transposed`) for tf32, fp8 and int8, which wgmma
+cannot transpose.  fp32 operands are first rounded to
 tf32 (to nearest, ties away from zero, as the FMA path does).  Runs after the layout passes, before
 tilegpu-allocate-shared.  A pipeliner may instead feed warpgroup_dot memdescs of its own
 buffers (any one-buffer nvmma_shared memdesc works).
@@ -107,7 +109,8 @@ def _rewrite(op):
     a, b, acc = op.operands[0], op.operands[1], op.operands[2]
     ea = T.element_type(a.type)
     sa, sb = T.shape_of(a.type), T.shape_of(b.type)
-    b_k_major = elem_bytes(smem_type(ea)) != 2
+    b_k_major = elem_bytes(smem_type(ea)) != 2 or (
+        len(sb) == 2 and layout_of(b.type).fastest()[0] == 0 and sb[0] * 2 >= 32)
     la = operand_layout(ea, sa, 1, True)
     lb = operand_layout(T.element_type(b.type), sb, 0, b_k_major)
     reg_a = register_a_layout(op)

@@ -358,6 +358,33 @@ def test_preprocess_compiles():
     assert spills(ck)[0] == 0
 
 
+@pytest.mark.parametrize("even", [True, False])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("d", [64, 128])
+def test_forward_sm90a_key_loop_copies_k_and_v(d, causal, even):
+    """K (through tl.trans) and V arrive by the pipelined cp.async copies, 16 bytes each (K's
+    rows straight into a K-major B buffer): no key loop loads a tile or writes K's buffer from
+    registers."""
+    import mlir.ir as ir
+    from tilework.dialects import tile as T
+    ck = compile_fwd("sm_90a", d, causal, even=even)
+    with T.new_context():
+        mod = ir.Module.parse(ck.asm["tilegpu"])
+        loops = [op for op in T.walk_ops(mod.operation) if op.name == "scf.for"]
+        assert loops
+        for loop in loops:
+            ops = T.walk_ops(loop)
+            assert "tile.load" not in [op.name for op in ops]
+            assert not [op for op in ops if op.name == "tilegpu.local_alloc" and len(op.operands)
+                        and not isinstance(op.operands[0].owner, ir.Block)
+                        and op.operands[0].owner.name == "tile.trans"]  # (K's, before)
+            copies = [op for op in ops if op.name == "tilegpu.async_copy"]
+            assert len(copies) == 2
+            assert all(ir.IntegerAttr(op.attributes["tilegpu.vector_width"]).value == 8
+                       for op in copies)
+    assert spills(ck)[0] == 0, spills(ck)[1]
+
+
 def test_benchmark_swaps_the_imports():
     """benchmarks/attention.py runs this file under Triton by swapping its two import lines:
     they must be there, once, and nothing else in the file may import tilework."""
