@@ -7,21 +7,34 @@ tilegpu-assign-layouts, see dot_wgmma_layout.py) becomes
     tilegpu.local_dealloc %a_s, %b_s
 
 with the widest swizzle (128, 64 or 32 bytes) the contiguous dim allows: a K-major; b N-major
-for 16-bit types (the layout its loads usually have: vector stores), K-major (`transposed`)
-for tf32, fp8 and int8, which wgmma cannot transpose.  fp32 operands are first rounded to
+for 16-bit types (the layout its loads usually have: vector stores) unless its registers run
+along K (a transposed load, attention's `tl.trans(k)`: K-major keeps the stores, and the
+pipeliner's copies, vectorized), K-major (`transposed`) for tf32, fp8 and int8, which wgmma
+cannot transpose.  fp32 operands are first rounded to
 tf32 (to nearest, ties away from zero, as the FMA path does).  Runs after the layout passes, before
 tilegpu-allocate-shared.  A pipeliner may instead feed warpgroup_dot memdescs of its own
 buffers (any one-buffer nvmma_shared memdesc works).
+
+Register A (FlashAttention-3's P): a 16-bit a that is computed (not a load, which the
+pipeliner can copy into shared memory) and whose layout the planner converts to wgmma's A
+fragment (`#tilegpu.dot_operand<0, acc, 2>`) for free (plan none or registers) stays in
+registers: `tilegpu.warpgroup_dot %a_regs, %b_s, %acc`, after a `convert_layout` that moves
+nothing.  The A fragment of m64nNk16 is the accumulator's pattern over 16 columns, so
+`p = s.to(f16)` in the accumulator layout of a dot whose N is this dot's K (warps along M only)
+qualifies.  Other layouts (e.g. a transposed accumulator) would need a real conversion through
+shared memory, no cheaper than the local_alloc: they keep the shared-memory A.
 """
 from __future__ import annotations
 
 import mlir.ir as ir
 
 from tilework.dialects import tile as T
-from tilework.dialects.layout import layout_of
+from tilework.dialects.layout import DotOperand, layout_of, with_layout
 from tilework.dialects.layout_nvidia import NvidiaMma, NvmmaShared
+from tilework.dialects.linear_layout import plan_conversion
 
 from .axis_info import elem_bytes
+from .dot_wgmma_hoist import hoist_invariant_operands
 from .layout_passes import kernels
 from .pass_base import Pass, register
 from .shared_memory import smem_type
@@ -75,24 +88,50 @@ def _is_wgmma_dot(op) -> bool:
     return isinstance(lay, NvidiaMma) and lay.version == 3
 
 
+def register_a_layout(op):
+    """The A-fragment layout a stays in registers in (see the module docstring), or None."""
+    a = op.operands[0]
+    if str(T.element_type(a.type)) not in ("f16", "bf16"):
+        return None
+    owner = None if isinstance(a.owner, ir.Block) else a.owner
+    if owner is None or owner.name == "tile.load":
+        return None
+    want = DotOperand(0, layout_of(op.results[0].type), 2)
+    have = layout_of(a.type)
+    if have == want:
+        return want
+    shape = T.shape_of(a.type)
+    plan = plan_conversion(have.linear(shape), want.linear(shape), shape, 2)
+    return want if plan.kind in ("none", "registers") else None
+
+
 def _rewrite(op):
     a, b, acc = op.operands[0], op.operands[1], op.operands[2]
     ea = T.element_type(a.type)
     sa, sb = T.shape_of(a.type), T.shape_of(b.type)
-    b_k_major = elem_bytes(smem_type(ea)) != 2
+    b_k_major = elem_bytes(smem_type(ea)) != 2 or (
+        len(sb) == 2 and layout_of(b.type).fastest()[0] == 0 and sb[0] * 2 >= 32)
     la = operand_layout(ea, sa, 1, True)
     lb = operand_layout(T.element_type(b.type), sb, 0, b_k_major)
+    reg_a = register_a_layout(op)
     with ir.InsertionPoint(op), op.location:
         if str(ea) == "f32":  # (eligible only with input_precision "tf32")
             a, b = round_tf32(a), round_tf32(b)
         mds = []
-        for v, lay in ((a, la), (b, lb)):
+        if reg_a is not None:
+            if layout_of(a.type) != reg_a:  # (a relabelling: no instruction)
+                a = ir.Operation.create("tilegpu.convert_layout",
+                                        results=[with_layout(a.type, reg_a)],
+                                        operands=[a]).results[0]
+            operands = [a]
+        for v, lay in ((a, la), (b, lb))[1 if reg_a is not None else 0:]:
             t = T.memdesc_type(T.shape_of(v.type), T.element_type(v.type), lay.text(), 1)
             mds.append(ir.Operation.create("tilegpu.local_alloc", results=[t],
                                            operands=[v]).results[0])
         attrs = {n: op.attributes[n] for n in ("input_precision", "max_num_imprecise_acc")}
         new = ir.Operation.create("tilegpu.warpgroup_dot", results=[op.results[0].type],
-                                  operands=mds + [acc], attributes=attrs)
+                                  operands=(operands if reg_a is not None else []) + mds
+                                  + [acc], attributes=attrs)
         for md in mds:
             ir.Operation.create("tilegpu.local_dealloc", results=[], operands=[md])
     op.results[0].replace_all_uses_with(new.results[0])
@@ -103,6 +142,7 @@ def _warpgroup_dot(module_op, pctx):
     for f in kernels(module_op):
         for op in [o for o in T.walk_ops(f) if o.name == "tile.dot" and _is_wgmma_dot(o)]:
             _rewrite(op)
+        hoist_invariant_operands(f)  # (attention's q: written once, before the key loop)
 
 
 register(Pass("tilegpu-warpgroup-dot",

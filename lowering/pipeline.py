@@ -13,7 +13,10 @@ pipelined when
 * its result feeds `tile.dot` operands only: directly or through transposes and conversions
   (one `tilegpu.convert_layout` whose users are dots is folded: the local_load gives its
   layout), or through one `tilegpu.local_alloc` (the wgmma path: the slot of the
-  multi-buffered memdesc replaces that buffer, in its shared layout);
+  multi-buffered memdesc replaces that buffer, in its shared layout), also after a
+  `tile.trans` (attention's `tl.trans(k)`: the copies' pointers and mask are transposed the
+  same way, a relabelling of registers, so they fill the transposed buffer directly; taken
+  when its layout keeps the copies' vectors contiguous: a K-major B);
 * its pointer and mask are computed, in the body, by side-effect-free ops (no dot) from the
   induction variable, values from outside the loop and *stage-0 carried values*: loop-carried
   values whose next value is computed the same way (`a_ptrs += BLOCK_K * stride`).  A pointer
@@ -188,6 +191,9 @@ def _consumer(load, an):
     uses = [(u.owner, u.operand_number) for u in v.uses]
     if not uses:
         return None
+    alloc = _trans_alloc(v) if not casts else None
+    if alloc is not None:
+        return "trans", alloc, alloc.results[0].type
     if _leads_to_dot(v):
         if not casts and len(uses) == 1 and uses[0][0].name == "tilegpu.convert_layout" and \
                 _feeds_dot(uses[0][0].results[0]):
@@ -203,6 +209,30 @@ def _consumer(load, an):
             return "stage", None, _transposing_type(load, user)
         return "alloc", user, user.results[0].type
     return None
+
+
+def _trans_alloc(v):
+    """The local_alloc (of dot operands) of `tile.trans(v)`, `v`'s only use, else None: the
+    slot is that buffer, the copies' pointers and mask transposed alike (a relabelling of
+    their registers), so K through `tl.trans` lands where a K-major B is read."""
+    uses = list(v.uses)
+    if len(uses) != 1 or uses[0].owner.name != "tile.trans" or \
+            len(T.shape_of(v.type)) != 2:
+        return None
+    t = uses[0].owner.results[0]
+    users = [u.owner for u in t.uses]
+    if len(users) != 1 or users[0].name != "tilegpu.local_alloc" or \
+            not all(_reads_for_dot(u.owner) for u in users[0].results[0].uses):
+        return None
+    return users[0]
+
+
+def _transposed(x, trans, elem=None):
+    """`x` (a pointer or mask tile of the load) transposed as `trans` transposes the load."""
+    tt = ir.RankedTensorType(trans.results[0].type)
+    rt = ir.RankedTensorType.get(list(tt.shape), elem or T.element_type(x.type), tt.encoding)
+    return ir.Operation.create("tile.trans", results=[rt], operands=[x],
+                               attributes={"order": trans.attributes["order"]}).results[0]
 
 
 def _retype_casts(v, layout):
@@ -342,6 +372,11 @@ def _candidates(info: _Loop, an) -> list:
         vec = copy_width(an, op)
         if vec * elem_bytes(elem) < 4:  # cp.async moves 4, 8 or 16 bytes: the copy would be
             continue                    # a synchronous load and store, no overlap
+        if cons[0] == "trans":  # the transposed copies' contiguous dim, in the alloc's layout
+            fast, _ = fastest_dim(layout_of(cons[1].operands[0].type))
+            md = T.memdesc_of(cons[2])
+            if fast is None or shared_contiguity(md.layout, md.shape, fast) < vec:
+                continue
         out.append((op, args, cons, vec))
     return out
 
@@ -351,7 +386,7 @@ def _shared_layout(load, cons, vec: int) -> str:
     writes (the pointers' layout) and the consumer's reads, if it keeps the copy's `vec`
     elements contiguous (else rows unswizzled along the pointers' contiguous dim)."""
     kind, user, ty = cons
-    if kind == "alloc":
+    if kind in ("alloc", "trans"):
         return T.memdesc_of(ty).layout
     shape = T.shape_of(load.results[0].type)
     ptr_layout = layout_of(named_operands(load)["ptr"].type)
@@ -423,7 +458,7 @@ def _issue(info, cands, allocs, slot, iv, valid, carried_vals, copy_ops):
         env[info.carried[c]] = v
     _clone_slice(copy_ops, env)
     i1 = ir.IntegerType.get_signless(1)
-    for (load, args, _), alloc in zip(cands, allocs):
+    for (load, args, (kind, user, _)), alloc in zip(cands, allocs):
         ptr_t = args["ptr"].type
         mask_t = ir.RankedTensorType.get(T.shape_of(ptr_t), i1, T.as_tensor(ptr_t).encoding)
         keep = B.build_splat(None, valid, result_type=mask_t)
@@ -433,6 +468,9 @@ def _issue(info, cands, allocs, slot, iv, valid, carried_vals, copy_ops):
         one = T.memdesc_type(md.shape, md.elem, md.layout, 1)
         dst = B.build_memdesc_index(None, alloc, slot, result_type=one)
         ptr = env.get(args["ptr"], args["ptr"])
+        if kind == "trans":
+            trans = user.operands[0].owner
+            ptr, mask = _transposed(ptr, trans), _transposed(mask, trans, i1)
         B.build_async_copy(None, ptr, dst, mask)
     B.build_async_commit_group(None)
     return env
@@ -534,7 +572,7 @@ def async_dot(info, cands):
     if len(dots) != 1 or nested:
         return None
     dot = dots[0]
-    slots = {user.results[0] for _, _, (kind, user, _) in cands if kind == "alloc"}
+    slots = {user.results[0] for _, _, (kind, user, _) in cands if kind in ("alloc", "trans")}
     if dot.operands[0] not in slots or dot.operands[1] not in slots:
         return None  # an operand buffer written in the body would race with the pending read
     acc = dot.operands[2]
@@ -571,9 +609,10 @@ def _rewrite(info, cands, layouts, S):
         allocs = []
         for (load, _, (kind, user, ty)), lay in zip(cands, layouts):
             lt = load.results[0].type  # (an "alloc" after bitcasts: the alloc's type)
-            elem = T.memdesc_of(ty).elem if kind == "alloc" else T.element_type(lt)
+            elem = T.memdesc_of(ty).elem if kind in ("alloc", "trans") else T.element_type(lt)
+            shape = T.memdesc_of(ty).shape if kind == "trans" else T.shape_of(lt)
             allocs.append(B.build_local_alloc(None, result_type=T.memdesc_type(
-                T.shape_of(lt), elem, lay, S)))
+                shape, elem, lay, S)))
         # constants go before the buffers: above the new loop, whenever they are made
         _const = _Consts(ir.InsertionPoint(allocs[0].owner))
         ahead = {c: inits[c] for c in s0}
@@ -601,7 +640,7 @@ def _rewrite(info, cands, layouts, S):
             md = T.memdesc_of(alloc.type)
             slot = B.build_memdesc_index(None, alloc, rd, result_type=T.memdesc_type(
                 md.shape, md.elem, md.layout, 1))
-            if kind == "alloc":
+            if kind in ("alloc", "trans"):
                 for u in list(user.results[0].uses):
                     if u.owner.name == "tilegpu.local_dealloc":
                         u.owner.erase()
@@ -617,7 +656,10 @@ def _rewrite(info, cands, layouts, S):
                 if kind == "stage":  # the casts to the alloc follow the read's layout
                     _retype_casts(val, layout_of(ty))
             if user is not None:
+                trans = user.operands[0].owner if kind == "trans" else None
                 user.erase()
+                if trans is not None:
+                    trans.erase()
             _erase_casts(load)
             load.erase()
         one = _const(1, i32)

@@ -8,7 +8,7 @@ Runs after tilegpu-allocate-shared, from the byte intervals it assigned.  Each o
 | with scratch (`SCRATCH`) | writes its interval, a barrier of its own (`smem_publish`), reads it |
 | `local_alloc` with a value, `local_store` | writes the buffer |
 | `local_load` | reads the buffer |
-| `warpgroup_dot` | reads both operand buffers (wgmma, through the async proxy: its rule fences) |
+| `warpgroup_dot` | reads its operand buffers (wgmma, through the async proxy: its rule fences) |
 | `async_copy` | writes the buffer, asynchronously: the bytes land when an `async_wait` |
 |              | completes its group, and count as written there |
 | `mbarrier_init` | writes the barrier (one thread), then a barrier of its own (its rule's): |
@@ -109,7 +109,8 @@ def accesses(op) -> list:
     if name == "tilegpu.async_copy":
         return [("async", memdesc_interval(op.operands[1]))]
     if name == "tilegpu.warpgroup_dot":  # (its proxy fence: the rule's, before the barrier)
-        reads = [("r", memdesc_interval(op.operands[0])), ("r", memdesc_interval(op.operands[1]))]
+        reads = [("r", memdesc_interval(v)) for v in list(op.operands)[:2]
+                 if T.is_memdesc(v.type)]  # (a may be in registers)
         return reads + ([("wgmma", frozenset(r[1] for r in reads))] if is_async(op) else [])
     if name == "tilegpu.warpgroup_wait":
         return [("wgwait", ir.IntegerAttr(op.attributes["num"]).value)]

@@ -5,7 +5,10 @@ result has an mma v3 layout; its rule is lowering/rules/dot_wgmma.py.
 result = acc + a @ b with a [M, K] and b [K, N] one-buffer memdescs in `#tilegpu.nvmma_shared`
 layouts (swizzled: 32, 64 or 128 bytes), acc and result [M, N] tiles in `#tilegpu.mma<3, ...>`.
 a is K-major (not transposed); b is K-major (transposed) or N-major (not transposed), and
-wgmma transposes only 16-bit operands, so tf32, fp8 and int8 b must be K-major.
+wgmma transposes only 16-bit operands, so tf32, fp8 and int8 b must be K-major.  a may instead
+be a tile of f16/bf16 in registers (wgmma's A fragment: `#tilegpu.dot_operand<0, acc's layout,
+2>`, the accumulator's own pattern over K, so a tile computed in the accumulator layout of a
+dot with N = this K feeds it unchanged: FlashAttention's P).
 
 `tilegpu.warpgroup_wait %acc {num}` makes a warpgroup_dot asynchronous (Triton's "WGMMA
 pipelining"): a warpgroup_dot whose only user is a warpgroup_wait commits its wgmma group and
@@ -20,9 +23,9 @@ from __future__ import annotations
 import mlir.ir as ir
 
 from .. import ir_types as T
-from ..layout import layout_of, parse_layout
+from ..layout import DotOperand, layout_of, parse_layout
 from ..layout_nvidia import NvidiaMma, NvmmaShared
-from .base import EFFECT, INT, READS, STRING, Attr, operand, result, tensor
+from .base import EFFECT, INT, READS, STRING, Attr, any_type, operand, result, tensor
 from .checks import int_attr
 from .shape import DOT_PRECISIONS
 from .shared import memdesc
@@ -54,12 +57,40 @@ def _operand(md, what):
     return lay, None
 
 
+def _register_a(op):
+    """The checks of a register a (a tile): None, or an error message."""
+    at, acc_t = op.operands[0].type, op.operands[2].type
+    ea = str(T.element_type(at))
+    if ea not in ("f16", "bf16"):
+        return f"warpgroup_dot a in registers must be f16 or bf16, not {ea}"
+    want = DotOperand(0, layout_of(acc_t), 2)
+    if layout_of(at) != want:
+        return f"warpgroup_dot a in registers must be in {want.text()}, got " \
+               f"{layout_of(at).text()}"
+    return None
+
+
 def _warpgroup_dot(op):
-    ma, mb = T.memdesc_of(op.operands[0].type), T.memdesc_of(op.operands[1].type)
     acc_t = op.operands[2].type  # (the result's type: IRDL checks they are one)
-    la, err = _operand(ma, "a")
-    if err:
-        return err
+    lc = layout_of(acc_t)
+    if not isinstance(lc, NvidiaMma) or lc.version != 3:
+        return "warpgroup_dot accumulator must have a #tilegpu.mma<3, ...> layout"
+    reg_a = not T.is_memdesc(op.operands[0].type)
+    if reg_a and not T.is_tensor(op.operands[0].type):
+        return f"warpgroup_dot a must be a memdesc or a tile, got {op.operands[0].type}"
+    if reg_a:
+        err = _register_a(op)
+        if err:
+            return err
+        ma = T.MemDesc(T.shape_of(op.operands[0].type), T.element_type(op.operands[0].type),
+                       "", 1)
+        la = None
+    else:
+        ma = T.memdesc_of(op.operands[0].type)
+        la, err = _operand(ma, "a")
+        if err:
+            return err
+    mb = T.memdesc_of(op.operands[1].type)
     lb, err = _operand(mb, "b")
     if err:
         return err
@@ -72,9 +103,6 @@ def _warpgroup_dot(op):
         return f"warpgroup_dot operands must have one element type, got {ea} and {eb}"
     if ec not in _ACC[ea]:
         return f"warpgroup_dot of {ea} accumulates in {' or '.join(_ACC[ea])}, not {ec}"
-    lc = layout_of(acc_t)
-    if not isinstance(lc, NvidiaMma) or lc.version != 3:
-        return "warpgroup_dot accumulator must have a #tilegpu.mma<3, ...> layout"
     wm, wn = lc.warps_per_cta
     n, k = lc.instr_shape[1], lc.instr_shape[2]
     if M % (16 * wm) or N % (n * wn):
@@ -83,7 +111,7 @@ def _warpgroup_dot(op):
     bits = _bits(ea)
     if k * bits != 256 or K % k:
         return f"warpgroup_dot instruction K {k} must be 32 bytes of {ea} and divide K {K}"
-    if la.transposed:
+    if la is not None and la.transposed:
         return "warpgroup_dot a must be K-major (nvmma_shared not transposed)"
     if bits != 16 and not lb.transposed:
         return f"warpgroup_dot b of {eb} must be K-major (nvmma_shared transposed): wgmma " \
@@ -113,7 +141,7 @@ def _bits(elem: str) -> int:
 _c = tensor()
 TILEGPU.op("warpgroup_dot", "acc + a @ b by the warpgroups' wgmma.mma_async, with a and b in "
                             "shared memory (#tilegpu.nvmma_shared), acc in #tilegpu.mma<3>",
-           operands=[operand("a", memdesc()), operand("b", memdesc()), operand("acc", _c)],
+           operands=[operand("a", any_type()), operand("b", memdesc()), operand("acc", _c)],
            results=[result("result", _c)],
            attrs=[Attr("input_precision", STRING, DOT_PRECISIONS),
                   Attr("max_num_imprecise_acc", INT, default=0)],

@@ -29,6 +29,13 @@ no `wait_group` after the commit; the accumulator registers are the mma_async re
 are (fp32/s32, no split: the verifier checks), and the wait op lowers to `wgmma.wait_group
 num` in inline asm that ties every register (so nothing reads them before it).
 
+Register A (`a` a tile in `#tilegpu.dot_operand<0, acc, 2>`, f16/bf16): the same loop, each
+mma_async as inline PTX (`wgmma.mma_async ... {d}, {a0, a1, a2, a3}, descB, p, 1, 1, tB`: the
+NVVM op takes descriptors only), A's four 32-bit registers per (64-row tile, K step) taken
+from the thread's values by their coordinates in the layout (PTX ISA, "wgmma .m64nNk16 register
+fragment layout for matrix A": register r holds row g + 8 (r % 2), columns 2t + 8 (r / 2) and
+the next, the same pattern as the accumulator's).
+
 Accumulators are fp32 (or s32): an fp16 accumulator is extended first and rounded once at the
 end, as the FMA path does.  With fp8 operands and 0 < max_num_imprecise_acc < K, every
 max_num_imprecise_acc / K-per-instruction steps accumulate into a fresh zero accumulator that
@@ -128,7 +135,10 @@ def _need_sm90a(ctx, op):
 def _warpgroup_dot(ctx, op, args):
     _need_sm90a(ctx, op)
     a_base, b_base, acc = args
-    ma, mb = T.memdesc_of(op.operands[0].type), T.memdesc_of(op.operands[1].type)
+    reg_a = not T.is_memdesc(op.operands[0].type)
+    ma = T.MemDesc(T.shape_of(op.operands[0].type), T.element_type(op.operands[0].type), "",
+                   1) if reg_a else T.memdesc_of(op.operands[0].type)
+    mb = T.memdesc_of(op.operands[1].type)
     rt = op.results[0].type
     layout, (M, N) = layout_of(rt), T.shape_of(rt)
     wm, wn = layout.warps_per_cta
@@ -141,7 +151,7 @@ def _warpgroup_dot(ctx, op, args):
     f32 = ir.F32Type.get()
     vals = [v if ec != "f16" else ctx.op1("arith.extf", [v], f32) for v in acc.values]
 
-    opa = Operand(ctx, a_base, ma, 0)
+    opa = None if reg_a else Operand(ctx, a_base, ma, 0)
     opb = Operand(ctx, b_base, mb, 1)
     # the warpgroup's first row and column: warps 16 rows apart along M, then along N
     warp = ctx.warp_id()
@@ -184,6 +194,10 @@ def _warpgroup_dot(ctx, op, args):
         "kind": _attr("#nvvm.proxy_kind<async.shared>"),
         "space": _attr("#nvvm.shared_space<cta>")})
     ctx.smem_begin()
+    # A's registers are packed before the wgmma fence: a register written between the fence
+    # and the mma_async that reads it makes ptxas insert a warpgroup.arrive (serializing)
+    a_regs = {(rm, s): a_fragment(ctx, a_base, rm * 16 * wm, s * k_instr)
+              for rm in range(rep_m) for s in range(K // k_instr)} if reg_a else {}
     ctx.create("nvvm.wgmma.fence.aligned", [], [])
     zero = ctx.const(0, ct) if is_int else ctx.op1(
         "arith.constant", [], f32, {"value": ir.FloatAttr.get(f32, 0.0)})
@@ -198,9 +212,13 @@ def _warpgroup_dot(ctx, op, args):
                 if s and s % split == 0:  # fp8: a fresh accumulator, added in fp32 later
                     partials.append((idx, d))
                     d = _pack(ctx, st, [zero] * nfrag)
-                da = opa.descriptor(row0, s * k_instr)
-                db = opb.descriptor(col0, s * k_instr)
-                d = ctx.op1("nvvm.wgmma.mma_async", [d, da, db], st, attrs)
+                if reg_a:
+                    db = opb.descriptor(col0, s * k_instr)
+                    d = _mma_async_rs(ctx, d, a_regs[rm, s], db, st, n_instr, ea, opb.k_major)
+                else:
+                    da = opa.descriptor(row0, s * k_instr)
+                    db = opb.descriptor(col0, s * k_instr)
+                    d = ctx.op1("nvvm.wgmma.mma_async", [d, da, db], st, attrs)
             partials.append((idx, d))
     ctx.create("nvvm.wgmma.commit.group.sync.aligned", [], [])
     if not is_async(op):
@@ -217,6 +235,51 @@ def _warpgroup_dot(ctx, op, args):
     if ec == "f16":
         out = [ctx.op1("arith.truncf", [v], T.element_type(rt)) for v in out]
     return [Regs(layout, (M, N), out)]
+
+
+def a_fragment(ctx, a, row0: int, k0: int) -> list:
+    """The four 32-bit A registers of the 64 x 16 tile at (row0 + the warpgroup's rows, k0):
+    register r holds the elements (g + 8 (r % 2), 2t + 8 (r / 2) + {0, 1}) of the thread, found
+    by their coordinates (the register part of the layout's map: lanes and warps add the rest)."""
+    lin = a.layout.linear(a.shape)
+    index = {}
+    bases = lin.basis("register")
+    for r in range(len(a.values)):
+        c = (0, 0)
+        for b, v in enumerate(bases):
+            if r >> b & 1:
+                c = (c[0] ^ v[0], c[1] ^ v[1])
+        index.setdefault(c, r)
+    out = []
+    for r in range(4):
+        row, col = row0 + 8 * (r % 2), k0 + 8 * (r // 2)
+        pair = [a.values[index[(row, col + j)]] for j in (0, 1)]
+        vt = ir.VectorType.get([2], pair[0].type)
+        v = ctx.op1("llvm.mlir.poison", [], vt)
+        for j, x in enumerate(pair):
+            v = ctx.op1("llvm.insertelement", [v, x, ctx.const(j)], vt)
+        out.append(ctx.op1("llvm.bitcast", [v], ctx.i32))
+    return out
+
+
+RS_ASM = ("{{\n.reg .pred p;\nsetp.ne.b32 p, ${scale}, 0;\n"
+          "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ta}.{ta} {{{d}}}, {{{a}}}, ${b}, p, 1, 1, "
+          "{tb};\n}}")
+
+
+def _mma_async_rs(ctx, d, a_regs, desc_b, st, n: int, ea: str, b_k_major: bool):
+    """One wgmma.mma_async with A from registers, as inline PTX: the accumulators are outputs
+    tied to the inputs `d` (a struct), then the four A registers, B's descriptor and the
+    scale-d predicate's source (1: accumulate)."""
+    nf = n // 2
+    ins = _unpack(ctx, d, ir.F32Type.get(), nf) + list(a_regs) + [desc_b, ctx.const(1)]
+    text = RS_ASM.format(n=n, ta=_TYPES[ea], d=", ".join(f"${i}" for i in range(nf)),
+                         a=", ".join(f"${2 * nf + i}" for i in range(4)), b=2 * nf + 4,
+                         scale=2 * nf + 5, tb=0 if b_k_major else 1)
+    cons = ",".join(["=f"] * nf + [str(i) for i in range(nf)] + ["r"] * 4 + ["l", "r"])
+    return ctx.op1("llvm.inline_asm", ins, st, {
+        "asm_string": ir.StringAttr.get(text), "constraints": ir.StringAttr.get(cons),
+        "has_side_effects": ir.UnitAttr.get(), "asm_dialect": ir.IntegerAttr.get(ctx.i64, 0)})
 
 
 def _wait(ctx, num: int):

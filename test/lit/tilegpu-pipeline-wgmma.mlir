@@ -110,3 +110,48 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
     return %r : tensor<64x64xf32, #C>
   }
 }
+
+// -----
+
+// K through tile.trans (attention's `tl.dot(q, tl.trans(k))`): the slot buffer is the
+// transposed alloc's ([K, N], K-major), and each copy takes the load's pointers and mask
+// transposed the same way (a relabelling of registers), so the rows of k land as the K-major
+// columns of B; the trans and the alloc go.  q's buffer, written before the loop, is not a
+// slot: the dot stays synchronous.
+// CHECK-LABEL: func.func @trans_b(
+// CHECK: %[[KB:.+]] = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 32, 64>, f32, #tilegpu.nvmma_shared<128 : i32, true, 32 : i32>, 3 : i32>
+// CHECK: %[[PT0:.+]] = "tile.trans"(%{{.+}}) {order = array<i32: 1, 0>} : (tensor<64x32x!tile.ptr<f32>, {{.+}}>) -> tensor<32x64x!tile.ptr<f32>, #tilegpu.blocked<array<i32: 4, 1>, array<i32: 8, 4>, array<i32: 1, 4>, array<i32: 0, 1>>>
+// CHECK-NEXT: %[[MT0:.+]] = "tile.trans"(%{{.+}}) {order = array<i32: 1, 0>} : (tensor<64x32xi1, {{.+}}>) -> tensor<32x64xi1,
+// CHECK-NEXT: "tilegpu.async_copy"(%[[PT0]], %{{.+}}, %[[MT0]]) {{.+}} : (tensor<32x64x!tile.ptr<f32>, {{.+}}>, !tilegpu.memdesc<array<i64: 32, 64>, f32, #tilegpu.nvmma_shared<128 : i32, true, 32 : i32>, 1 : i32>,
+// CHECK: scf.for
+// CHECK: "tilegpu.async_commit_group"
+// CHECK-NEXT: %[[S:.+]] = "tilegpu.memdesc_index"(%[[KB]], %{{.+}})
+// CHECK-NOT: tilegpu.local_alloc
+// CHECK: "tilegpu.warpgroup_dot"(%{{.+}}, %[[S]], %{{.+}})
+// CHECK-NOT: tile.load
+// CHECK: scf.yield
+#A = #tilegpu.blocked<array<i32: 1, 4>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
+#AT = #tilegpu.blocked<array<i32: 4, 1>, array<i32: 8, 4>, array<i32: 1, 4>, array<i32: 0, 1>>
+#SA = #tilegpu.nvmma_shared<128 : i32, false, 32 : i32>
+#SB = #tilegpu.nvmma_shared<128 : i32, true, 32 : i32>
+#C = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 8>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @trans_b(%x: tensor<64x32xf32, #A>, %p: tensor<64x32x!tile.ptr<f32>, #A>, %n: i32) -> tensor<64x64xf32, #C> attributes {tile.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #C>
+    %sa = "tilegpu.local_alloc"(%x) : (tensor<64x32xf32, #A>) -> !tilegpu.memdesc<array<i64: 64, 32>, f32, #SA, 1 : i32>
+    %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (tensor<64x64xf32, #C>) : i32 {
+      %ok = "tile.splat"(%i) : (i32) -> tensor<64x32xi32, #A>
+      %pk = "tile.addptr"(%p, %ok) : (tensor<64x32x!tile.ptr<f32>, #A>, tensor<64x32xi32, #A>) -> tensor<64x32x!tile.ptr<f32>, #A>
+      %k = "tile.load"(%pk) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<64x32x!tile.ptr<f32>, #A>) -> tensor<64x32xf32, #A>
+      %kt = "tile.trans"(%k) {order = array<i32: 1, 0>} : (tensor<64x32xf32, #A>) -> tensor<32x64xf32, #AT>
+      %sb = "tilegpu.local_alloc"(%kt) : (tensor<32x64xf32, #AT>) -> !tilegpu.memdesc<array<i64: 32, 64>, f32, #SB, 1 : i32>
+      %d = "tilegpu.warpgroup_dot"(%sa, %sb, %acc) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 32>, f32, #SA, 1 : i32>, !tilegpu.memdesc<array<i64: 32, 64>, f32, #SB, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+      "tilegpu.local_dealloc"(%sb) : (!tilegpu.memdesc<array<i64: 32, 64>, f32, #SB, 1 : i32>) -> ()
+      scf.yield %d : tensor<64x64xf32, #C>
+    } {tile.num_stages = 3 : i32}
+    "tilegpu.local_dealloc"(%sa) : (!tilegpu.memdesc<array<i64: 64, 32>, f32, #SA, 1 : i32>) -> ()
+    return %r : tensor<64x64xf32, #C>
+  }
+}

@@ -62,3 +62,32 @@ func.func @blocked(%a: tensor<64x32xf16, #BL>, %b: tensor<32x64xf16, #BL>, %c: t
   %d = "tile.dot"(%a, %b, %c) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (tensor<64x32xf16, #BL>, tensor<32x64xf16, #BL>, tensor<64x64xf32, #BL>) -> tensor<64x64xf32, #BL>
   return %d : tensor<64x64xf32, #BL>
 }
+
+// A computed f16 a in the accumulator layout of a dot whose N is this K (warps along M only):
+// it stays in registers (wgmma's A fragment), through a convert_layout that moves nothing;
+// only b goes to shared memory.
+#P3 = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>
+#O3 = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 32, 16>>
+// CHECK-LABEL: func.func @register_a(
+// CHECK-NEXT: %[[P:.+]] = arith.truncf %arg0
+// CHECK-NEXT: %[[PA:.+]] = "tilegpu.convert_layout"(%[[P]]) : (tensor<64x64xf16, #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>>) -> tensor<64x64xf16, #tilegpu.dot_operand<0 : i32, #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 32, 16>>, 2 : i32>>
+// CHECK-NEXT: %[[B:.+]] = "tilegpu.local_alloc"(%arg1)
+// CHECK-NEXT: %[[D:.+]] = "tilegpu.warpgroup_dot"(%[[PA]], %[[B]], %arg2) {{.+}} : (tensor<64x64xf16, #tilegpu.dot_operand<{{.+}}>>, !tilegpu.memdesc<array<i64: 64, 32>, f16, {{.+}}>, tensor<64x32xf32, {{.+}}>) -> tensor<64x32xf32,
+// CHECK-NEXT: "tilegpu.local_dealloc"(%[[B]])
+// CHECK-NEXT: return %[[D]]
+func.func @register_a(%s: tensor<64x64xf32, #P3>, %b: tensor<64x32xf16, #BL>, %c: tensor<64x32xf32, #O3>) -> tensor<64x32xf32, #O3> attributes {tile.kernel} {
+  %p = arith.truncf %s : tensor<64x64xf32, #P3> to tensor<64x64xf16, #P3>
+  %d = "tile.dot"(%p, %b, %c) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (tensor<64x64xf16, #P3>, tensor<64x32xf16, #BL>, tensor<64x32xf32, #O3>) -> tensor<64x32xf32, #O3>
+  return %d : tensor<64x32xf32, #O3>
+}
+
+// A computed a whose layout is not the A fragment's for free (a blocked tile: the conversion
+// would go through shared memory) keeps the shared-memory A.
+// CHECK-LABEL: func.func @computed_blocked_a(
+// CHECK: %[[A:.+]] = "tilegpu.local_alloc"(%{{.+}}) : (tensor<64x64xf16, #tilegpu.blocked<{{.+}}>>) -> !tilegpu.memdesc<array<i64: 64, 64>, f16,
+// CHECK: "tilegpu.warpgroup_dot"(%[[A]],
+func.func @computed_blocked_a(%s: tensor<64x64xf32, #BL>, %b: tensor<64x32xf16, #BL>, %c: tensor<64x32xf32, #O3>) -> tensor<64x32xf32, #O3> attributes {tile.kernel} {
+  %p = arith.truncf %s : tensor<64x64xf32, #BL> to tensor<64x64xf16, #BL>
+  %d = "tile.dot"(%p, %b, %c) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (tensor<64x64xf16, #BL>, tensor<64x32xf16, #BL>, tensor<64x32xf32, #O3>) -> tensor<64x32xf32, #O3>
+  return %d : tensor<64x32xf32, #O3>
+}

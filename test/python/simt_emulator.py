@@ -520,9 +520,17 @@ class Emulator(WgmmaOps, MfmaOps):
         return [a[0].astype(self._res(op))]
 
     def op_arith_extf(self, op, a, env, act):
+        if a[0].dtype == _BF16:  # its bits are the float's top 16
+            f = (a[0].view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+            return [f.astype(self._res(op))]
         return [a[0].astype(self._res(op))]
 
     def op_arith_truncf(self, op, a, env, act):
+        if self._res(op) == _BF16:  # to nearest even (NaN kept quiet)
+            b = a[0].astype(np.float32).view(np.uint32).astype(np.uint64)
+            r = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
+            r = np.where(np.isnan(a[0]), np.uint16(0x7FC0), r)
+            return [r.view(_BF16)]
         return [a[0].astype(self._res(op))]
 
     def op_arith_sitofp(self, op, a, env, act):

@@ -13,6 +13,10 @@ simt_emulator.Emulator; written from the PTX ISA, not from tilework's lowering).
   and the swizzle then xors address bits [4, 4+b) with bits [7, 7+b), b = log2(S / 16).
 * D fragments ("wgmma .m64nNk16 register fragments"): warp w % 4 of the warpgroup, lane l,
   register i: row 16 (w % 4) + l / 4 + 8 ((i / 2) % 2), column 8 (i / 4) + 2 (l % 4) + i % 2.
+* A from registers (f16/bf16, "register fragment layout for matrix A" of .m64nNk16), as the
+  inline PTX `wgmma.mma_async...m64nNk16.f32.T.T {d..}, {a0..a3}, descB, p, 1, 1, transB`
+  (tilework has no NVVM op for it): 32-bit register r holds the two 16-bit elements at row
+  16 (w % 4) + l / 4 + 8 (r % 2), columns 2 (l % 4) + 8 (r / 2) + {0 (low half), 1}.
 * tf32 operands: the low 13 bits of each fp32 operand are ignored (truncation); fp8 decoded
   from its bits; products summed in float64 (int64 for s8), the sum rounded to fp32.
 * Checks: every thread of a warpgroup issues the same descriptors; `wgmma.fence` before the
@@ -172,8 +176,11 @@ class WgmmaOps:
 
     def op_llvm_inline_asm(self, op, args, env, act):
         """Only the accumulator-tying wait (`wgmma.wait_group.sync.aligned N;`, its outputs
-        tied to its inputs): the wait, then the registers packed as its struct result."""
+        tied to its inputs): the wait, then the registers packed as its struct result; and
+        wgmma.mma_async with A from registers."""
         text = ir.StringAttr(op.attributes["asm_string"]).value
+        if "wgmma.mma_async" in text:
+            return self._mma_async_rs(op, text, args, act)
         m = re.fullmatch(r"wgmma\.wait_group\.sync\.aligned (\d+);", text.strip())
         if m is None:
             raise WgmmaError(f"inline asm {text!r} is not emulated")
@@ -268,6 +275,59 @@ class WgmmaOps:
                 out[sel] = ((new + 2**31) % 2**32 - 2**31).astype(d.dtype)
             else:
                 out[sel] = (acc.astype(np.float64) + prod[rows, cols]).astype(d.dtype)
+        return [self._wg_mark(out, self.wg_commits)]
+
+    _RS = re.compile(r"wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k16\.f32\.(f16|bf16)\.(f16|bf16)"
+                     r"\s*\{([^}]*)\},\s*\{([^}]*)\},\s*\$(\d+),\s*p,\s*1,\s*1,\s*([01]);")
+
+    def _mma_async_rs(self, op, text, args, act):
+        """wgmma.mma_async with A in four 32-bit registers per thread (inline PTX)."""
+        m = self._RS.search(text)
+        if m is None:
+            raise WgmmaError(f"inline asm {text!r} is not emulated")
+        n, ta, tb = int(m.group(1)), m.group(2), m.group(3)
+        num = [lambda x: [int(t.strip().lstrip("$")) for t in x.split(",")]][0]
+        dregs, aregs, bdesc, trans_b = num(m.group(4)), num(m.group(5)), int(m.group(6)), \
+            m.group(7) == "1"
+        cons = ir.StringAttr(op.attributes["constraints"]).value.split(",")
+        nf = n // 2
+        if dregs != list(range(nf)) or cons[nf:2 * nf] != [str(i) for i in range(nf)]:
+            raise WgmmaError("the register-A wgmma's accumulators must be outputs $0.. tied to "
+                             "its inputs")
+        pm = re.search(r"setp\.ne\.b32 p, \$(\d+), 0;", text)
+        if pm is None or not (args[int(pm.group(1)) - nf][act] != 0).all():
+            raise WgmmaError("register-A wgmma: scale-d must be a true predicate (accumulate)")
+        self._whole_warpgroups(act, "wgmma.mma_async")
+        if not self.wg_fenced[act].all():
+            raise WgmmaError("wgmma.mma_async without a wgmma.fence before it")
+        d = np.stack(args[:nf], axis=1)
+        a_in = [args[i - nf] for i in aregs]
+        db = args[bdesc - nf]
+        out = d.copy()
+        lane = np.arange(128) % 32
+        warp = np.arange(128) // 32
+        i = np.arange(nf)
+        rows = 16 * warp[:, None] + lane[:, None] // 4 + 8 * ((i[None, :] // 2) % 2)
+        cols = 8 * (i[None, :] // 4) + 2 * (lane[:, None] % 4) + i[None, :] % 2
+        for g in range(self.T // 128):
+            sel = np.zeros(self.T, np.bool_)
+            sel[128 * g:128 * (g + 1)] = True
+            if not act[sel].any():
+                continue
+            av = np.full((64, 16), np.nan)
+            for r, reg in enumerate(a_in):
+                bits = reg[sel].astype(np.int64) & 0xFFFFFFFF
+                for half in (0, 1):
+                    raw = ((bits >> (16 * half)) & 0xFFFF).astype(np.uint16)
+                    vals = decode(raw.view(np.uint8).reshape(-1, 2), ta)
+                    av[16 * warp + lane // 4 + 8 * (r % 2), 2 * (lane % 4) + 8 * (r // 2) + half] \
+                        = vals
+            u = set(db[sel].tolist())
+            if len(u) != 1:
+                raise WgmmaError(f"the threads of warpgroup {g} issue different B descriptors")
+            bv = self._wg_operand(u.pop(), n, 16, tb, not trans_b, 128 * g)
+            prod = av @ bv.T
+            out[sel] = (d[sel].astype(np.float64) + prod[rows, cols]).astype(d.dtype)
         return [self._wg_mark(out, self.wg_commits)]
 
     def _wg_operand(self, desc, mn, k, kind, k_major, thread):

@@ -1,0 +1,78 @@
+"""Loop-invariant wgmma operands written once (part of `tilegpu-warpgroup-dot`, after its
+rewrite): attention's `tl.dot(q, k)` in the key loop wrote q into its nvmma buffer every
+iteration.
+
+A `local_alloc` of a value defined outside the scf.for directly around it, whose users are one
+`tilegpu.warpgroup_dot` of that loop body and its `local_dealloc`, moves before the loop (its
+dealloc after the loop); allocs of the same value into the same memdesc type before one loop
+become one buffer.  tilegpu-allocate-shared keeps a buffer used in a loop live for the whole
+loop; tilegpu-insert-barriers orders the write before the first wgmma, and each warpgroup_dot's
+rule fences (fence.proxy.async) before its barrier, so the writers' fence comes every iteration.
+
+Only loops not nested in another loop: there the value is written again every outer iteration
+anyway, and hoisting cost registers (the attention backward's dK/dV, inner loops in the loop
+over a group's heads: 237 registers -> 255 and spills at D=64 causal).  fp32 operands are
+rounded to tf32 in the loop (the alloc reads the rounding, not the invariant value): they stay.
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+
+from tilework.dialects import tile as T
+
+_LOOPS = ("scf.for", "scf.while")
+
+
+def _inside(op, loop) -> bool:
+    while op is not None and op.name != "func.func":
+        if op == loop:
+            return True
+        op = op.parent
+    return False
+
+
+def _invariant(v, loop) -> bool:
+    owner = v.owner.owner if isinstance(v.owner, ir.Block) else v.owner
+    return not _inside(owner, loop)
+
+
+def _outer_loop_free(loop) -> bool:
+    p = loop.parent
+    while p is not None and p.name != "func.func":
+        if p.name in _LOOPS:
+            return False
+        p = p.parent
+    return True
+
+
+def _hoistable(alloc):
+    """(the loop, the dealloc) if `alloc` can move out of the loop around it, else None."""
+    loop = alloc.parent
+    if loop is None or loop.name != "scf.for" or len(alloc.operands) != 1 or \
+            not _invariant(alloc.operands[0], loop) or not _outer_loop_free(loop):
+        return None
+    users = [u.owner for u in alloc.results[0].uses]
+    dots = [u for u in users if u.name == "tilegpu.warpgroup_dot"]
+    deallocs = [u for u in users if u.name == "tilegpu.local_dealloc"]
+    if len(dots) != 1 or len(deallocs) != 1 or len(users) != 2 or dots[0].parent != loop:
+        return None
+    return loop, deallocs[0]
+
+
+def hoist_invariant_operands(f) -> None:
+    """Moves the hoistable operand buffers of the kernel `f` out of their loops (see above)."""
+    kept = {}  # (value, memdesc type, loop) -> the hoisted alloc
+    for alloc in [op for op in T.walk_ops(f) if op.name == "tilegpu.local_alloc"]:
+        found = _hoistable(alloc)
+        if found is None:
+            continue
+        loop, dealloc = found
+        key = (alloc.operands[0], str(alloc.results[0].type), loop)
+        if key in kept:  # one buffer for the value's every dot in this loop
+            dealloc.erase()
+            alloc.results[0].replace_all_uses_with(kept[key].results[0])
+            alloc.erase()
+            continue
+        alloc.move_before(loop)
+        dealloc.move_after(loop)
+        kept[key] = alloc

@@ -1,0 +1,55 @@
+// RUN: tilework-opt %s --tilegpu-warpgroup-dot --target sm_90a | FileCheck %s
+
+// tilegpu-warpgroup-dot's hoisting (lowering/dot_wgmma_hoist.py).
+#BL = #tilegpu.blocked<array<i32: 1, 8>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
+#V3 = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>
+
+// Loop-invariant operands (attention's q) are written to their buffers once, before the
+// scf.for directly around the dot, and freed after it; one buffer serves both dots of the loop
+// that read q in one layout; a value of the loop body is written every iteration.
+// CHECK-LABEL: func.func @hoisted(
+// CHECK: %[[Q:.+]] = "tilegpu.local_alloc"(%arg0) : (tensor<64x32xf16, {{.+}}>) -> !tilegpu.memdesc<array<i64: 64, 32>, f16,
+// CHECK-NEXT: %[[VS:.+]] = "tilegpu.local_alloc"(%arg1) : (tensor<32x64xf16, {{.+}}>) -> !tilegpu.memdesc<array<i64: 32, 64>, f16,
+// CHECK-NEXT: %[[R:.+]] = scf.for
+// CHECK-NEXT: %[[K:.+]] = arith.addf %arg1, %arg1
+// CHECK-NEXT: %[[KS:.+]] = "tilegpu.local_alloc"(%[[K]])
+// CHECK-NEXT: %[[D1:.+]] = "tilegpu.warpgroup_dot"(%[[Q]], %[[KS]],
+// CHECK-NEXT: "tilegpu.local_dealloc"(%[[KS]])
+// CHECK-NEXT: %[[D2:.+]] = "tilegpu.warpgroup_dot"(%[[Q]], %[[VS]], %[[D1]])
+// CHECK-NEXT: scf.yield %[[D2]]
+// CHECK-NEXT: }
+// CHECK-NEXT: "tilegpu.local_dealloc"(%[[VS]])
+// CHECK-NEXT: "tilegpu.local_dealloc"(%[[Q]])
+// CHECK-NEXT: return %[[R]]
+func.func @hoisted(%q: tensor<64x32xf16, #BL>, %kv: tensor<32x64xf16, #BL>, %c: tensor<64x64xf32, #V3>, %n: index) -> tensor<64x64xf32, #V3> attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %j = %c0 to %n step %c1 iter_args(%acc = %c) -> (tensor<64x64xf32, #V3>) {
+    %k = arith.addf %kv, %kv : tensor<32x64xf16, #BL>
+    %d1 = "tile.dot"(%q, %k, %acc) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (tensor<64x32xf16, #BL>, tensor<32x64xf16, #BL>, tensor<64x64xf32, #V3>) -> tensor<64x64xf32, #V3>
+    %d2 = "tile.dot"(%q, %kv, %d1) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (tensor<64x32xf16, #BL>, tensor<32x64xf16, #BL>, tensor<64x64xf32, #V3>) -> tensor<64x64xf32, #V3>
+    scf.yield %d2 : tensor<64x64xf32, #V3>
+  }
+  return %r : tensor<64x64xf32, #V3>
+}
+
+// In nested loops nothing is hoisted (the value is written again every outer iteration anyway;
+// measured, hoisting there cost registers): the buffer is written before the dot.
+// CHECK-LABEL: func.func @nested(
+// CHECK: scf.for
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: %[[Q:.+]] = "tilegpu.local_alloc"(%arg0)
+// CHECK-NEXT: %[[B:.+]] = "tilegpu.local_alloc"(%arg1)
+// CHECK-NEXT: "tilegpu.warpgroup_dot"(%[[Q]], %[[B]],
+func.func @nested(%q: tensor<64x32xf16, #BL>, %kv: tensor<32x64xf16, #BL>, %c: tensor<64x64xf32, #V3>, %n: index) -> tensor<64x64xf32, #V3> attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %o = scf.for %i = %c0 to %n step %c1 iter_args(%acc0 = %c) -> (tensor<64x64xf32, #V3>) {
+    %r = scf.for %j = %c0 to %n step %c1 iter_args(%acc = %acc0) -> (tensor<64x64xf32, #V3>) {
+      %d = "tile.dot"(%q, %kv, %acc) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (tensor<64x32xf16, #BL>, tensor<32x64xf16, #BL>, tensor<64x64xf32, #V3>) -> tensor<64x64xf32, #V3>
+      scf.yield %d : tensor<64x64xf32, #V3>
+    }
+    scf.yield %r : tensor<64x64xf32, #V3>
+  }
+  return %o : tensor<64x64xf32, #V3>
+}

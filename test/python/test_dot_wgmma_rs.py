@@ -1,0 +1,138 @@
+"""wgmma with A from registers (FlashAttention-3's P): which dots keep A in registers
+(tilegpu-warpgroup-dot), the conversion from the accumulator layout planned as a no-op, the
+chained dots run on the SIMT emulator (whose register-A wgmma follows the PTX ISA's fragment
+table) against numpy, and the PTX (no st.shared of P, ptxas, no spills)."""
+import re
+
+import numpy as np
+import pytest
+
+import tilework
+import tilework.language as tl
+from tilework.dialects.layout import DotOperand, NvidiaMma
+from tilework.dialects.linear_layout import plan_conversion
+
+from simt_emulator import Emulator
+
+SM90A = "sm_90a"
+
+
+@pytest.fixture
+def rng(request):
+    return np.random.default_rng(abs(hash(request.node.name)) % 2**32)
+
+
+@tilework.jit
+def chain_dot(a_ptr, b_ptr, v_ptr, o_ptr, M: tl.constexpr, K: tl.constexpr, J: tl.constexpr,
+              N: tl.constexpr, ITERS: tl.constexpr, A_LOADED: tl.constexpr):
+    """o = sum over it of f16(scale * (a @ b[it])) @ v[it]: the second dot's A is computed in
+    the first's accumulator layout (A_LOADED: a loaded tile instead, which stays in shared
+    memory)."""
+    rm = tl.arange(0, M)
+    rk = tl.arange(0, K)
+    rj = tl.arange(0, J)
+    rn = tl.arange(0, N)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    acc = tl.zeros((M, N), dtype=tl.float32)
+    for it in range(ITERS):
+        b = tl.load(b_ptr + it * K * J + rk[:, None] * J + rj[None, :])
+        v = tl.load(v_ptr + it * J * N + rj[:, None] * N + rn[None, :])
+        if A_LOADED:
+            p = tl.load(v_ptr + it * J * N + rm[:, None] * J + rj[None, :])  # (M <= N)
+        else:
+            s = tl.dot(a, b)
+            p = (s * 0.25).to(a.dtype)
+        acc = tl.dot(p, v, acc)
+    tl.store(o_ptr + rm[:, None] * N + rn[None, :], acc)
+
+
+def _emulate(rng, m, k, j, n, iters, nw, dt=np.float16, a_loaded=False):
+    tdt = {np.float16: tl.float16, "bf16": tl.bfloat16}[dt]
+    sig = dict(a_ptr=tl.pointer_type(tdt), b_ptr=tl.pointer_type(tdt),
+               v_ptr=tl.pointer_type(tdt), o_ptr=tl.pointer_type(tl.float32))
+    emu = Emulator.from_kernel(chain_dot, sig, dict(M=m, K=k, J=j, N=n, ITERS=iters,
+                                                    A_LOADED=a_loaded), SM90A, num_warps=nw)
+
+    def make(shape):
+        x = rng.standard_normal(shape).astype(np.float32)
+        if dt == "bf16":
+            bits = (x.view(np.uint32) >> 16).astype(np.uint16)
+            return bits, (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+        x = x.astype(np.float16)
+        return x, x.astype(np.float64)
+    a, av = make((m, k))
+    b, bv = make((iters, k, j))
+    v, vv = make((iters, j, n))
+    o = np.zeros((m, n), np.float32)
+    emu.run((1,), a, b, v, o)
+    ref = np.zeros((m, n))
+    bound = np.zeros((m, n))  # a P element may round the other way (its fp32 sum's order)
+    for it in range(iters):
+        if a_loaded:
+            p = vv[it].reshape(-1)[:m * j].reshape(m, j)
+        else:
+            s = (av @ bv[it]).astype(np.float32) * np.float32(0.25)
+            if dt == "bf16":
+                p = (s.view(np.uint32) + 0x8000 >> 16 << 16).view(np.float32).astype(np.float64)
+            else:
+                p = s.astype(np.float16).astype(np.float64)
+        ref += p @ vv[it]
+        bound += np.abs(p) @ np.abs(vv[it]) * (2.0**-7 if dt == "bf16" else 2.0**-10)
+    return emu, o, ref, bound
+
+
+def _register_a_dots(tilegpu: str) -> int:
+    return len(re.findall(r'"tilegpu\.warpgroup_dot"\(%\w+, %\w+, %\w+\)[^\n]*: \(tensor<', tilegpu))
+
+
+@pytest.mark.parametrize("m, k, j, n, iters, nw, dt", [
+    (64, 32, 64, 64, 1, 4, np.float16),
+    (128, 64, 64, 64, 2, 8, np.float16),   # two warpgroups along M, a loop
+    (64, 16, 32, 128, 1, 4, "bf16"),
+    (128, 32, 128, 32, 1, 8, np.float16),  # K of the second dot 128: 8 steps of A registers
+])
+def test_register_a_emulated(m, k, j, n, iters, nw, dt, rng):
+    emu, o, ref, bound = _emulate(rng, m, k, j, n, iters, nw, dt)
+    tg = emu.compiled.asm["tilegpu"]
+    assert _register_a_dots(tg) == 1, tg
+    ptx = emu.compiled.asm["ptx"]
+    assert re.search(r"wgmma\.mma_async\.sync\.aligned\.m64n\d+k16\.f32\.(f16|bf16)\.(f16|bf16)"
+                     r"\s+\{[^}]*\},\s*\{%r\d+, %r\d+, %r\d+, %r\d+\}", ptx), \
+        "a wgmma with A in registers"
+    err = np.abs(o - ref)
+    tol = bound + 1e-4 * (np.abs(ref) + 1)  # (fp32 accumulation)
+    assert (err <= tol).all(), (err - tol).max()
+
+
+def test_loaded_a_stays_in_shared_memory(rng):
+    """A loaded tile (the pipeliner copies it into shared memory) is not an A in registers."""
+    emu, o, ref, _ = _emulate(rng, 64, 32, 64, 64, 1, 4, a_loaded=True)
+    assert _register_a_dots(emu.compiled.asm["tilegpu"]) == 0
+    np.testing.assert_allclose(o, ref, rtol=2e-3, atol=2e-3)
+
+
+def test_warps_along_n_keep_shared_a(rng):
+    """64 rows, 8 warps: the first dot's warps split N, so its accumulator is not the second
+    dot's A fragment (a real conversion): A goes through shared memory as before."""
+    emu, o, ref, bound = _emulate(rng, 64, 32, 64, 64, 1, 8)
+    assert _register_a_dots(emu.compiled.asm["tilegpu"]) == 0
+    assert (np.abs(o - ref) <= bound + 1e-4 * (np.abs(ref) + 1)).all()
+
+
+@pytest.mark.parametrize("wm, m, k", [(4, 64, 64), (8, 128, 64), (8, 128, 128), (4, 256, 32)])
+def test_accumulator_to_a_fragment_is_no_conversion(wm, m, k):
+    """The planner finds nothing to move from a [m, k] accumulator (N = k, warps along M) to
+    the A fragment of the next dot (FlashAttention-3's observation)."""
+    acc = NvidiaMma(3, (wm, 1), (64, k, 16))
+    nxt = NvidiaMma(3, (wm, 1), (64, 64, 16))
+    a = DotOperand(0, nxt, 2)
+    plan = plan_conversion(acc.linear((m, k)), a.linear((m, k)), (m, k), 2)
+    assert plan.kind == "none", plan.kind
+
+
+def test_a_fragment_with_copies_is_a_real_conversion():
+    acc = NvidiaMma(3, (4, 2), (64, 32, 16))  # the first dot's warps split its N
+    a = DotOperand(0, NvidiaMma(3, (4, 2), (64, 32, 16)), 2)
+    assert plan_conversion(acc.linear((64, 64)), a.linear((64, 64)), (64, 64), 2).kind \
+        not in ("none", "registers")
+
