@@ -2,8 +2,10 @@
 
 A load/store moves `tilegpu.vector_width` contiguous elements per access (set by the
 `tilegpu-vector-width` pass), so a thread owning 4 contiguous fp32 issues one 16-byte access.
-A masked access is guarded by a branch on the first element's mask bit, which the vector
-width guarantees is uniform over the group; `other` fills masked-off elements.
+A masked access is predicated on the first element's mask bit, which the vector width
+guarantees is uniform over the group; `other` fills masked-off elements.  NVIDIA predicates
+the instruction itself (`memory_ptx.py`: no branch, so compile time stays linear in the tile);
+other targets branch around it (`scf.if`).
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from tilework.dialects.verify import named_operands
 from ..axis_info import elem_bytes
 from ..registry import lower
 from ..regs import Regs
+from .memory_ptx import predicated_load, predicated_store
 
 _DYNAMIC_INDEX = -2147483648  # GEP marker: the index is an SSA operand
 
@@ -168,6 +171,16 @@ def _guarded_load(ctx, op, p, m, other, elem, mem, vec):
 
     if m is None:
         return load()
+    if ctx.target in PREDICATED:
+        others = None if other is None else \
+            [_to_mem(ctx, o, elem, mem) for o in (other if isinstance(other, list) else [other])]
+        v = PREDICATED[ctx.target][0](ctx, p, m, others, mem, vec, "volatile" in op.attributes)
+        if elem == mem:
+            return v
+        if vec == 1:
+            return _from_mem(ctx, v, elem, mem)
+        return _pack(ctx, [_from_mem(ctx, x, elem, mem) for x in _extract(ctx, v, mem, vec)],
+                     elem, vec)
     if_op = scf.IfOp(m, [vt], has_else=True)
     with ir.InsertionPoint(if_op.then_block):
         scf.YieldOp([load()])
@@ -178,6 +191,10 @@ def _guarded_load(ctx, op, p, m, other, elem, mem, vec):
             fill = _pack(ctx, other if isinstance(other, list) else [other], elem, vec)
         scf.YieldOp([fill])
     return if_op.results[0]
+
+
+# backend -> (predicated load, predicated store); others branch around the access
+PREDICATED = {"nvidia": (predicated_load, predicated_store)}
 
 
 def _zero(ctx, t):
@@ -220,6 +237,9 @@ def _guarded_store(ctx, p, vals, m, mem, vec):
 
     if m is None:
         store()
+        return
+    if ctx.target in PREDICATED:
+        PREDICATED[ctx.target][1](ctx, p, vals, m, mem, vec)
         return
     if_op = scf.IfOp(m, [], has_else=False)
     with ir.InsertionPoint(if_op.then_block):
