@@ -3,9 +3,10 @@
 A load/store moves `tilegpu.vector_width` contiguous elements per access (set by the
 `tilegpu-vector-width` pass), so a thread owning 4 contiguous fp32 issues one 16-byte access.
 A masked access is predicated on the first element's mask bit, which the vector width
-guarantees is uniform over the group; `other` fills masked-off elements.  NVIDIA predicates
-the instruction itself (`memory_ptx.py`: no branch, so compile time stays linear in the tile);
-other targets branch around it (`scf.if`).
+guarantees is uniform over the group; `other` fills masked-off elements.  A branch around it
+(`scf.if`), except where a tile op has PREDICATE_MIN_ACCESSES accesses per thread or more on
+NVIDIA: there the instruction itself is predicated (`memory_ptx.py`), so large tiles do not
+become thousands of basic blocks.
 """
 from __future__ import annotations
 
@@ -145,16 +146,18 @@ def _load_elems(ctx, op, elem, operands):
         return _guarded_load(ctx, op, ptr, mask, other, elem, mem, 1)
     vec = _width(op)
     out = [None] * len(ptr.values)
-    for idxs in vector_groups(ptr, vec):
+    groups = list(vector_groups(ptr, vec))
+    pred = len(groups) >= PREDICATE_MIN_ACCESSES
+    for idxs in groups:
         m = mask.values[idxs[0]] if mask is not None else None
         o = [other.values[i] for i in idxs] if other is not None else None
-        v = _guarded_load(ctx, op, ptr.values[idxs[0]], m, o, elem, mem, vec)
+        v = _guarded_load(ctx, op, ptr.values[idxs[0]], m, o, elem, mem, vec, pred)
         for i, x in zip(idxs, _extract(ctx, v, elem, vec) if vec > 1 else [v]):
             out[i] = x
     return ptr.like(out)
 
 
-def _guarded_load(ctx, op, p, m, other, elem, mem, vec):
+def _guarded_load(ctx, op, p, m, other, elem, mem, vec, pred=False):
     """Loads `vec` elements at `p` (one vector access); where `m` is false, `other`."""
     vt_mem = _vec_type(mem, vec)
     vt = _vec_type(elem, vec)
@@ -171,7 +174,7 @@ def _guarded_load(ctx, op, p, m, other, elem, mem, vec):
 
     if m is None:
         return load()
-    if ctx.target in PREDICATED:
+    if pred and ctx.target in PREDICATED:
         others = None if other is None else \
             [_to_mem(ctx, o, elem, mem) for o in (other if isinstance(other, list) else [other])]
         v = PREDICATED[ctx.target][0](ctx, p, m, others, mem, vec, "volatile" in op.attributes)
@@ -195,6 +198,11 @@ def _guarded_load(ctx, op, p, m, other, elem, mem, vec):
 
 # backend -> (predicated load, predicated store); others branch around the access
 PREDICATED = {"nvidia": (predicated_load, predicated_store)}
+# A tile op with at least this many accesses per thread is predicated (where PREDICATED has
+# the target): a few branches cost nothing, and ptxas allocates registers a little better
+# around them (softmax_prefetch, 8 accesses: 127 registers branching, 128 and a 28-byte
+# spill predicated).  Measured on CPU only (ptxas -v); runtime untested.
+PREDICATE_MIN_ACCESSES = 16
 
 
 def _zero(ctx, t):
@@ -222,14 +230,16 @@ def _store(ctx, op, args):
         _guarded_store(ctx, ptr, [_to_mem(ctx, val, elem, mem)], m, mem, 1)
         return []
     vec = _width(op)
-    for idxs in vector_groups(ptr, vec):
+    groups = list(vector_groups(ptr, vec))
+    pred = len(groups) >= PREDICATE_MIN_ACCESSES
+    for idxs in groups:
         m = mask.values[idxs[0]] if mask is not None else None
         vals = [_to_mem(ctx, val.values[i], elem, mem) for i in idxs]
-        _guarded_store(ctx, ptr.values[idxs[0]], vals, m, mem, vec)
+        _guarded_store(ctx, ptr.values[idxs[0]], vals, m, mem, vec, pred)
     return []
 
 
-def _guarded_store(ctx, p, vals, m, mem, vec):
+def _guarded_store(ctx, p, vals, m, mem, vec, pred=False):
     attrs = {"alignment": ir.IntegerAttr.get(ctx.i64, elem_bytes(mem) * vec)}
 
     def store():
@@ -238,7 +248,7 @@ def _guarded_store(ctx, p, vals, m, mem, vec):
     if m is None:
         store()
         return
-    if ctx.target in PREDICATED:
+    if pred and ctx.target in PREDICATED:
         PREDICATED[ctx.target][1](ctx, p, vals, m, mem, vec)
         return
     if_op = scf.IfOp(m, [], has_else=False)
