@@ -144,3 +144,102 @@ def test_interpreter_keeps_python_debugging_helpers():
     x = np.zeros(16, np.float32)
     show[(1,)](x, 4)
     assert (x == 5).all()
+
+
+# Python control flow the compiler rejects and Python would run: rejected on the source by
+# both, with the same message at the same file:line:col.
+def _plain_helper(v):
+    return v + 1
+
+
+@tilework.jit
+def k_break(x, n):
+    i = 0
+    while i < n:
+        if i > 2:
+            break  # ERR
+        i += 1
+
+
+@tilework.jit
+def k_continue(x, n):
+    for i in range(n):
+        if i == 1:
+            continue  # ERR
+
+
+@tilework.jit
+def k_for_else(x, n):
+    s = 0
+    for i in range(n):  # ERR
+        s += 1
+    else:
+        s += 2
+
+
+@tilework.jit
+def k_while_else(x, n):
+    while n > 0:  # ERR
+        n -= 1
+    else:
+        n = 3
+
+
+@tilework.jit
+def k_chained(x, n):
+    v = tl.arange(0, 16)
+    tl.store(x + v, tl.zeros([16], tl.float32), mask=0 < v < n)  # ERR
+
+
+@tilework.jit
+def k_returns(x, n):
+    return n + 1  # ERR
+
+
+CONTROL = [(k_break, "`break` is not supported (as in Triton)"),
+           (k_continue, "`continue` is not supported (as in Triton)"),
+           (k_for_else, "`for ... else` is not supported"),
+           (k_while_else, "`while ... else` is not supported"),
+           (k_chained, "chained comparisons are not supported; split them with `&`"),
+           (k_returns, "a kernel cannot return a value")]
+
+
+@pytest.mark.parametrize("fn, message", CONTROL, ids=[c[0].__name__ for c in CONTROL])
+def test_python_control_flow_rejected_in_both(fn, message):
+    with pytest.raises(CompilationError) as ce:
+        compile(ASTSource(fn, {"x": tl.pointer_type(tl.float32), "n": tl.int32}, {}, {}),
+                "sm_90a", cache=False)
+    with pytest.raises(CompilationError) as ie:
+        _interpret(fn, {})
+    assert message in ce.value.message
+    assert str(ie.value) == str(ce.value)
+    assert ie.value.lineno == line_of(fn, "# ERR")
+
+
+@tilework.jit
+def k_plain_call(x, n):
+    tl.store(x + tl.arange(0, 16), tl.zeros([16], tl.float32) + _plain_helper(n))  # ERR
+
+
+@tilework.jit
+def k_plain_call_constexpr(x, n, B: tl.constexpr):
+    tl.store(x + tl.arange(0, 16), tl.zeros([16], tl.float32) + _plain_helper(B))
+
+
+def test_plain_function_takes_no_tiles_in_both():
+    msg = ("unsupported call to `_plain_helper` with tile arguments: only tl builtins and @jit "
+           "functions take tiles")
+    with pytest.raises(CompilationError) as ce:
+        compile(ASTSource(k_plain_call, {"x": tl.pointer_type(tl.float32), "n": tl.int32},
+                          {}, {}), "sm_90a", cache=False)
+    assert ce.value.message == msg
+    with pytest.raises(Exception) as ie:
+        _interpret(k_plain_call, {})
+    assert msg in str(ie.value)
+    # on a constexpr it runs (at compile time when compiled): 0 + (2 + 1) in both
+    compile(ASTSource(k_plain_call_constexpr, {"x": tl.pointer_type(tl.float32),
+                                               "n": tl.int32}, {"B": 2}, {}), "sm_90a",
+            cache=False)
+    x = np.zeros(512, np.float32)
+    tilework.jit(k_plain_call_constexpr.fn, interpret=True)[(1,)](x, 4, B=2)
+    assert (x[:16] == 3).all()

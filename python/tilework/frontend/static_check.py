@@ -1,7 +1,8 @@
 """The rejections of the code generator that depend on a kernel's source alone, checked on its
 AST, for the interpreter: it runs the Python function itself, so without this it would accept
 a list comprehension, a `with`, a lambda, an undefined name or a recursive call that the
-compiler rejects.  Same messages, same file:line:col (a `CompilationError`), in the order a
+compiler rejects, and `break`, `continue`, a loop's `else`, a chained comparison or a kernel
+returning a value, which Python would run.  Same messages, same file:line:col (a `CompilationError`), in the order a
 reader meets them; @jit functions the kernel calls are checked too, with the call chain.
 
 What needs values (shapes, dtypes, constexpr-ness) is rejected by the shared semantics
@@ -17,8 +18,10 @@ from ..errors import CompilationError
 from ..language.function import JITFunction
 from ..language.core import tensor
 from .codegen import (
-    LANGUAGE, PY_BUILTINS, CodeGenerator, readable_global, tile_call_message, unsupported_message,
+    CHAINED_COMPARE_MESSAGE, LANGUAGE, PY_BUILTINS, CodeGenerator, readable_global,
+    tile_call_message, unsupported_message,
 )
+from .ops_control import BREAK_MESSAGE, CONTINUE_MESSAGE, KERNEL_RETURN_MESSAGE, LOOP_ELSE_MESSAGE
 from .semantic import SemanticError
 
 _CHECKED: set = set()  # code objects already found clean
@@ -27,13 +30,18 @@ _CHECKED: set = set()  # code objects already found clean
 def guarded_builtin(name: str):
     """Python's builtin `name` refusing tile arguments as the compiler does (the interpreter
     puts these in an interpreted kernel's globals)."""
-    f = getattr(builtins, name)
+    return guarded_call(getattr(builtins, name))
 
+
+def guarded_call(f):
+    """`f` (a builtin, or a plain Python function a kernel calls) refusing tile arguments
+    with the compiler's message; the compiler calls it at compile time on other values."""
     def call(*args, **kwargs):
         if any(isinstance(a, tensor) for a in (*args, *kwargs.values())):
             raise SemanticError(tile_call_message(f))
         return f(*args, **kwargs)
-    call.__name__ = name
+    call.__name__ = f.__name__
+    call.__wrapped__ = f
     return call
 
 
@@ -54,6 +62,25 @@ def _local_names(fdef: ast.FunctionDef) -> set:
     return names
 
 
+def _control_message(node, top: bool) -> str | None:
+    """The code generator's errors for Python control flow it does not take (`break`,
+    `continue`, a loop's `else`, chained comparisons, a kernel returning a value), which
+    Python would run when interpreted."""
+    if isinstance(node, ast.Break):
+        return BREAK_MESSAGE
+    if isinstance(node, ast.Continue):
+        return CONTINUE_MESSAGE
+    if isinstance(node, (ast.For, ast.While)) and node.orelse:
+        return LOOP_ELSE_MESSAGE[type(node).__name__]
+    if isinstance(node, ast.Compare) and len(node.ops) != 1:
+        return CHAINED_COMPARE_MESSAGE
+    if top and isinstance(node, ast.Return) and node.value is not None and \
+            not isinstance(node.value, ast.Name) and \
+            not (isinstance(node.value, ast.Constant) and node.value.value is None):
+        return KERNEL_RETURN_MESSAGE  # (a name may hold None: left to the interpreter)
+    return None
+
+
 def check(fn: JITFunction, chain: tuple = ()) -> None:
     """Raises the compiler's `CompilationError` for the first construct, name or call in
     `fn` (and the @jit functions it calls) that the code generator would reject."""
@@ -71,7 +98,7 @@ def check(fn: JITFunction, chain: tuple = ()) -> None:
     g = fn.fn.__globals__
     for node in (n for stmt in fdef.body for n in [stmt, *_walk(stmt)]):
         if isinstance(node, (ast.stmt, ast.expr)):
-            message = unsupported_message(node)
+            message = unsupported_message(node) or _control_message(node, top=not chain)
             if message is not None:
                 raise error(node, message)
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and \

@@ -31,7 +31,7 @@ from ..frontend.ops import IMPLS
 from ..frontend.ops_shape import subscript
 from ..frontend.codegen import TILELESS_BUILTINS
 from ..frontend.static_check import check as static_check
-from ..frontend.static_check import guarded_builtin
+from ..frontend.static_check import guarded_builtin, guarded_call
 from ..frontend.types import tensor_ir_type
 from ..language import core
 from ..language.core import tensor
@@ -650,6 +650,10 @@ def _as_python(jfn: JITFunction, memo: dict, codes: set):
     g = dict(f.__globals__)
     for name in TILELESS_BUILTINS:  # (abs(tile), len(tile), ... are compile errors)
         g.setdefault(name, guarded_builtin(name))
+    for name, v in list(g.items()):  # plain Python functions take no tiles (a compile error)
+        if isinstance(v, types.FunctionType) and \
+                not (v.__module__ or "").startswith("tilework"):
+            g[name] = guarded_call(v)
     closure = f.__closure__
     new = types.FunctionType(f.__code__, g, f.__name__, f.__defaults__, closure)
     memo[jfn] = new
