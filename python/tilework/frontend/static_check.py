@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
+import io
 
 from ..errors import CompilationError
 from ..language.function import JITFunction
 from ..language.core import tensor
 from .codegen import (
-    CHAINED_COMPARE_MESSAGE, LANGUAGE, PY_BUILTINS, CodeGenerator, readable_global,
+    CHAINED_COMPARE_MESSAGE, LANGUAGE, PY_BUILTINS, CodeGenerator, build_kernel, readable_global,
     tile_call_message, unsupported_message,
 )
 from .ops_control import BREAK_MESSAGE, CONTINUE_MESSAGE, KERNEL_RETURN_MESSAGE, LOOP_ELSE_MESSAGE
@@ -120,3 +122,43 @@ def check(fn: JITFunction, chain: tuple = ()) -> None:
                                     callee.__name__),))
     if not chain:
         _CHECKED.add(code)
+
+
+# What the code generator checks on the types a kernel's control flow carries, which the
+# interpreter (running Python's loops and `if`s) cannot see: raised by `types_check`.
+_TYPED_MESSAGES = ("loop-carried value `", "` is assigned in a loop but not before it",
+                   "` holds a compile-time value (the constexpr ", " in one branch of the `if`",
+                   "` is defined in only one branch of the `if`",
+                   "`assert` on a runtime value")
+_TYPED_CHECKED: dict = {}
+
+
+def types_check(fn: JITFunction, signature: dict, constants: dict, context) -> None:
+    """Runs the code generator on `fn` specialized as launched (`signature`: runtime
+    parameter -> dtype, `constants`: the others) and raises its `CompilationError` where that
+    is about the types a loop or an `if` carries (a loop-carried value changing type, a name
+    assigned only in a loop or one branch, branches giving a name different types, a
+    constexpr rebound in a runtime loop), or an `assert` statement on a runtime value.  Other errors are left to the interpreter, which
+    raises its own or accepts what only it takes (closures, int() of a scalar); once per
+    specialization."""
+    try:
+        key = (fn.fn.__code__, tuple(signature.items()),
+               tuple((k, repr(v)) for k, v in constants.items()))
+        hash(key)
+    except TypeError:
+        return
+    if key in _TYPED_CHECKED:
+        err = _TYPED_CHECKED[key]
+    else:
+        err = None
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):  # (tl.static_print: once, when run)
+                build_kernel(fn, signature, constants, {}, context)
+        except CompilationError as e:
+            if any(m in e.message for m in _TYPED_MESSAGES):
+                err = e
+        except Exception:  # noqa: BLE001  (the interpreter reports it, or takes the kernel)
+            pass
+        _TYPED_CHECKED[key] = err
+    if err is not None:
+        raise err
