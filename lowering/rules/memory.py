@@ -51,7 +51,13 @@ def _addptr(ctx, op, args):
     p, o = args
     if not isinstance(p, Regs):
         return [_gep(ctx, p, o, elem)]
-    return [p.like([_tile_gep(ctx, a, b, elem) for a, b in zip(p.values, o.values)])]
+    gep = _tile_gep if ctx.target in CONSTANT_GEPS else _gep
+    return [p.like([gep(ctx, a, b, elem) for a, b in zip(p.values, o.values)])]
+
+
+# targets whose tiles' addresses are one variable GEP and constant GEPs (not AMD: there it
+# made gfx1201's softmax_prefetch spill to scratch; its compile time is not measured yet)
+CONSTANT_GEPS = {"nvidia"}
 
 
 def _int_const(v):
