@@ -2,8 +2,11 @@
 
 A load/store moves `tilegpu.vector_width` contiguous elements per access (set by the
 `tilegpu-vector-width` pass), so a thread owning 4 contiguous fp32 issues one 16-byte access.
-A masked access is guarded by a branch on the first element's mask bit, which the vector
-width guarantees is uniform over the group; `other` fills masked-off elements.
+A masked access is predicated on the first element's mask bit, which the vector width
+guarantees is uniform over the group; `other` fills masked-off elements.  A branch around it
+(`scf.if`), except where a tile op has PREDICATE_MIN_ACCESSES accesses per thread or more on
+NVIDIA: there the instruction itself is predicated (`memory_ptx.py`), so large tiles do not
+become thousands of basic blocks.
 """
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ from tilework.dialects.verify import named_operands
 from ..axis_info import elem_bytes
 from ..registry import lower
 from ..regs import Regs
+from .memory_ptx import predicated_load, predicated_store
 
 _DYNAMIC_INDEX = -2147483648  # GEP marker: the index is an SSA operand
 
@@ -47,7 +51,72 @@ def _addptr(ctx, op, args):
     p, o = args
     if not isinstance(p, Regs):
         return [_gep(ctx, p, o, elem)]
-    return [p.like([_gep(ctx, a, b, elem) for a, b in zip(p.values, o.values)])]
+    gep = _tile_gep if ctx.target in CONSTANT_GEPS else _gep
+    return [p.like([gep(ctx, a, b, elem) for a, b in zip(p.values, o.values)])]
+
+
+# targets whose tiles' addresses are one variable GEP and constant GEPs (not AMD: there it
+# made gfx1201's softmax_prefetch spill to scratch; its compile time is not measured yet)
+CONSTANT_GEPS = {"nvidia"}
+
+
+def _int_const(v):
+    """The value of `v` if an arith.constant integer defines it, else None."""
+    owner = v.owner
+    if isinstance(owner, ir.Block) or owner.name != "arith.constant" or \
+            not T.isa(v.type, ir.IntegerType):
+        return None
+    return ir.IntegerAttr(owner.attributes["value"]).value
+
+
+def _split_const(ctx, v, depth=0):
+    """(x, k) with v = x + k, k an int constant found through nested arith.addi (x None: v is
+    k), or None.  A tile's offsets are a thread part plus one constant per element, so the
+    elements' addresses become one variable GEP and constant GEPs from it: LLVM's straight-line
+    strength reduction is quadratic in variable-index GEPs of one block (the NVPTX pipeline
+    runs it: 4.3 s of a 128K-element vector add's 7.6 s)."""
+    k = _int_const(v)
+    if k is not None:
+        return None, k
+    owner = v.owner
+    if depth > 3 or isinstance(owner, ir.Block) or owner.name != "arith.addi":
+        return None
+    a, b = owner.operands
+    for x, y in ((a, b), (b, a)):
+        sy = _split_const(ctx, y, depth + 1)
+        if sy is None:
+            continue
+        base, k = sy
+        if base is None:
+            return x, k
+        return _cached(ctx, ("addi", x, base), lambda: ctx.op1("arith.addi", [x, base], v.type)), k
+    return None
+
+
+def _cached(ctx, key, make):
+    """make() once per key in the current block (a value is reused only where it dominates)."""
+    block = ir.InsertionPoint.current.block
+    hit = ctx._cache.get(key)
+    if hit is not None and hit.owner.operation.block == block:
+        return hit
+    ctx._cache[key] = val = make()
+    return val
+
+
+def _tile_gep(ctx, base, offset, elem):
+    """base + offset as a GEP by a shared variable part and a constant element offset (i32
+    offsets that overflow in `x + k` wrap either way: their addresses are meaningless)."""
+    split = _split_const(ctx, offset)
+    if split is None or split[0] is None or split[1] == 0 or not -2**31 < split[1] < 2**31:
+        owner = offset.owner
+        if not isinstance(owner, ir.Block) and owner.name == "arith.addi":  # (for reuse)
+            _cached(ctx, ("addi", *owner.operands), lambda: offset)
+        return _cached(ctx, ("gep", base, offset, str(elem)), lambda: _gep(ctx, base, offset, elem))
+    x, k = split
+    g = _cached(ctx, ("gep", base, x, str(elem)), lambda: _gep(ctx, base, x, elem))
+    return ctx.op1("llvm.getelementptr", [g], ctx.gptr, {
+        "rawConstantIndices": ir.DenseI32ArrayAttr.get([k]),
+        "elem_type": ir.TypeAttr.get(elem)})
 
 
 def vector_groups(regs, vec, dim=None):
@@ -142,16 +211,18 @@ def _load_elems(ctx, op, elem, operands):
         return _guarded_load(ctx, op, ptr, mask, other, elem, mem, 1)
     vec = _width(op)
     out = [None] * len(ptr.values)
-    for idxs in vector_groups(ptr, vec):
+    groups = list(vector_groups(ptr, vec))
+    pred = len(groups) >= PREDICATE_MIN_ACCESSES
+    for idxs in groups:
         m = mask.values[idxs[0]] if mask is not None else None
         o = [other.values[i] for i in idxs] if other is not None else None
-        v = _guarded_load(ctx, op, ptr.values[idxs[0]], m, o, elem, mem, vec)
+        v = _guarded_load(ctx, op, ptr.values[idxs[0]], m, o, elem, mem, vec, pred)
         for i, x in zip(idxs, _extract(ctx, v, elem, vec) if vec > 1 else [v]):
             out[i] = x
     return ptr.like(out)
 
 
-def _guarded_load(ctx, op, p, m, other, elem, mem, vec):
+def _guarded_load(ctx, op, p, m, other, elem, mem, vec, pred=False):
     """Loads `vec` elements at `p` (one vector access); where `m` is false, `other`."""
     vt_mem = _vec_type(mem, vec)
     vt = _vec_type(elem, vec)
@@ -168,6 +239,16 @@ def _guarded_load(ctx, op, p, m, other, elem, mem, vec):
 
     if m is None:
         return load()
+    if pred and ctx.target in PREDICATED:
+        others = None if other is None else \
+            [_to_mem(ctx, o, elem, mem) for o in (other if isinstance(other, list) else [other])]
+        v = PREDICATED[ctx.target][0](ctx, p, m, others, mem, vec, "volatile" in op.attributes)
+        if elem == mem:
+            return v
+        if vec == 1:
+            return _from_mem(ctx, v, elem, mem)
+        return _pack(ctx, [_from_mem(ctx, x, elem, mem) for x in _extract(ctx, v, mem, vec)],
+                     elem, vec)
     if_op = scf.IfOp(m, [vt], has_else=True)
     with ir.InsertionPoint(if_op.then_block):
         scf.YieldOp([load()])
@@ -178,6 +259,15 @@ def _guarded_load(ctx, op, p, m, other, elem, mem, vec):
             fill = _pack(ctx, other if isinstance(other, list) else [other], elem, vec)
         scf.YieldOp([fill])
     return if_op.results[0]
+
+
+# backend -> (predicated load, predicated store); others branch around the access
+PREDICATED = {"nvidia": (predicated_load, predicated_store)}
+# A tile op with at least this many accesses per thread is predicated (where PREDICATED has
+# the target): a few branches cost nothing, and ptxas allocates registers a little better
+# around them (softmax_prefetch, 8 accesses: 127 registers branching, 128 and a 28-byte
+# spill predicated).  Measured on CPU only (ptxas -v); runtime untested.
+PREDICATE_MIN_ACCESSES = 16
 
 
 def _zero(ctx, t):
@@ -205,14 +295,16 @@ def _store(ctx, op, args):
         _guarded_store(ctx, ptr, [_to_mem(ctx, val, elem, mem)], m, mem, 1)
         return []
     vec = _width(op)
-    for idxs in vector_groups(ptr, vec):
+    groups = list(vector_groups(ptr, vec))
+    pred = len(groups) >= PREDICATE_MIN_ACCESSES
+    for idxs in groups:
         m = mask.values[idxs[0]] if mask is not None else None
         vals = [_to_mem(ctx, val.values[i], elem, mem) for i in idxs]
-        _guarded_store(ctx, ptr.values[idxs[0]], vals, m, mem, vec)
+        _guarded_store(ctx, ptr.values[idxs[0]], vals, m, mem, vec, pred)
     return []
 
 
-def _guarded_store(ctx, p, vals, m, mem, vec):
+def _guarded_store(ctx, p, vals, m, mem, vec, pred=False):
     attrs = {"alignment": ir.IntegerAttr.get(ctx.i64, elem_bytes(mem) * vec)}
 
     def store():
@@ -220,6 +312,9 @@ def _guarded_store(ctx, p, vals, m, mem, vec):
 
     if m is None:
         store()
+        return
+    if pred and ctx.target in PREDICATED:
+        PREDICATED[ctx.target][1](ctx, p, vals, m, mem, vec)
         return
     if_op = scf.IfOp(m, [], has_else=False)
     with ir.InsertionPoint(if_op.then_block):

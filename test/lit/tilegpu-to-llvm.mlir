@@ -7,6 +7,7 @@
 // tilegpu-to-llvm turns each func.func of tilegpu IR into a gpu.func kernel of a gpu.module
 // that carries the target attribute; every tile becomes the scalars one thread holds, and a
 // load/store of `tilegpu.vector_width` elements becomes one llvm.load/llvm.store of a vector,
+// at a constant GEP from the tile's first address where the offsets differ by constants,
 // under scf.if when masked.  Inputs are tilegpu IR as tilegpu-assign-layouts and
 // tilegpu-vector-width leave it (written with layout aliases).
 
@@ -57,7 +58,7 @@
 // CHECK: %[[M0:.+]] = arith.cmpi slt, %[[OFF0]], %[[N]] : i32
 // CHECK: %[[M4:.+]] = arith.cmpi slt, %[[OFF4]], %[[N]] : i32
 // CHECK: %[[XG0:.+]] = llvm.getelementptr %[[X]][%[[OFF0]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
-// CHECK: %[[XG4:.+]] = llvm.getelementptr %[[X]][%[[OFF4]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
+// CHECK: %[[XG4:.+]] = llvm.getelementptr %[[XG0]][512] : (!llvm.ptr<1>) -> !llvm.ptr<1>, f32
 // CHECK: %[[XV0:.+]] = scf.if %[[M0]] -> (vector<4xf32>) {
 // CHECK-NEXT: %[[L:.+]] = llvm.load %[[XG0]] {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
 // CHECK-NEXT: scf.yield %[[L]] : vector<4xf32>
@@ -72,7 +73,7 @@
 // CHECK-NEXT: %[[XV4:.+]] = scf.if %[[M4]] -> (vector<4xf32>) {
 // CHECK-NEXT: llvm.load %[[XG4]] {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
 // CHECK: %[[YG0:.+]] = llvm.getelementptr %[[Y]][%[[OFF0]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
-// CHECK: %[[YG4:.+]] = llvm.getelementptr %[[Y]][%[[OFF4]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
+// CHECK: %[[YG4:.+]] = llvm.getelementptr %[[YG0]][512] : (!llvm.ptr<1>) -> !llvm.ptr<1>, f32
 // CHECK: %[[YV0:.+]] = scf.if %[[M0]] -> (vector<4xf32>) {
 // CHECK-NEXT: llvm.load %[[YG0]] {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
 // CHECK: %[[Y0:.+]] = llvm.extractelement %[[YV0]][%c0_i32 : i32] : vector<4xf32>
@@ -82,7 +83,7 @@
 // CHECK: %[[S0:.+]] = arith.addf %[[X0]], %[[Y0]] : f32
 // CHECK-NEXT: %[[S1:.+]] = arith.addf %[[X1]], %[[Y1]] : f32
 // CHECK: %[[OG0:.+]] = llvm.getelementptr %[[O]][%[[OFF0]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
-// CHECK: %[[OG4:.+]] = llvm.getelementptr %[[O]][%[[OFF4]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
+// CHECK: %[[OG4:.+]] = llvm.getelementptr %[[OG0]][512] : (!llvm.ptr<1>) -> !llvm.ptr<1>, f32
 // CHECK: scf.if %[[M0]] {
 // CHECK-NEXT: %[[P:.+]] = llvm.mlir.poison : vector<4xf32>
 // CHECK-NEXT: %[[V0:.+]] = llvm.insertelement %[[S0]], %[[P]][%c0_i32 : i32] : vector<4xf32>
@@ -150,9 +151,9 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 // CHECK-NEXT: %[[M3:.+]] = arith.cmpi slt, %[[I3:[^,]+]], %[[N]] : i32
 // CHECK: %[[OTHER:.+]] = arith.constant -1.000000e+00 : f32
 // CHECK-NEXT: %[[G0:.+]] = llvm.getelementptr %[[X]][%[[I0]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
-// CHECK-NEXT: %[[G1:.+]] = llvm.getelementptr %[[X]][%[[I1]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
-// CHECK-NEXT: %[[G2:.+]] = llvm.getelementptr %[[X]][%[[I2]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
-// CHECK-NEXT: %[[G3:.+]] = llvm.getelementptr %[[X]][%[[I3]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
+// CHECK-NEXT: %[[G1:.+]] = llvm.getelementptr %[[G0]][1] : (!llvm.ptr<1>) -> !llvm.ptr<1>, f32
+// CHECK-NEXT: %[[G2:.+]] = llvm.getelementptr %[[G0]][2] : (!llvm.ptr<1>) -> !llvm.ptr<1>, f32
+// CHECK-NEXT: %[[G3:.+]] = llvm.getelementptr %[[G0]][3] : (!llvm.ptr<1>) -> !llvm.ptr<1>, f32
 // CHECK-NEXT: %[[V0:.+]] = scf.if %[[M0]] -> (f32) {
 // CHECK-NEXT: %[[L:.+]] = llvm.load %[[G0]] {alignment = 4 : i64} : !llvm.ptr<1> -> f32
 // CHECK-NEXT: scf.yield %[[L]] : f32

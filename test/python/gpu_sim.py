@@ -11,7 +11,7 @@ Supported: thread/program ids and counts, barriers, `shfl.sync.bfly`, `mma.sync`
 `ldmatrix` (the `llvm.nvvm.mma.*` / `ldmatrix.*` intrinsics: each warp's operands gathered;
 mma by simt_emulator.mma_sync), `cp.async` (copied when issued, zero-filled past its src-size:
 one legal schedule; commit/wait are then nothing, so a wrong wait count is the SIMT emulator's
-to catch), LLVM's target-independent intrinsics.  The inline PTX `atom`/`red` of atomics (either order of scope and
+to catch), LLVM's target-independent intrinsics.  The predicated inline PTX `ld.global`/`st.global` of masked accesses run as branches around LLVM loads and stores; the inline PTX `atom`/`red` of atomics (either order of scope and
 semantics) run as LLVM
 `atomicrmw`; rsqrt.approx and div.full correctly rounded.  Not supported (raises `Unsupported`): other inline PTX (`ex2.approx`, ...), printf, other NVVM intrinsics.  Arguments: numpy arrays for
 pointers (their data address is passed), Python ints/floats for scalars, in the order of the
@@ -72,6 +72,7 @@ def _host_ir(text: str) -> tuple[str, str, list, list]:
     text = re.sub(r"declare [^\n]*@llvm\.nvvm\.cp\.async[^\n]*\n", "", text)
     text += "\ndeclare void @sim_barrier()\n"
     text = _atomics(text)
+    text = _predicated(text)
     for name, body in _APPROX.items():  # approximate NVVM math: correctly rounded here
         if f"@{name}(" in text:
             text = re.sub(rf"declare [^\n]*@{re.escape(name)}\([^\n]*\n", "", text)
@@ -129,6 +130,82 @@ def _atomics(text: str) -> str:
                          f"{res} = fadd {ty} %sim_ar{k}, -0.0")
         return "\n  ".join(lines)
     return _ATOM.sub(sub, text)
+
+
+_PRED_LD = re.compile(
+    r'call (\{[^}]*\}|i\d+) asm sideeffect "@\$\d+ ld(\.volatile)?\.global(?:\.v\d)?\.([bu])(\d+) '
+    r'[^"]*", "[^"]*"\(i1 ([^,]+), ptr ([^,]+), ([^)]*)\)')
+_PRED_ST = re.compile(
+    r'call void asm sideeffect "@\$0 st\.global(?:\.v\d)?\.([bu])(\d+) [^"]*", "[^"]*"'
+    r'\(i1 ([^,]+), ptr ([^,]+), ([^)]*)\)')
+
+
+def _predicated(text: str) -> str:
+    """The lowering's predicated inline PTX `@p ld.global` / `@p st.global` (memory_ptx.py)
+    become calls of helpers that branch around an LLVM load/store: n words of w bits (u8: a
+    byte in an i16); a load's tied inputs (`other`) are its result where p is false."""
+    helpers = {}
+
+    def helper(kind, n, w, byte):
+        name = f"@sim_{kind}_{n}x{w}{'_u8' if byte else ''}"
+        if name in helpers:
+            return name
+        it = f"i{w}"
+        mt = "i8" if byte else (it if n == 1 else f"<{n} x {it}>")
+        rt = it if n == 1 else "{ " + ", ".join([it] * n) + " }"
+        words = ", ".join(f"{it} %w{j}" for j in range(n))
+        body = []
+        if kind == "ld":
+            body += [f"define {rt} {name}(i1 %p, ptr %a, {words}) {{", "  br i1 %p, label %l, label %o",
+                     "l:", f"  %v = load {mt}, ptr %a"]
+            val = "%v"
+            if byte:
+                body.append(f"  %v1 = zext i8 %v to {it}")
+                val = "%v1"
+            if n == 1:
+                body += [f"  ret {it} {val}", "o:", f"  ret {it} %w0"]
+            else:
+                prev = "poison"
+                for j in range(n):
+                    body.append(f"  %e{j} = extractelement {mt} %v, i32 {j}")
+                    body.append(f"  %s{j} = insertvalue {rt} {prev}, {it} %e{j}, {j}")
+                    prev = f"%s{j}"
+                body += [f"  ret {rt} {prev}", "o:"]
+                prev = "poison"
+                for j in range(n):
+                    body.append(f"  %t{j} = insertvalue {rt} {prev}, {it} %w{j}, {j}")
+                    prev = f"%t{j}"
+                body.append(f"  ret {rt} {prev}")
+        else:
+            body += [f"define void {name}(i1 %p, ptr %a, {words}) {{", "  br i1 %p, label %s, label %o",
+                     "s:"]
+            if byte:
+                body += ["  %b = trunc i16 %w0 to i8", "  store i8 %b, ptr %a"]
+            elif n == 1:
+                body.append(f"  store {it} %w0, ptr %a")
+            else:
+                prev = "poison"
+                for j in range(n):
+                    body.append(f"  %v{j} = insertelement {mt} {prev}, {it} %w{j}, i32 {j}")
+                    prev = f"%v{j}"
+                body.append(f"  store {mt} {prev}, ptr %a")
+            body += ["  ret void", "o:", "  ret void"]
+        helpers[name] = "\n".join(body + ["}"])
+        return name
+
+    def ld(m):
+        n = m[1].count(",") + 1 if m[1].startswith("{") else 1
+        byte = m[3] == "u"
+        w = 16 if byte else int(m[4])
+        return f"call {m[1]} {helper('ld', n, w, byte)}(i1 {m[5]}, ptr {m[6]}, {m[7]})"
+
+    def st(m):
+        n = m[5].count(",") + 1
+        byte = m[1] == "u"
+        w = 16 if byte else int(m[2])
+        return f"call void {helper('st', n, w, byte)}(i1 {m[3]}, ptr {m[4]}, {m[5]})"
+    text = _PRED_ST.sub(st, _PRED_LD.sub(ld, text))
+    return text + "".join("\n" + h + "\n" for h in helpers.values())
 
 
 _DECL_WARP = re.compile(r"declare (\{[^}]*\}) @(llvm\.nvvm\.(?:mma|ldmatrix)\.[\w.]+)\((.*)\)"

@@ -21,6 +21,9 @@ thread, which is what the lowering emits).
 """
 from __future__ import annotations
 
+import re
+import types
+
 import numpy as np
 
 import mlir.ir as ir
@@ -720,6 +723,30 @@ class Emulator(WgmmaOps, MfmaOps):
             if shared:
                 self._check_write(idx, raw, np.nonzero(sel)[0])
             buf[idx] = raw
+
+    _PRED = re.compile(r"@\$\d+ (?P<kind>ld|st)(?:\.volatile)?\.global(?:\.v\d)?\.(?P<ty>[bu]\d+) .*")
+
+    def op_llvm_inline_asm(self, op, a, env, act):
+        """The predicated `@p ld.global` / `@p st.global` of masked accesses (memory_ptx.py):
+        operands (p, address, words...), a load's words tied to its outputs (kept where p is
+        false); `u8` moves one byte in a 16-bit register.  Other asm: the wgmma mixin's."""
+        m = self._PRED.fullmatch(ir.StringAttr(op.attributes["asm_string"]).value)
+        if m is None:
+            return super().op_llvm_inline_asm(op, a, env, act)
+        on = act & a[0].astype(np.bool_)
+        byte = m["ty"] == "u8"
+        if m["kind"] == "st":
+            v = np.stack(a[2:], axis=1) if len(a) > 3 else a[2]
+            self.op_llvm_store(op, [v.astype(np.uint8) if byte else v, a[1]], env, on)
+            return []
+        res = op.results[0].type
+        fake = types.SimpleNamespace(results=[types.SimpleNamespace(
+            type=ir.IntegerType.get_signless(8) if byte else res)])
+        out = self.op_llvm_load(fake, [a[1]], env, on)[0]
+        fill = np.stack(a[2:], axis=1) if out.ndim == 2 else a[2]
+        if byte:
+            out = out.view(np.uint8).astype(fill.dtype)
+        return [np.where(on[:, None] if out.ndim == 2 else on, out, fill)]
 
     _ATOMIC = -3  # the writer of bytes only atomics touched this epoch
 

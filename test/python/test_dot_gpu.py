@@ -9,6 +9,7 @@ pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
 
 import tilework.language as tl  # noqa: E402
+from dot_gpu_inputs import matmul_inputs  # noqa: E402
 from dot_kernels import batched_dot, dot_tile, matmul_kernel, softmax_2d, softmax_rows  # noqa: E402
 from test_dot import (CASES, PRECISION_KW, _dot_check, _identity_operand,  # noqa: E402
                       _check_identity, cdiv, check_matmul, check_tf32_vs_ieee, tf32_round)
@@ -25,21 +26,13 @@ def _tf32(t):
     return torch.from_numpy(tf32_round(t.cpu().numpy())).to(t.device)
 
 
-def _inputs(case, m, k, n):
-    dt = TORCH[case]
-    if case == "int8":
-        return (torch.randint(-128, 128, (m, k), device="cuda", dtype=dt),
-                torch.randint(-128, 128, (k, n), device="cuda", dtype=dt))
-    return (torch.randn(m, k, device="cuda").to(dt), torch.randn(k, n, device="cuda").to(dt))
-
-
 @pytest.mark.parametrize("case", list(CASES))
 @pytest.mark.parametrize("m, n, k, bm, bn, bk, warps", [
     (100, 70, 45, 32, 32, 32, 4), (256, 256, 256, 64, 64, 32, 4), (1, 130, 17, 16, 64, 32, 2),
     (300, 200, 129, 128, 64, 32, 8), (64, 64, 64, 64, 64, 64, 4)])
 @pytest.mark.parametrize("plus_eq", [False, True])
 def test_matmul(case, m, n, k, bm, bn, bk, warps, plus_eq):
-    a, b = _inputs(case, m, k, n)
+    a, b = matmul_inputs(TORCH[case], m, k, n)
     c = torch.full((m, n), 7, device="cuda", dtype=OUT[CASES[case][4]])
     matmul_kernel[(cdiv(m, bm), cdiv(n, bn))](
         a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),

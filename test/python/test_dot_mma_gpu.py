@@ -9,6 +9,7 @@ pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
 
 import tilework.language as tl  # noqa: E402
+from dot_gpu_inputs import matmul_inputs  # noqa: E402
 from dot_kernels import dot_tile, matmul_kernel  # noqa: E402
 from test_dot import CASES, cdiv, check_matmul, tf32_round  # noqa: E402
 
@@ -17,21 +18,8 @@ TORCH = {"fp32": torch.float32, "fp16_acc32": torch.float16, "fp16_acc16": torch
 OUT = {np.float32: torch.float32, np.float16: torch.float16, np.int32: torch.int32}
 
 
-def _inputs(case, m, k, n, a_kmajor=False, b_kmajor=False):
-    dt = TORCH[case]
-
-    def make(r, c, kmajor):
-        shape = (c, r) if kmajor else (r, c)
-        if case == "int8":
-            t = torch.randint(-128, 128, shape, device="cuda", dtype=dt)
-        else:
-            t = torch.randn(shape, device="cuda").to(dt)
-        return t.T if kmajor else t
-    return make(m, k, a_kmajor), make(k, n, b_kmajor)
-
-
 def _run(case, m, n, k, bm, bn, bk, warps, plus_eq=False, a_kmajor=False, b_kmajor=False):
-    a, b = _inputs(case, m, k, n, a_kmajor, b_kmajor)
+    a, b = matmul_inputs(TORCH[case], m, k, n, a_kmajor, b_kmajor)
     c = torch.full((m, n), 7, device="cuda", dtype=OUT[CASES[case][4]])
     matmul_kernel[(cdiv(m, bm), cdiv(n, bn))](
         a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),

@@ -10,6 +10,7 @@ torch = pytest.importorskip("torch")
 import tilework.language as tl  # noqa: E402
 from tilework import CompileOptions  # noqa: E402
 from tilework.compiler.driver import ASTSource, compile  # noqa: E402
+from dot_gpu_inputs import matmul_inputs  # noqa: E402
 from dot_kernels import dot_tile, matmul_kernel  # noqa: E402
 from test_dot import CASES, cdiv, check_matmul, matmul_signature  # noqa: E402
 from test_dot_wgmma import _fp8_dot, mm_contiguous  # noqa: E402
@@ -26,14 +27,6 @@ TORCH = {"fp32": torch.float32, "fp16_acc32": torch.float16, "fp16_acc16": torch
 OUT = {np.float32: torch.float32, np.float16: torch.float16, np.int32: torch.int32}
 
 
-def _inputs(case, m, k, n):
-    dt = TORCH[case]
-    if case == "int8":
-        return (torch.randint(-128, 128, (m, k), device="cuda", dtype=dt),
-                torch.randint(-128, 128, (k, n), device="cuda", dtype=dt))
-    return (torch.randn(m, k, device="cuda").to(dt), torch.randn(k, n, device="cuda").to(dt))
-
-
 @pytest.mark.parametrize("case", list(TORCH))
 @pytest.mark.parametrize("m, n, k, bm, bn, bk, warps", [
     (100, 70, 45, 64, 64, 32, 4), (256, 256, 256, 128, 128, 64, 8),
@@ -46,7 +39,7 @@ def test_matmul(case, m, n, k, bm, bn, bk, warps, plus_eq):
                                 PLUS_EQ=plus_eq), {}),
                  "sm_90a", CompileOptions(num_warps=warps), cache=False)
     assert "wgmma.mma_async" in ck.asm["ptx"]
-    a, b = _inputs(case, m, k, n)
+    a, b = matmul_inputs(TORCH[case], m, k, n)
     c = torch.full((m, n), 7, device="cuda", dtype=OUT[CASES[case][4]])
     matmul_kernel[(cdiv(m, bm), cdiv(n, bn))](
         a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),

@@ -18,13 +18,10 @@ from located import line_of
 
 THIS = os.path.abspath(__file__)
 
-# Not yet the same: a loop-carried value changing type is seen by the compiler's dry run of
-# the body; the interpreter runs Python's loop (it would need the body's types per iteration).
-# e_carried_shape also never ends interpreted (`while n > 0` with n unchanged).
-# `dt = tl.float16` rebinding a constexpr in a runtime loop is Python's business interpreted.
-KNOWN_GAPS = {"e_carried_dtype", "e_carried_shape", "e_constexpr_changes_in_loop"}
-
-CASES = [(f, m, {}, "# ERR") for f, m in S.COMPILE_ERRORS if f.__name__ not in KNOWN_GAPS]
+# The types loops and `if`s carry (e_carried_dtype, e_carried_shape, whose `while n > 0`
+# would never end interpreted, e_constexpr_changes_in_loop) are the code generator's checks,
+# run by the interpreter on the launch's specialization first (static_check.types_check).
+CASES = [(f, m, {}, "# ERR") for f, m in S.COMPILE_ERRORS]
 CASES += [(S.e_constexpr_value, "arange bounds must be constexpr ints", {"B": 16.5}, "# ERR")]
 CASES += [(E.k_with, "unsupported Python construct: `with` statements", {}, "# MARK"),
           (E.k_lambda, "unsupported Python construct: lambdas", {}, "# MARK"),
@@ -144,3 +141,173 @@ def test_interpreter_keeps_python_debugging_helpers():
     x = np.zeros(16, np.float32)
     show[(1,)](x, 4)
     assert (x == 5).all()
+
+
+# Python control flow the compiler rejects and Python would run: rejected on the source by
+# both, with the same message at the same file:line:col.
+def _plain_helper(v):
+    return v + 1
+
+
+@tilework.jit
+def k_break(x, n):
+    i = 0
+    while i < n:
+        if i > 2:
+            break  # ERR
+        i += 1
+
+
+@tilework.jit
+def k_continue(x, n):
+    for i in range(n):
+        if i == 1:
+            continue  # ERR
+
+
+@tilework.jit
+def k_for_else(x, n):
+    s = 0
+    for i in range(n):  # ERR
+        s += 1
+    else:
+        s += 2
+
+
+@tilework.jit
+def k_while_else(x, n):
+    while n > 0:  # ERR
+        n -= 1
+    else:
+        n = 3
+
+
+@tilework.jit
+def k_chained(x, n):
+    v = tl.arange(0, 16)
+    tl.store(x + v, tl.zeros([16], tl.float32), mask=0 < v < n)  # ERR
+
+
+@tilework.jit
+def k_returns(x, n):
+    return n + 1  # ERR
+
+
+CONTROL = [(k_break, "`break` is not supported (as in Triton)"),
+           (k_continue, "`continue` is not supported (as in Triton)"),
+           (k_for_else, "`for ... else` is not supported"),
+           (k_while_else, "`while ... else` is not supported"),
+           (k_chained, "chained comparisons are not supported; split them with `&`"),
+           (k_returns, "a kernel cannot return a value")]
+
+
+@pytest.mark.parametrize("fn, message", CONTROL, ids=[c[0].__name__ for c in CONTROL])
+def test_python_control_flow_rejected_in_both(fn, message):
+    with pytest.raises(CompilationError) as ce:
+        compile(ASTSource(fn, {"x": tl.pointer_type(tl.float32), "n": tl.int32}, {}, {}),
+                "sm_90a", cache=False)
+    with pytest.raises(CompilationError) as ie:
+        _interpret(fn, {})
+    assert message in ce.value.message
+    assert str(ie.value) == str(ce.value)
+    assert ie.value.lineno == line_of(fn, "# ERR")
+
+
+@tilework.jit
+def k_plain_call(x, n):
+    tl.store(x + tl.arange(0, 16), tl.zeros([16], tl.float32) + _plain_helper(n))  # ERR
+
+
+@tilework.jit
+def k_plain_call_constexpr(x, n, B: tl.constexpr):
+    tl.store(x + tl.arange(0, 16), tl.zeros([16], tl.float32) + _plain_helper(B))
+
+
+def test_plain_function_takes_no_tiles_in_both():
+    msg = ("unsupported call to `_plain_helper` with tile arguments: only tl builtins and @jit "
+           "functions take tiles")
+    with pytest.raises(CompilationError) as ce:
+        compile(ASTSource(k_plain_call, {"x": tl.pointer_type(tl.float32), "n": tl.int32},
+                          {}, {}), "sm_90a", cache=False)
+    assert ce.value.message == msg
+    with pytest.raises(Exception) as ie:
+        _interpret(k_plain_call, {})
+    assert msg in str(ie.value)
+    # on a constexpr it runs (at compile time when compiled): 0 + (2 + 1) in both
+    compile(ASTSource(k_plain_call_constexpr, {"x": tl.pointer_type(tl.float32),
+                                               "n": tl.int32}, {"B": 2}, {}), "sm_90a",
+            cache=False)
+    x = np.zeros(512, np.float32)
+    tilework.jit(k_plain_call_constexpr.fn, interpret=True)[(1,)](x, 4, B=2)
+    assert (x[:16] == 3).all()
+
+
+@tilework.jit
+def k_defined_in_loop(x, n):
+    for i in range(n):
+        t = i * 2  # ERR
+    tl.store(x + tl.arange(0, 16), tl.zeros([16], tl.float32) + t)
+
+
+@tilework.jit
+def k_one_branch(x, n):
+    if n > 2:
+        v = 1  # ERR
+    tl.store(x + tl.arange(0, 16), tl.zeros([16], tl.float32) + v)
+
+
+@tilework.jit
+def k_branch_shapes(x, n):
+    if n > 2:
+        v = tl.zeros([16], tl.float32)  # ERR
+    else:
+        v = tl.zeros([32], tl.float32)
+
+
+@tilework.jit
+def k_carried_width(x, n):
+    acc = 0
+    for i in range(n):
+        acc = acc + tl.full([], 1, tl.int64)  # ERR
+
+
+@tilework.jit
+def k_assert_runtime(x, n):
+    assert n > 0  # ERR
+
+
+TYPED = [(k_defined_in_loop, "`t` is assigned in a loop but not before it"),
+         (k_one_branch, "`v` is defined in only one branch of the `if`"),
+         (k_branch_shapes, "`v` has type fp32[16] in one branch of the `if` and fp32[32]"),
+         (k_carried_width, "loop-carried value `acc` changes type from int32 to int64"),
+         (k_assert_runtime, "`assert` on a runtime value: use tl.device_assert")]
+
+
+@pytest.mark.parametrize("fn, message", TYPED, ids=[c[0].__name__ for c in TYPED])
+def test_carried_types_rejected_in_both(fn, message):
+    """What the code generator finds on the types control flow carries, which Python's own
+    loops and `if`s would run: the same CompilationError interpreted."""
+    with pytest.raises(CompilationError) as ce:
+        compile(ASTSource(fn, {"x": tl.pointer_type(tl.float32), "n": tl.int32}, {}, {}),
+                "sm_90a", cache=False)
+    assert message in ce.value.message
+    with pytest.raises(CompilationError) as ie:
+        _interpret(fn, {})
+    assert str(ie.value) == str(ce.value)
+
+
+@tilework.jit
+def k_carried_ok(x, n):
+    acc = 0
+    v = tl.zeros([16], tl.float32)
+    for i in range(n):
+        acc = acc + 1.5
+        v = v + i
+    tl.store(x + tl.arange(0, 16), v + acc)
+
+
+def test_carried_types_the_compiler_takes_run():
+    """An int constexpr start that the loop makes a float, as compiled: runs interpreted."""
+    x = np.zeros(512, np.float32)
+    tilework.jit(k_carried_ok.fn, interpret=True)[(1,)](x, 4)
+    assert (x[:16] == 6 + 6.0).all()

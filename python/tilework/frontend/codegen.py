@@ -20,7 +20,7 @@ from ..language.core import constexpr, tensor
 from ..language.function import JITFunction
 from . import semantic as S
 from .ops import IMPLS
-from .ops_control import ControlFlow, ReturnSignal, Undefined
+from .ops_control import KERNEL_RETURN_MESSAGE, ControlFlow, ReturnSignal, Undefined
 from .ops_descriptor import (TMA_ATTR, descriptor_from_args, descriptor_params,
                              is_descriptor_type, tma_param)
 from .ops_shape import subscript
@@ -81,6 +81,9 @@ def unsupported_message(node: ast.AST) -> str | None:
         return None
     what = _UNSUPPORTED_STMT.get(type(node), f"`{type(node).__name__}`")
     return f"unsupported Python construct: {what}"
+
+
+CHAINED_COMPARE_MESSAGE = "chained comparisons are not supported; split them with `&`"
 
 
 def tile_call_message(fn) -> str:
@@ -272,7 +275,7 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
 
     def visit_Compare(self, node):
         if len(node.ops) != 1:
-            raise self.error(node, "chained comparisons are not supported; split them with `&`")
+            raise self.error(node, CHAINED_COMPARE_MESSAGE)
         lhs, rhs = self.visit(node.left), self.visit(node.comparators[0])
         op = node.ops[0]
         if isinstance(op, (ast.Is, ast.IsNot)):
@@ -533,7 +536,7 @@ def build_kernel(jit_fn, signature: dict, constants: dict, attrs: dict, context:
                 gen.visit_body(fdef.body)
             except ReturnSignal:
                 if gen.returned is not None:
-                    raise gen.error(gen.return_node, "a kernel cannot return a value") from None
+                    raise gen.error(gen.return_node, KERNEL_RETURN_MESSAGE) from None
             with loc:
                 func_d.ReturnOp([])
         if tma:

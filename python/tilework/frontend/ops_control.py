@@ -36,6 +36,17 @@ from . import semantic as S
 from .ops_core import impl  # noqa: F401  (control builtins would register here)
 from .types import tensor_ir_type, to_ir
 
+# messages the interpreter's static check (static_check.py) raises too, at the same node
+BREAK_MESSAGE = ("`break` is not supported (as in Triton): make the exit condition part of a "
+                 "`while` loop's condition")
+CONTINUE_MESSAGE = ("`continue` is not supported (as in Triton): put the rest of the loop body "
+                    "under an `if`")
+RETURN_IN_LOOP_MESSAGE = ("`return` inside a loop is not supported (as in Triton): keep a flag "
+                          "in the loop and test it after")
+KERNEL_RETURN_MESSAGE = "a kernel cannot return a value"
+LOOP_ELSE_MESSAGE = {"For": "`for ... else` is not supported",
+                     "While": "`while ... else` is not supported"}
+
 
 class ReturnSignal(Exception):
     """Raised by `return`: unwinds to the inlined call or the kernel (value: `gen.returned`)."""
@@ -295,9 +306,7 @@ class ControlFlow:
         """A runtime `if` containing `return`: the rest of the function runs in each branch
         that does not return, and the `if` yields the returned value."""
         if self.loop_depth:
-            raise self.error(_first_return(node.body + node.orelse),
-                             "`return` inside a loop is not supported (as in Triton): keep "
-                             "a flag in the loop and test it after")
+            raise self.error(_first_return(node.body + node.orelse), RETURN_IN_LOOP_MESSAGE)
         rest = [s for frame in reversed(self.cont) for s in frame]
         tmp = self._scratch(2)
         branches, values = [], []
@@ -326,22 +335,19 @@ class ControlFlow:
 
     def visit_Return(self, node):
         if self.loop_depth:
-            raise self.error(node, "`return` inside a loop is not supported (as in Triton): "
-                                   "keep a flag in the loop and test it after")
+            raise self.error(node, RETURN_IN_LOOP_MESSAGE)
         value = self.visit(node.value) if node.value is not None else None
         self.returned = None if _unwrap(value) is None else value  # `return None` too
         self.return_node = node
         if not self.call_chain and self.returned is not None:
-            raise self.error(node, "a kernel cannot return a value")
+            raise self.error(node, KERNEL_RETURN_MESSAGE)
         raise ReturnSignal()
 
     def visit_Break(self, node):
-        raise self.error(node, "`break` is not supported (as in Triton): make the exit "
-                               "condition part of a `while` loop's condition")
+        raise self.error(node, BREAK_MESSAGE)
 
     def visit_Continue(self, node):
-        raise self.error(node, "`continue` is not supported (as in Triton): put the rest of "
-                               "the loop body under an `if`")
+        raise self.error(node, CONTINUE_MESSAGE)
 
     # ---- loops -----------------------------------------------------------------------------
     def visit_For(self, node):
@@ -351,7 +357,7 @@ class ControlFlow:
             raise self.error(node, "for loops iterate over range(), tl.range() or "
                                    "tl.static_range()")
         if node.orelse:
-            raise self.error(node, "`for ... else` is not supported")
+            raise self.error(node, LOOP_ELSE_MESSAGE["For"])
         if not isinstance(node.target, ast.Name):
             raise self.error(node.target, "the loop variable must be a single name")
         args = [self.visit(a) for a in it.args]
@@ -456,7 +462,7 @@ class ControlFlow:
 
     def visit_While(self, node):
         if node.orelse:
-            raise self.error(node, "`while ... else` is not supported")
+            raise self.error(node, LOOP_ELSE_MESSAGE["While"])
         loc = self.b.loc
         carried = self._carried(node, node.body)
         flat = _runtime_leaves(carried.values())

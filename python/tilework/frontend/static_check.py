@@ -1,7 +1,8 @@
 """The rejections of the code generator that depend on a kernel's source alone, checked on its
 AST, for the interpreter: it runs the Python function itself, so without this it would accept
 a list comprehension, a `with`, a lambda, an undefined name or a recursive call that the
-compiler rejects.  Same messages, same file:line:col (a `CompilationError`), in the order a
+compiler rejects, and `break`, `continue`, a loop's `else`, a chained comparison or a kernel
+returning a value, which Python would run.  Same messages, same file:line:col (a `CompilationError`), in the order a
 reader meets them; @jit functions the kernel calls are checked too, with the call chain.
 
 What needs values (shapes, dtypes, constexpr-ness) is rejected by the shared semantics
@@ -12,13 +13,17 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
+import io
 
 from ..errors import CompilationError
 from ..language.function import JITFunction
 from ..language.core import tensor
 from .codegen import (
-    LANGUAGE, PY_BUILTINS, CodeGenerator, readable_global, tile_call_message, unsupported_message,
+    CHAINED_COMPARE_MESSAGE, LANGUAGE, PY_BUILTINS, CodeGenerator, build_kernel, readable_global,
+    tile_call_message, unsupported_message,
 )
+from .ops_control import BREAK_MESSAGE, CONTINUE_MESSAGE, KERNEL_RETURN_MESSAGE, LOOP_ELSE_MESSAGE
 from .semantic import SemanticError
 
 _CHECKED: set = set()  # code objects already found clean
@@ -27,13 +32,18 @@ _CHECKED: set = set()  # code objects already found clean
 def guarded_builtin(name: str):
     """Python's builtin `name` refusing tile arguments as the compiler does (the interpreter
     puts these in an interpreted kernel's globals)."""
-    f = getattr(builtins, name)
+    return guarded_call(getattr(builtins, name))
 
+
+def guarded_call(f):
+    """`f` (a builtin, or a plain Python function a kernel calls) refusing tile arguments
+    with the compiler's message; the compiler calls it at compile time on other values."""
     def call(*args, **kwargs):
         if any(isinstance(a, tensor) for a in (*args, *kwargs.values())):
             raise SemanticError(tile_call_message(f))
         return f(*args, **kwargs)
-    call.__name__ = name
+    call.__name__ = f.__name__
+    call.__wrapped__ = f
     return call
 
 
@@ -54,6 +64,25 @@ def _local_names(fdef: ast.FunctionDef) -> set:
     return names
 
 
+def _control_message(node, top: bool) -> str | None:
+    """The code generator's errors for Python control flow it does not take (`break`,
+    `continue`, a loop's `else`, chained comparisons, a kernel returning a value), which
+    Python would run when interpreted."""
+    if isinstance(node, ast.Break):
+        return BREAK_MESSAGE
+    if isinstance(node, ast.Continue):
+        return CONTINUE_MESSAGE
+    if isinstance(node, (ast.For, ast.While)) and node.orelse:
+        return LOOP_ELSE_MESSAGE[type(node).__name__]
+    if isinstance(node, ast.Compare) and len(node.ops) != 1:
+        return CHAINED_COMPARE_MESSAGE
+    if top and isinstance(node, ast.Return) and node.value is not None and \
+            not isinstance(node.value, ast.Name) and \
+            not (isinstance(node.value, ast.Constant) and node.value.value is None):
+        return KERNEL_RETURN_MESSAGE  # (a name may hold None: left to the interpreter)
+    return None
+
+
 def check(fn: JITFunction, chain: tuple = ()) -> None:
     """Raises the compiler's `CompilationError` for the first construct, name or call in
     `fn` (and the @jit functions it calls) that the code generator would reject."""
@@ -71,7 +100,7 @@ def check(fn: JITFunction, chain: tuple = ()) -> None:
     g = fn.fn.__globals__
     for node in (n for stmt in fdef.body for n in [stmt, *_walk(stmt)]):
         if isinstance(node, (ast.stmt, ast.expr)):
-            message = unsupported_message(node)
+            message = unsupported_message(node) or _control_message(node, top=not chain)
             if message is not None:
                 raise error(node, message)
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and \
@@ -93,3 +122,43 @@ def check(fn: JITFunction, chain: tuple = ()) -> None:
                                     callee.__name__),))
     if not chain:
         _CHECKED.add(code)
+
+
+# What the code generator checks on the types a kernel's control flow carries, which the
+# interpreter (running Python's loops and `if`s) cannot see: raised by `types_check`.
+_TYPED_MESSAGES = ("loop-carried value `", "` is assigned in a loop but not before it",
+                   "` holds a compile-time value (the constexpr ", " in one branch of the `if`",
+                   "` is defined in only one branch of the `if`",
+                   "`assert` on a runtime value")
+_TYPED_CHECKED: dict = {}
+
+
+def types_check(fn: JITFunction, signature: dict, constants: dict, context) -> None:
+    """Runs the code generator on `fn` specialized as launched (`signature`: runtime
+    parameter -> dtype, `constants`: the others) and raises its `CompilationError` where that
+    is about the types a loop or an `if` carries (a loop-carried value changing type, a name
+    assigned only in a loop or one branch, branches giving a name different types, a
+    constexpr rebound in a runtime loop), or an `assert` statement on a runtime value.  Other errors are left to the interpreter, which
+    raises its own or accepts what only it takes (closures, int() of a scalar); once per
+    specialization."""
+    try:
+        key = (fn.fn.__code__, tuple(signature.items()),
+               tuple((k, repr(v)) for k, v in constants.items()))
+        hash(key)
+    except TypeError:
+        return
+    if key in _TYPED_CHECKED:
+        err = _TYPED_CHECKED[key]
+    else:
+        err = None
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):  # (tl.static_print: once, when run)
+                build_kernel(fn, signature, constants, {}, context)
+        except CompilationError as e:
+            if any(m in e.message for m in _TYPED_MESSAGES):
+                err = e
+        except Exception:  # noqa: BLE001  (the interpreter reports it, or takes the kernel)
+            pass
+        _TYPED_CHECKED[key] = err
+    if err is not None:
+        raise err

@@ -31,7 +31,7 @@ from ..frontend.ops import IMPLS
 from ..frontend.ops_shape import subscript
 from ..frontend.codegen import TILELESS_BUILTINS
 from ..frontend.static_check import check as static_check
-from ..frontend.static_check import guarded_builtin
+from ..frontend.static_check import guarded_builtin, guarded_call, types_check
 from ..frontend.types import tensor_ir_type
 from ..language import core
 from ..language.core import tensor
@@ -634,6 +634,20 @@ def _bind(fn: JITFunction, values):
     return args, regions
 
 
+def _types_check(fn, args, ctx):
+    """The compiler's checks of the types loops and `if`s carry, on this specialization
+    (static_check.types_check); kernels taking a TensorDescriptor are left out."""
+    signature, constants = {}, {}
+    for name, a in zip(fn.arg_names, args):
+        if isinstance(a, tensor_descriptor):
+            return
+        if isinstance(a, tensor):
+            signature[name] = a.dtype
+        else:
+            constants[name] = int(a) if isinstance(a, SpecializedOne) else a
+    types_check(fn, signature, constants, ctx)
+
+
 class SpecializedOne(int):
     """An int argument equal to 1: a constant to the kernel (as compiled), with the `.dtype`
     of the int32 it stands for."""
@@ -667,6 +681,10 @@ def _as_python(jfn: JITFunction, memo: dict, codes: set):
     g = dict(f.__globals__)
     for name in TILELESS_BUILTINS:  # (abs(tile), len(tile), ... are compile errors)
         g.setdefault(name, guarded_builtin(name))
+    for name, v in list(g.items()):  # plain Python functions take no tiles (a compile error)
+        if isinstance(v, types.FunctionType) and \
+                not (v.__module__ or "").startswith("tilework"):
+            g[name] = guarded_call(v)
     closure = f.__closure__
     new = types.FunctionType(f.__code__, g, f.__name__, f.__defaults__, closure)
     memo[jfn] = new
@@ -739,6 +757,7 @@ def interpret(fn: JITFunction, grid, values, options=None):
     ctx = _context()
     with ctx, ir.Location.unknown(ctx):
         args, regions = _bind(fn, values)
+        _types_check(fn, args, ctx)
         memory = _Memory(fn, regions + _REACHABLE)
         pyfn = _as_python(fn, {}, memory.codes)
         g = normalize_grid(fn, grid, values)  # a callable grid gets the bound arguments by name

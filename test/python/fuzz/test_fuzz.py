@@ -63,3 +63,15 @@ def test_compare_rules():
     assert not close(g * 1.01, g, False)
     assert close(np.array([np.inf], np.float16), np.array([65504.0], np.float16), False)
     assert not close(np.array([1], np.int32), np.array([1], np.int64), True)
+
+
+def test_compare_rules_of_float_sums():
+    """A sum that cancels: 300 ulp of the element, 2 of the output's largest value, passes
+    only where the program sums floats (sums=True); 32 ulp of the largest value does not."""
+    ref = np.array([1e6, 1.0], np.float32)
+    eps = np.finfo(np.float32).eps
+    near = np.array([1e6, 1.0 + 2 * eps * 1e6], np.float32)
+    far = np.array([1e6, 1.0 + 32 * eps * 1e6], np.float32)
+    assert not close(near, ref, False)
+    assert close(near, ref, False, sums=True)
+    assert not close(far, ref, False, sums=True)
