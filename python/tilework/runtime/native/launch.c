@@ -38,10 +38,12 @@ typedef struct {
     PyObject *errtype;         /* the exception a failed launch raises (CudaError, HipError) */
     int packed;                /* 1: one naturally aligned buffer through `extra` (HIP) */
     void *extra_end;           /* the `extra` list's end marker */
+    size_t buffer_align;       /* the packed buffer's size is a multiple of it (HIP: 4, the
+                                  kernarg segment's size, as LLVM's AMDGPU ABI rounds it) */
 } Driver;
 
-static Driver g_cuda = {"cuLaunchKernel", NULL, NULL, NULL, NULL, 0, (void *)0};
-static Driver g_hip = {"hipModuleLaunchKernel", NULL, NULL, NULL, NULL, 1, (void *)3};
+static Driver g_cuda = {"cuLaunchKernel", NULL, NULL, NULL, NULL, 0, (void *)0, 1};
+static Driver g_hip = {"hipModuleLaunchKernel", NULL, NULL, NULL, NULL, 1, (void *)3, 4};
 static ctx_fn p_ctx_get_current; /* cuCtxGetCurrent, or NULL */
 static PyObject *g_get_device;   /* torch._C._cuda_getDevice, or NULL before torch is seen */
 static PyObject *g_raw_stream;   /* torch._C._cuda_getCurrentRawStream */
@@ -131,7 +133,8 @@ static CUresult call_driver(Kernel *k, unsigned gx, unsigned gy, unsigned gz, vo
     const Driver *d = k->drv;
     if (d->packed) {
         uint64_t buf[MAX_PARAMS + 1]; /* 8-byte aligned, large enough for any packing */
-        size_t size = pack_buffer(k->kinds, k->nparams, slots, (unsigned char *)buf);
+        size_t size = pack_buffer(k->kinds, k->nparams, slots, d->buffer_align,
+                                  (unsigned char *)buf);
         void *extra[] = {(void *)1, buf, (void *)2, &size, d->extra_end};
         return d->launch(k->function, gx, gy, gz, k->block, 1, 1, k->shared, stream, NULL,
                          extra);
@@ -175,7 +178,8 @@ static PyObject *Kernel_pack(Kernel *self, PyObject *seq) {
     Py_DECREF(fast);
     if (rc < 0) return NULL;
     if (self->drv->packed) { /* the packed buffer */
-        size_t size = pack_buffer(self->kinds, self->nparams, slots, (unsigned char *)buf);
+        size_t size = pack_buffer(self->kinds, self->nparams, slots, self->drv->buffer_align,
+                                  (unsigned char *)buf);
         return PyBytes_FromStringAndSize((const char *)buf, (Py_ssize_t)size);
     }
     return PyBytes_FromStringAndSize((const char *)slots, self->nparams * 8);
