@@ -258,8 +258,16 @@ def test_hip_bench_launches_the_packed_buffer(hip_rt):
     assert buf == struct.pack(abi.struct_format("pihf"), *abi.encode_values("pihf", values))
 
 
-def test_without_libamdhip64_kernels_take_the_python_path(hipnat, monkeypatch):
-    monkeypatch.setenv("TILEWORK_LIBAMDHIP", "/nonexistent/libamdhip64.so")
+@pytest.mark.parametrize("missing", ["libamdhip64", "compiler"])
+def test_without_libamdhip64_or_a_compiler_kernels_take_the_python_path(hipnat, monkeypatch,
+                                                                         tmp_path, missing):
+    if missing == "libamdhip64":
+        monkeypatch.setenv("TILEWORK_LIBAMDHIP", "/nonexistent/libamdhip64.so")
+        why = "cannot load /nonexistent/libamdhip64.so"
+    else:  # nothing built in this test's cache folder, and no compiler to build it
+        monkeypatch.delenv("TILEWORK_NATIVE_LIB")
+        monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+        why = "no-such-cc"
     saved = native_launch.reset()
     try:
         fake = FakeHipPython()
@@ -269,7 +277,7 @@ def test_without_libamdhip64_kernels_take_the_python_path(hipnat, monkeypatch):
             "signature": {"x": "*fp32", "n": "int32"}, "num_warps": 4, "warp_size": 64})
         k = rt.load(ck)
         assert k.native is None and k.device == 0
-        assert "cannot load /nonexistent/libamdhip64.so" in native_launch.why_not()
+        assert why in native_launch.why_not()
         assert native_launch.hip_path() is None
         rt.launch(k, (1, 1, 1), [0x1000, 7])
         assert fake.launched[-1][1] == struct.pack("<Qi", 0x1000, 7)
