@@ -328,6 +328,9 @@ class FakeHip:
     def hipModuleGetFunction(self, mod, name):
         return 0, "function"
 
+    def hipGetDevice(self):
+        return 0, 0
+
     def hipModuleGetGlobal(self, mod, name):
         assert name == b"tilework_print_buf"
         return self.global_error, self.gptr, len(self.mem[self.gptr])

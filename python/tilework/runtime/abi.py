@@ -82,6 +82,20 @@ def struct_format(kinds: str) -> str:
     return "@" + "".join(KINDS[k][1] for k in kinds)
 
 
+def kernarg_size(kinds: str) -> int:
+    """The bytes of HIP's packed argument buffer: the natural-alignment packing rounded up to
+    a multiple of 4, as LLVM's AMDGPU ABI sizes the kernarg segment (the hsaco note's
+    `.kernarg_segment_size`; the kernel may load the tail with one dword)."""
+    return -(-struct.calcsize(struct_format(kinds)) // 4) * 4
+
+
+def kernarg_buffer(kinds: str, values) -> bytes:
+    """HIP's argument buffer of these parameter values (fp16/bf16 as their bits), zero-padded
+    to `kernarg_size`."""
+    data = struct.pack(struct_format(kinds), *encode_values(kinds, values))
+    return data.ljust(kernarg_size(kinds), b"\0")
+
+
 def fp16_bits(x: float) -> int:
     """IEEE half bits of `x`, rounded to nearest even (out of range: infinity)."""
     try:

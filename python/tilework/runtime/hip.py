@@ -14,7 +14,7 @@ import struct
 import sys
 
 from . import native_launch, printbuf
-from .abi import encode_values, struct_format
+from .abi import kernarg_buffer
 from .cuda import LoadedKernel
 from .gpu_errors import HipError  # noqa: F401  (raised here; imported from here too)
 
@@ -69,12 +69,16 @@ class HipRuntime:
         block = ck.metadata["num_warps"] * ck.metadata["warp_size"]
         k = HipKernel(ck, mod, fn, block, ck.metadata.get("shared", 0))
         k.printbuf = self._print_buffer(mod, ck) if "print" in ck.metadata else None
+        # the device it is loaded on: a launch on another one loads it there (on_device)
+        k.device = int(self._check(hip.hipGetDevice(), "hipGetDevice"))
+        # the native launcher (native_launch: the same C code as CUDA's, calling
+        # hipModuleLaunchKernel with one packed buffer) takes kernels without prints (they
+        # read their buffer back after each launch) or global scratch; the rest stay here
         nat = native_launch.hip_runtime(HipError)
         if nat is not None and k.printbuf is None and not ck.metadata.get("global_scratch_size") \
                 and len(k.kinds) <= 256:
-            k.device = int(self._check(hip.hipGetDevice(), "hipGetDevice"))
             try:
-                address = int(fn)
+                address = int(fn)  # hip-python's handles are Pointers: int() is the address
             except (TypeError, ValueError):  # a handle without an address: the Python path
                 address = None
             if address:
@@ -131,12 +135,9 @@ class HipRuntime:
         return None
 
     def launch(self, k, grid, values):
-        # kernel arguments packed as one buffer with natural alignment (the AMDGPU ABI)
-        fmt = struct_format(k.kinds)
-        if k.encode:  # fp16/bf16 as their bits
-            values = encode_values(k.kinds, values)
-        # exactly the kernarg segment (the hsaco note's kernarg_segment_size): no trailing NUL
-        data = struct.pack(fmt, *values)
+        # kernel arguments packed as one buffer with natural alignment (the AMDGPU ABI),
+        # exactly the kernarg segment (the hsaco note's kernarg_segment_size: a multiple of 4)
+        data = kernarg_buffer(k.kinds, values)
         buf = ctypes.create_string_buffer(data, max(len(data), 1))
         size = ctypes.c_size_t(len(data))
         HIP_LAUNCH_PARAM_BUFFER_POINTER, HIP_LAUNCH_PARAM_BUFFER_SIZE, HIP_LAUNCH_PARAM_END = (

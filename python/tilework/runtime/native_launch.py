@@ -139,8 +139,9 @@ def driver_path() -> str | None:
 
 
 def hip_runtime(error_type):
-    """The native module with the HIP runtime loaded (libamdhip64.so; TILEWORK_LIBAMDHIP
-    names another), or None; launch failures raise `error_type`."""
+    """The native module with the HIP runtime loaded (libamdhip64.so, the name hip-python
+    opens, so dlopen gives back the library it loaded and its function handles are ours;
+    TILEWORK_LIBAMDHIP names another), or None; launch failures raise `error_type`."""
     if "hip" in _state:
         return _state["hip"]
     mod = module()
@@ -152,6 +153,13 @@ def hip_runtime(error_type):
             mod = None
     _state["hip"] = mod
     return mod
+
+
+def hip_path() -> str | None:
+    """The file of the library whose hipModuleLaunchKernel native HIP launches call (None:
+    none)."""
+    mod = _state.get("hip")
+    return mod.hip_path() if mod is not None else None
 
 
 def use_torch_streams(torch) -> None:

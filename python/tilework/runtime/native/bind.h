@@ -136,13 +136,14 @@ static PyObject *Launch_vectorcall(Launch *l, PyObject *const *args, size_t narg
     PyObject *cache = PyObject_GetAttr(s->fn, s_cache);
     if (!cache) { Py_DECREF(bound); return NULL; }
     g_last_err = 0;
+    g_last_drv = NULL;
     PyObject *r = launch_core(s, PyTuple_GET_ITEM(bound, 0), PyTuple_GET_ITEM(bound, 1), cache,
                               l->grid);
     Py_DECREF(cache);
     Py_DECREF(bound);
     if (!r) {
-        if (g_last_err != CUDA_ERROR_INVALID_CONTEXT || !g_errtype ||
-            !PyErr_ExceptionMatches(g_errtype))
+        if (g_last_drv != &g_cuda || g_last_err != CUDA_ERROR_INVALID_CONTEXT ||
+            !g_cuda.errtype || !PyErr_ExceptionMatches(g_cuda.errtype))
             return NULL;
         PyErr_Clear(); /* no context in this thread: the Python path binds one */
         return launch_in_python(l, args, nargs, kwnames);

@@ -2,11 +2,13 @@
 
    A `Signature` per @jit kernel turns one launch's bound arguments into the variant key (the
    same tuple `launcher.fast_key_and_params` builds, so both paths share `fn.cache`), finds the
-   loaded variant, packs its parameters by the variant's kinds (`abi.py`) and calls
-   cuLaunchKernel on torch's current stream.  Anything it does not handle (an unseen variant,
-   another device, a kernel without a native handle) returns None: the Python path takes over.
-   The driver is dlopen'ed (libcuda.so.1, or the path `load_driver` is given), so the module
-   builds with only a C compiler and Python's headers. */
+   loaded variant, packs its parameters by the variant's kinds (`abi.py`) and calls its
+   driver's launch on torch's current stream: cuLaunchKernel (CUDA), or hipModuleLaunchKernel
+   (HIP, a kernel made with hip=True; ROCm torch's current stream is HIP's).  Anything it does
+   not handle (an unseen variant, another device, a kernel without a native handle) returns
+   None: the Python path takes over.  The drivers are dlopen'ed (libcuda.so.1 and
+   libamdhip64.so, or the paths `load_driver`/`load_hip` are given), so the module builds with
+   only a C compiler and Python's headers, and one build serves both. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <dlfcn.h>
@@ -24,13 +26,25 @@ typedef CUresult (*errname_fn)(CUresult, const char **);
 typedef CUresult (*ctx_fn)(void **);
 typedef const char *(*hip_errname_fn)(int);
 
-static launch_fn p_launch;       /* cuLaunchKernel */
-static errname_fn p_errname;
+/* A driver's entry points, found when it is loaded: CUDA's cuLaunchKernel and
+   hipModuleLaunchKernel take the same arguments; HIP gets its parameters as one packed buffer
+   (`extra`), whose list ends with 3 (HIP_LAUNCH_PARAM_END), CUDA's slot pointers.  Everything
+   before the call (binding, key, lookup, packing) is the same code for both. */
+typedef struct {
+    const char *what;          /* the launch function's name */
+    launch_fn launch;          /* NULL: not loaded */
+    errname_fn errname;        /* cuGetErrorName, or NULL */
+    hip_errname_fn hip_errname; /* hipGetErrorName, or NULL */
+    PyObject *errtype;         /* the exception a failed launch raises (CudaError, HipError) */
+    int packed;                /* 1: one naturally aligned buffer through `extra` (HIP) */
+    void *extra_end;           /* the `extra` list's end marker */
+    size_t buffer_align;       /* the packed buffer's size is a multiple of it (HIP: 4, the
+                                  kernarg segment's size, as LLVM's AMDGPU ABI rounds it) */
+} Driver;
+
+static Driver g_cuda = {"cuLaunchKernel", NULL, NULL, NULL, NULL, 0, (void *)0, 1};
+static Driver g_hip = {"hipModuleLaunchKernel", NULL, NULL, NULL, NULL, 1, (void *)3, 4};
 static ctx_fn p_ctx_get_current; /* cuCtxGetCurrent, or NULL */
-static PyObject *g_errtype;      /* the exception a failed launch raises (CudaError) */
-static launch_fn p_hip_launch;   /* hipModuleLaunchKernel: the same shape */
-static hip_errname_fn p_hip_errname;
-static PyObject *g_hip_errtype;  /* HipError */
 static PyObject *g_get_device;   /* torch._C._cuda_getDevice, or NULL before torch is seen */
 static PyObject *g_raw_stream;   /* torch._C._cuda_getCurrentRawStream */
 static PyObject *s_data_ptr, *s_dtype, *s_get_device, *s_value, *s_native, *s_i32, *s_fp32,
@@ -41,9 +55,10 @@ static PyObject *s_data_ptr, *s_dtype, *s_get_device, *s_value, *s_native, *s_i3
 #include "pack.h"
 #include "timing.h"
 
-/* the last failed launch's CUresult: a launch in a thread with no current context
-   (CUDA_ERROR_INVALID_CONTEXT) goes back to the Python path, which binds one */
+/* the last failed launch's CUresult and driver: a CUDA launch in a thread with no current
+   context (CUDA_ERROR_INVALID_CONTEXT) goes back to the Python path, which binds one */
 static int g_last_err;
+static const Driver *g_last_drv;
 #define CUDA_ERROR_INVALID_CONTEXT 201
 
 /* ---- Kernel: one loaded variant's handle ------------------------------------------------ */
@@ -53,7 +68,7 @@ typedef struct {
     void *function;
     unsigned block, shared;
     int device;
-    int hip; /* launched by hipModuleLaunchKernel, the parameters packed in one buffer */
+    const Driver *drv; /* &g_cuda, or &g_hip (hip=True): whose entry point launches it */
     void *context; /* the CUDA context its module is loaded in (0: not known) */
     Py_ssize_t nparams;
     char kinds[MAX_PARAMS + 1];
@@ -67,12 +82,13 @@ static int Kernel_init(Kernel *self, PyObject *args, PyObject *kw) {
     const char *kinds;
     Py_ssize_t nk;
     PyObject *name;
+    int hip = 0;
     self->device = 0;
-    self->hip = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "KIIs#U|ipK", names, &f, &self->block,
-                                     &self->shared, &kinds, &nk, &name, &self->device,
-                                     &self->hip, &ctx))
+                                     &self->shared, &kinds, &nk, &name, &self->device, &hip,
+                                     &ctx))
         return -1;
+    self->drv = hip ? &g_hip : &g_cuda;
     self->context = (void *)(uintptr_t)ctx;
     if (nk > MAX_PARAMS) {
         PyErr_Format(PyExc_ValueError, "%zd kernel parameters, at most %d go natively", nk,
@@ -110,48 +126,45 @@ static int pack_all(Kernel *k, PyObject *const *params, Py_ssize_t n, uint64_t *
     return 0;
 }
 
-static int do_hip_launch(Kernel *k, unsigned gx, unsigned gy, unsigned gz, void *stream,
-                         uint64_t *slots) {
-    uint64_t buf[MAX_PARAMS + 1]; /* 8-byte aligned, large enough for any packing */
-    size_t size = pack_buffer(k->kinds, k->nparams, slots, (unsigned char *)buf);
-    void *extra[] = {(void *)1, buf, (void *)2, &size, (void *)3}; /* POINTER, SIZE, END */
-    if (!p_hip_launch) {
-        PyErr_SetString(PyExc_RuntimeError, "the native launcher has no HIP runtime loaded");
-        return -1;
+/* the driver's launch: each slot's address (CUDA), or the slots packed into one buffer
+   handed over by `extra` (HIP: HIP_LAUNCH_PARAM_BUFFER_POINTER, _SIZE, _END) */
+static CUresult call_driver(Kernel *k, unsigned gx, unsigned gy, unsigned gz, void *stream,
+                            uint64_t *slots) {
+    const Driver *d = k->drv;
+    if (d->packed) {
+        uint64_t buf[MAX_PARAMS + 1]; /* 8-byte aligned, large enough for any packing */
+        size_t size = pack_buffer(k->kinds, k->nparams, slots, d->buffer_align,
+                                  (unsigned char *)buf);
+        void *extra[] = {(void *)1, buf, (void *)2, &size, d->extra_end};
+        return d->launch(k->function, gx, gy, gz, k->block, 1, 1, k->shared, stream, NULL,
+                         extra);
     }
-    T_MARK(t0);
-    CUresult err = p_hip_launch(k->function, gx, gy, gz, k->block, 1, 1, k->shared, stream,
-                                NULL, extra);
-    T_ADD(PH_DRIVER, t0);
-    if (err) {
-        g_last_err = err;
-        const char *en = p_hip_errname ? p_hip_errname(err) : NULL;
-        PyErr_Format(g_hip_errtype ? g_hip_errtype : PyExc_RuntimeError,
-                     "launching %U failed: %s", k->name, en ? en : "unknown error");
-        return -1;
-    }
-    return 0;
+    void *ptrs[MAX_PARAMS];
+    for (Py_ssize_t i = 0; i < k->nparams; i++) ptrs[i] = &slots[i];
+    return d->launch(k->function, gx, gy, gz, k->block, 1, 1, k->shared, stream, ptrs, NULL);
+}
+
+static const char *error_name(const Driver *d, CUresult err) {
+    const char *en = NULL;
+    if (d->hip_errname) en = d->hip_errname(err);
+    else if (d->errname && d->errname(err, &en)) en = NULL;
+    return en ? en : "unknown error";
 }
 
 static int do_launch(Kernel *k, unsigned gx, unsigned gy, unsigned gz, void *stream,
                      uint64_t *slots) {
-    void *ptrs[MAX_PARAMS];
-    if (k->hip) return do_hip_launch(k, gx, gy, gz, stream, slots);
-    if (!p_launch) {
-        PyErr_SetString(PyExc_RuntimeError, "the native launcher has no driver loaded");
+    if (!k->drv->launch) {
+        PyErr_Format(PyExc_RuntimeError, "the native launcher has no %s loaded", k->drv->what);
         return -1;
     }
-    for (Py_ssize_t i = 0; i < k->nparams; i++) ptrs[i] = &slots[i];
     T_MARK(t0);
-    CUresult err = p_launch(k->function, gx, gy, gz, k->block, 1, 1, k->shared, stream, ptrs,
-                            NULL);
+    CUresult err = call_driver(k, gx, gy, gz, stream, slots);
     T_ADD(PH_DRIVER, t0);
     if (err) {
         g_last_err = err;
-        const char *en = NULL;
-        if (!p_errname || p_errname(err, &en) || !en) en = "unknown error";
-        PyErr_Format(g_errtype ? g_errtype : PyExc_RuntimeError, "launching %U failed: %s",
-                     k->name, en);
+        g_last_drv = k->drv;
+        PyErr_Format(k->drv->errtype ? k->drv->errtype : PyExc_RuntimeError,
+                     "launching %U failed: %s", k->name, error_name(k->drv, err));
         return -1;
     }
     return 0;
@@ -164,8 +177,9 @@ static PyObject *Kernel_pack(Kernel *self, PyObject *seq) {
     int rc = pack_all(self, PySequence_Fast_ITEMS(fast), PySequence_Fast_GET_SIZE(fast), slots);
     Py_DECREF(fast);
     if (rc < 0) return NULL;
-    if (self->hip) { /* the packed buffer */
-        size_t size = pack_buffer(self->kinds, self->nparams, slots, (unsigned char *)buf);
+    if (self->drv->packed) { /* the packed buffer */
+        size_t size = pack_buffer(self->kinds, self->nparams, slots, self->drv->buffer_align,
+                                  (unsigned char *)buf);
         return PyBytes_FromStringAndSize((const char *)buf, (Py_ssize_t)size);
     }
     return PyBytes_FromStringAndSize((const char *)slots, self->nparams * 8);
@@ -187,18 +201,17 @@ static PyObject *Kernel_launch(Kernel *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* bench(gx, gy, gz, stream, params, n, packed=False) -> ns: n back-to-back cuLaunchKernel
-   calls of this kernel with these parameters, packed once, with no Python between them (the
-   launch floor); `packed`: the parameters in one buffer (CU_LAUNCH_PARAM_BUFFER_POINTER,
-   natural alignment) instead of kernelParams, to compare the driver's two ways */
+/* bench(gx, gy, gz, stream, params, n, packed=False) -> ns: n back-to-back launches of this
+   kernel with these parameters, packed once, with no Python between them (the launch floor);
+   `packed`: a CUDA kernel's parameters in one buffer (CU_LAUNCH_PARAM_BUFFER_POINTER, natural
+   alignment) instead of kernelParams, to compare the driver's two ways (HIP's always are) */
 static PyObject *Kernel_bench(Kernel *self, PyObject *args) {
     unsigned gx, gy, gz;
     unsigned long long stream;
     Py_ssize_t n;
     PyObject *seq;
     int packed = 0;
-    uint64_t slots[MAX_PARAMS], buf[MAX_PARAMS + 1];
-    void *ptrs[MAX_PARAMS];
+    uint64_t slots[MAX_PARAMS];
     if (!PyArg_ParseTuple(args, "IIIKOn|p", &gx, &gy, &gz, &stream, &seq, &n, &packed))
         return NULL;
     PyObject *fast = PySequence_Fast(seq, "params must be a sequence");
@@ -206,29 +219,29 @@ static PyObject *Kernel_bench(Kernel *self, PyObject *args) {
     int rc = pack_all(self, PySequence_Fast_ITEMS(fast), PySequence_Fast_GET_SIZE(fast), slots);
     Py_DECREF(fast);
     if (rc < 0) return NULL;
-    if (self->hip || !p_launch) {
-        PyErr_SetString(PyExc_RuntimeError, "bench needs a CUDA kernel and a loaded driver");
-        return NULL;
-    }
-    for (Py_ssize_t i = 0; i < self->nparams; i++) ptrs[i] = &slots[i];
-    size_t size = pack_buffer(self->kinds, self->nparams, slots, (unsigned char *)buf);
-    void *extra[] = {(void *)1, buf, (void *)2, &size, (void *)0}; /* POINTER, SIZE, END */
+    if (!self->drv->launch)
+        return PyErr_Format(PyExc_RuntimeError, "bench: the native launcher has no %s loaded",
+                            self->drv->what);
+    Kernel k = *self; /* `packed`: a copy launched through a CUDA driver taking one buffer */
+    Driver packed_cuda = g_cuda;
+    packed_cuda.packed = 1;
+    if (packed && !self->drv->packed) k.drv = &packed_cuda;
     struct timespec a, b;
     CUresult err = 0;
     clock_gettime(CLOCK_MONOTONIC, &a);
     for (Py_ssize_t i = 0; i < n && !err; i++)
-        err = p_launch(self->function, gx, gy, gz, self->block, 1, 1, self->shared,
-                       (void *)(uintptr_t)stream, packed ? NULL : ptrs, packed ? extra : NULL);
+        err = call_driver(&k, gx, gy, gz, (void *)(uintptr_t)stream, slots);
     clock_gettime(CLOCK_MONOTONIC, &b);
-    if (err) return PyErr_Format(g_errtype ? g_errtype : PyExc_RuntimeError,
-                                 "launching %U failed: error %d", self->name, err);
+    if (err) return PyErr_Format(self->drv->errtype ? self->drv->errtype : PyExc_RuntimeError,
+                                 "launching %U failed: %s", self->name,
+                                 error_name(self->drv, err));
     return PyLong_FromLongLong((long long)(b.tv_sec - a.tv_sec) * 1000000000LL +
                                (b.tv_nsec - a.tv_nsec));
 }
 
 static PyMethodDef Kernel_methods[] = {
     {"bench", (PyCFunction)Kernel_bench, METH_VARARGS,
-     "bench(gx, gy, gz, stream, params, n, packed=False) -> ns of n bare cuLaunchKernel calls"},
+     "bench(gx, gy, gz, stream, params, n, packed=False) -> ns of n bare driver launches"},
     {"pack", (PyCFunction)Kernel_pack, METH_O, "the parameter slots' bytes (8 per parameter)"},
     {"launch", (PyCFunction)Kernel_launch, METH_VARARGS, "launch(gx, gy, gz, stream, params)"},
     {NULL}};
@@ -258,43 +271,45 @@ static PyTypeObject KernelType = {
 
 /* ---- module ---------------------------------------------------------------------------- */
 
-static PyObject *load_driver(PyObject *m, PyObject *args) {
+/* dlopen's `path` and fills `d` from it (its launch function `d->what` required) */
+static void *open_driver(Driver *d, PyObject *args) {
     const char *path;
     PyObject *errtype;
     if (!PyArg_ParseTuple(args, "sO", &path, &errtype)) return NULL;
     void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
     if (!h) return PyErr_Format(PyExc_OSError, "cannot load %s: %s", path, dlerror());
-    launch_fn l = (launch_fn)dlsym(h, "cuLaunchKernel");
-    if (!l) return PyErr_Format(PyExc_OSError, "%s has no cuLaunchKernel", path);
-    p_launch = l;
-    p_errname = (errname_fn)dlsym(h, "cuGetErrorName");
-    p_ctx_get_current = (ctx_fn)dlsym(h, "cuCtxGetCurrent");
+    launch_fn l = (launch_fn)dlsym(h, d->what);
+    if (!l) return PyErr_Format(PyExc_OSError, "%s has no %s", path, d->what);
+    d->launch = l;
     Py_INCREF(errtype);
-    Py_XSETREF(g_errtype, errtype);
-    Py_RETURN_NONE;
+    Py_XSETREF(d->errtype, errtype);
+    return h;
 }
 
-/* the file of the library p_launch lives in: which driver the launches reach */
-static PyObject *driver_path(PyObject *m, PyObject *unused) {
-    Dl_info info;
-    if (!p_launch || !dladdr((void *)p_launch, &info) || !info.dli_fname) Py_RETURN_NONE;
-    return PyUnicode_DecodeFSDefault(info.dli_fname);
+static PyObject *load_driver(PyObject *m, PyObject *args) {
+    void *h = open_driver(&g_cuda, args);
+    if (!h) return NULL;
+    g_cuda.errname = (errname_fn)dlsym(h, "cuGetErrorName");
+    p_ctx_get_current = (ctx_fn)dlsym(h, "cuCtxGetCurrent");
+    Py_RETURN_NONE;
 }
 
 static PyObject *load_hip(PyObject *m, PyObject *args) {
-    const char *path;
-    PyObject *errtype;
-    if (!PyArg_ParseTuple(args, "sO", &path, &errtype)) return NULL;
-    void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
-    if (!h) return PyErr_Format(PyExc_OSError, "cannot load %s: %s", path, dlerror());
-    launch_fn l = (launch_fn)dlsym(h, "hipModuleLaunchKernel");
-    if (!l) return PyErr_Format(PyExc_OSError, "%s has no hipModuleLaunchKernel", path);
-    p_hip_launch = l;
-    p_hip_errname = (hip_errname_fn)dlsym(h, "hipGetErrorName");
-    Py_INCREF(errtype);
-    Py_XSETREF(g_hip_errtype, errtype);
+    void *h = open_driver(&g_hip, args);
+    if (!h) return NULL;
+    g_hip.hip_errname = (hip_errname_fn)dlsym(h, "hipGetErrorName");
     Py_RETURN_NONE;
 }
+
+/* the file of the library a driver's launch function lives in: which one launches reach */
+static PyObject *library_of(const Driver *d) {
+    Dl_info info;
+    if (!d->launch || !dladdr((void *)d->launch, &info) || !info.dli_fname) Py_RETURN_NONE;
+    return PyUnicode_DecodeFSDefault(info.dli_fname);
+}
+
+static PyObject *driver_path(PyObject *m, PyObject *unused) { return library_of(&g_cuda); }
+static PyObject *hip_path(PyObject *m, PyObject *unused) { return library_of(&g_hip); }
 
 static PyObject *set_stream_source(PyObject *m, PyObject *args) {
     PyObject *gd, *rs;
@@ -316,6 +331,7 @@ static PyMethodDef module_methods[] = {
     {"load_driver", load_driver, METH_VARARGS, "load_driver(path, error_type)"},
     {"driver_path", driver_path, METH_NOARGS, "the file cuLaunchKernel was found in"},
     {"load_hip", load_hip, METH_VARARGS, "load_hip(path, error_type): the HIP runtime"},
+    {"hip_path", hip_path, METH_NOARGS, "the file hipModuleLaunchKernel was found in"},
     {"set_stream_source", set_stream_source, METH_VARARGS,
      "set_stream_source(get_device, raw_stream): torch's current device and stream getters "
      "(None, None: the default stream)"},

@@ -87,9 +87,10 @@ static int kind_size(char kind) {
 }
 
 /* HIP's argument buffer: each parameter at its natural alignment (the AMDGPU kernel ABI, as
-   struct's '@' format); returns its size */
+   struct's '@' format), zero-padded to a multiple of `align` (abi.kernarg_size: 4 for HIP);
+   returns its size */
 static size_t pack_buffer(const char *kinds, Py_ssize_t n, const uint64_t *slots,
-                          unsigned char *buf) {
+                          size_t align, unsigned char *buf) {
     size_t off = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         size_t w = (size_t)kind_size(kinds[i]), start = (off + w - 1) / w * w;
@@ -98,6 +99,8 @@ static size_t pack_buffer(const char *kinds, Py_ssize_t n, const uint64_t *slots
         memcpy(buf + off, &slots[i], w);
         off += w;
     }
-    return off;
+    size_t end = (off + align - 1) / align * align;
+    memset(buf + off, 0, end - off);
+    return end;
 }
 

@@ -576,7 +576,7 @@ static PyObject *launch_core(Signature *self, PyObject *values, PyObject *opts, 
     /* the device and torch's current stream on it */
     unsigned long long stream = 0;
     void *ctx = NULL;
-    if (kn->context && p_ctx_get_current && !kn->hip) {
+    if (kn->context && p_ctx_get_current && kn->drv == &g_cuda) {
         /* the thread's current context is the variant's: the device it is loaded on is the
            current one (whatever torch's lazily set device says), so no device query */
         T_MARK(t3);
