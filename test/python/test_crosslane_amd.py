@@ -1,5 +1,5 @@
-"""Cross-lane code of a row reduction on AMD (softmax's max and sum over a row held by a wave's
-lanes), pinned in the ISA.  The reduction is a butterfly of `gpu.shuffle xor` steps of width
+"""Cross-lane code on AMD pinned in the ISA: a row reduction (softmax's max and sum over a row
+held by a wave's lanes) and a layout conversion within a wave (the bottom of this file).  The reduction is a butterfly of `gpu.shuffle xor` steps of width
 = the wave size, which the ROCDL lowering and the AMDGPU backend turn into:
 
 - CDNA (wave64): `ds_swizzle_b32 ... swizzle(SWAP,k)` for the steps inside 32 lanes (k = 1, 2,
@@ -90,3 +90,40 @@ def test_softmax_reduction_rdna_wave32(target):
     assert "exec_lo" in asm and not re.search(r"s_\w+_b64\s[^\n]*\bexec\b", asm)
     assert not _SCRATCH.search(asm)
     _check_note(ck, target)
+
+
+# A layout conversion within a wave (copy2d's loaded blocked tile -> another blocked layout of
+# the same waves): the planner's shuffle path, `gpu.shuffle idx` of the wave's width, which is
+# ds_bpermute_b32 in the ISA with no LDS store and no barrier.
+_SAME_WAVES = {"gfx1100": ((2, 2), (4, 8)), "gfx1201": ((2, 2), (4, 8)),
+               "gfx942": ((2, 1), (4, 16))}
+
+
+@pytest.mark.parametrize("target", list(_SAME_WAVES))
+def test_conversion_within_a_wave(target):
+    import tilework.language as tl
+    from tilework import CompileOptions
+    from tilework.backends import parse_target
+    from tilework.compiler.driver import ASTSource, compile
+    from tilework.dialects.layout import Blocked
+    from test_linear_layout import _copy_kernel, emulate_roundtrip, through
+
+    spt, tpw = _SAME_WAVES[target]
+    chain = [Blocked(spt, tpw, (4, 1), (1, 0))]
+    width = parse_target(target).warp_size
+    # the values survive blocked -> chain -> blocked on the emulator's waves of `width` lanes
+    lowered = str(emulate_roundtrip(chain, (32, 16), target, 4).module)
+    shuffles = re.findall(r"gpu\.shuffle +idx [^\n]*", lowered)
+    assert shuffles and all(s.split(", ")[2].startswith(f"%c{width}_i32") for s in shuffles), \
+        shuffles
+    assert "gpu.barrier" not in lowered
+    P = tl.pointer_type(tl.float32)
+    ck = compile(ASTSource(_copy_kernel(), {"x": P, "o": P}, {"BM": 32, "BN": 16}, {}), target,
+                 CompileOptions(num_warps=4), cache=False)
+    ck = compile(through(chain)(ck.asm["tilegpu"]), target, CompileOptions(num_warps=4),
+                 start="tilegpu", cache=False)
+    asm = ck.asm["amdgcn"]
+    assert "ds_bpermute_b32" in asm
+    assert not re.search(r"\bds_(write|store)|\bs_barrier\b", asm)
+    assert re.search(rf"wavefront_size:\s*{width}\b", asm)
+    assert not _SCRATCH.search(asm)
