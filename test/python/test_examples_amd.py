@@ -94,3 +94,31 @@ def test_persistent_matmul_device_descriptors():
         assert ("v_mfma_" if _cdna(target) else "v_wmma_") in asm, target
         assert not _SCRATCH.search(asm), target
         _check_note(ck, target)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_cli_writes_amdgcn_and_hsaco(target, tmp_path):
+    """`tilework compile ... --emit amdgcn,hsaco` for the matmul example (the command line
+    runs the driver the tests above run for every example): both files, the matrix
+    instruction in the assembly, the hsaco's note naming the kernel with the target's wave."""
+    import os
+    import subprocess
+    import sys
+    from tilework.backends import parse_target
+    from tilework.backends.amd.codeobject import kernel_note
+    src = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "matmul.py")
+    sig = "*fp16:16,*fp16:16,*fp16:16,i32,i32:16,i32:16,i32:16,i32,i32:16,i32,i32:16,i32"
+    cx = [a for kv in ("BLOCK_M=64", "BLOCK_N=64", "BLOCK_K=32", "GROUP_M=8", "EVEN_K=1")
+          for a in ("--constexpr", kv)]
+    r = subprocess.run([sys.executable, "-m", "tilework.tools.cli", "compile",
+                        f"{src}:matmul_kernel", "--target", target, "--signature", sig, *cx,
+                        "--emit", "amdgcn,hsaco", "-o", str(tmp_path)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert sorted(os.listdir(tmp_path)) == ["matmul_kernel.amdgcn", "matmul_kernel.hsaco"]
+    asm = (tmp_path / "matmul_kernel.amdgcn").read_text()
+    assert ("v_mfma_" if _cdna(target) else "v_wmma_") in asm
+    assert not _SCRATCH.search(asm)
+    note = kernel_note((tmp_path / "matmul_kernel.hsaco").read_bytes(), "matmul_kernel")
+    assert note[".wavefront_size"] == parse_target(target).warp_size
+    assert note[".private_segment_fixed_size"] == 0
