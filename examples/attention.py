@@ -179,6 +179,25 @@ FWD_CONFIGS = [  # the first that fits a head dim is the default (no ptxas spill
     tilework.Config({"BLOCK_M": 128, "BLOCK_N": 64}, num_warps=4, num_stages=3),
 ]
 
+# AMD RDNA (32-lane waves, WMMA): a lane holds twice the tile elements of a 64-lane CDNA wave in
+# at most 256 VGPRs, and every config above spills there (gfx1201, D=64, 128x64 with 8 waves: 612
+# bytes of scratch).  These need no scratch on gfx1100 and gfx1201 up to D=64.
+FWD_CONFIGS_RDNA = [
+    tilework.Config({"BLOCK_M": 64, "BLOCK_N": 32}, num_warps=8, num_stages=3),
+    tilework.Config({"BLOCK_M": 32, "BLOCK_N": 32}, num_warps=4, num_stages=3),
+]
+
+
+def is_rdna(target) -> bool:
+    """Whether a target (`tilework.runtime.driver.active.get_current_target()`, or any object
+    with `arch` and `warp_size`) is an AMD GPU with 32-lane waves."""
+    return target is not None and str(target.arch).startswith("gfx") and target.warp_size == 32
+
+
+def fwd_configs(target=None) -> list:
+    """The forward configs to try on a target (None: NVIDIA or CDNA)."""
+    return FWD_CONFIGS_RDNA if is_rdna(target) else FWD_CONFIGS
+
 
 def fwd_config_fits(config, head_dim) -> bool:
     """Whether a forward config suits a head dim: q, and K and V per stage, in about 200 KB of
@@ -189,21 +208,30 @@ def fwd_config_fits(config, head_dim) -> bool:
     return smem <= 200 * 1024 and acc_regs <= 128
 
 
-def default_fwd_config(head_dim):
-    return next(c for c in FWD_CONFIGS if fwd_config_fits(c, head_dim))
+def default_fwd_config(head_dim, target=None):
+    return next(c for c in fwd_configs(target) if fwd_config_fits(c, head_dim))
+
+
+def launch_target(tensor):
+    """The current GPU's target when `tensor` lives on a GPU, else None (the interpreter)."""
+    if getattr(getattr(tensor, "device", None), "type", None) != "cuda":
+        return None
+    return tilework.runtime.driver.active.get_current_target()
 
 
 def prune_fwd(configs, named_args, **kwargs):
     head_dim = named_args.get("HEAD_DIM", kwargs.get("HEAD_DIM"))
-    kept = [c for c in configs if fwd_config_fits(c, head_dim)]
-    return kept or configs[-1:]
+    wanted = fwd_configs(launch_target(named_args.get("Q")))
+    kept = [c for c in configs if c in wanted and fwd_config_fits(c, head_dim)]
+    return kept or [c for c in configs if c in wanted][-1:]
 
 
 def even_n(args):
     return args["N_CTX"] % args["BLOCK_M"] == 0 and args["N_CTX"] % args["BLOCK_N"] == 0
 
 
-attn_fwd = tilework.autotune(configs=FWD_CONFIGS, key=["N_CTX", "HEAD_DIM", "CAUSAL"],
+attn_fwd = tilework.autotune(configs=FWD_CONFIGS + FWD_CONFIGS_RDNA,
+                             key=["N_CTX", "HEAD_DIM", "CAUSAL"],
                              prune_configs_by={"early_config_prune": prune_fwd})(
     tilework.heuristics({"EVEN_N": even_n})(attn_fwd_kernel))
 

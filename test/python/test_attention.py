@@ -10,6 +10,7 @@ import pytest
 
 import tilework
 import tilework.language as tl
+from tilework.backends import parse_target
 
 import attention as A
 
@@ -189,6 +190,29 @@ def test_fwd_config_pruning():
     assert all(A.fwd_config_fits(c, 256) for c in kept) and len(kept) < len(A.FWD_CONFIGS)
 
 
+class _Dev:  # a GPU tensor, as far as prune_fwd asks
+    device = type("device", (), {"type": "cuda"})()
+
+
+@pytest.mark.parametrize("arch,warp_size,rdna", [("gfx1201", 32, True), ("gfx1100", 32, True),
+                                                 ("gfx942", 64, False), (90, 32, False)])
+def test_fwd_configs_per_target(monkeypatch, arch, warp_size, rdna):
+    """RDNA (wave32 AMD) gets its own list (the others spill there), chosen by the autotuner's
+    pruning from the current device's target; a CPU array (the interpreter) keeps the default."""
+    import types
+    backend = "hip" if str(arch).startswith("gfx") else "cuda"
+    target = types.SimpleNamespace(backend=backend, arch=arch, warp_size=warp_size)
+    assert A.is_rdna(target) == rdna
+    want = A.FWD_CONFIGS_RDNA if rdna else A.FWD_CONFIGS
+    assert A.default_fwd_config(64, target) == want[0]
+    monkeypatch.setattr(tilework.runtime.driver.active, "get_current_target", lambda: target)
+    kept = A.prune_fwd(A.attn_fwd.configs, {"HEAD_DIM": 64, "Q": _Dev()})
+    assert kept and all(c in want for c in kept), kept
+    kept = A.prune_fwd(A.attn_fwd.configs, {"HEAD_DIM": 64, "Q": np.zeros(1)})
+    assert kept[0] == A.FWD_CONFIGS[0]
+    assert A.default_fwd_config(64, parse_target("gfx1201")) == A.FWD_CONFIGS_RDNA[0]
+
+
 # ---- compile-only: tensor cores, no spills ----------------------------------------------
 
 STRIDES = ["stride_qz", "stride_qh", "stride_qn", "stride_kz", "stride_kh", "stride_kn",
@@ -204,7 +228,7 @@ def fwd_signature(dt="fp16"):
 
 
 def compile_fwd(target, d, causal, dt="fp16", even=True, config=None):
-    c = config or A.default_fwd_config(d)
+    c = config or A.default_fwd_config(d, parse_target(target))
     sig = fwd_signature(dt)
     if not even:
         sig["N_CTX"] = "i32"
