@@ -8,11 +8,11 @@ shape, and the values its pointers and mask are computed from (address arithmeti
 splats, loop-carried pointers) are asked for it too, so the assigner builds the whole chain in
 it instead of converting (a pointer carried by a loop could not be converted for free).
 
-A store of a dot's result (a layout conversion either way) whose pointers allow narrower
-accesses than the default layout's per-thread run (a base pointer loaded from memory, an
-unknown stride) asks for a layout of that width: the default's 8 contiguous fp16 a thread,
-stored one by one, spread each warp store over 16 sectors; a thread per element puts a
-warp's 32 stores in 2 (Triton's coalescing does the same).
+A store of a dot's result whose pointers allow only one-element accesses (a base pointer
+loaded from memory, an unknown stride) while the default layout gives a thread a longer run
+asks for one element a thread along the row: the default's 8 contiguous fp16 a thread, stored
+one by one, spread each warp store over 16 sectors; a thread per element puts a warp's 32
+stores in 2 (Triton's coalescing does the same).
 """
 from __future__ import annotations
 
@@ -73,8 +73,9 @@ def _from_dot(v, depth: int = 8) -> bool:
 
 
 def _narrow_store(an, op, base: Blocked, num_warps: int, warp_size: int):
-    """The layout a store of a dot's result asks for when its pointers allow accesses
-    narrower than `base`'s per-thread run along the last dimension, else None."""
+    """The layout a store of a dot's result asks for when its pointers allow only
+    one-element accesses and `base` gives a thread a longer run along the last dimension,
+    else None."""
     ptr, val = op.operands[0], op.operands[1]
     shape = T.shape_of(ptr.type)
     if not _from_dot(val) or len(base.order) != len(shape) or base.order[0] != len(shape) - 1:
@@ -83,7 +84,9 @@ def _narrow_store(an, op, base: Blocked, num_warps: int, warp_size: int):
     elem = T.pointee(T.element_type(ptr.type))
     run = min(base.size_per_thread[-1], shape[-1])
     width = vector_width(an, ptr, mask, len(shape) - 1, max(1, 16 // elem_bytes(elem)))
-    if width >= run:
+    if width > 1 or run == 1:
+        # (only single elements: a 4-wide int32 store in an int8 GEMM's 16-wide layout wastes
+        # half of each sector, but its narrower layout spilled a word at 255 registers)
         return None
     return default_blocked(shape, num_warps, warp_size, width)
 

@@ -244,9 +244,7 @@ class _Assigner:
         it; else the value moves to the pointers' layout."""
         lay = layout_of(op.operands[0].type)
         val = layout_of(op.operands[1].type)
-        if self.hint(op.operands[0]) is not None:
-            pass  # the pointers asked for a narrower layout (layout_hints: a dot's result)
-        elif val != lay and all(_can_remat(op.operands[i], 0) for i in tens if i != 1):
+        if val != lay and all(_can_remat(op.operands[i], 0) for i in tens if i != 1):
             lay = val
         for i in tens:
             self.convert(op, i, lay)
