@@ -28,7 +28,7 @@ def layout_passes() -> list:
 
 def access_passes() -> list:
     """Vector widths of loads/stores and comparisons evaluated once per run of equal results."""
-    return ["tilegpu-vector-width", "tilegpu-compare-runs"]
+    return ["tilegpu-sink", "tilegpu-vector-width", "tilegpu-compare-runs"]
 
 
 def as_module(src) -> ir.Module:

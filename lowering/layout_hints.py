@@ -7,6 +7,12 @@ pair (16 cp.async per thread where 8 do).  Such a load asks for a layout made fo
 shape, and the values its pointers and mask are computed from (address arithmetic, ranges,
 splats, loop-carried pointers) are asked for it too, so the assigner builds the whole chain in
 it instead of converting (a pointer carried by a loop could not be converted for free).
+
+A store of a dot's result whose pointers allow only one-element accesses (a base pointer
+loaded from memory, an unknown stride) while the default layout gives a thread a longer run
+asks for one element a thread along the row: the default's 8 contiguous fp16 a thread, stored
+one by one, spread each warp store over 16 sectors; a thread per element puts a warp's 32
+stores in 2 (Triton's coalescing does the same).
 """
 from __future__ import annotations
 
@@ -17,7 +23,7 @@ import mlir.ir as ir
 from tilework.dialects import tile as T
 from tilework.dialects.layout import Blocked, Slice, default_blocked
 
-from .axis_info import AxisAnalysis, defining_op, elem_bytes
+from .axis_info import AxisAnalysis, defining_op, elem_bytes, vector_width
 
 CONFLICT = "conflict"  # a value asked for two different layouts: the assigner's own choice
 
@@ -50,6 +56,41 @@ def _for_iter_arg(v):
     return (parent, idx - 1) if idx >= 1 else None
 
 
+def _from_dot(v, depth: int = 8) -> bool:
+    """Whether `v` is a tile.dot's result, through elementwise ops (casts, bias adds) and
+    the loops that carry it (the accumulator)."""
+    op = defining_op(v)
+    if op is None or depth == 0:
+        return False
+    if op.name == "tile.dot":
+        return True
+    if op.name == "scf.for":
+        body = op.regions[0].blocks[0]
+        yld = [o.operation for o in body.operations][-1]
+        return _from_dot(yld.operands[list(op.results).index(v)], depth - 1)
+    return _elementwise(op) and any(T.is_tensor(o.type) and _from_dot(o, depth - 1)
+                                    for o in op.operands)
+
+
+def _narrow_store(an, op, base: Blocked, num_warps: int, warp_size: int):
+    """The layout a store of a dot's result asks for when its pointers allow only
+    one-element accesses and `base` gives a thread a longer run along the last dimension,
+    else None."""
+    ptr, val = op.operands[0], op.operands[1]
+    shape = T.shape_of(ptr.type)
+    if not _from_dot(val) or len(base.order) != len(shape) or base.order[0] != len(shape) - 1:
+        return None
+    mask = op.operands[2] if len(op.operands) > 2 else None
+    elem = T.pointee(T.element_type(ptr.type))
+    run = min(base.size_per_thread[-1], shape[-1])
+    width = vector_width(an, ptr, mask, len(shape) - 1, max(1, 16 // elem_bytes(elem)))
+    if width > 1 or run == 1:
+        # (only single elements: a 4-wide int32 store in an int8 GEMM's 16-wide layout wastes
+        # half of each sector, but its narrower layout spilled a word at 255 registers)
+        return None
+    return default_blocked(shape, num_warps, warp_size, width)
+
+
 def access_hints(f, defaults: dict, num_warps: int, warp_size: int) -> dict:
     """value -> the layout it is asked to take (or CONFLICT), for the loads of `f` whose rank
     default would hold their elements in several threads."""
@@ -69,6 +110,15 @@ def access_hints(f, defaults: dict, num_warps: int, warp_size: int) -> dict:
 
     threads = num_warps * warp_size
     for op in T.walk_ops(f):
+        if op.name == "tile.store" and T.is_tensor(op.operands[0].type):
+            base = defaults.get(len(T.shape_of(op.operands[0].type)))
+            an = an or AxisAnalysis(f)
+            own = base and _narrow_store(an, op, base, num_warps, warp_size)
+            if own:
+                for i, o in enumerate(op.operands):
+                    if i != 1:  # the value is converted by the assigner's store rule
+                        ask(o, own)
+            continue
         if op.name != "tile.load" or not T.is_tensor(op.operands[0].type):
             continue
         ptr = op.operands[0]

@@ -150,6 +150,15 @@ class LoweringContext:
     def logical_index(self, layout, shape, dim: int, k: int) -> ir.Value:
         """The logical index along `dim` of the thread's k-th element along `dim`: the thread's
         part xor the bases of k's set bits among the register bits along `dim`."""
+        v, const, disjoint = self.logical_index_parts(layout, shape, dim, k)
+        if const:
+            v = self.op1("arith.addi" if disjoint else "arith.xori", [v, self.const(const)],
+                         self.i32)
+        return v
+
+    def logical_index_parts(self, layout, shape, dim: int, k: int):
+        """(thread part, constant, whether their bits are disjoint) of `logical_index`: the
+        index is their sum when disjoint, else their xor."""
         lin = layout.linear(shape)
         terms = self.thread_terms(lin, dim)
         regs = [v[dim] for v in lin.basis("register") if v[dim]]
@@ -157,14 +166,10 @@ class LoweringContext:
         for j, v in enumerate(regs):
             if k >> j & 1:
                 const ^= v
-        v = self.gather_bits(terms)
-        if const:
-            tmask = 0
-            for _, t in terms:
-                tmask |= t
-            v = self.op1("arith.addi" if not const & tmask else "arith.xori",
-                         [v, self.const(const)], self.i32)
-        return v
+        tmask = 0
+        for _, t in terms:
+            tmask |= t
+        return self.gather_bits(terms), const, not const & tmask
 
     def linear_index(self, regs_layout, shape, coord, strides=None) -> ir.Value:
         """Row-major linear index of the element at per-thread `coord` (or with `strides`)."""

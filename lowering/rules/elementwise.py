@@ -11,6 +11,7 @@ import mlir.ir as ir
 
 from tilework.dialects.layout import fastest_dim
 
+from ..axis_info import defining_op
 from ..registry import lower
 from . import fp8
 from ..regs import Regs
@@ -55,6 +56,10 @@ def _elementwise(ctx, op, args):
     if regs is None:
         return list(ctx.create(op.name, args, rtypes, attrs).results)
     runs = attrs.pop("tilegpu.runs", None)
+    if op.name == "arith.addi" and runs is None:
+        shifted = _offset_range(ctx, op, args)
+        if shifted is not None:
+            return [regs.like(shifted)]
     lead = _run_leads(regs, runs) if runs is not None else None
     out = []
     for i in range(len(regs.values)):
@@ -64,6 +69,34 @@ def _elementwise(ctx, op, args):
         operands = [a.values[i] if isinstance(a, Regs) else a for a in args]
         out.append(ctx.create(op.name, operands, rtypes, attrs).results[0])
     return [regs.like(out)]
+
+
+def _offset_range(ctx, op, args):
+    """`splat(b) + make_range(start, ...)` as (b + the thread part) + a constant per element,
+    where each constant's bits are disjoint from the thread part's (else None).  Element by
+    element (b + (thread part + c_k)), the thread-only sums are loop-invariant: LLVM hoists
+    them all to the kernel's entry, one register each for the whole kernel (the 64 row
+    offsets of a 128-row epilogue store); this way only the thread part is."""
+    ops = [defining_op(v) for v in op.operands]
+    names = [o.name if o is not None else None for o in ops]
+    if sorted(map(str, names)) != ["tile.make_range", "tile.splat"]:
+        return None
+    ri = names.index("tile.make_range")
+    rng, base = args[ri], args[1 - ri]
+    if not isinstance(rng, Regs) or not isinstance(base, Regs) or len(rng.shape) != 1:
+        return None
+    start = ir.IntegerAttr(ops[ri].attributes["start"]).value
+    parts = [ctx.logical_index_parts(rng.layout, rng.shape, 0, k)
+             for k in range(len(rng.values))]
+    if not all(disjoint for _, _, disjoint in parts):
+        return None
+    b = base.values[0]
+    if any(v is not b for v in base.values):
+        return None
+    rtype = ctx.scalar_type(op.results[0].type)
+    shifted = ctx.op1("arith.addi", [b, parts[0][0]], rtype)
+    return [ctx.op1("arith.addi", [shifted, ctx.const(c + start)], rtype) if c + start
+            else shifted for _, c, _ in parts]
 
 
 @lower(*FLOAT_CONVERSIONS)

@@ -52,9 +52,11 @@
 // CHECK: %[[BIDX:.+]] = gpu.block_id x
 // CHECK-NEXT: %[[PID:.+]] = arith.index_cast %[[BIDX]] : index to i32
 // CHECK: %[[START:.+]] = arith.muli %[[PID]], %c1024_i32 : i32
-// CHECK: %[[E4:.+]] = arith.addi %[[BASE]], %c512_i32 : i32
+// pid * 1024 + arange: (start + thread part) + each element's constant (the make_range's own
+// values, now unused, are left to canonicalize)
 // CHECK: %[[OFF0:.+]] = arith.addi %[[START]], %[[BASE]] : i32
-// CHECK: %[[OFF4:.+]] = arith.addi %[[START]], %[[E4]] : i32
+// CHECK-NEXT: arith.addi %[[OFF0]], %c1_i32 : i32
+// CHECK: %[[OFF4:.+]] = arith.addi %[[OFF0]], %c512_i32 : i32
 // CHECK: %[[M0:.+]] = arith.cmpi slt, %[[OFF0]], %[[N]] : i32
 // CHECK: %[[M4:.+]] = arith.cmpi slt, %[[OFF4]], %[[N]] : i32
 // CHECK: %[[XG0:.+]] = llvm.getelementptr %[[X]][%[[OFF0]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32

@@ -178,7 +178,7 @@ def test_a_registered_backend_compiles_its_targets(monkeypatch):
 
 TODAY = ("tile-combine", "canonicalize", "cse", "tile-cse", "tilegpu-assign-layouts",
          "tile-cse", "tilegpu-remove-converts", "cse", "tile-cse", "tile-combine",
-         "tilegpu-vector-width", "tilegpu-compare-runs", "tilegpu-allocate-shared",
+         "tilegpu-sink", "tilegpu-vector-width", "tilegpu-compare-runs", "tilegpu-allocate-shared",
          "tilegpu-insert-barriers")
 # NVIDIA: targets with wgmma rewrite mma v3 dots after the layout passes; sm_80+ (cp.async)
 # then runs the software pipeliner and a cleanup; AMD its stream pipeliner and the cleanup

@@ -198,7 +198,9 @@ def test_compiles_for_sm90a_without_spills_and_vectorized(mod, name, consts, war
         # accumulated in place by wgmma (acc += tl.dot(a, b)): no second accumulator
         assert "cp.async.cg.shared.global" in ptx and "wgmma.mma_async" in ptx
         assert not re.search(r"cp\.async\.ca\.shared\.global \[[^]]+\], \[[^]]+\], (4|8)", ptx)
-        assert ck.n_regs <= 240
+        # (a second accumulator shows as 64 fp32 adds of the dot's result; a register cap
+        # no longer tells: the coalesced epilogue's 64 row addresses peak at 254, as Triton)
+        assert not re.search(r"\badd(\.rn)?\.f32\b", ptx)
     else:
         # every tile access is 16 bytes wide (the scalars: mean, rstd, the lock's count)
         wide = [a for a in _global_accesses(ptx) if a[1] == ".v4"]
