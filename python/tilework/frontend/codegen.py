@@ -290,20 +290,12 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
                          self._operand(rhs, node))
 
     def visit_BoolOp(self, node):
-        vals = [self.visit(v) for v in node.values]
-        if all(is_const(v) for v in vals):
-            out = unwrap(vals[0])
-            for v in vals[1:]:
-                out = (out and unwrap(v)) if isinstance(node.op, ast.And) else (out or unwrap(v))
-            return constexpr(out)
-        name = "and" if isinstance(node.op, ast.And) else "or"
-        acc = vals[0]
-        for v in vals[1:]:
-            a = S.to_tensor(self.b, acc)
-            c = S.to_tensor(self.b, v)
-            a = S.cast(self.b, a, core.int1) if not a.dtype.is_bool() else a
-            c = S.cast(self.b, c, core.int1) if not c.dtype.is_bool() else c
-            acc = S.binary(self.b, name, a, c)
+        op = "and" if isinstance(node.op, ast.And) else "or"
+        acc = self.visit(node.values[0])
+        for v in node.values[1:]:  # (a deciding compile-time value skips the rest, as Triton)
+            if S.bool_op_stops(op, acc):
+                break
+            acc = S.bool_op(self.b, op, acc, self.visit(v))
         return acc
 
     def visit_IfExp(self, node):

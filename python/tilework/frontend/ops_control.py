@@ -220,11 +220,9 @@ class ControlFlow:
             self.loop_depth -= loop
             self.scope, self.assigned, self.cont, self.b.loc = saved
 
-    def _condition(self, cond: tensor, node, what) -> tensor:
+    def _condition(self, cond: tensor, node) -> tensor:
         if cond.shape:
-            raise self.error(node, f"the `{what}` condition is a tile of shape "
-                                   f"{list(cond.shape)}, not a scalar: reduce it (tl.max, "
-                                   f"tl.sum, ...) or choose elementwise with tl.where")
+            raise self.error(node, core.truth_value_message(cond.shape))  # (interpreter's too)
         return cond if cond.dtype.is_bool() else S.cast(self.b, cond, core.int1)
 
     def _materialize(self, v, spec) -> ir.Value:
@@ -239,7 +237,7 @@ class ControlFlow:
         if not isinstance(cond, tensor):  # constexpr: the dead branch is never compiled
             self.visit_body(node.body if _unwrap(cond) else node.orelse)
             return
-        cond = self._condition(cond, node.test, "if")
+        cond = self._condition(cond, node.test)
         if _first_return(node.body + node.orelse) is not None:
             return self._returning_if(node, cond)
         live = self.scope
@@ -475,7 +473,7 @@ class ControlFlow:
             with ir.InsertionPoint(before):
                 cond = self.visit(node.test)
                 if isinstance(cond, tensor):
-                    cond = self._condition(cond, node.test, "while")
+                    cond = self._condition(cond, node.test)
                 elif _unwrap(cond):
                     raise self.error(node.test, "this `while` condition is always true and "
                                                 "kernels have no `break`: the loop would "

@@ -316,6 +316,13 @@ MEMBER_BUILTINS = frozenset({
 MEMBER_FUNCTIONS: dict = {}
 
 
+def truth_value_message(shape) -> str:
+    """The one message, compiled or interpreted, for a tile where Python wants one truth
+    value (`if`, `while`; `and`/`or`/`not` and `x if c else y` take tiles elementwise)."""
+    return (f"a tile of shape {list(shape)} has no single truth value (`if`, `while`): reduce "
+            f"it (tl.max, tl.sum, ...) or choose elementwise with tl.where")
+
+
 class shape_tuple(tuple):
     """A tile's shape: a tuple that also equals the list of the same sizes, so that
     `x.shape == [N]` holds as in Triton (whose shapes are lists)."""
@@ -363,10 +370,10 @@ class tensor:
     # Scalars convert to Python values under the interpreter, so that `if`, `range` and
     # `print` on runtime scalars work there.  Compiled kernels cannot do this.
     def __bool__(self):
-        if active_builder() is None or self.shape:
-            raise TypeError("a tile has no Python truth value inside a kernel; compare it "
-                            "explicitly or use tl.where (for `not x` on a tile, which the "
-                            "interpreter cannot run, write `x == 0`)")
+        if active_builder() is None:
+            raise TypeError("a tile has no Python truth value outside a kernel")
+        if self.shape:
+            raise TypeError(truth_value_message(self.shape))
         return bool(self.handle)
 
     def _scalar(self, kind):

@@ -32,6 +32,8 @@ from ..frontend.ops_shape import subscript
 from ..frontend.codegen import TILELESS_BUILTINS
 from ..frontend.static_check import check as static_check
 from ..frontend.static_check import guarded_builtin, guarded_call, types_check
+from .interp_rewrite import HELPERS as REWRITE_HELPERS
+from .interp_rewrite import closure_for, rewritten_code
 from ..frontend.types import tensor_ir_type
 from ..language import core
 from ..language.core import tensor
@@ -685,10 +687,15 @@ def _as_python(jfn: JITFunction, memo: dict, codes: set):
         if isinstance(v, types.FunctionType) and \
                 not (v.__module__ or "").startswith("tilework"):
             g[name] = guarded_call(v)
-    closure = f.__closure__
-    new = types.FunctionType(f.__code__, g, f.__name__, f.__defaults__, closure)
+    code = rewritten_code(jfn)  # (`and`/`or`/`not`/`x if c else y` on tiles elementwise)
+    if code is None:
+        code, closure = f.__code__, f.__closure__
+    else:
+        g.update(REWRITE_HELPERS)
+        closure = closure_for(code, f)
+    new = types.FunctionType(code, g, f.__name__, f.__defaults__, closure)
     memo[jfn] = new
-    codes.add(f.__code__)
+    codes.add(code)
     for k, v in g.items():
         if isinstance(v, JITFunction):
             g[k] = _as_python(v, memo, codes)
@@ -701,7 +708,7 @@ def _as_python(jfn: JITFunction, memo: dict, codes: set):
                 v = None
             cells.append(types.CellType(_as_python(v, memo, codes))
                          if isinstance(v, JITFunction) else c)
-        new = types.FunctionType(f.__code__, g, f.__name__, f.__defaults__, tuple(cells))
+        new = types.FunctionType(code, g, f.__name__, f.__defaults__, tuple(cells))
         memo[jfn] = new
     new.__kwdefaults__ = f.__kwdefaults__
     return new
