@@ -193,6 +193,8 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             self.assigned[target.id] = node
         elif isinstance(target, (ast.Tuple, ast.List)):
             vals = unwrap(value)
+            if isinstance(vals, tensor):
+                raise self.error(node, core.unpack_message(vals))  # (interpreter's too)
             if not isinstance(vals, (tuple, list)) or len(vals) != len(target.elts):
                 raise self.error(node, f"cannot unpack {value!r} into {len(target.elts)} names")
             for t, v in zip(target.elts, vals):
@@ -252,7 +254,7 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             return constexpr(f(unwrap(lhs), unwrap(rhs)))
         name = BINOPS.get(type(op))
         if name is None:
-            raise self.error(node, f"operator {type(op).__name__} is not supported on tiles")
+            raise self.error(node, core.operator_message(type(op).__name__))
         return S.binary(self.b, name, self._operand(lhs, node), self._operand(rhs, node))
 
     def _operand(self, x, node):
@@ -285,7 +287,7 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         if is_const(lhs) and is_const(rhs):
             return constexpr(PY_CMPOPS[type(op)](unwrap(lhs), unwrap(rhs)))
         if type(op) not in CMPOPS:
-            raise self.error(node, f"operator {type(op).__name__} is not supported on tiles")
+            raise self.error(node, core.operator_message(type(op).__name__))
         return S.compare(self.b, CMPOPS[type(op)], self._operand(lhs, node),
                          self._operand(rhs, node))
 

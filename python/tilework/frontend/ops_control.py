@@ -44,6 +44,9 @@ CONTINUE_MESSAGE = ("`continue` is not supported (as in Triton): put the rest of
 RETURN_IN_LOOP_MESSAGE = ("`return` inside a loop is not supported (as in Triton): keep a flag "
                           "in the loop and test it after")
 KERNEL_RETURN_MESSAGE = "a kernel cannot return a value"
+FOR_ITER_MESSAGE = "for loops iterate over range(), tl.range() or tl.static_range()"
+WHILE_TRUE_MESSAGE = ("this `while` condition is always true and kernels have no `break`: the "
+                      "loop would never end")
 LOOP_ELSE_MESSAGE = {"For": "`for ... else` is not supported",
                      "While": "`while ... else` is not supported"}
 
@@ -352,8 +355,7 @@ class ControlFlow:
         it = node.iter
         fn = _unwrap(self.visit(it.func)) if isinstance(it, ast.Call) else None
         if fn not in (builtins.range, control.range, control.static_range):
-            raise self.error(node, "for loops iterate over range(), tl.range() or "
-                                   "tl.static_range()")
+            raise self.error(node, FOR_ITER_MESSAGE)
         if node.orelse:
             raise self.error(node, LOOP_ELSE_MESSAGE["For"])
         if not isinstance(node.target, ast.Name):
@@ -475,9 +477,7 @@ class ControlFlow:
                 if isinstance(cond, tensor):
                     cond = self._condition(cond, node.test)
                 elif _unwrap(cond):
-                    raise self.error(node.test, "this `while` condition is always true and "
-                                                "kernels have no `break`: the loop would "
-                                                "never end")
+                    raise self.error(node.test, WHILE_TRUE_MESSAGE)
                 else:
                     cond = self.b.constant(False, core.int1)
                 scf.ConditionOp(cond.handle, list(before.arguments), loc=loc)

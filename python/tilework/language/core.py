@@ -323,6 +323,15 @@ def truth_value_message(shape) -> str:
             f"it (tl.max, tl.sum, ...) or choose elementwise with tl.where")
 
 
+def operator_message(op: str) -> str:
+    return f"operator {op} is not supported on tiles"
+
+
+def unpack_message(t) -> str:
+    return (f"cannot unpack a tile of shape {list(t.shape)}: a tile is not a sequence (index "
+            f"it with tl.split, or reduce it)")
+
+
 class shape_tuple(tuple):
     """A tile's shape: a tuple that also equals the list of the same sizes, so that
     `x.shape == [N]` holds as in Triton (whose shapes are lists)."""
@@ -442,6 +451,20 @@ class tensor:
 
     def __pos__(self):
         return self
+
+    # operators the compiler refuses on tiles, refused with its message when interpreted
+    def __matmul__(self, other):
+        raise TypeError(operator_message("MatMult"))
+
+    __rmatmul__ = __matmul__
+
+    def __pow__(self, other):
+        raise TypeError(operator_message("Pow"))
+
+    __rpow__ = __pow__
+
+    def __iter__(self):  # (Python would index it from 0: `a, b = tile`)
+        raise TypeError(unpack_message(self))
 
 
 # --------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ so pointer arithmetic is the GPU's; loads and stores translate them through `_Me
 """
 from __future__ import annotations
 
+import builtins
 import ctypes
 import sys
 import types
@@ -683,6 +684,8 @@ def _as_python(jfn: JITFunction, memo: dict, codes: set):
     g = dict(f.__globals__)
     for name in TILELESS_BUILTINS:  # (abs(tile), len(tile), ... are compile errors)
         g.setdefault(name, guarded_builtin(name))
+    for name in ("int", "float", "bool"):  # of a runtime scalar: debugging helpers here
+        g.setdefault(name, guarded_call(getattr(builtins, name), shaped_only=True))
     for name, v in list(g.items()):  # plain Python functions take no tiles (a compile error)
         if isinstance(v, types.FunctionType) and \
                 not (v.__module__ or "").startswith("tilework"):
