@@ -16,6 +16,7 @@ calls these operators.
 """
 from __future__ import annotations
 
+import enum
 import functools
 import inspect
 import threading
@@ -35,6 +36,24 @@ class dtype:
     # zero: 0x80 is the one NaN)
     FLOAT = ("fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16", "fp16", "bf16", "fp32",
              "fp64")
+
+    # Triton's lists of names (there int1 counts as unsigned; tilework's is_int_signed keeps
+    # it signed, as its -1 for true)
+    SINT_TYPES = ["int8", "int16", "int32", "int64"]
+    UINT_TYPES = ["int1", "uint8", "uint16", "uint32", "uint64"]
+    FP_TYPES = ["fp8e4b15", "fp8e4nv", "fp8e4b8", "fp8e5", "fp8e5b16", "fp16", "bf16", "fp32",
+                "fp64"]
+    STANDARD_FP_TYPES = ["fp16", "bf16", "fp32", "fp64"]
+    OTHER_TYPES = ["void"]
+
+    class SIGNEDNESS(enum.Enum):
+        SIGNED = 0
+        UNSIGNED = 1
+
+    class KIND(enum.Enum):  # ordered as the promotion: bool < integer < float
+        BOOLEAN = 0
+        INTEGRAL = 1
+        FLOATING = 2
 
     def __init__(self, name: str):
         if name not in self.SINT + self.UINT + self.FLOAT + ("void",):
@@ -56,6 +75,23 @@ class dtype:
 
     def is_bool(self) -> bool:
         return self.name == "int1"
+
+    def is_int1(self) -> bool:
+        return self.name == "int1"
+
+    def kind(self) -> "dtype.KIND":
+        return dtype.KIND.BOOLEAN if self.is_bool() else \
+            dtype.KIND.INTEGRAL if self.is_int() else dtype.KIND.FLOATING
+
+    @staticmethod
+    def is_dtype(type_str) -> bool:
+        """Whether `type_str` names a scalar dtype (`"fp32"`, `"int1"`, ...)."""
+        return type_str in (dtype.SINT_TYPES + dtype.UINT_TYPES + dtype.FP_TYPES +
+                            dtype.OTHER_TYPES)
+
+    def with_element_ty(self, element_ty: "dtype") -> "dtype":
+        """The type with `element_ty` for elements: a scalar type is just that."""
+        return element_ty
 
     def is_ptr(self) -> bool:
         return False
@@ -310,6 +346,8 @@ MEMBER_BUILTINS = frozenset({
     "reshape", "view", "ravel", "trans", "permute", "expand_dims", "broadcast_to", "split",
     "join", "exp", "exp2", "log", "log2", "sqrt", "abs", "sigmoid", "softmax", "cast",
     "logical_and", "logical_or", "associative_scan", "item", "histogram", "gather",
+    "store", "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or",
+    "atomic_xchg", "atomic_xor",  # (on a tile of pointers: `p.store(v)`, `p.atomic_add(v)`)
 })
 # @jit functions callable as tile methods (`x.sort()`, `x.flip(0)`): language/standard.py
 # registers them here (this module cannot import it)
@@ -321,6 +359,9 @@ def truth_value_message(shape) -> str:
     value (`if`, `while`; `and`/`or`/`not` and `x if c else y` take tiles elementwise)."""
     return (f"a tile of shape {list(shape)} has no single truth value (`if`, `while`): reduce "
             f"it (tl.max, tl.sum, ...) or choose elementwise with tl.where")
+
+
+TRITON_MAX_TENSOR_NUMEL = 1 << 20  # the most elements a tile holds (Triton's limit)
 
 
 def operator_message(op: str) -> str:
