@@ -16,9 +16,11 @@ from ..function import jit
 from ..math import abs, ceil, cos, div_rn, erf, exp, exp2, fdiv, floor, fma, log, log2, rsqrt, sin
 from ..math import sqrt, sqrt_rn, umulhi
 from ..random import to_tensor
+from . import libdevice_convert
+from .libdevice_convert import *  # noqa: F401,F403  (rint, the conversions)
 
 __all__ = [
-    "abs", "fabs", "ceil", "floor", "trunc", "round", "rint", "nearbyint", "sqrt", "sqrt_rn",
+    "abs", "fabs", "ceil", "floor", "trunc", "round", "nearbyint", "sqrt", "sqrt_rn",
     "rsqrt", "cbrt", "rcbrt", "exp", "exp2", "exp10", "expm1", "log", "log2", "log10", "log1p",
     "pow", "powi", "pown", "fast_powf", "hypot", "rhypot", "sin", "cos", "tan", "sinpi", "cospi",
     "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf",
@@ -26,8 +28,8 @@ __all__ = [
     "isfinited", "finitef", "ldexp", "div_rn", "fast_dividef", "saturatef", "umulhi",
     "fast_expf", "fast_exp10f", "fast_logf", "fast_log2f", "fast_log10f", "fast_sinf",
     "fast_cosf", "fast_tanf", "float_as_int", "int_as_float", "double_as_longlong",
-    "longlong_as_double",
-]
+    "longlong_as_double", "llrint", "llround",
+] + libdevice_convert.__all__
 
 PI = 3.141592653589793
 HALF_PI = 1.5707963267948966
@@ -84,16 +86,6 @@ def round(x):
     """Nearest integer, halves away from zero (C's round)."""
     t = trunc(x)
     return where(abs(x - t) >= 0.5, t + where(x < 0, -1.0, 1.0), t)
-
-
-@jit
-def rint(x):
-    """Nearest integer, halves to even (C's rint in the default rounding mode)."""
-    f = floor(x)
-    d = x - f
-    half = f * 0.5
-    odd = floor(half) != half
-    return where((d > 0.5) | ((d == 0.5) & odd), f + 1.0, f)
 
 
 @jit
@@ -450,3 +442,14 @@ def double_as_longlong(x):
 @jit
 def longlong_as_double(x):
     return x.to(float64, bitcast=True)
+
+
+
+@jit
+def llrint(x):
+    return rint(x).to(int64)
+
+
+@jit
+def llround(x):
+    return round(x).to(int64)
