@@ -272,3 +272,22 @@ def test_refused_at_the_same_line(fn, message):
     assert isinstance(ie, CompilationError)
     assert str(ie) == str(ce)
     assert ie.lineno == line_of(fn, "# ERR")
+
+
+def test_rewritten_kernel_keeps_closures_and_jit_helpers():
+    """A kernel (and a @jit helper) using `and`/`or` runs recompiled from its source: its
+    closure cells and the helpers it calls are still there."""
+    k, j = 5, 2
+
+    @tilework.jit
+    def helper(v):
+        return v > 1 and v < 9
+
+    @tilework.jit(interpret=True)
+    def show(x, n):
+        i = tl.arange(0, 16)
+        tl.store(x + i, tl.zeros([16], tl.float32) + (helper(i) or (i == k)) + j)
+    x = np.zeros(16, np.float32)
+    show[(1,)](x, 4)
+    i = np.arange(16)
+    np.testing.assert_array_equal(x, ((i > 1) & (i < 9) | (i == k)) + j)

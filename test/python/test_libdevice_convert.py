@@ -47,7 +47,9 @@ UNARY += [("double2float_rn", "fp64", "fp32", lambda x: x.astype(np.float32)),
           ("double2loint", "fp64", "int32", lambda x: x.view(np.int32)[0::2]),
           ("rint", "fp32", "fp32", np.rint),
           ("rcp_rn", "fp32", "fp32", lambda x: np.float32(1) / x),
-          ("llrint", "fp64", "int64", lambda x: np.rint(x).astype(np.int64))]
+          ("llrint", "fp64", "int64", lambda x: np.rint(x).astype(np.int64)),
+          ("llround", "fp32", "int64",  # halves away from zero
+           lambda x: (np.sign(x) * np.floor(np.abs(x) + 0.5)).astype(np.int64))]
 
 BINARY = [("add_rn", "fp32", lambda x, y: x + y), ("sub_rn", "fp32", lambda x, y: x - y),
           ("mul_rn", "fp32", lambda x, y: x * y),
