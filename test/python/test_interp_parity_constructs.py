@@ -15,6 +15,9 @@ from tilework.compiler.driver import ASTSource, compile
 import gpu_sim
 from located import line_of
 
+# (`and` on tiles warns as in Triton: checked once, below)
+pytestmark = pytest.mark.filterwarnings("ignore:Logical operators 'and' and 'or'")
+
 F32P = tl.pointer_type(tl.float32)
 SIG = {"x": F32P, "y": F32P, "o": F32P, "n": tl.int32}
 
@@ -291,3 +294,23 @@ def test_rewritten_kernel_keeps_closures_and_jit_helpers():
     show[(1,)](x, 4)
     i = np.arange(16)
     np.testing.assert_array_equal(x, ((i > 1) & (i < 9) | (i == k)) + j)
+
+
+@tilework.jit
+def k_and_warns(x, y, o, n):
+    i = tl.arange(0, 16)
+    m = (i > 2) and (i < 9)  # WARN
+    s = n > 2 and n < 9  # (runtime scalars: no warning, as Triton)
+    tl.store(o + i, m.to(tl.float32) + s)
+
+
+def test_and_on_tiles_warns_as_triton_in_both():
+    msg = "Logical operators 'and' and 'or' are deprecated for non-scalar tensors"
+    with pytest.warns(UserWarning, match=msg) as cw:
+        compile(ASTSource(k_and_warns, SIG, {}, {}), "sm_90a", cache=False)
+    buf = np.zeros(32, np.float32)
+    with pytest.warns(UserWarning, match=msg) as iw:
+        tilework.jit(k_and_warns.fn, interpret=True)[(1,)](buf, buf, buf, 5)
+    where = [(w.filename, w.lineno) for w in (*cw, *iw) if msg in str(w.message)]
+    assert where == [(__file__, line_of(k_and_warns, "# WARN"))] * 2
+    np.testing.assert_array_equal(buf[:16], ((np.arange(16) > 2) & (np.arange(16) < 9)) + 1)

@@ -10,6 +10,7 @@ import ast
 import builtins
 import operator
 import types
+import warnings
 
 import mlir.ir as ir
 from mlir.dialects import func as func_d
@@ -297,7 +298,11 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         for v in node.values[1:]:  # (a deciding compile-time value skips the rest, as Triton)
             if S.bool_op_stops(op, acc):
                 break
-            acc = S.bool_op(self.b, op, acc, self.visit(v))
+            y = self.visit(v)
+            if S.bool_op_on_tiles(acc, y):
+                line, _ = self._pos(node)
+                warnings.warn_explicit(S.BOOL_OP_TILE_WARNING, UserWarning, self.filename, line)
+            acc = S.bool_op(self.b, op, acc, y)
         return acc
 
     def visit_IfExp(self, node):

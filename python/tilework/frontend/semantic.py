@@ -620,6 +620,16 @@ def logical_not(b, x) -> tensor:
 # compile-time value short-circuits when it decides the result (`False and ...`, `True or
 # ...`) and is dropped otherwise; the tiles and runtime scalars left combine elementwise as
 # booleans (x != 0; Triton takes only int1 there).
+# Triton 3.6 warns so (at the kernel's line) where an operand is a tile of one or more dims
+BOOL_OP_TILE_WARNING = ("Logical operators 'and' and 'or' are deprecated for non-scalar "
+                        "tensors; please use '&' or '|' instead")
+
+
+def bool_op_on_tiles(x, y) -> bool:
+    """Whether `x op y` combines a tile with dimensions (Triton's deprecation warning)."""
+    return any(isinstance(v, tensor) and v.shape for v in (x, y))
+
+
 def bool_op_stops(op: str, x) -> bool:
     """Whether `x`, the value so far of an `op` ("and"/"or") chain, is its result."""
     v = x.value if isinstance(x, constexpr) else x

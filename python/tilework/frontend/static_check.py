@@ -16,6 +16,7 @@ import ast
 import builtins
 import contextlib
 import io
+import warnings
 
 from ..errors import CompilationError
 from ..language.function import JITFunction
@@ -186,7 +187,9 @@ def types_check(fn: JITFunction, signature: dict, constants: dict, context) -> N
     else:
         err = None
         try:
-            with contextlib.redirect_stdout(io.StringIO()):  # (tl.static_print: once, when run)
+            # (tl.static_print and the compiler's warnings: once, when run)
+            with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
                 build_kernel(fn, signature, constants, {}, context)
         except CompilationError as e:
             if any(m in e.message for m in _TYPED_MESSAGES):

@@ -10,6 +10,7 @@ import ast
 import copy
 import itertools
 import types
+import warnings
 
 from ..frontend import semantic as S
 from ..language import core
@@ -27,6 +28,8 @@ def _stops(op, x):
 
 
 def _combine(op, x, y):
+    if S.bool_op_on_tiles(x, y):  # (at the kernel's line, its caller's)
+        warnings.warn(S.BOOL_OP_TILE_WARNING, UserWarning, stacklevel=2)
     return S.bool_op(_builder(), op, x, y)
 
 
