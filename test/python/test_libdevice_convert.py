@@ -129,3 +129,54 @@ def test_hiloint2double():
     oi, oc = _run(k_binary, [hi, lo], "fp64", {"FN": "hiloint2double"})
     np.testing.assert_array_equal(oi, d)
     np.testing.assert_array_equal(oc, d)
+
+
+@tilework.jit
+def k_norms(x, y, z, w, o, FN: tl.constexpr):
+    i = tl.arange(0, 16)
+    a, b, c, d = tl.load(x + i), tl.load(y + i), tl.load(z + i), tl.load(w + i)
+    if FN == "norm3d":
+        r = libdevice.norm3d(a, b, c)
+    elif FN == "rnorm3d":
+        r = libdevice.rnorm3d(a, b, c)
+    elif FN == "norm4d":
+        r = libdevice.norm4d(a, b, c, d)
+    elif FN == "rnorm4d":
+        r = libdevice.rnorm4d(a, b, c, d)
+    else:
+        r = libdevice.scalbn(a, (b * 10).to(tl.int32))
+    tl.store(o + i, r)
+
+
+NORMS = {"norm3d": lambda a, b, c, d: np.sqrt(a * a + b * b + c * c),
+         "rnorm3d": lambda a, b, c, d: 1 / np.sqrt(a * a + b * b + c * c),
+         "norm4d": lambda a, b, c, d: np.sqrt(a * a + b * b + c * c + d * d),
+         "rnorm4d": lambda a, b, c, d: 1 / np.sqrt(a * a + b * b + c * c + d * d),
+         "scalbn": lambda a, b, c, d: np.ldexp(a, (b.astype(np.float32) * 10).astype(np.int32))}
+
+
+@pytest.mark.parametrize("dt", ["fp32", "fp64"])
+@pytest.mark.parametrize("name", list(NORMS))
+def test_norms_and_scalbn(name, dt):
+    rng = np.random.default_rng(len(name))
+    ins = [(rng.standard_normal(16) * 10.0 ** rng.integers(-3, 3, 16)).astype(NP[dt])
+           for _ in range(4)]
+    ins[0][:2] = [1e30 if dt == "fp32" else 1e300, 0]  # no overflow; one all-zero row
+    for a in ins[1:]:
+        a[1] = 0
+    sig = {n: tl.pointer_type(TL[dt]) for n in ("x", "y", "z", "w", "o")}
+    oi = np.zeros(16, NP[dt])
+    with np.errstate(divide="ignore", over="ignore"):
+        want = NORMS[name](*[a.astype(np.float64) for a in ins]).astype(NP[dt]) \
+            if dt == "fp32" else NORMS[name](*ins)
+        tilework.jit(k_norms.fn, interpret=True)[(1,)](*ins, oi, FN=name)
+        if dt == "fp64" and name != "scalbn":  # (numpy's own fp64 formula overflows at 1e300)
+            want[0] = NORMS[name](*[np.float64(a[0]) / 1e300 for a in ins]) * \
+                (1e300 if name.startswith("n") else 1e-300)
+    ck = compile(ASTSource(k_norms, sig, {"FN": name}, {}), "sm_90a", cache=False)
+    oc = np.zeros(16, NP[dt])
+    gpu_sim.run(ck, (1, 1, 1), *ins, oc)
+    rtol = 2e-7 if dt == "fp32" else 1e-15
+    np.testing.assert_allclose(oi, want, rtol=rtol)
+    np.testing.assert_allclose(oc, oi, rtol=rtol)
+    compile(ASTSource(k_norms, sig, {"FN": name}, {}), "gfx942", cache=False)

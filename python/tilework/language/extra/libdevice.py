@@ -28,7 +28,8 @@ __all__ = [
     "isfinited", "finitef", "ldexp", "div_rn", "fast_dividef", "saturatef", "umulhi",
     "fast_expf", "fast_exp10f", "fast_logf", "fast_log2f", "fast_log10f", "fast_sinf",
     "fast_cosf", "fast_tanf", "float_as_int", "int_as_float", "double_as_longlong",
-    "longlong_as_double", "llrint", "llround",
+    "longlong_as_double", "llrint", "llround", "scalbn", "norm3d", "norm4d", "rnorm3d",
+    "rnorm4d",
 ] + libdevice_convert.__all__
 
 PI = 3.141592653589793
@@ -205,6 +206,37 @@ def hypot(x, y):
 @jit
 def rhypot(x, y):
     return _narrow(1.0 / _wide(hypot(x, y)), x)
+
+
+@jit
+def _norm(a, b, c, d):
+    """sqrt(a*a + b*b + c*c + d*d) of wide non-negative values, scaled by the largest (no
+    overflow); 0 for all zeros, inf if one is."""
+    m = maximum(maximum(a, b), maximum(c, d))
+    s = where(m == 0.0, 1.0, m)
+    qa, qb, qc, qd = a / s, b / s, c / s, d / s
+    r = m * sqrt(qa * qa + qb * qb + qc * qc + qd * qd)
+    return where(m == INF, INF, r)
+
+
+@jit
+def norm3d(a, b, c):
+    return _narrow(_norm(abs(_wide(a)), abs(_wide(b)), abs(_wide(c)), 0.0 * _wide(a)), a)
+
+
+@jit
+def norm4d(a, b, c, d):
+    return _narrow(_norm(abs(_wide(a)), abs(_wide(b)), abs(_wide(c)), abs(_wide(d))), a)
+
+
+@jit
+def rnorm3d(a, b, c):
+    return _narrow(1.0 / _norm(abs(_wide(a)), abs(_wide(b)), abs(_wide(c)), 0.0 * _wide(a)), a)
+
+
+@jit
+def rnorm4d(a, b, c, d):
+    return _narrow(1.0 / _norm(abs(_wide(a)), abs(_wide(b)), abs(_wide(c)), abs(_wide(d))), a)
 
 
 # ---- trigonometric ------------------------------------------------------------------------------
@@ -422,6 +454,9 @@ def ldexp(x, n):
     k1 = m // 2
     r = _wide(x) * _pow2(k1) * _pow2(m - k1)
     return _narrow(r, x)
+
+
+scalbn = ldexp  # (libdevice's scalbn(x, n) is x * 2**n too)
 
 
 @jit
