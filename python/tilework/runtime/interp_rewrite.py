@@ -139,3 +139,14 @@ def closure_for(code: types.CodeType, fn: types.FunctionType):
         return None
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
     return tuple(cells[v] for v in code.co_freevars)
+
+
+def code_to_run(jfn, g: dict):
+    """The code object and closure the interpreter runs for `jfn`: its own, or the rewritten
+    ones (then the helpers are added to `g`, the globals it will run with)."""
+    f = jfn.fn
+    code = rewritten_code(jfn)
+    if code is None:
+        return f.__code__, f.__closure__
+    g.update(HELPERS)
+    return code, closure_for(code, f)

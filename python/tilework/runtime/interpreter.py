@@ -33,8 +33,7 @@ from ..frontend.ops_shape import subscript
 from ..frontend.codegen import TILELESS_BUILTINS
 from ..frontend.static_check import check as static_check
 from ..frontend.static_check import guarded_builtin, guarded_call, types_check
-from .interp_rewrite import HELPERS as REWRITE_HELPERS
-from .interp_rewrite import closure_for, rewritten_code
+from .interp_rewrite import code_to_run
 from ..frontend.types import tensor_ir_type
 from ..language import core
 from ..language.core import tensor
@@ -690,12 +689,7 @@ def _as_python(jfn: JITFunction, memo: dict, codes: set):
         if isinstance(v, types.FunctionType) and \
                 not (v.__module__ or "").startswith("tilework"):
             g[name] = guarded_call(v)
-    code = rewritten_code(jfn)  # (`and`/`or`/`not`/`x if c else y` on tiles elementwise)
-    if code is None:
-        code, closure = f.__code__, f.__closure__
-    else:
-        g.update(REWRITE_HELPERS)
-        closure = closure_for(code, f)
+    code, closure = code_to_run(jfn, g)  # (`and`/`or`/`not`/`c if t else e`: the compiler's)
     new = types.FunctionType(code, g, f.__name__, f.__defaults__, closure)
     memo[jfn] = new
     codes.add(code)
