@@ -105,7 +105,7 @@ def test_binary(name, dt, ref):
 
 
 @pytest.mark.parametrize("name", ["float2int_rd", "double2ull_ru", "float2ll_rn",
-                                  "double2hiint", "float_as_uint", "hiloint2double"])
+                                  "double2hiint", "float_as_uint", "hiloint2double", "ilogb"])
 def test_gfx942_compiles(name):
     if name == "hiloint2double":
         fn, sig = k_binary, {"x": tl.pointer_type(tl.int32), "y": tl.pointer_type(tl.int32),
@@ -114,7 +114,7 @@ def test_gfx942_compiles(name):
         fn, sig = k_unary, {"x": tl.pointer_type(tl.float64 if name.startswith("double")
                                                  else tl.float32),
                             "o": tl.pointer_type(tl.int64)}
-        if name in ("float2int_rd", "double2hiint"):
+        if name in ("float2int_rd", "double2hiint", "ilogb"):
             sig["o"] = tl.pointer_type(tl.int32)
         if name == "float_as_uint":
             sig["o"] = tl.pointer_type(tl.uint32)
@@ -180,3 +180,41 @@ def test_norms_and_scalbn(name, dt):
     np.testing.assert_allclose(oi, want, rtol=rtol)
     np.testing.assert_allclose(oc, oi, rtol=rtol)
     compile(ASTSource(k_norms, sig, {"FN": name}, {}), "gfx942", cache=False)
+
+
+def _specials(dt, rng):
+    x = (rng.standard_normal(16) * 10.0 ** rng.integers(-30, 30, 16)).astype(NP[dt])
+    tiny = np.finfo(NP[dt]).smallest_subnormal
+    x[:8] = [0.0, -0.0, np.inf, -np.inf, np.nan, tiny * 3, -tiny, np.finfo(NP[dt]).max]
+    return x
+
+
+def _logb(x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e = (np.frexp(x)[1] - 1).astype(x.dtype)
+    return np.where(x == 0, -np.inf, np.where(np.isinf(x), np.inf, np.where(np.isnan(x), x, e)))
+
+
+def _ilogb(x):
+    e = np.frexp(np.where(np.isfinite(x) & (x != 0), x, 1))[1] - 1
+    return np.where(np.isinf(x), 2**31 - 1, np.where((x == 0) | np.isnan(x), -2**31, e)) \
+        .astype(np.int32)
+
+
+@pytest.mark.parametrize("dt", ["fp32", "fp64"])
+@pytest.mark.parametrize("name", ["logb", "ilogb", "nextafter"])
+def test_logb_ilogb_nextafter(name, dt):
+    rng = np.random.default_rng(len(name) + len(dt))
+    x = _specials(dt, rng)
+    if name == "nextafter":
+        y = np.where(rng.random(16) < 0.5, np.inf, -np.inf).astype(NP[dt])
+        y[:6] = [1.0, -1.0, 0.0, 0.0, 1.0, 0.0]
+        y[8] = x[8]  # equal: y
+        oi, oc = _run(k_binary, [x, y], dt, {"FN": name})
+        want = np.nextafter(x, y)
+    else:
+        out_dt = "int32" if name == "ilogb" else dt
+        oi, oc = _run(k_unary, [x], out_dt, {"FN": name})
+        want = (_ilogb if name == "ilogb" else _logb)(x)
+    np.testing.assert_array_equal(oi, want)
+    np.testing.assert_array_equal(oc, want)

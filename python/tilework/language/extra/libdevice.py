@@ -28,7 +28,7 @@ __all__ = [
     "isfinited", "finitef", "ldexp", "div_rn", "fast_dividef", "saturatef", "umulhi",
     "fast_expf", "fast_exp10f", "fast_logf", "fast_log2f", "fast_log10f", "fast_sinf",
     "fast_cosf", "fast_tanf", "float_as_int", "int_as_float", "double_as_longlong",
-    "longlong_as_double", "llrint", "llround", "scalbn", "norm3d", "norm4d", "rnorm3d",
+    "longlong_as_double", "llrint", "llround", "scalbn", "logb", "ilogb", "nextafter", "norm3d", "norm4d", "rnorm3d",
     "rnorm4d",
 ] + libdevice_convert.__all__
 
@@ -457,6 +457,50 @@ def ldexp(x, n):
 
 
 scalbn = ldexp  # (libdevice's scalbn(x, n) is x * 2**n too)
+
+
+@jit
+def _exponent(w):
+    """floor(log2(|w|)) of a finite non-zero fp64, from its exponent bits (subnormals scaled
+    by 2**54 first)."""
+    a = abs(w)
+    tiny = a < 2.2250738585072014e-308
+    s = where(tiny, a * 18014398509481984.0, a)
+    e = ((s.to(int64, bitcast=True) >> 52) & 0x7FF) - 1023
+    return where(tiny, e - 54, e)
+
+
+@jit
+def logb(x):
+    """The exponent of x as a float: -inf for 0, inf for +-inf, NaN for NaN."""
+    w = _wide(x)
+    r = where(w == 0.0, -INF, _exponent(where(w == 0.0, 1.0, w)).to(float64))
+    r = where(abs(w) == INF, INF, r)
+    return _narrow(where(w != w, w, r), x)
+
+
+@jit
+def ilogb(x):
+    """The exponent of x as an int32: INT_MIN for 0 and NaN, INT_MAX for +-inf (CUDA's)."""
+    w = _wide(x)
+    ok = (w == w) & (w != 0.0) & (abs(w) != INF)
+    e = _exponent(where(ok, w, 1.0)).to(int32)
+    return where(ok, e, where(abs(w) == INF, 2147483647, -2147483648))
+
+
+@jit
+def nextafter(x, y):
+    """The next representable value after x towards y (fp32 or fp64)."""
+    if x.dtype == float64:
+        bits = x.to(int64, bitcast=True)
+    else:
+        bits = x.to(int32, bitcast=True)
+    tiny = (bits * 0 + 1).to(x.dtype, bitcast=True)  # the smallest subnormal
+    up = (y > x) == (x > 0)  # the magnitude grows
+    r = where(up, bits + 1, bits - 1).to(x.dtype, bitcast=True)
+    r = where(x == 0, where(y > 0, tiny, -tiny), r)
+    r = where(x == y, y, r)
+    return where((x != x) | (y != y), x + y, r)
 
 
 @jit
