@@ -773,7 +773,7 @@ def test_static_print_when_interpreting(capsys):
     assert (x == 1).all()
 
 
-# ---- `not` of a tile: compiled (`== 0`), not runnable by the interpreter ------------------------
+# ---- `not` of a tile: elementwise (`== 0`), compiled and interpreted ---------------------------
 
 @tilework.jit
 def k_not_tile(x_ptr, y_ptr, BLOCK: tl.constexpr):
@@ -781,14 +781,16 @@ def k_not_tile(x_ptr, y_ptr, BLOCK: tl.constexpr):
     tl.store(y_ptr + offs, not (tl.load(x_ptr + offs) > 0))
 
 
-def test_not_of_a_tile_compiles_and_the_interpreter_says_what_to_write():
-    """The interpreter runs the kernel's Python, where `not` asks a tile for one truth value:
-    it refuses with a hint (`x == 0`); compiled code computes the elementwise `not`."""
+def test_not_of_a_tile_compiles_and_interprets_elementwise():
+    """Compiled code computes the elementwise `not`; the interpreter runs the kernel
+    rewritten to the same (runtime/interp_rewrite.py) rather than asking a tile for one
+    truth value."""
     from tilework.compiler.driver import ASTSource, compile
     src = ASTSource(k_not_tile, {"x_ptr": tl.pointer_type(tl.int32),
                                  "y_ptr": tl.pointer_type(tl.int1)}, {"BLOCK": 16}, {})
     tile_ir = compile(src, "sm_80", cache=False).asm["tile"]
     assert "arith.cmpi eq" in tile_ir
-    with pytest.raises(TypeError, match="write `x == 0`"):
-        run_interpreted(k_not_tile, Run((1,), [np.ones(16, np.int32), np.zeros(16, np.bool_)],
-                                        {"BLOCK": 16}, [1], None))
+    x = np.random.default_rng(7).integers(-5, 5, 16).astype(np.int32)
+    y = np.zeros(16, np.bool_)
+    tilework.jit(k_not_tile.fn, interpret=True)[(1,)](x, y, BLOCK=16)
+    np.testing.assert_array_equal(y, ~(x > 0))

@@ -10,6 +10,7 @@ import ast
 import builtins
 import operator
 import types
+import warnings
 
 import mlir.ir as ir
 from mlir.dialects import func as func_d
@@ -193,6 +194,8 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             self.assigned[target.id] = node
         elif isinstance(target, (ast.Tuple, ast.List)):
             vals = unwrap(value)
+            if isinstance(vals, tensor):
+                raise self.error(node, core.unpack_message(vals))  # (interpreter's too)
             if not isinstance(vals, (tuple, list)) or len(vals) != len(target.elts):
                 raise self.error(node, f"cannot unpack {value!r} into {len(target.elts)} names")
             for t, v in zip(target.elts, vals):
@@ -252,7 +255,7 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             return constexpr(f(unwrap(lhs), unwrap(rhs)))
         name = BINOPS.get(type(op))
         if name is None:
-            raise self.error(node, f"operator {type(op).__name__} is not supported on tiles")
+            raise self.error(node, core.operator_message(type(op).__name__))
         return S.binary(self.b, name, self._operand(lhs, node), self._operand(rhs, node))
 
     def _operand(self, x, node):
@@ -285,25 +288,21 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         if is_const(lhs) and is_const(rhs):
             return constexpr(PY_CMPOPS[type(op)](unwrap(lhs), unwrap(rhs)))
         if type(op) not in CMPOPS:
-            raise self.error(node, f"operator {type(op).__name__} is not supported on tiles")
+            raise self.error(node, core.operator_message(type(op).__name__))
         return S.compare(self.b, CMPOPS[type(op)], self._operand(lhs, node),
                          self._operand(rhs, node))
 
     def visit_BoolOp(self, node):
-        vals = [self.visit(v) for v in node.values]
-        if all(is_const(v) for v in vals):
-            out = unwrap(vals[0])
-            for v in vals[1:]:
-                out = (out and unwrap(v)) if isinstance(node.op, ast.And) else (out or unwrap(v))
-            return constexpr(out)
-        name = "and" if isinstance(node.op, ast.And) else "or"
-        acc = vals[0]
-        for v in vals[1:]:
-            a = S.to_tensor(self.b, acc)
-            c = S.to_tensor(self.b, v)
-            a = S.cast(self.b, a, core.int1) if not a.dtype.is_bool() else a
-            c = S.cast(self.b, c, core.int1) if not c.dtype.is_bool() else c
-            acc = S.binary(self.b, name, a, c)
+        op = "and" if isinstance(node.op, ast.And) else "or"
+        acc = self.visit(node.values[0])
+        for v in node.values[1:]:  # (a deciding compile-time value skips the rest, as Triton)
+            if S.bool_op_stops(op, acc):
+                break
+            y = self.visit(v)
+            if S.bool_op_on_tiles(acc, y):
+                line, _ = self._pos(node)
+                warnings.warn_explicit(S.BOOL_OP_TILE_WARNING, UserWarning, self.filename, line)
+            acc = S.bool_op(self.b, op, acc, y)
         return acc
 
     def visit_IfExp(self, node):

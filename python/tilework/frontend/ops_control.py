@@ -44,6 +44,9 @@ CONTINUE_MESSAGE = ("`continue` is not supported (as in Triton): put the rest of
 RETURN_IN_LOOP_MESSAGE = ("`return` inside a loop is not supported (as in Triton): keep a flag "
                           "in the loop and test it after")
 KERNEL_RETURN_MESSAGE = "a kernel cannot return a value"
+FOR_ITER_MESSAGE = "for loops iterate over range(), tl.range() or tl.static_range()"
+WHILE_TRUE_MESSAGE = ("this `while` condition is always true and kernels have no `break`: the "
+                      "loop would never end")
 LOOP_ELSE_MESSAGE = {"For": "`for ... else` is not supported",
                      "While": "`while ... else` is not supported"}
 
@@ -220,11 +223,9 @@ class ControlFlow:
             self.loop_depth -= loop
             self.scope, self.assigned, self.cont, self.b.loc = saved
 
-    def _condition(self, cond: tensor, node, what) -> tensor:
+    def _condition(self, cond: tensor, node) -> tensor:
         if cond.shape:
-            raise self.error(node, f"the `{what}` condition is a tile of shape "
-                                   f"{list(cond.shape)}, not a scalar: reduce it (tl.max, "
-                                   f"tl.sum, ...) or choose elementwise with tl.where")
+            raise self.error(node, core.truth_value_message(cond.shape))  # (interpreter's too)
         return cond if cond.dtype.is_bool() else S.cast(self.b, cond, core.int1)
 
     def _materialize(self, v, spec) -> ir.Value:
@@ -239,7 +240,7 @@ class ControlFlow:
         if not isinstance(cond, tensor):  # constexpr: the dead branch is never compiled
             self.visit_body(node.body if _unwrap(cond) else node.orelse)
             return
-        cond = self._condition(cond, node.test, "if")
+        cond = self._condition(cond, node.test)
         if _first_return(node.body + node.orelse) is not None:
             return self._returning_if(node, cond)
         live = self.scope
@@ -354,8 +355,7 @@ class ControlFlow:
         it = node.iter
         fn = _unwrap(self.visit(it.func)) if isinstance(it, ast.Call) else None
         if fn not in (builtins.range, control.range, control.static_range):
-            raise self.error(node, "for loops iterate over range(), tl.range() or "
-                                   "tl.static_range()")
+            raise self.error(node, FOR_ITER_MESSAGE)
         if node.orelse:
             raise self.error(node, LOOP_ELSE_MESSAGE["For"])
         if not isinstance(node.target, ast.Name):
@@ -475,11 +475,9 @@ class ControlFlow:
             with ir.InsertionPoint(before):
                 cond = self.visit(node.test)
                 if isinstance(cond, tensor):
-                    cond = self._condition(cond, node.test, "while")
+                    cond = self._condition(cond, node.test)
                 elif _unwrap(cond):
-                    raise self.error(node.test, "this `while` condition is always true and "
-                                                "kernels have no `break`: the loop would "
-                                                "never end")
+                    raise self.error(node.test, WHILE_TRUE_MESSAGE)
                 else:
                     cond = self.b.constant(False, core.int1)
                 scf.ConditionOp(cond.handle, list(before.arguments), loc=loc)

@@ -75,7 +75,7 @@ def arange(b, start, end):
         raise SemanticError(f"arange({start}, {end}) is empty")
     if n & (n - 1):
         raise SemanticError(f"arange({start}, {end}) has length {n}, which is not a power of two")
-    if n > 1 << 20:
+    if n > core.TRITON_MAX_TENSOR_NUMEL:
         raise SemanticError(f"arange({start}, {end}) has {n} elements; a tile holds at most 2**20")
     h = B.build_make_range(b, result_type=tensor_ir_type(core.int32, (n,)), start=start, end=end)
     return tensor(h, core.int32, (n,))

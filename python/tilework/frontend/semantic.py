@@ -615,6 +615,39 @@ def logical_not(b, x) -> tensor:
     return compare(b, "eq", x, 0)
 
 
+# `and` / `or` as Triton's code generator takes them, for the compiler and (through the
+# interpreter's rewrite of the kernel's source, runtime/interp_rewrite.py) the interpreter: a
+# compile-time value short-circuits when it decides the result (`False and ...`, `True or
+# ...`) and is dropped otherwise; the tiles and runtime scalars left combine elementwise as
+# booleans (x != 0; Triton takes only int1 there).
+# Triton 3.6 warns so (at the kernel's line) where an operand is a tile of one or more dims
+BOOL_OP_TILE_WARNING = ("Logical operators 'and' and 'or' are deprecated for non-scalar "
+                        "tensors; please use '&' or '|' instead")
+
+
+def bool_op_on_tiles(x, y) -> bool:
+    """Whether `x op y` combines a tile with dimensions (Triton's deprecation warning)."""
+    return any(isinstance(v, tensor) and v.shape for v in (x, y))
+
+
+def bool_op_stops(op: str, x) -> bool:
+    """Whether `x`, the value so far of an `op` ("and"/"or") chain, is its result."""
+    v = x.value if isinstance(x, constexpr) else x
+    return not isinstance(v, tensor) and bool(v) == (op == "or")
+
+
+def bool_op(b, op: str, x, y):
+    """`x op y` once `x` does not stop the chain (bool_op_stops)."""
+    vx, vy = (v.value if isinstance(v, constexpr) else v for v in (x, y))
+    if not isinstance(vx, tensor):
+        return y  # (x is neutral)
+    if not isinstance(vy, tensor):
+        return y if bool_op_stops(op, y) else x
+    vx, vy = (v if v.dtype.is_bool() else cast(b, v, core.int1)
+              for v in (to_tensor(b, vx), to_tensor(b, vy)))
+    return binary(b, op, vx, vy)
+
+
 def where(b, cond, x, y) -> tensor:
     cond = to_tensor(b, cond)
     if not cond.dtype.is_bool():

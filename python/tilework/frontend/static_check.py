@@ -2,7 +2,8 @@
 AST, for the interpreter: it runs the Python function itself, so without this it would accept
 a list comprehension, a `with`, a lambda, an undefined name or a recursive call that the
 compiler rejects, and `break`, `continue`, a loop's `else`, a chained comparison or a kernel
-returning a value, which Python would run.  Same messages, same file:line:col (a `CompilationError`), in the order a
+returning a value, a `for` over anything but range/tl.range/tl.static_range, which Python
+would run (`f(*args)` is taken, as compiled).  Same messages, same file:line:col (a `CompilationError`), in the order a
 reader meets them; @jit functions the kernel calls are checked too, with the call chain.
 
 What needs values (shapes, dtypes, constexpr-ness) is rejected by the shared semantics
@@ -15,6 +16,7 @@ import ast
 import builtins
 import contextlib
 import io
+import warnings
 
 from ..errors import CompilationError
 from ..language.function import JITFunction
@@ -23,7 +25,9 @@ from .codegen import (
     CHAINED_COMPARE_MESSAGE, LANGUAGE, PY_BUILTINS, CodeGenerator, build_kernel, readable_global,
     tile_call_message, unsupported_message,
 )
-from .ops_control import BREAK_MESSAGE, CONTINUE_MESSAGE, KERNEL_RETURN_MESSAGE, LOOP_ELSE_MESSAGE
+from ..language import control
+from .ops_control import (BREAK_MESSAGE, CONTINUE_MESSAGE, FOR_ITER_MESSAGE, KERNEL_RETURN_MESSAGE,
+                          LOOP_ELSE_MESSAGE, WHILE_TRUE_MESSAGE)
 from .semantic import SemanticError
 
 _CHECKED: set = set()  # code objects already found clean
@@ -35,11 +39,14 @@ def guarded_builtin(name: str):
     return guarded_call(getattr(builtins, name))
 
 
-def guarded_call(f):
+def guarded_call(f, shaped_only: bool = False):
     """`f` (a builtin, or a plain Python function a kernel calls) refusing tile arguments
-    with the compiler's message; the compiler calls it at compile time on other values."""
+    with the compiler's message; the compiler calls it at compile time on other values.
+    `shaped_only`: runtime scalars are taken (int()/float()/bool() of a scalar, which the
+    interpreter keeps as debugging helpers)."""
     def call(*args, **kwargs):
-        if any(isinstance(a, tensor) for a in (*args, *kwargs.values())):
+        if any(isinstance(a, tensor) and (a.shape or not shaped_only)
+               for a in (*args, *kwargs.values())):
             raise SemanticError(tile_call_message(f))
         return f(*args, **kwargs)
     call.__name__ = f.__name__
@@ -62,6 +69,28 @@ def _local_names(fdef: ast.FunctionDef) -> set:
         if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
             names.add(n.id)
     return names
+
+
+def _for_iter_message(node, g) -> str | None:
+    """The compiler's error for a `for` over anything but range/tl.range/tl.static_range,
+    where the callee is a name or attribute of the module's globals (Python would iterate
+    a tuple or a tile)."""
+    it = node.iter
+    if not isinstance(it, ast.Call):
+        return FOR_ITER_MESSAGE
+    path, f = [], it.func
+    while isinstance(f, ast.Attribute):
+        path.append(f.attr)
+        f = f.value
+    if not isinstance(f, ast.Name):
+        return None
+    v = g[f.id] if f.id in g else getattr(builtins, f.id, None)
+    for attr in reversed(path):
+        v = getattr(v, attr, None)
+    if v is None:
+        return None
+    return None if v in (builtins.range, control.range, control.static_range) else \
+        FOR_ITER_MESSAGE
 
 
 def _control_message(node, top: bool) -> str | None:
@@ -98,9 +127,15 @@ def check(fn: JITFunction, chain: tuple = ()) -> None:
 
     local = _local_names(fdef) | set(code.co_freevars)
     g = fn.fn.__globals__
+    call_stars = {id(a) for n in _walk(fdef) if isinstance(n, ast.Call) for a in n.args
+                  if isinstance(a, ast.Starred)}  # (`f(*args)` is taken; other stars are not)
     for node in (n for stmt in fdef.body for n in [stmt, *_walk(stmt)]):
-        if isinstance(node, (ast.stmt, ast.expr)):
+        if isinstance(node, (ast.stmt, ast.expr)) and id(node) not in call_stars:
             message = unsupported_message(node) or _control_message(node, top=not chain)
+            if message is None and isinstance(node, ast.For) and \
+                    not (isinstance(node.iter, ast.Call) and isinstance(node.iter.func, ast.Name)
+                         and node.iter.func.id in local):
+                message = _for_iter_message(node, g)
             if message is not None:
                 raise error(node, message)
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and \
@@ -129,7 +164,7 @@ def check(fn: JITFunction, chain: tuple = ()) -> None:
 _TYPED_MESSAGES = ("loop-carried value `", "` is assigned in a loop but not before it",
                    "` holds a compile-time value (the constexpr ", " in one branch of the `if`",
                    "` is defined in only one branch of the `if`",
-                   "`assert` on a runtime value")
+                   "`assert` on a runtime value", WHILE_TRUE_MESSAGE)
 _TYPED_CHECKED: dict = {}
 
 
@@ -152,7 +187,9 @@ def types_check(fn: JITFunction, signature: dict, constants: dict, context) -> N
     else:
         err = None
         try:
-            with contextlib.redirect_stdout(io.StringIO()):  # (tl.static_print: once, when run)
+            # (tl.static_print and the compiler's warnings: once, when run)
+            with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
                 build_kernel(fn, signature, constants, {}, context)
         except CompilationError as e:
             if any(m in e.message for m in _TYPED_MESSAGES):

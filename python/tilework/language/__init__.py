@@ -23,3 +23,4 @@ from .random import *  # noqa: F401,F403,E402
 from .reduction import *  # noqa: F401,F403,E402
 from .shape import *  # noqa: F401,F403,E402
 from .standard import *  # noqa: F401,F403,E402
+from .compat import *  # noqa: F401,F403,E402

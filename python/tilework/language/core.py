@@ -16,6 +16,7 @@ calls these operators.
 """
 from __future__ import annotations
 
+import enum
 import functools
 import inspect
 import threading
@@ -35,6 +36,24 @@ class dtype:
     # zero: 0x80 is the one NaN)
     FLOAT = ("fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16", "fp16", "bf16", "fp32",
              "fp64")
+
+    # Triton's lists of names (there int1 counts as unsigned; tilework's is_int_signed keeps
+    # it signed, as its -1 for true)
+    SINT_TYPES = ["int8", "int16", "int32", "int64"]
+    UINT_TYPES = ["int1", "uint8", "uint16", "uint32", "uint64"]
+    FP_TYPES = ["fp8e4b15", "fp8e4nv", "fp8e4b8", "fp8e5", "fp8e5b16", "fp16", "bf16", "fp32",
+                "fp64"]
+    STANDARD_FP_TYPES = ["fp16", "bf16", "fp32", "fp64"]
+    OTHER_TYPES = ["void"]
+
+    class SIGNEDNESS(enum.Enum):
+        SIGNED = 0
+        UNSIGNED = 1
+
+    class KIND(enum.Enum):  # ordered as the promotion: bool < integer < float
+        BOOLEAN = 0
+        INTEGRAL = 1
+        FLOATING = 2
 
     def __init__(self, name: str):
         if name not in self.SINT + self.UINT + self.FLOAT + ("void",):
@@ -56,6 +75,23 @@ class dtype:
 
     def is_bool(self) -> bool:
         return self.name == "int1"
+
+    def is_int1(self) -> bool:
+        return self.name == "int1"
+
+    def kind(self) -> "dtype.KIND":
+        return dtype.KIND.BOOLEAN if self.is_bool() else \
+            dtype.KIND.INTEGRAL if self.is_int() else dtype.KIND.FLOATING
+
+    @staticmethod
+    def is_dtype(type_str) -> bool:
+        """Whether `type_str` names a scalar dtype (`"fp32"`, `"int1"`, ...)."""
+        return type_str in (dtype.SINT_TYPES + dtype.UINT_TYPES + dtype.FP_TYPES +
+                            dtype.OTHER_TYPES)
+
+    def with_element_ty(self, element_ty: "dtype") -> "dtype":
+        """The type with `element_ty` for elements: a scalar type is just that."""
+        return element_ty
 
     def is_ptr(self) -> bool:
         return False
@@ -310,10 +346,31 @@ MEMBER_BUILTINS = frozenset({
     "reshape", "view", "ravel", "trans", "permute", "expand_dims", "broadcast_to", "split",
     "join", "exp", "exp2", "log", "log2", "sqrt", "abs", "sigmoid", "softmax", "cast",
     "logical_and", "logical_or", "associative_scan", "item", "histogram", "gather",
+    "store", "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or",
+    "atomic_xchg", "atomic_xor",  # (on a tile of pointers: `p.store(v)`, `p.atomic_add(v)`)
 })
 # @jit functions callable as tile methods (`x.sort()`, `x.flip(0)`): language/standard.py
 # registers them here (this module cannot import it)
 MEMBER_FUNCTIONS: dict = {}
+
+
+def truth_value_message(shape) -> str:
+    """The one message, compiled or interpreted, for a tile where Python wants one truth
+    value (`if`, `while`; `and`/`or`/`not` and `x if c else y` take tiles elementwise)."""
+    return (f"a tile of shape {list(shape)} has no single truth value (`if`, `while`): reduce "
+            f"it (tl.max, tl.sum, ...) or choose elementwise with tl.where")
+
+
+TRITON_MAX_TENSOR_NUMEL = 1 << 20  # the most elements a tile holds (Triton's limit)
+
+
+def operator_message(op: str) -> str:
+    return f"operator {op} is not supported on tiles"
+
+
+def unpack_message(t) -> str:
+    return (f"cannot unpack a tile of shape {list(t.shape)}: a tile is not a sequence (index "
+            f"it with tl.split, or reduce it)")
 
 
 class shape_tuple(tuple):
@@ -363,10 +420,10 @@ class tensor:
     # Scalars convert to Python values under the interpreter, so that `if`, `range` and
     # `print` on runtime scalars work there.  Compiled kernels cannot do this.
     def __bool__(self):
-        if active_builder() is None or self.shape:
-            raise TypeError("a tile has no Python truth value inside a kernel; compare it "
-                            "explicitly or use tl.where (for `not x` on a tile, which the "
-                            "interpreter cannot run, write `x == 0`)")
+        if active_builder() is None:
+            raise TypeError("a tile has no Python truth value outside a kernel")
+        if self.shape:
+            raise TypeError(truth_value_message(self.shape))
         return bool(self.handle)
 
     def _scalar(self, kind):
@@ -435,6 +492,20 @@ class tensor:
 
     def __pos__(self):
         return self
+
+    # operators the compiler refuses on tiles, refused with its message when interpreted
+    def __matmul__(self, other):
+        raise TypeError(operator_message("MatMult"))
+
+    __rmatmul__ = __matmul__
+
+    def __pow__(self, other):
+        raise TypeError(operator_message("Pow"))
+
+    __rpow__ = __pow__
+
+    def __iter__(self):  # (Python would index it from 0: `a, b = tile`)
+        raise TypeError(unpack_message(self))
 
 
 # --------------------------------------------------------------------------------------------

@@ -87,6 +87,13 @@ class block_pointer(tuple):
     def dtype(self):
         return self.base.dtype
 
+    # `bp.advance(offsets)` as in Triton: the code generator maps it to the builtin, the
+    # interpreter calls the method
+    __tilework_methods__ = {"advance": "advance"}
+
+    def advance(self, offsets):
+        return advance(self, offsets)
+
     def __repr__(self):
         return (f"block_pointer<{self.element_ty}, block_shape={list(self.block_shape)}, "
                 f"order={list(self.order)}>")

@@ -15,6 +15,7 @@ so pointer arithmetic is the GPU's; loads and stores translate them through `_Me
 """
 from __future__ import annotations
 
+import builtins
 import ctypes
 import sys
 import types
@@ -32,6 +33,7 @@ from ..frontend.ops_shape import subscript
 from ..frontend.codegen import TILELESS_BUILTINS
 from ..frontend.static_check import check as static_check
 from ..frontend.static_check import guarded_builtin, guarded_call, types_check
+from .interp_rewrite import code_to_run
 from ..frontend.types import tensor_ir_type
 from ..language import core
 from ..language.core import tensor
@@ -681,14 +683,16 @@ def _as_python(jfn: JITFunction, memo: dict, codes: set):
     g = dict(f.__globals__)
     for name in TILELESS_BUILTINS:  # (abs(tile), len(tile), ... are compile errors)
         g.setdefault(name, guarded_builtin(name))
+    for name in ("int", "float", "bool"):  # of a runtime scalar: debugging helpers here
+        g.setdefault(name, guarded_call(getattr(builtins, name), shaped_only=True))
     for name, v in list(g.items()):  # plain Python functions take no tiles (a compile error)
         if isinstance(v, types.FunctionType) and \
                 not (v.__module__ or "").startswith("tilework"):
             g[name] = guarded_call(v)
-    closure = f.__closure__
-    new = types.FunctionType(f.__code__, g, f.__name__, f.__defaults__, closure)
+    code, closure = code_to_run(jfn, g)  # (`and`/`or`/`not`/`c if t else e`: the compiler's)
+    new = types.FunctionType(code, g, f.__name__, f.__defaults__, closure)
     memo[jfn] = new
-    codes.add(f.__code__)
+    codes.add(code)
     for k, v in g.items():
         if isinstance(v, JITFunction):
             g[k] = _as_python(v, memo, codes)
@@ -701,7 +705,7 @@ def _as_python(jfn: JITFunction, memo: dict, codes: set):
                 v = None
             cells.append(types.CellType(_as_python(v, memo, codes))
                          if isinstance(v, JITFunction) else c)
-        new = types.FunctionType(f.__code__, g, f.__name__, f.__defaults__, tuple(cells))
+        new = types.FunctionType(code, g, f.__name__, f.__defaults__, tuple(cells))
         memo[jfn] = new
     new.__kwdefaults__ = f.__kwdefaults__
     return new

@@ -16,9 +16,11 @@ from ..function import jit
 from ..math import abs, ceil, cos, div_rn, erf, exp, exp2, fdiv, floor, fma, log, log2, rsqrt, sin
 from ..math import sqrt, sqrt_rn, umulhi
 from ..random import to_tensor
+from . import libdevice_convert
+from .libdevice_convert import *  # noqa: F401,F403  (rint, the conversions)
 
 __all__ = [
-    "abs", "fabs", "ceil", "floor", "trunc", "round", "rint", "nearbyint", "sqrt", "sqrt_rn",
+    "abs", "fabs", "ceil", "floor", "trunc", "round", "nearbyint", "sqrt", "sqrt_rn",
     "rsqrt", "cbrt", "rcbrt", "exp", "exp2", "exp10", "expm1", "log", "log2", "log10", "log1p",
     "pow", "powi", "pown", "fast_powf", "hypot", "rhypot", "sin", "cos", "tan", "sinpi", "cospi",
     "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf",
@@ -26,8 +28,9 @@ __all__ = [
     "isfinited", "finitef", "ldexp", "div_rn", "fast_dividef", "saturatef", "umulhi",
     "fast_expf", "fast_exp10f", "fast_logf", "fast_log2f", "fast_log10f", "fast_sinf",
     "fast_cosf", "fast_tanf", "float_as_int", "int_as_float", "double_as_longlong",
-    "longlong_as_double",
-]
+    "longlong_as_double", "llrint", "llround", "scalbn", "logb", "ilogb", "nextafter", "norm3d", "norm4d", "rnorm3d",
+    "rnorm4d",
+] + libdevice_convert.__all__
 
 PI = 3.141592653589793
 HALF_PI = 1.5707963267948966
@@ -84,16 +87,6 @@ def round(x):
     """Nearest integer, halves away from zero (C's round)."""
     t = trunc(x)
     return where(abs(x - t) >= 0.5, t + where(x < 0, -1.0, 1.0), t)
-
-
-@jit
-def rint(x):
-    """Nearest integer, halves to even (C's rint in the default rounding mode)."""
-    f = floor(x)
-    d = x - f
-    half = f * 0.5
-    odd = floor(half) != half
-    return where((d > 0.5) | ((d == 0.5) & odd), f + 1.0, f)
 
 
 @jit
@@ -213,6 +206,37 @@ def hypot(x, y):
 @jit
 def rhypot(x, y):
     return _narrow(1.0 / _wide(hypot(x, y)), x)
+
+
+@jit
+def _norm(a, b, c, d):
+    """sqrt(a*a + b*b + c*c + d*d) of wide non-negative values, scaled by the largest (no
+    overflow); 0 for all zeros, inf if one is."""
+    m = maximum(maximum(a, b), maximum(c, d))
+    s = where(m == 0.0, 1.0, m)
+    qa, qb, qc, qd = a / s, b / s, c / s, d / s
+    r = m * sqrt(qa * qa + qb * qb + qc * qc + qd * qd)
+    return where(m == INF, INF, r)
+
+
+@jit
+def norm3d(a, b, c):
+    return _narrow(_norm(abs(_wide(a)), abs(_wide(b)), abs(_wide(c)), 0.0 * _wide(a)), a)
+
+
+@jit
+def norm4d(a, b, c, d):
+    return _narrow(_norm(abs(_wide(a)), abs(_wide(b)), abs(_wide(c)), abs(_wide(d))), a)
+
+
+@jit
+def rnorm3d(a, b, c):
+    return _narrow(1.0 / _norm(abs(_wide(a)), abs(_wide(b)), abs(_wide(c)), 0.0 * _wide(a)), a)
+
+
+@jit
+def rnorm4d(a, b, c, d):
+    return _narrow(1.0 / _norm(abs(_wide(a)), abs(_wide(b)), abs(_wide(c)), abs(_wide(d))), a)
 
 
 # ---- trigonometric ------------------------------------------------------------------------------
@@ -432,6 +456,53 @@ def ldexp(x, n):
     return _narrow(r, x)
 
 
+scalbn = ldexp  # (libdevice's scalbn(x, n) is x * 2**n too)
+
+
+@jit
+def _exponent(w):
+    """floor(log2(|w|)) of a finite non-zero fp64, from its exponent bits (subnormals scaled
+    by 2**54 first)."""
+    a = abs(w)
+    tiny = a < 2.2250738585072014e-308
+    s = where(tiny, a * 18014398509481984.0, a)
+    e = ((s.to(int64, bitcast=True) >> 52) & 0x7FF) - 1023
+    return where(tiny, e - 54, e)
+
+
+@jit
+def logb(x):
+    """The exponent of x as a float: -inf for 0, inf for +-inf, NaN for NaN."""
+    w = _wide(x)
+    r = where(w == 0.0, -INF, _exponent(where(w == 0.0, 1.0, w)).to(float64))
+    r = where(abs(w) == INF, INF, r)
+    return _narrow(where(w != w, w, r), x)
+
+
+@jit
+def ilogb(x):
+    """The exponent of x as an int32: INT_MIN for 0 and NaN, INT_MAX for +-inf (CUDA's)."""
+    w = _wide(x)
+    ok = (w == w) & (w != 0.0) & (abs(w) != INF)
+    e = _exponent(where(ok, w, 1.0)).to(int32)
+    return where(ok, e, where(abs(w) == INF, 2147483647, -2147483648))
+
+
+@jit
+def nextafter(x, y):
+    """The next representable value after x towards y (fp32 or fp64)."""
+    if x.dtype == float64:
+        bits = x.to(int64, bitcast=True)
+    else:
+        bits = x.to(int32, bitcast=True)
+    tiny = (bits * 0 + 1).to(x.dtype, bitcast=True)  # the smallest subnormal
+    up = (y > x) == (x > 0)  # the magnitude grows
+    r = where(up, bits + 1, bits - 1).to(x.dtype, bitcast=True)
+    r = where(x == 0, where(y > 0, tiny, -tiny), r)
+    r = where(x == y, y, r)
+    return where((x != x) | (y != y), x + y, r)
+
+
 @jit
 def float_as_int(x):
     return x.to(int32, bitcast=True)
@@ -450,3 +521,14 @@ def double_as_longlong(x):
 @jit
 def longlong_as_double(x):
     return x.to(float64, bitcast=True)
+
+
+
+@jit
+def llrint(x):
+    return rint(x).to(int64)
+
+
+@jit
+def llround(x):
+    return round(x).to(int64)

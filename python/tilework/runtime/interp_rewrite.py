@@ -1,0 +1,152 @@
+"""The interpreter runs a kernel's own Python function, where `and`, `or`, `not` and
+`x if c else y` would ask a tile for one truth value; the compiler takes them elementwise
+(Triton's rule: frontend/semantic.py `bool_op`, `logical_not`, `where`).  A kernel using them
+is recompiled here from its source with those expressions turned into calls of the same
+semantics, at the same file:line (breakpoints and tracebacks still work); other kernels keep
+their code object.  Compile-time values keep Python's short-circuit in both."""
+from __future__ import annotations
+
+import ast
+import copy
+import itertools
+import types
+import warnings
+
+from ..frontend import semantic as S
+from ..language import core
+from ..language.core import tensor
+
+_PREFIX = "__tw_"  # names the rewrite adds to the kernel's globals and locals
+
+
+def _builder():
+    return core.active_builder()
+
+
+def _stops(op, x):
+    return S.bool_op_stops(op, x)
+
+
+def _combine(op, x, y):
+    if S.bool_op_on_tiles(x, y):  # (at the kernel's line, its caller's)
+        warnings.warn(S.BOOL_OP_TILE_WARNING, UserWarning, stacklevel=2)
+    return S.bool_op(_builder(), op, x, y)
+
+
+def _not(x):
+    return S.logical_not(_builder(), x) if isinstance(x, tensor) else not x
+
+
+def _is_tile(x):
+    return isinstance(x, tensor)
+
+
+def _where(c, x, y):
+    return S.where(_builder(), c, x, y)
+
+
+HELPERS = {f"{_PREFIX}stops": _stops, f"{_PREFIX}combine": _combine, f"{_PREFIX}not": _not,
+           f"{_PREFIX}is_tile": _is_tile, f"{_PREFIX}where": _where}
+
+
+def _name(n, ctx=None):
+    return ast.Name(n, ctx or ast.Load())
+
+
+def _call(f, *args):
+    return ast.Call(_name(_PREFIX + f), list(args), [])
+
+
+class _Rewriter(ast.NodeTransformer):
+    def __init__(self):
+        self.temps = itertools.count()
+
+    def _temp(self):
+        return f"{_PREFIX}t{next(self.temps)}"
+
+    def visit_BoolOp(self, node):
+        self.generic_visit(node)
+        op = ast.Constant("and" if isinstance(node.op, ast.And) else "or")
+        acc = node.values[0]
+        for v in node.values[1:]:
+            # (combine(t, v) if not stops(t := acc) else t): v is evaluated only if needed
+            t = self._temp()
+            acc = ast.IfExp(
+                test=ast.UnaryOp(ast.Not(), _call("stops", op, ast.NamedExpr(
+                    _name(t, ast.Store()), acc))),
+                body=_call("combine", op, _name(t), v), orelse=_name(t))
+        return ast.copy_location(acc, node)
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Not):
+            return ast.copy_location(_call("not", node.operand), node)
+        return node
+
+    def visit_IfExp(self, node):
+        self.generic_visit(node)
+        # (where(t, a, b) if is_tile(t := c) else (a if t else b))
+        t = self._temp()
+        return ast.copy_location(ast.IfExp(
+            test=_call("is_tile", ast.NamedExpr(_name(t, ast.Store()), node.test)),
+            body=_call("where", _name(t), node.body, node.orelse),
+            orelse=ast.IfExp(_name(t), copy.deepcopy(node.body), copy.deepcopy(node.orelse))),
+            node)
+
+
+def _needs_rewrite(fdef) -> bool:
+    return any(isinstance(n, (ast.BoolOp, ast.IfExp)) or
+               (isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not))
+               for n in ast.walk(fdef))
+
+
+def rewritten_code(jfn) -> types.CodeType | None:
+    """`jfn`'s code object with `and`/`or`/`not`/`if`-expressions rewritten, or None when
+    it has none of them (or no source)."""
+    key = jfn.fn.__code__
+    if key not in _CODES:
+        _CODES[key] = None if getattr(jfn, "_no_source", None) else _rewrite(jfn)
+    return _CODES[key]
+
+
+_CODES: dict = {}  # the kernel's code object -> its rewritten one (None: none needed)
+
+
+def _rewrite(jfn):
+    tree = copy.deepcopy(jfn.parse())
+    fdef = tree.body[0]
+    if not _needs_rewrite(fdef):
+        return None
+    fdef = _Rewriter().visit(fdef)
+    free = jfn.fn.__code__.co_freevars
+    # the free variables stay free: the def is nested in a function binding them
+    outer = ast.FunctionDef(
+        name=f"{_PREFIX}outer", args=ast.arguments([], [], None, [], [], None, []),
+        body=[*(ast.Assign([_name(v, ast.Store())], ast.Constant(None)) for v in free),
+              fdef, ast.Return(_name(fdef.name))], decorator_list=[], returns=None)
+    module = ast.Module([outer], [])
+    ast.fix_missing_locations(module)
+    ast.increment_lineno(module, jfn.first_line - 1)
+    compiled = compile(module, jfn.filename, "exec")
+    outer_code = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
+    return next(c for c in outer_code.co_consts
+                if isinstance(c, types.CodeType) and c.co_name == fdef.name)
+
+
+def closure_for(code: types.CodeType, fn: types.FunctionType):
+    """`fn`'s closure cells in the order `code` names its free variables."""
+    if not code.co_freevars:
+        return None
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    return tuple(cells[v] for v in code.co_freevars)
+
+
+def code_to_run(jfn, g: dict):
+    """The code object and closure the interpreter runs for `jfn`: its own, or the rewritten
+    ones (then the helpers are added to `g`, the globals it will run with)."""
+    f = jfn.fn
+    code = rewritten_code(jfn)
+    if code is None:
+        return f.__code__, f.__closure__
+    g.update(HELPERS)
+    return code, closure_for(code, f)
