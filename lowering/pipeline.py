@@ -582,13 +582,8 @@ def _rewrite(info, cands, layouts, S):
             ahead = _advance(info, env, next_ops, s0)
         new = scf.ForOp(lb, ub, step, [inits[c] for c in kept] + [ahead[c] for c in s0]
                         + [_const(0, i32), _const(S - 1, i32)])
-    for name in [getattr(a, "name", a) for a in loop.attributes]:
-        new.operation.attributes[name] = loop.attributes[name]
     nb = new.body
-    nargs = list(nb.arguments)
-    n_iv = nargs[0]
-    n_ahead = nargs[1 + len(kept):1 + len(kept) + len(s0)]
-    rd, wr = nargs[-2], nargs[-1]
+    n_iv, n_ahead, rd, wr = adopt(info, new, kept, s0)
     with ir.InsertionPoint(nb), loop.location:
         B.build_async_wait(None, num=S - 2)
         iv = arith("arith.addi", n_iv, _const.times(step, S - 1))
@@ -667,6 +662,16 @@ def _erase_dead(block):
             if _pure(op) and not any(True for r in op.results for _ in r.uses):
                 op.erase()
                 changed = True
+
+
+def adopt(info: _Loop, new, kept, s0):
+    """The new loop `new` takes the old one's attributes.  -> its induction variable, the
+    stage-0 values carried ahead (after the `kept` carried values) and the read and write
+    slot indices (the last two iter_args)."""
+    for name in [getattr(a, "name", a) for a in info.loop.attributes]:
+        new.operation.attributes[name] = info.loop.attributes[name]
+    nargs = list(new.body.arguments)
+    return nargs[0], nargs[1 + len(kept):1 + len(kept) + len(s0)], nargs[-2], nargs[-1]
 
 
 def move_body(info: _Loop, ny):

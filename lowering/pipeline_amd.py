@@ -34,8 +34,8 @@ from tilework.dialects.verify import named_operands
 from .axis_info import AxisAnalysis
 from .module_info import kernels
 from .pass_base import Pass, register
-from .pipeline import (Consts, LoopInfo, consumer, copy_width, live_carried, move_body, rewire,
-                       shared_layout)
+from .pipeline import (Consts, LoopInfo, adopt, consumer, copy_width, live_carried, move_body,
+                       rewire, shared_layout)
 from .pipeline_common import (NOTE_ATTR, arith, clone_slice, cmp_lt, loop_depth, loops, next_op,
                               reserve_bytes, stage_bytes)
 from .shared_memory import smem_type
@@ -151,13 +151,8 @@ def _rewrite(info, cands, layouts):
         ahead = {c: env.get(info.yielded[c], info.yielded[c]) for c in s0}
         new = scf.ForOp(lb, ub, step, [inits[c] for c in kept] + [ahead[c] for c in s0]
                         + [const(0, i32), const(1, i32)])
-    for name in [getattr(a, "name", a) for a in loop.attributes]:
-        new.operation.attributes[name] = loop.attributes[name]
     nb = new.body
-    nargs = list(nb.arguments)
-    n_iv = nargs[0]
-    n_ahead = nargs[1 + len(kept):1 + len(kept) + len(s0)]
-    rd, wr = nargs[-2], nargs[-1]
+    n_iv, n_ahead, rd, wr = adopt(info, new, kept, s0)
     with ir.InsertionPoint(nb), loop.location:
         iv = arith("arith.addi", n_iv, step)
         env, vals = _prefetch(info, cands, iv, cmp_lt(iv, ub), dict(zip(s0, n_ahead)),
