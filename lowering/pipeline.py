@@ -77,11 +77,10 @@ from tilework.dialects.verify import named_operands
 
 from . import rules  # noqa: F401  (registers the scratch sizes)
 from .axis_info import AxisAnalysis, elem_bytes, vector_width
-from .module_info import kernels
 from .pass_base import Pass, register
 from .pipeline_common import (NOTE_ATTR, STAGES_ATTR, arith, clone_slice, cmp_lt,
-                              in_flight_acc, loop_depth, loops, next_op, reserve_bytes,
-                              stage_bytes, wait_result)
+                              in_flight_acc, kernel_loops, loop_depth, next_op, stage_bytes,
+                              wait_result)
 from .shared_memory import shared_contiguity, smem_type
 
 # side-effect-free ops the stage-0 slice may duplicate (not the dot: too costly to repeat)
@@ -695,10 +694,8 @@ def rewire(info: _Loop, new, kept):
 
 
 def pipeline(module_op, pctx=None):
-    for f in kernels(module_op):
-        reserve = reserve_bytes(f)
-        for loop in list(loops(f)):  # innermost first
-            pipeline_loop(loop, pctx, reserve, AxisAnalysis(f))
+    for f, reserve, loop in kernel_loops(module_op):
+        pipeline_loop(loop, pctx, reserve, AxisAnalysis(f))
 
 
 register(Pass("tilegpu-pipeline",

@@ -32,12 +32,11 @@ from tilework.dialects import tile as T
 from tilework.dialects.verify import named_operands
 
 from .axis_info import AxisAnalysis
-from .module_info import kernels
 from .pass_base import Pass, register
 from .pipeline import (Consts, LoopInfo, adopt, consumer, copy_width, live_carried, move_body,
                        rewire, shared_layout)
-from .pipeline_common import (NOTE_ATTR, arith, clone_slice, cmp_lt, loop_depth, loops, next_op,
-                              reserve_bytes, stage_bytes)
+from .pipeline_common import (NOTE_ATTR, arith, clone_slice, cmp_lt, kernel_loops, loop_depth,
+                              next_op, stage_bytes)
 from .shared_memory import smem_type
 from .smem_barriers import SLOT_ATTR  # ("read", "write": distinct buffers in an iteration)
 
@@ -179,10 +178,8 @@ def _rewrite(info, cands, layouts):
 
 
 def stream_pipeline(module_op, pctx=None):
-    for f in kernels(module_op):
-        reserve = reserve_bytes(f)
-        for loop in list(loops(f)):  # innermost first
-            pipeline_loop(loop, pctx, reserve, AxisAnalysis(f))
+    for f, reserve, loop in kernel_loops(module_op):
+        pipeline_loop(loop, pctx, reserve, AxisAnalysis(f))
 
 
 register(Pass("tilegpu-stream-pipeline",

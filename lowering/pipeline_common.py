@@ -8,6 +8,7 @@ import mlir.ir as ir
 from tilework.dialects import builders as B
 from tilework.dialects import tile as T
 
+from .module_info import kernels
 from .shared_memory import buffer_bytes, scratch_bytes
 
 STAGES_ATTR = "tile.num_stages"
@@ -28,6 +29,15 @@ def loops(op):
 def reserve_bytes(f) -> int:
     """Shared bytes the kernel needs besides the pipeline buffers (its largest scratch)."""
     return max([scratch_bytes(op) for op in T.walk_ops(f)] + [0])
+
+
+def kernel_loops(module_op):
+    """(kernel, its largest scratch, loop) for each scf.for of each kernel, innermost first
+    (the loops listed before any is rewritten)."""
+    for f in kernels(module_op):
+        reserve = reserve_bytes(f)
+        for loop in list(loops(f)):
+            yield f, reserve, loop
 
 
 def loop_depth(loop, pctx, default: int) -> int:

@@ -33,10 +33,9 @@ import mlir.ir as ir
 from tilework.dialects import builders as B
 from tilework.dialects import tile as T
 
-from .layout_passes import kernels
 from .pass_base import Pass, register
-from .pipeline_common import (NOTE_ATTR, arith, clone_slice, cmp_lt, in_flight_acc, loop_depth,
-                              loops, next_op, reserve_bytes, wait_result)
+from .pipeline_common import (NOTE_ATTR, arith, clone_slice, cmp_lt, in_flight_acc, kernel_loops,
+                              loop_depth, next_op, wait_result)
 from .shared_memory import alloc_bytes
 from .tile_passes import PURE_OPS
 from .tma import barrier_type, buffer_layout
@@ -218,10 +217,8 @@ def _async_dot(loop, body, views):
 
 
 def pipeline_tma(module_op, pctx=None):
-    for f in kernels(module_op):
-        reserve = reserve_bytes(f)
-        for loop in list(loops(f)):  # innermost first
-            pipeline_loop(loop, pctx, reserve)
+    for f, reserve, loop in kernel_loops(module_op):
+        pipeline_loop(loop, pctx, reserve)
 
 
 register(Pass("tilegpu-pipeline-tma",
