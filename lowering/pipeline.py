@@ -348,17 +348,23 @@ def _invariant(info: _Loop, v) -> bool:
     return _pure(op) and all(_invariant(info, x) for x in op.operands)
 
 
-def _candidates(info: _Loop, an) -> list:
-    out = []
-    plain = _plain_loop(info)
+def buffered_loads(info: _Loop):
+    """(op, its named operands, element type) of the body's tile.loads whose elements a
+    shared buffer holds as loaded (integers or floats of a width shared memory stores)."""
     for op in info.ops:
         if op.name != "tile.load":
             continue
-        args = named_operands(op)
         elem = T.element_type(op.results[0].type)
         if not (T.isa(elem, ir.IntegerType) or T.isa(elem, ir.FloatType)) or \
                 smem_type(elem) != elem:
             continue
+        yield op, named_operands(op), elem
+
+
+def _candidates(info: _Loop, an) -> list:
+    out = []
+    plain = _plain_loop(info)
+    for op, args, elem in buffered_loads(info):
         fill = args["other"] is not None and not _is_zero_const(args["other"])
         if fill and not (plain and _invariant(info, args["mask"])):
             continue  # (the fill needs the consumer iteration's mask: one that never changes)

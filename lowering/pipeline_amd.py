@@ -29,28 +29,19 @@ from mlir.dialects import scf
 
 from tilework.dialects import builders as B
 from tilework.dialects import tile as T
-from tilework.dialects.verify import named_operands
 
 from .axis_info import AxisAnalysis
 from .pass_base import Pass, register
-from .pipeline import (Consts, LoopInfo, adopt, consumer, copy_width, live_carried, move_body,
-                       rewire, shared_layout)
+from .pipeline import (Consts, LoopInfo, adopt, buffered_loads, consumer, copy_width,
+                       live_carried, move_body, rewire, shared_layout)
 from .pipeline_common import (NOTE_ATTR, arith, clone_slice, cmp_lt, kernel_loops, loop_depth,
                               next_op, stage_bytes)
-from .shared_memory import smem_type
 from .smem_barriers import SLOT_ATTR  # ("read", "write": distinct buffers in an iteration)
 
 
 def _candidates(info, an) -> list:
     out = []
-    for op in info.ops:
-        if op.name != "tile.load":
-            continue
-        args = named_operands(op)
-        elem = T.element_type(op.results[0].type)
-        if not (T.isa(elem, ir.IntegerType) or T.isa(elem, ir.FloatType)) or \
-                smem_type(elem) != elem:
-            continue
+    for op, args, _ in buffered_loads(info):
         if not all(info.computable(v) for v in (args["ptr"], args["mask"], args["other"])
                    if v is not None):
             continue
