@@ -10,27 +10,17 @@ cuBLAS's result.  Needs an sm_90 GPU (TMA).
 """
 import os
 import sys
-import time
 
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools"))
-from quick_matmul import bench, load_source  # noqa: E402  (one source under either compiler)
+from quick_matmul import GROUPED_PIDS, bench, load_source, measure  # noqa: E402
 
 SRC = '''
 @jit
 def matmul_tma(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
                BK: tl.constexpr, GROUP_M: tl.constexpr):
-    pid = tl.program_id(0)
-    num_m = tl.cdiv(M, BM)
-    num_n = tl.cdiv(N, BN)
-    group = GROUP_M * num_n
-    gid = pid // group
-    first_m = gid * GROUP_M
-    gsize = min(num_m - first_m, GROUP_M)
-    pid_m = first_m + ((pid % group) % gsize)
-    pid_n = (pid % group) // gsize
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
+''' + GROUPED_PIDS + '''    acc = tl.zeros((BM, BN), dtype=tl.float32)
     for k in range(0, tl.cdiv(K, BK)):
         a = a_desc.load([pid_m * BM, k * BK])
         b = b_desc.load([k * BK, pid_n * BN])
@@ -108,15 +98,10 @@ def main():
                     k[grid](ad, bd, cd, M, N, K, BM=bm, BN=bn, BK=bk, GROUP_M=8,
                             num_warps=w, num_stages=s, **extra)
                 try:
-                    t0 = time.perf_counter()
-                    run()
-                    torch.cuda.synchronize()
-                    ct = time.perf_counter() - t0
-                    err = (c.float() - ref.float()).abs().max().item()
-                    bad = "" if err < (0.5 if dt == torch.float16 else 2.0) else " WRONG"
-                    t = bench(run)
-                    row.append(f"{name} {flop / t / 1e9:7.1f} (first {ct:5.2f} s, err "
-                               f"{err:.3f}{bad})")
+                    tflops, ct, err, ok = measure(run, c, ref, flop,
+                                                  0.5 if dt == torch.float16 else 2.0)
+                    row.append(f"{name} {tflops:7.1f} (first {ct:5.2f} s, err "
+                               f"{err:.3f}{'' if ok else ' WRONG'})")
                 except Exception as e:  # report and go on
                     row.append(f"{name} failed: {type(e).__name__}: {str(e)[:160]}")
             print(f"  {bm}x{bn}x{bk} w{w} s{s}: " + " | ".join(row))

@@ -77,12 +77,12 @@ from tilework.dialects.verify import named_operands
 
 from . import rules  # noqa: F401  (registers the scratch sizes)
 from .axis_info import AxisAnalysis, elem_bytes, vector_width
-from .module_info import kernels
 from .pass_base import Pass, register
-from .shared_memory import buffer_bytes, scratch_bytes, shared_contiguity, smem_type
+from .pipeline_common import (NOTE_ATTR, STAGES_ATTR, arith, clone_slice, cmp_lt,
+                              in_flight_acc, kernel_loops, loop_depth, next_op, stage_bytes,
+                              wait_result)
+from .shared_memory import shared_contiguity, smem_type
 
-STAGES_ATTR = "tile.num_stages"
-NOTE_ATTR = "tilegpu.pipeline_note"
 # side-effect-free ops the stage-0 slice may duplicate (not the dot: too costly to repeat)
 _SLICE_OPS = frozenset(opdefs.PURE_OPS) - {"tile.dot", "tile.reduce", "tile.scan"}
 
@@ -348,17 +348,23 @@ def _invariant(info: _Loop, v) -> bool:
     return _pure(op) and all(_invariant(info, x) for x in op.operands)
 
 
-def _candidates(info: _Loop, an) -> list:
-    out = []
-    plain = _plain_loop(info)
+def buffered_loads(info: _Loop):
+    """(op, its named operands, element type) of the body's tile.loads whose elements a
+    shared buffer holds as loaded (integers or floats of a width shared memory stores)."""
     for op in info.ops:
         if op.name != "tile.load":
             continue
-        args = named_operands(op)
         elem = T.element_type(op.results[0].type)
         if not (T.isa(elem, ir.IntegerType) or T.isa(elem, ir.FloatType)) or \
                 smem_type(elem) != elem:
             continue
+        yield op, named_operands(op), elem
+
+
+def _candidates(info: _Loop, an) -> list:
+    out = []
+    plain = _plain_loop(info)
+    for op, args, elem in buffered_loads(info):
         fill = args["other"] is not None and not _is_zero_const(args["other"])
         if fill and not (plain and _invariant(info, args["mask"])):
             continue  # (the fill needs the consumer iteration's mask: one that never changes)
@@ -423,29 +429,7 @@ class _Consts:
         op = _owner(step)
         if op is not None and op.name == "arith.constant":
             return self(ir.IntegerAttr(op.attributes["value"]).value * j, step.type)
-        return step if j == 1 else _arith("arith.muli", step, self(j, step.type))
-
-
-def _arith(name, a, b, t=None):
-    return ir.Operation.create(name, results=[t or a.type], operands=[a, b]).results[0]
-
-
-def _cmp_lt(a, b):
-    return ir.Operation.create("arith.cmpi", results=[ir.IntegerType.get_signless(1)],
-                               operands=[a, b],
-                               attributes={"predicate": ir.IntegerAttr.get(
-                                   ir.IntegerType.get_signless(64), 2)}).results[0]  # slt
-
-
-def _clone_slice(ops, env):
-    """Clones `ops` at the insertion point with operands mapped through `env` (updated)."""
-    for op in ops:
-        new = op.clone()
-        for i, x in enumerate(op.operands):
-            if x in env:
-                new.operands[i] = env[x]
-        for a, b in zip(op.results, new.results):
-            env[a] = b
+        return step if j == 1 else arith("arith.muli", step, self(j, step.type))
 
 
 def _issue(info, cands, allocs, slot, iv, valid, carried_vals, copy_ops):
@@ -456,14 +440,14 @@ def _issue(info, cands, allocs, slot, iv, valid, carried_vals, copy_ops):
     env = {info.iv: iv}
     for c, v in carried_vals.items():
         env[info.carried[c]] = v
-    _clone_slice(copy_ops, env)
+    clone_slice(copy_ops, env)
     i1 = ir.IntegerType.get_signless(1)
     for (load, args, (kind, user, _)), alloc in zip(cands, allocs):
         ptr_t = args["ptr"].type
         mask_t = ir.RankedTensorType.get(T.shape_of(ptr_t), i1, T.as_tensor(ptr_t).encoding)
         keep = B.build_splat(None, valid, result_type=mask_t)
         mask = args["mask"]
-        mask = keep if mask is None else _arith("arith.andi", env.get(mask, mask), keep)
+        mask = keep if mask is None else arith("arith.andi", env.get(mask, mask), keep)
         md = T.memdesc_of(alloc.type)
         one = T.memdesc_type(md.shape, md.elem, md.layout, 1)
         dst = B.build_memdesc_index(None, alloc, slot, result_type=one)
@@ -480,7 +464,7 @@ def _advance(info, env, next_ops, s0):
     """The next stage-0 carried values (cloning `next_ops`, the rest of the slice, at the
     insertion point: in the loop, at its end, as the original increments were, so the old and
     new pointers are not both live across the body)."""
-    _clone_slice(next_ops, env)
+    clone_slice(next_ops, env)
     return {c: env.get(info.yielded[c], info.yielded[c]) for c in s0}
 
 
@@ -527,14 +511,8 @@ def _nested(op):
                 yield from _nested(inner.operation)
 
 
-def _reserve(f) -> int:
-    """Shared bytes the kernel needs besides the pipeline buffers (its largest scratch)."""
-    return max([scratch_bytes(op) for op in T.walk_ops(f)] + [0])
-
-
 def pipeline_loop(loop, pctx, reserve: int, an) -> bool:
-    depth = ir.IntegerAttr(loop.attributes[STAGES_ATTR]).value \
-        if STAGES_ATTR in loop.attributes else (pctx.options.num_stages if pctx else 3)
+    depth = loop_depth(loop, pctx, 3)
     if depth <= 1:
         return False
     info = _Loop(loop)
@@ -547,9 +525,7 @@ def pipeline_loop(loop, pctx, reserve: int, an) -> bool:
         depth -= 1
     layouts = [_shared_layout(load, cons, vec) for load, _, cons, vec in cands]
     cands = [c[:3] for c in cands]
-    per_stage = sum(buffer_bytes(T.MemDesc(T.shape_of(load.results[0].type),
-                                           T.element_type(load.results[0].type), lay, 1))
-                    for (load, _, _), lay in zip(cands, layouts))
+    per_stage = stage_bytes([load for load, _, _ in cands], layouts)
     budget = pctx.target.shared_memory if pctx is not None else 1 << 62
     stages = depth
     while stages > 1 and stages * per_stage + reserve > budget:
@@ -575,24 +551,12 @@ def async_dot(info, cands):
     slots = {user.results[0] for _, _, (kind, user, _) in cands if kind in ("alloc", "trans")}
     if dot.operands[0] not in slots or dot.operands[1] not in slots:
         return None  # an operand buffer written in the body would race with the pending read
-    acc = dot.operands[2]
-    if acc not in info.carried or len(list(acc.uses)) != 1:
-        return None
-    c = info.carried.index(acc)
-    uses = list(dot.results[0].uses)
-    if len(uses) != 1 or uses[0].owner != info.yield_op or uses[0].operand_number != c:
-        return None
-    ec = str(T.element_type(dot.results[0].type))
-    ea = str(T.memdesc_of(dot.operands[0].type).elem)
-    K = T.memdesc_of(dot.operands[0].type).shape[1]
-    mnia = ir.IntegerAttr(dot.attributes["max_num_imprecise_acc"]).value
-    if ec not in ("f32", "i32") or (ea.startswith("f8") and 0 < mnia < K):
-        return None  # the rule converts or adds after the wait
-    return dot, c
+    c = in_flight_acc(dot, info.carried, info.yield_op)
+    return None if c is None else (dot, c)
 
 
 def _rewrite(info, cands, layouts, S):
-    loop, body = info.loop, info.body
+    loop = info.loop
     lb, ub, step = list(loop.operands)[:3]
     i32 = ir.IntegerType.get_signless(32)
     s0 = sorted(info.stage0)
@@ -617,24 +581,19 @@ def _rewrite(info, cands, layouts, S):
         _const = _Consts(ir.InsertionPoint(allocs[0].owner))
         ahead = {c: inits[c] for c in s0}
         for j in range(S - 1):
-            iv = lb if j == 0 else _arith("arith.addi", lb, _const.times(step, j))
-            env = _issue(info, cands, allocs, _const(j, i32), iv, _cmp_lt(iv, ub), ahead,
+            iv = lb if j == 0 else arith("arith.addi", lb, _const.times(step, j))
+            env = _issue(info, cands, allocs, _const(j, i32), iv, cmp_lt(iv, ub), ahead,
                          copy_ops)
             ahead = _advance(info, env, next_ops, s0)
         new = scf.ForOp(lb, ub, step, [inits[c] for c in kept] + [ahead[c] for c in s0]
                         + [_const(0, i32), _const(S - 1, i32)])
-    for name in [getattr(a, "name", a) for a in loop.attributes]:
-        new.operation.attributes[name] = loop.attributes[name]
     nb = new.body
-    nargs = list(nb.arguments)
-    n_iv, n_kept = nargs[0], nargs[1:1 + len(kept)]
-    n_ahead = nargs[1 + len(kept):1 + len(kept) + len(s0)]
-    rd, wr = nargs[-2], nargs[-1]
+    n_iv, n_ahead, rd, wr = adopt(info, new, kept, s0)
     with ir.InsertionPoint(nb), loop.location:
         B.build_async_wait(None, num=S - 2)
-        iv = _arith("arith.addi", n_iv, _const.times(step, S - 1))
+        iv = arith("arith.addi", n_iv, _const.times(step, S - 1))
         if wg is None:
-            env = _issue(info, cands, allocs, wr, iv, _cmp_lt(iv, ub),
+            env = _issue(info, cands, allocs, wr, iv, cmp_lt(iv, ub),
                          dict(zip(s0, n_ahead)), copy_ops)
         for (load, _, (kind, user, ty)), alloc in zip(cands, allocs):
             md = T.memdesc_of(alloc.type)
@@ -672,53 +631,31 @@ def _rewrite(info, cands, layouts, S):
                                            "predicate": ir.IntegerAttr.get(
                                                ir.IntegerType.get_signless(64), 0)}).results[0]
             incs.append(ir.Operation.create("arith.select", results=[i32], operands=[
-                wrap, zero, _arith("arith.addi", x, one)]).results[0])
+                wrap, zero, arith("arith.addi", x, one)]).results[0])
     # the rest of the body, then the yield; the dropped carried values' updates die
     with ir.InsertionPoint(nb), loop.location:
         ny = scf.YieldOp([info.yielded[c] for c in kept] + list(n_ahead) + incs)
-    for op in [o.operation for o in body.operations]:
-        if op != info.yield_op:
-            op.move_before(ny)
-    info.yield_op.erase()
+    move_body(info, ny)
     with ir.InsertionPoint(ny), loop.location:  # the ahead values' increments, last
         if wg is not None:  # wgmma(k-1) done, then the copies into the slot it read
             dot, c = wg
             waited = B.build_warpgroup_wait(None, dot.results[0], num=1,
                                             result_type=dot.results[0].type)
             ny.operation.operands[kept.index(c)] = waited
-            env = _issue(info, cands, allocs, wr, iv, _cmp_lt(iv, ub),
+            env = _issue(info, cands, allocs, wr, iv, cmp_lt(iv, ub),
                          dict(zip(s0, n_ahead)), copy_ops)
         nxt = _advance(info, env, next_ops, s0)
     for i, c in enumerate(s0):
         ny.operation.operands[len(kept) + i] = nxt[c]
-    info.iv.replace_all_uses_with(n_iv)
-    for c, a in zip(kept, n_kept):
-        info.carried[c].replace_all_uses_with(a)
-    _erase_dead(nb)
-    for c, r in zip(kept, list(new.results)[:len(kept)]):
-        loop.results[c].replace_all_uses_with(r)
+    rewire(info, new, kept)
     # after the loop: wait for every copy (those past the end too), free the buffers
-    with ir.InsertionPoint(_next_op(loop)), loop.location:
+    with ir.InsertionPoint(next_op(loop)), loop.location:
         if wg is not None:  # (before the deallocs: the last wgmma reads its slots until done)
-            r = new.results[kept.index(wg[1])]
-            users = [(u.owner, u.operand_number) for u in r.uses]
-            done = B.build_warpgroup_wait(None, r, num=0, result_type=r.type)
-            for owner, i in users:
-                owner.operands[i] = done
+            wait_result(new.results[kept.index(wg[1])])
         B.build_async_wait(None, num=0)
         for a in allocs:
             B.build_local_dealloc(None, a)
     loop.erase()
-
-
-def _next_op(op):
-    found = False
-    for o in op.block.operations:
-        if found:
-            return o.operation
-        if o.operation == op:
-            found = True
-    raise ValueError("an scf.for is its block's last op")
 
 
 def _erase_dead(block):
@@ -732,21 +669,39 @@ def _erase_dead(block):
                 changed = True
 
 
-def _loops(op):
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                inner = inner.operation
-                yield from _loops(inner)
-                if inner.name == "scf.for":
-                    yield inner
+def adopt(info: _Loop, new, kept, s0):
+    """The new loop `new` takes the old one's attributes.  -> its induction variable, the
+    stage-0 values carried ahead (after the `kept` carried values) and the read and write
+    slot indices (the last two iter_args)."""
+    for name in [getattr(a, "name", a) for a in info.loop.attributes]:
+        new.operation.attributes[name] = info.loop.attributes[name]
+    nargs = list(new.body.arguments)
+    return nargs[0], nargs[1 + len(kept):1 + len(kept) + len(s0)], nargs[-2], nargs[-1]
+
+
+def move_body(info: _Loop, ny):
+    """The old body's ops but its yield move before `ny` (the new loop's yield)."""
+    for op in [o.operation for o in info.body.operations]:
+        if op != info.yield_op:
+            op.move_before(ny)
+    info.yield_op.erase()
+
+
+def rewire(info: _Loop, new, kept):
+    """Uses of the old loop's iv, `kept` carried values and results read the new loop's; the
+    dropped carried values' updates die."""
+    nargs = list(new.body.arguments)
+    info.iv.replace_all_uses_with(nargs[0])
+    for c, a in zip(kept, nargs[1:1 + len(kept)]):
+        info.carried[c].replace_all_uses_with(a)
+    _erase_dead(new.body)
+    for c, r in zip(kept, list(new.results)[:len(kept)]):
+        info.loop.results[c].replace_all_uses_with(r)
 
 
 def pipeline(module_op, pctx=None):
-    for f in kernels(module_op):
-        reserve = _reserve(f)
-        for loop in list(_loops(f)):  # innermost first
-            pipeline_loop(loop, pctx, reserve, AxisAnalysis(f))
+    for f, reserve, loop in kernel_loops(module_op):
+        pipeline_loop(loop, pctx, reserve, AxisAnalysis(f))
 
 
 register(Pass("tilegpu-pipeline",
@@ -755,7 +710,5 @@ register(Pass("tilegpu-pipeline",
 
 
 # what AMD's stream pipelining (`pipeline_amd.py`) shares with this pass
-LoopInfo, consumer, shared_layout, clone_slice = _Loop, _consumer, _shared_layout, _clone_slice
-live_carried, erase_dead, next_op, loops, reserve_bytes = (_live_carried, _erase_dead, _next_op,
-                                                           _loops, _reserve)
-Consts, arith, cmp_lt, is_pure = _Consts, _arith, _cmp_lt, _pure
+LoopInfo, consumer, shared_layout = _Loop, _consumer, _shared_layout
+live_carried, Consts, is_pure = _live_carried, _Consts, _pure

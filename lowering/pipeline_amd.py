@@ -29,28 +29,19 @@ from mlir.dialects import scf
 
 from tilework.dialects import builders as B
 from tilework.dialects import tile as T
-from tilework.dialects.verify import named_operands
 
 from .axis_info import AxisAnalysis
-from .module_info import kernels
 from .pass_base import Pass, register
-from .pipeline import (NOTE_ATTR, STAGES_ATTR, Consts, LoopInfo, arith, clone_slice, cmp_lt,
-                       consumer, copy_width, erase_dead, live_carried, loops, next_op,
-                       reserve_bytes, shared_layout)
-from .shared_memory import buffer_bytes, smem_type
+from .pipeline import (Consts, LoopInfo, adopt, buffered_loads, consumer, copy_width,
+                       live_carried, move_body, rewire, shared_layout)
+from .pipeline_common import (NOTE_ATTR, arith, clone_slice, cmp_lt, kernel_loops, loop_depth,
+                              next_op, stage_bytes)
 from .smem_barriers import SLOT_ATTR  # ("read", "write": distinct buffers in an iteration)
 
 
 def _candidates(info, an) -> list:
     out = []
-    for op in info.ops:
-        if op.name != "tile.load":
-            continue
-        args = named_operands(op)
-        elem = T.element_type(op.results[0].type)
-        if not (T.isa(elem, ir.IntegerType) or T.isa(elem, ir.FloatType)) or \
-                smem_type(elem) != elem:
-            continue
+    for op, args, _ in buffered_loads(info):
         if not all(info.computable(v) for v in (args["ptr"], args["mask"], args["other"])
                    if v is not None):
             continue
@@ -103,8 +94,7 @@ def _slot(alloc, index, role):
 
 
 def pipeline_loop(loop, pctx, reserve: int, an) -> bool:
-    depth = ir.IntegerAttr(loop.attributes[STAGES_ATTR]).value \
-        if STAGES_ATTR in loop.attributes else (pctx.options.num_stages if pctx else 2)
+    depth = loop_depth(loop, pctx, 2)
     if depth <= 1:
         return False
     info = LoopInfo(loop)
@@ -113,9 +103,7 @@ def pipeline_loop(loop, pctx, reserve: int, an) -> bool:
         return False
     layouts = [shared_layout(load, cons, vec) for load, _, cons, vec in cands]
     cands = [c[:3] for c in cands]
-    per_stage = sum(buffer_bytes(T.MemDesc(T.shape_of(load.results[0].type),
-                                           T.element_type(load.results[0].type), lay, 1))
-                    for (load, _, _), lay in zip(cands, layouts))
+    per_stage = stage_bytes([load for load, _, _ in cands], layouts)
     budget = pctx.target.shared_memory if pctx is not None else 1 << 62
     if 2 * per_stage + reserve > budget:
         loop.attributes[NOTE_ATTR] = ir.StringAttr.get(
@@ -127,7 +115,7 @@ def pipeline_loop(loop, pctx, reserve: int, an) -> bool:
 
 
 def _rewrite(info, cands, layouts):
-    loop, body = info.loop, info.body
+    loop = info.loop
     lb, ub, step = list(loop.operands)[:3]
     i32 = ir.IntegerType.get_signless(32)
     s0 = sorted(info.stage0)
@@ -153,13 +141,8 @@ def _rewrite(info, cands, layouts):
         ahead = {c: env.get(info.yielded[c], info.yielded[c]) for c in s0}
         new = scf.ForOp(lb, ub, step, [inits[c] for c in kept] + [ahead[c] for c in s0]
                         + [const(0, i32), const(1, i32)])
-    for name in [getattr(a, "name", a) for a in loop.attributes]:
-        new.operation.attributes[name] = loop.attributes[name]
     nb = new.body
-    nargs = list(nb.arguments)
-    n_iv, n_kept = nargs[0], nargs[1:1 + len(kept)]
-    n_ahead = nargs[1 + len(kept):1 + len(kept) + len(s0)]
-    rd, wr = nargs[-2], nargs[-1]
+    n_iv, n_ahead, rd, wr = adopt(info, new, kept, s0)
     with ir.InsertionPoint(nb), loop.location:
         iv = arith("arith.addi", n_iv, step)
         env, vals = _prefetch(info, cands, iv, cmp_lt(iv, ub), dict(zip(s0, n_ahead)),
@@ -171,22 +154,14 @@ def _rewrite(info, cands, layouts):
             load.erase()
     with ir.InsertionPoint(nb), loop.location:
         ny = scf.YieldOp([info.yielded[c] for c in kept] + list(n_ahead) + [wr, rd])
-    for op in [o.operation for o in body.operations]:
-        if op != info.yield_op:
-            op.move_before(ny)
-    info.yield_op.erase()
+    move_body(info, ny)
     with ir.InsertionPoint(ny), loop.location:  # after the dots: the next slot, increments
         for alloc, v in zip(allocs, vals):
             B.build_local_store(None, v, _slot(alloc, wr, "write"))
         clone_slice(next_ops, env)
     for i, c in enumerate(s0):
         ny.operation.operands[len(kept) + i] = env.get(info.yielded[c], info.yielded[c])
-    info.iv.replace_all_uses_with(n_iv)
-    for c, a in zip(kept, n_kept):
-        info.carried[c].replace_all_uses_with(a)
-    erase_dead(nb)
-    for c, r in zip(kept, list(new.results)[:len(kept)]):
-        loop.results[c].replace_all_uses_with(r)
+    rewire(info, new, kept)
     with ir.InsertionPoint(next_op(loop)), loop.location:
         for a in allocs:
             B.build_local_dealloc(None, a)
@@ -194,10 +169,8 @@ def _rewrite(info, cands, layouts):
 
 
 def stream_pipeline(module_op, pctx=None):
-    for f in kernels(module_op):
-        reserve = reserve_bytes(f)
-        for loop in list(loops(f)):  # innermost first
-            pipeline_loop(loop, pctx, reserve, AxisAnalysis(f))
+    for f, reserve, loop in kernel_loops(module_op):
+        pipeline_loop(loop, pctx, reserve, AxisAnalysis(f))
 
 
 register(Pass("tilegpu-stream-pipeline",

@@ -33,10 +33,10 @@ import mlir.ir as ir
 from tilework.dialects import builders as B
 from tilework.dialects import tile as T
 
-from .layout_passes import kernels
 from .pass_base import Pass, register
-from .pipeline import NOTE_ATTR, STAGES_ATTR
-from .shared_memory import alloc_bytes, scratch_bytes
+from .pipeline_common import (NOTE_ATTR, arith, clone_slice, cmp_lt, in_flight_acc, kernel_loops,
+                              loop_depth, next_op, wait_result)
+from .shared_memory import alloc_bytes
 from .tile_passes import PURE_OPS
 from .tma import barrier_type, buffer_layout
 
@@ -74,16 +74,6 @@ def _i32(v: int) -> ir.Value:
                                attributes={"value": ir.IntegerAttr.get(t, v)}).results[0]
 
 
-def _arith(name, a, b, t=None):
-    return ir.Operation.create(name, results=[t or a.type], operands=[a, b]).results[0]
-
-
-def _lt(a, b):
-    return ir.Operation.create("arith.cmpi", results=[ir.IntegerType.get_signless(1)],
-                               operands=[a, b], attributes={"predicate": ir.IntegerAttr.get(
-                                   ir.IntegerType.get_signless(64), 2)}).results[0]  # slt
-
-
 def _view(ring, slot):
     md = T.memdesc_of(ring.type)
     one = T.memdesc_type(md.shape, md.elem, md.layout, 1)
@@ -94,13 +84,7 @@ def _issue(loads, ops, iv, new_iv, rings, bars, slot, pred):
     """The loads (`[(desc, coordinates)]`) of the iteration at `new_iv` into `slot` (at the
     insertion point)."""
     env = {iv: new_iv}
-    for op in ops:  # the coordinates' slice, in program order
-        new = op.clone()
-        for i, x in enumerate(op.operands):
-            if x in env:
-                new.operands[i] = env[x]
-        for a, b in zip(op.results, new.results):
-            env[a] = b
+    clone_slice(ops, env)  # the coordinates' slice, in program order
     bar = _view(bars, slot)
     for (desc, coords), ring in zip(loads, rings):
         coords = [env.get(c, c) for c in coords]
@@ -130,8 +114,7 @@ def _feeds_dot(body) -> bool:
 
 
 def pipeline_loop(loop, pctx, reserve: int) -> bool:
-    depth = ir.IntegerAttr(loop.attributes[STAGES_ATTR]).value \
-        if STAGES_ATTR in loop.attributes else (pctx.options.num_stages if pctx else 3)
+    depth = loop_depth(loop, pctx, 3)
     body = loop.regions[0].blocks[0]
     iv = body.arguments[0]
     if depth <= 1 or str(iv.type) != "i32" or not _feeds_dot(body):
@@ -178,14 +161,14 @@ def _rewrite(loop, body, iv, loads, ops, mds, S):
         for j in range(S):
             B.build_mbarrier_init(None, _view(bars, _i32(j)), count=len(loads))
         for j in range(S - 1):
-            it = lb if j == 0 else _arith("arith.addi", lb, _arith("arith.muli", step, _i32(j)))
-            _issue(specs, ops, iv, it, rings, bars, _i32(j), _lt(it, ub))
+            it = lb if j == 0 else arith("arith.addi", lb, arith("arith.muli", step, _i32(j)))
+            _issue(specs, ops, iv, it, rings, bars, _i32(j), cmp_lt(it, ub))
     first = body.operations[0].operation
     with ir.InsertionPoint(first), loop.location:
-        k = _arith("arith.divsi", _arith("arith.subi", iv, lb), step)
+        k = arith("arith.divsi", arith("arith.subi", iv, lb), step)
     with ir.InsertionPoint(loads[0]), loop.location:
-        slot = _arith("arith.remsi", k, _i32(S))
-        phase = _arith("arith.andi", _arith("arith.divsi", k, _i32(S)), _i32(1))
+        slot = arith("arith.remsi", k, _i32(S))
+        phase = arith("arith.andi", arith("arith.divsi", k, _i32(S)), _i32(1))
         B.build_mbarrier_wait(None, _view(bars, slot), phase)
         views = [_view(r, slot) for r in rings]
     for load, view in zip(loads, views):
@@ -193,28 +176,24 @@ def _rewrite(loop, body, iv, loads, ops, mds, S):
     wg = _async_dot(loop, body, views)
     if wg is not None:  # wgmma(k-1) done, then the copies into the slot it read
         dot, c = wg
-        with ir.InsertionPoint(_next_op(dot)), loop.location:
+        with ir.InsertionPoint(next_op(dot)), loop.location:
             waited = B.build_warpgroup_wait(None, dot.results[0], num=1,
                                             result_type=dot.results[0].type)
         body.operations[len(body.operations) - 1].operation.operands[c] = waited
-        ip = _next_op(waited.owner)
+        ip = next_op(waited.owner)
     else:  # (a synchronous dot: at the top, into the slot iteration k-1 read)
-        ip = _next_op(k.owner)
+        ip = next_op(k.owner)
     with ir.InsertionPoint(ip), loop.location:
-        nxt = _arith("arith.addi", iv, _arith("arith.muli", step, _i32(S - 1)))
-        slot_n = _arith("arith.remsi", _arith("arith.addi", k, _i32(S - 1)), _i32(S))
-        _issue(specs, ops, iv, nxt, rings, bars, slot_n, _lt(nxt, ub))
+        nxt = arith("arith.addi", iv, arith("arith.muli", step, _i32(S - 1)))
+        slot_n = arith("arith.remsi", arith("arith.addi", k, _i32(S - 1)), _i32(S))
+        _issue(specs, ops, iv, nxt, rings, bars, slot_n, cmp_lt(nxt, ub))
     for op in reversed(ops):  # the original coordinates, now unused
         if not any(True for r in op.results for _ in r.uses):
             op.erase()
-    after = _next_op(loop)
+    after = next_op(loop)
     with ir.InsertionPoint(after), loop.location:
         if wg is not None:  # the last wgmma reads its slots until done
-            r = loop.results[wg[1]]
-            users = [(u.owner, u.operand_number) for u in r.uses]
-            done = B.build_warpgroup_wait(None, r, num=0, result_type=r.type)
-            for owner, i in users:
-                owner.operands[i] = done
+            wait_result(loop.results[wg[1]])
         for j in range(S):
             B.build_mbarrier_inval(None, _view(bars, _i32(j)))
         for r in rings + [bars]:
@@ -232,49 +211,14 @@ def _async_dot(loop, body, views):
     dot = dots[0]
     if dot.operands[0] not in views or dot.operands[1] not in views:
         return None
-    acc = dot.operands[2]
-    args = list(body.arguments)[1:]
-    if acc not in args or len(list(acc.uses)) != 1:
-        return None
-    c = args.index(acc)
-    yield_op = body.operations[len(body.operations) - 1].operation
-    uses = list(dot.results[0].uses)
-    if len(uses) != 1 or uses[0].owner != yield_op or uses[0].operand_number != c:
-        return None
-    ec = str(T.element_type(dot.results[0].type))
-    md = T.memdesc_of(dot.operands[0].type)
-    mnia = ir.IntegerAttr(dot.attributes["max_num_imprecise_acc"]).value
-    if ec not in ("f32", "i32") or (str(md.elem).startswith("f8") and 0 < mnia < md.shape[1]):
-        return None  # the rule converts or adds after the wait
-    return dot, c
-
-
-def _next_op(op):
-    op = getattr(op, "operation", op)
-    found = False
-    for o in op.block.operations:
-        if found:
-            return o.operation
-        if o.operation == op:
-            found = True
-    raise ValueError("an scf.for is its block's last op")
-
-
-def _loops(op):
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                inner = inner.operation
-                yield from _loops(inner)
-                if inner.name == "scf.for":
-                    yield inner
+    c = in_flight_acc(dot, list(body.arguments)[1:],
+                      body.operations[len(body.operations) - 1].operation)
+    return None if c is None else (dot, c)
 
 
 def pipeline_tma(module_op, pctx=None):
-    for f in kernels(module_op):
-        reserve = max([scratch_bytes(op) for op in T.walk_ops(f)] + [0])
-        for loop in list(_loops(f)):  # innermost first
-            pipeline_loop(loop, pctx, reserve)
+    for f, reserve, loop in kernel_loops(module_op):
+        pipeline_loop(loop, pctx, reserve)
 
 
 register(Pass("tilegpu-pipeline-tma",

@@ -11,11 +11,9 @@ try:
 except ImportError:  # (build() needs no torch)
     torch = None
 
-SRC = '''
-@jit
-def matmul(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
-           BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP_M: tl.constexpr):
-    pid = tl.program_id(0)
+# the grouped ordering of program ids (pid_m, pid_n: GROUP_M rows of blocks at a time, for L2
+# reuse), the matmul sources' first lines (tma_matmul.py's too)
+GROUPED_PIDS = '''    pid = tl.program_id(0)
     num_m = tl.cdiv(M, BM)
     num_n = tl.cdiv(N, BN)
     group = GROUP_M * num_n
@@ -24,7 +22,13 @@ def matmul(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
     gsize = min(num_m - first_m, GROUP_M)
     pid_m = first_m + ((pid % group) % gsize)
     pid_n = (pid % group) // gsize
-    offs_m = (pid_m * BM + tl.arange(0, BM)) % M
+'''
+
+SRC = '''
+@jit
+def matmul(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
+           BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP_M: tl.constexpr):
+''' + GROUPED_PIDS + '''    offs_m = (pid_m * BM + tl.arange(0, BM)) % M
     offs_n = (pid_n * BN + tl.arange(0, BN)) % N
     offs_k = tl.arange(0, BK)
     a_ptrs = a_ptr + offs_m[:, None] * sam + offs_k[None, :] * sak
@@ -83,6 +87,18 @@ def bench(fn, reps=50):
     return ts[len(ts) // 2]
 
 
+def measure(run, c, ref, flop, tol):
+    """One config's launch `run` (writing `c`): (TFLOP/s, the first call's seconds, compile
+    included, its max error against `ref`, whether that is under `tol`)."""
+    t0 = time.perf_counter()
+    run()
+    torch.cuda.synchronize()
+    ct = time.perf_counter() - t0
+    err = (c.float() - ref.float()).abs().max().item()
+    t = bench(run)
+    return flop / t / 1e9, ct, err, err < tol
+
+
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     M, N, K = (int(x) for x in args[:3]) if args else (4096, 4096, 4096)
@@ -107,14 +123,8 @@ def main():
                         c.stride(0), c.stride(1), BM=bm, BN=bn, BK=bk, GROUP_M=8,
                         num_warps=w, num_stages=s)
             try:
-                t0 = time.perf_counter()
-                run()
-                torch.cuda.synchronize()
-                ct = time.perf_counter() - t0
-                err = (c.float() - ref.float()).abs().max().item()
-                ok = err < 0.5
-                t = bench(run)
-                row.append(f"{which} {flop / t / 1e9:7.1f} TFLOP/s (first call {ct:5.2f} s, "
+                tflops, ct, err, ok = measure(run, c, ref, flop, 0.5)
+                row.append(f"{which} {tflops:7.1f} TFLOP/s (first call {ct:5.2f} s, "
                            f"max err {err:.3f}{'' if ok else ' WRONG'})")
             except Exception as e:  # report and go on
                 row.append(f"{which} failed: {type(e).__name__}: {str(e)[:200]}")

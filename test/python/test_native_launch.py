@@ -18,6 +18,8 @@ import tilework.language as tl
 from tilework.runtime import launcher, native_launch
 from tilework.runtime.cuda import CudaError, LoadedKernel
 
+from native_fakes import compile_fake, fake_native, open_fake
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 KINDS = "pilLfbcsCSIdhB"
 
@@ -25,29 +27,10 @@ KINDS = "pilLfbcsCSIdhB"
 @pytest.fixture(scope="module")
 def native(tmp_path_factory):
     """The native module and the fake driver (libcuda stand-in), built once."""
-    if native_launch.compile_command("x") is None:
-        pytest.skip("no C compiler or Python headers")
-    d = tmp_path_factory.mktemp("native")
-    path = native_launch.build(str(d))
-    fake = str(d / "libfakecuda.so")
-    subprocess.run(["cc", "-shared", "-fPIC", "-O1", os.path.join(HERE, "native",
-                    "fake_libcuda.c"), "-o", fake], check=True)
-    os.environ["TILEWORK_NATIVE_LIB"], os.environ["TILEWORK_LIBCUDA"] = path, fake
-    saved = native_launch.reset()
-    try:
-        mod = native_launch.cuda_driver(CudaError)
-        assert mod is not None, native_launch.why_not()
-        # the fake, also where a real libcuda is loaded (a GPU machine's test run)
-        assert os.path.samefile(native_launch.driver_path(), fake)
-        lib = ctypes.CDLL(fake)
-        lib.fake_record.restype = ctypes.POINTER(ctypes.c_uint64)
-        # pinned: torch, where it is imported, does not replace the fake device and stream
-        native_launch.pin_stream_source(lambda: 0, lambda dev: 0x5000 + dev)
-        yield types.SimpleNamespace(mod=mod, lib=lib)
-    finally:
-        native_launch.pin_stream_source(None, None)
-        del os.environ["TILEWORK_NATIVE_LIB"], os.environ["TILEWORK_LIBCUDA"]
-        native_launch.restore(saved)
+    with fake_native(tmp_path_factory, "native", "fake_libcuda.c", "libfakecuda.so",
+                     "TILEWORK_LIBCUDA", lambda: native_launch.cuda_driver(CudaError),
+                     native_launch.driver_path, 0x5000) as ns:
+        yield ns
 
 
 def _record(lib, nparams):
@@ -602,16 +585,10 @@ def test_a_kernel_and_its_signature_are_collected(native):
 
 @pytest.fixture(scope="module")
 def fake_hip(native, tmp_path_factory):
-    d = tmp_path_factory.mktemp("hip")
-    path = str(d / "libfakehip.so")
-    subprocess.run(["cc", "-shared", "-fPIC", "-O1", os.path.join(HERE, "native",
-                    "fake_libamdhip64.c"), "-o", path], check=True)
+    path = compile_fake(tmp_path_factory.mktemp("hip"), "fake_libamdhip64.c", "libfakehip.so")
     from tilework.runtime.hip import HipError
     native.mod.load_hip(path, HipError)
-    lib = ctypes.CDLL(path)
-    lib.fake_record.restype = ctypes.POINTER(ctypes.c_uint64)
-    lib.fake_args.restype = ctypes.POINTER(ctypes.c_ubyte)
-    return lib
+    return open_fake(path, args=True)
 
 
 def test_hip_buffer_equals_the_python_paths(native, fake_hip):

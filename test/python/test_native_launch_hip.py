@@ -10,7 +10,6 @@ import ctypes
 import os
 import random
 import struct
-import subprocess
 import sys
 import types
 
@@ -23,35 +22,18 @@ from tilework.backends.amd.codeobject import kernel_note
 from tilework.runtime import abi, launcher, native_launch
 from tilework.runtime.hip import HipError, HipRuntime
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from native_fakes import fake_native
+
 STREAM = 0x7000  # torch's current stream on device d is STREAM + d (the pinned fake source)
 
 
 @pytest.fixture(scope="module")
 def hipnat(tmp_path_factory):
     """The native module with the fake libamdhip64 loaded as its HIP runtime."""
-    if native_launch.compile_command("x") is None:
-        pytest.skip("no C compiler or Python headers")
-    d = tmp_path_factory.mktemp("hipnative")
-    path = native_launch.build(str(d))
-    fake = str(d / "libamdhip64.so")
-    subprocess.run(["cc", "-shared", "-fPIC", "-O1", os.path.join(HERE, "native",
-                    "fake_libamdhip64.c"), "-o", fake], check=True)
-    os.environ["TILEWORK_NATIVE_LIB"], os.environ["TILEWORK_LIBAMDHIP"] = path, fake
-    saved = native_launch.reset()
-    try:
-        mod = native_launch.hip_runtime(HipError)
-        assert mod is not None, native_launch.why_not()
-        assert os.path.samefile(native_launch.hip_path(), fake)  # the fake, not ROCm's
-        lib = ctypes.CDLL(fake)
-        lib.fake_record.restype = ctypes.POINTER(ctypes.c_uint64)
-        lib.fake_args.restype = ctypes.POINTER(ctypes.c_ubyte)
-        native_launch.pin_stream_source(lambda: 0, lambda dev: STREAM + dev)
-        yield types.SimpleNamespace(mod=mod, lib=lib)
-    finally:
-        native_launch.pin_stream_source(None, None)
-        del os.environ["TILEWORK_NATIVE_LIB"], os.environ["TILEWORK_LIBAMDHIP"]
-        native_launch.restore(saved)
+    with fake_native(tmp_path_factory, "hipnative", "fake_libamdhip64.c", "libamdhip64.so",
+                     "TILEWORK_LIBAMDHIP", lambda: native_launch.hip_runtime(HipError),
+                     native_launch.hip_path, STREAM, args=True) as ns:
+        yield ns
 
 
 def _native_record(lib):

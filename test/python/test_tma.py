@@ -19,6 +19,8 @@ from tilework.runtime import abi
 from tilework.runtime.tma import encode, tensor_map_params
 from tilework.tools.tensor_descriptor import TensorDescriptor
 
+from tma_kernels import desc_matmul
+
 
 def copy2d(a_desc, o_desc, BM: tl.constexpr, BN: tl.constexpr):
     pm, pn = tl.program_id(0), tl.program_id(1)
@@ -28,20 +30,6 @@ def copy2d(a_desc, o_desc, BM: tl.constexpr, BN: tl.constexpr):
 def copy3d(a_desc, o_desc, B0: tl.constexpr, B1: tl.constexpr, B2: tl.constexpr):
     p = tl.program_id(0)
     o_desc.store([p * B0, 0, 0], a_desc.load([p * B0, 0, 0]))
-
-
-def desc_matmul(a_desc, b_desc, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
-                BK: tl.constexpr):
-    pm, pn = tl.program_id(0), tl.program_id(1)
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BK)):
-        a = a_desc.load([pm * BM, k * BK])
-        b = b_desc.load([k * BK, pn * BN])
-        acc = tl.dot(a, b, acc)
-    rm = pm * BM + tl.arange(0, BM)
-    rn = pn * BN + tl.arange(0, BN)
-    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc,
-             mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
 def _compile(fn, sig, consts, target="sm_90a", **opts):

@@ -13,6 +13,7 @@ if not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] != 9:
 import tilework  # noqa: E402
 import tilework.language as tl  # noqa: E402
 from tilework.tools.tensor_descriptor import TensorDescriptor  # noqa: E402
+from tma_kernels import desc_matmul  # noqa: E402
 
 
 @tilework.jit
@@ -28,21 +29,6 @@ def window2d(a_desc, out, r0, c0, BM: tl.constexpr, BN: tl.constexpr):
 def copy3d(a_desc, o_desc, B0: tl.constexpr, B1: tl.constexpr, B2: tl.constexpr):
     p, q = tl.program_id(0), tl.program_id(1)
     o_desc.store([p * B0, q * B1, 0], a_desc.load([p * B0, q * B1, 0]) * 2)
-
-
-@tilework.jit
-def desc_matmul(a_desc, b_desc, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
-                BK: tl.constexpr):
-    pm, pn = tl.program_id(0), tl.program_id(1)
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BK)):
-        a = a_desc.load([pm * BM, k * BK])
-        b = b_desc.load([k * BK, pn * BN])
-        acc = tl.dot(a, b, acc)
-    rm = pm * BM + tl.arange(0, BM)
-    rn = pn * BN + tl.arange(0, BN)
-    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc,
-             mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
 def cdiv(a, b):
