@@ -93,6 +93,15 @@ def test_plus_equals_accumulator_emulated(rng):
     assert _mfmas(emu) == ["rocdl.mfma.f32.32x32x8f16"]
 
 
+
+_FINITE = {"fp8": lambda r: (r & 0x7F) != 0x7F, "bf8": lambda r: (r & 0x7C) != 0x7C}
+
+
+def fp8_bits(rng, kind, shape):
+    """Random OCP fp8 ("fp8": e4m3) or bf8 (e5m2) bit patterns; non-finite ones become 1.0."""
+    r = rng.integers(0, 256, shape).astype(np.uint8)
+    return np.where(_FINITE[kind](r), r, 0x38).astype(np.uint8)
+
 @pytest.mark.parametrize("a_kind, b_kind, op", [
     ("fp8", "fp8", "rocdl.mfma.f32.32x32x16.fp8.fp8"),
     ("bf8", "fp8", "rocdl.mfma.f32.32x32x16.bf8.fp8"),
@@ -108,12 +117,7 @@ def test_fp8_on_gfx950_emulated(a_kind, b_kind, op, rng):
     emu = _emulator(sig, consts, "gfx950", 4)
     assert _mfmas(emu) == [op]
     m, n, k = 70, 50, 80
-    finite = {"fp8": lambda r: (r & 0x7F) != 0x7F, "bf8": lambda r: (r & 0x7C) != 0x7C}
-
-    def draw(kind, shape):
-        r = rng.integers(0, 256, shape).astype(np.uint8)
-        return np.where(finite[kind](r), r, 0x38).astype(np.uint8)
-    a, b = draw(a_kind, (m, k)), draw(b_kind, (k, n))
+    a, b = fp8_bits(rng, a_kind, (m, k)), fp8_bits(rng, b_kind, (k, n))
     c = np.zeros((m, n), np.float32)
     emu.run((cdiv(m, 64), cdiv(n, 64)), a, b, c, m, n, k, k, 1, n, 1, n, 1)
     a64, b64 = fp8_values(a, a_kind), fp8_values(b, b_kind)
@@ -165,12 +169,7 @@ def test_fp8_on_gfx1201_wmma_emulated(a_kind, b_kind, rng):
     assert f"rocdl.wmma.f32.16x16x16.{a_kind}_{b_kind}" in str(emu.module)
     assert f"v_wmma_f32_16x16x16_{a_kind}_{b_kind}" in emu.compiled.asm["amdgcn"]
     m, n, k = 40, 50, 70
-    finite = {"fp8": lambda r: (r & 0x7F) != 0x7F, "bf8": lambda r: (r & 0x7C) != 0x7C}
-
-    def draw(kind, shape):
-        r = rng.integers(0, 256, shape).astype(np.uint8)
-        return np.where(finite[kind](r), r, 0x38).astype(np.uint8)
-    a, b = draw(a_kind, (m, k)), draw(b_kind, (k, n))
+    a, b = fp8_bits(rng, a_kind, (m, k)), fp8_bits(rng, b_kind, (k, n))
     c = np.zeros((m, n), np.float32)
     emu.run((cdiv(m, 32), cdiv(n, 32)), a, b, c, m, n, k, k, 1, n, 1, n, 1)
     a64, b64 = fp8_values(a, a_kind), fp8_values(b, b_kind)
