@@ -22,7 +22,8 @@ def tile_cleanup_passes() -> list:
 
 def layout_passes() -> list:
     """Layouts on every tensor, then as few conversions as possible, then cleanup."""
-    return ["tilegpu-assign-layouts", "tile-cse", "tilegpu-remove-converts", "cse", "tile-cse",
+    return ["tilegpu-assign-layouts", "tile-cse", "tilegpu-remove-converts",
+            "tilegpu-hoist-loop-converts", "tilegpu-remove-converts", "cse", "tile-cse",
             "tile-combine"]
 
 

@@ -3,16 +3,18 @@ rewrite): attention's `tl.dot(q, k)` in the key loop wrote q into its nvmma buff
 iteration.
 
 A `local_alloc` of a value defined outside the scf.for directly around it, whose users are one
-`tilegpu.warpgroup_dot` of that loop body and its `local_dealloc`, moves before the loop (its
-dealloc after the loop); allocs of the same value into the same memdesc type before one loop
-become one buffer.  tilegpu-allocate-shared keeps a buffer used in a loop live for the whole
-loop; tilegpu-insert-barriers orders the write before the first wgmma, and each warpgroup_dot's
-rule fences (fence.proxy.async) before its barrier, so the writers' fence comes every iteration.
+`tilegpu.warpgroup_dot` of that loop body and its `local_dealloc`, moves before the outermost
+loop around it in which the value is invariant (its dealloc after that loop); allocs of the
+same value into the same memdesc type before one loop become one buffer.
+tilegpu-allocate-shared keeps a buffer used in a loop live for the whole loop;
+tilegpu-insert-barriers orders the write before the first wgmma, and each warpgroup_dot's rule
+fences (fence.proxy.async) before its barrier, so the writers' fence comes every iteration.
 
-Only loops not nested in another loop: there the value is written again every outer iteration
-anyway, and hoisting cost registers (the attention backward's dK/dV, inner loops in the loop
-over a group's heads: 237 registers -> 255 and spills at D=64 causal).  fp32 operands are
-rounded to tf32 in the loop (the alloc reads the rounding, not the invariant value): they stay.
+All the way out: attention backward's dK/dV reads k and v in three query loops inside a loop
+over a group's heads; written before the inner loops only, k and v stayed live in registers
+across the outer loop (237 -> 255 registers and spills at D=64 causal); written before the
+outer loop, their registers die there.  fp32 operands are rounded to tf32 in the loop (the
+alloc reads the rounding, not the invariant value): they stay.
 """
 from __future__ import annotations
 
@@ -36,27 +38,27 @@ def _invariant(v, loop) -> bool:
     return not _inside(owner, loop)
 
 
-def _outer_loop_free(loop) -> bool:
+def _outermost(loop, v):
+    """The outermost loop around (and including) `loop` in which `v` is invariant."""
     p = loop.parent
-    while p is not None and p.name != "func.func":
-        if p.name in _LOOPS:
-            return False
-        p = p.parent
-    return True
+    while p is not None and p.name in _LOOPS and _invariant(v, p):
+        loop, p = p, p.parent
+    return loop
 
 
 def _hoistable(alloc):
-    """(the loop, the dealloc) if `alloc` can move out of the loop around it, else None."""
+    """(the loop to hoist before, the dealloc) if `alloc` can move out of the loop around it,
+    else None."""
     loop = alloc.parent
     if loop is None or loop.name != "scf.for" or len(alloc.operands) != 1 or \
-            not _invariant(alloc.operands[0], loop) or not _outer_loop_free(loop):
+            not _invariant(alloc.operands[0], loop):
         return None
     users = [u.owner for u in alloc.results[0].uses]
     dots = [u for u in users if u.name == "tilegpu.warpgroup_dot"]
     deallocs = [u for u in users if u.name == "tilegpu.local_dealloc"]
     if len(dots) != 1 or len(deallocs) != 1 or len(users) != 2 or dots[0].parent != loop:
         return None
-    return loop, deallocs[0]
+    return _outermost(loop, alloc.operands[0]), deallocs[0]
 
 
 def hoist_invariant_operands(f) -> None:

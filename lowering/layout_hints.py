@@ -91,6 +91,39 @@ def _narrow_store(an, op, base: Blocked, num_warps: int, warp_size: int):
     return default_blocked(shape, num_warps, warp_size, width)
 
 
+def fastest_blocked(shape, d: int, num_warps: int, warp_size: int, vec: int) -> Blocked:
+    """`default_blocked` with dimension `d` fastest (instead of the last), the others after it
+    from the last down."""
+    rank = len(shape)
+    perm = [i for i in range(rank) if i != d] + [d]  # dims of the permuted tile
+    lay = default_blocked([shape[p] for p in perm], num_warps, warp_size, vec)
+    spt, tpw, wpc = [0] * rank, [0] * rank, [0] * rank
+    for i, p in enumerate(perm):
+        spt[p], tpw[p], wpc[p] = (lay.size_per_thread[i], lay.threads_per_warp[i],
+                                  lay.warps_per_cta[i])
+    return Blocked(tuple(spt), tuple(tpw), tuple(wpc), tuple(perm[o] for o in lay.order))
+
+
+def _transposed_access(an, op, base: Blocked, num_warps: int, warp_size: int):
+    """The layout a load asks for when its pointers run contiguously along another dimension
+    than the default's fastest, and wider there (Triton's per-access order): a transposed
+    operand (`q_base + offs_d[:, None] + offs_m[None, :] * stride`) loaded one element at a
+    time in the default layout.  None otherwise."""
+    ptr = op.operands[0]
+    shape = T.shape_of(ptr.type)
+    mask = op.operands[1] if len(op.operands) > 1 else None
+    fast = base.order[0]
+    if len(shape) < 2 or len(base.order) != len(shape):
+        return None
+    elem = T.pointee(T.element_type(ptr.type))
+    most = max(1, 16 // elem_bytes(elem))
+    widths = [vector_width(an, ptr, mask, d, min(most, shape[d])) for d in range(len(shape))]
+    best = max(range(len(shape)), key=lambda d: (widths[d], d == fast))
+    if best == fast or widths[best] <= widths[fast]:
+        return None
+    return fastest_blocked(shape, best, num_warps, warp_size, widths[best])
+
+
 def access_hints(f, defaults: dict, num_warps: int, warp_size: int) -> dict:
     """value -> the layout it is asked to take (or CONFLICT), for the loads of `f` whose rank
     default would hold their elements in several threads."""
@@ -124,9 +157,16 @@ def access_hints(f, defaults: dict, num_warps: int, warp_size: int) -> dict:
         ptr = op.operands[0]
         shape = T.shape_of(ptr.type)
         base = defaults.get(len(shape))
-        if base is None or not _copies(base, shape, threads):
+        if base is None:
             continue
         an = an or AxisAnalysis(f)
+        own = _transposed_access(an, op, base, num_warps, warp_size)
+        if own is not None:
+            for o in op.operands:
+                ask(o, own)
+            continue
+        if not _copies(base, shape, threads):
+            continue
         elem = T.pointee(T.element_type(ptr.type))
         vec = min(an.get(ptr).contiguity[-1], max(1, 16 // elem_bytes(elem)))
         own = default_blocked(shape, num_warps, warp_size, vec)

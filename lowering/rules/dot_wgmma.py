@@ -116,6 +116,19 @@ def _pack(ctx, st, vals):
     return s
 
 
+def _is_zero(v) -> bool:
+    """Whether `v` is the constant +0 (integer or float bits all zero)."""
+    op = v.owner
+    if isinstance(op, ir.Block) or op.name not in ("arith.constant", "llvm.mlir.constant"):
+        return False
+    a = op.attributes["value"]
+    if isinstance(a, ir.IntegerAttr):
+        return a.value == 0
+    if isinstance(a, ir.FloatAttr):
+        return a.value == 0.0 and str(a).lstrip().startswith("0")
+    return False
+
+
 def _unpack(ctx, s, elem, n):
     return [ctx.op1("llvm.extractvalue", [s], elem, {"position": ir.DenseI64ArrayAttr.get([i])})
             for i in range(n)]
@@ -199,26 +212,33 @@ def _warpgroup_dot(ctx, op, args):
     a_regs = {(rm, s): a_fragment(ctx, a_base, rm * 16 * wm, s * k_instr)
               for rm in range(rep_m) for s in range(K // k_instr)} if reg_a else {}
     ctx.create("nvvm.wgmma.fence.aligned", [], [])
-    zero = ctx.const(0, ct) if is_int else ctx.op1(
-        "arith.constant", [], f32, {"value": ir.FloatAttr.get(f32, 0.0)})
+    zero_acc = all(_is_zero(v) for v in acc.values)
+    attrs_zero = dict(attrs, scaleD=_attr("#nvvm.wgmma_scale_out<zero>"))
     partials = []  # (tile indices, struct) whose sum is added after the wait
     for rm in range(rep_m):
         row0 = ctx.op1("arith.addi", [row_wg, ctx.const(rm * 16 * wm)], ctx.i32)
         for rn in range(rep_n):
             col0 = ctx.op1("arith.addi", [col_wg, ctx.const(rn * n_instr * wn)], ctx.i32)
             idx = [frag_index(rm, rn, i) for i in range(nfrag)]
-            d = _pack(ctx, st, [vals[j] for j in idx])
+            # a zero accumulator is not written to registers (after the wgmma fence that would
+            # make ptxas serialize): the first mma_async ignores d (scale-d 0)
+            fresh = zero_acc
+            d = ctx.op1("llvm.mlir.poison", [], st) if fresh else \
+                _pack(ctx, st, [vals[j] for j in idx])
             for s in range(steps):
                 if s and s % split == 0:  # fp8: a fresh accumulator, added in fp32 later
                     partials.append((idx, d))
-                    d = _pack(ctx, st, [zero] * nfrag)
+                    d, fresh = ctx.op1("llvm.mlir.poison", [], st), True
                 if reg_a:
                     db = opb.descriptor(col0, s * k_instr)
-                    d = _mma_async_rs(ctx, d, a_regs[rm, s], db, st, n_instr, ea, opb.k_major)
+                    d = _mma_async_rs(ctx, d, a_regs[rm, s], db, st, n_instr, ea, opb.k_major,
+                                      accumulate=not fresh)
                 else:
                     da = opa.descriptor(row0, s * k_instr)
                     db = opb.descriptor(col0, s * k_instr)
-                    d = ctx.op1("nvvm.wgmma.mma_async", [d, da, db], st, attrs)
+                    d = ctx.op1("nvvm.wgmma.mma_async", [d, da, db], st,
+                                attrs_zero if fresh else attrs)
+                fresh = False
             partials.append((idx, d))
     ctx.create("nvvm.wgmma.commit.group.sync.aligned", [], [])
     if not is_async(op):
@@ -267,12 +287,14 @@ RS_ASM = ("{{\n.reg .pred p;\nsetp.ne.b32 p, ${scale}, 0;\n"
           "{tb};\n}}")
 
 
-def _mma_async_rs(ctx, d, a_regs, desc_b, st, n: int, ea: str, b_k_major: bool):
+def _mma_async_rs(ctx, d, a_regs, desc_b, st, n: int, ea: str, b_k_major: bool,
+                  accumulate: bool = True):
     """One wgmma.mma_async with A from registers, as inline PTX: the accumulators are outputs
     tied to the inputs `d` (a struct), then the four A registers, B's descriptor and the
-    scale-d predicate's source (1: accumulate)."""
+    scale-d predicate's source (1: accumulate, 0: d = A B)."""
     nf = n // 2
-    ins = _unpack(ctx, d, ir.F32Type.get(), nf) + list(a_regs) + [desc_b, ctx.const(1)]
+    ins = _unpack(ctx, d, ir.F32Type.get(), nf) + list(a_regs) + [desc_b,
+                                                                   ctx.const(int(accumulate))]
     text = RS_ASM.format(n=n, ta=_TYPES[ea], d=", ".join(f"${i}" for i in range(nf)),
                          a=", ".join(f"${2 * nf + i}" for i in range(4)), b=2 * nf + 4,
                          scale=2 * nf + 5, tb=0 if b_k_major else 1)

@@ -442,3 +442,35 @@ func.func @loop_carried_pointer(%a: !tile.ptr<f16> {tile.divisibility = 16 : i32
   "tile.store"(%cp, %z) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<64x64x!tile.ptr<f32>>, tensor<64x64xf32>) -> ()
   return
 }
+
+// -----
+
+// A load whose pointers run contiguously along dim 0 (a transposed operand: rows + cols *
+// stride) asks for a layout with dim 0 fastest, 8 f16 (16 bytes) a thread along it, instead of
+// the rank's default (dim 1 fastest: one element per access); its address chain is built in it.
+
+// NV4-LABEL: func.func @transposed
+// NV4: "tile.load"(%{{[a-z0-9_]+}}) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<64x32x!tile.ptr<f16>, [[T:#tilegpu.blocked<array<i32: 8, 1>, array<i32: 8, 4>, array<i32: 1, 4>, array<i32: 0, 1>>]]>) -> tensor<64x32xf16, [[T]]>
+// NV4-NEXT: "tile.store"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<64x32x!tile.ptr<f16>, [[T]]>, tensor<64x32xf16, [[T]]>) -> ()
+// NV4-NOT: tilegpu.convert_layout
+// NV4: return
+// NV8-LABEL: func.func @transposed
+// AMD4-LABEL: func.func @transposed
+// AMD8-LABEL: func.func @transposed
+// ENC-LABEL: func.func @transposed
+func.func @transposed(%x: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %s: i32 {tile.divisibility = 16 : i32}) attributes {tile.kernel} {
+  %r = "tile.make_range"() {start = 0 : i32, end = 64 : i32} : () -> tensor<64xi32>
+  %c = "tile.make_range"() {start = 0 : i32, end = 32 : i32} : () -> tensor<32xi32>
+  %r2 = "tile.expand_dims"(%r) {axis = 1 : i32} : (tensor<64xi32>) -> tensor<64x1xi32>
+  %c2 = "tile.expand_dims"(%c) {axis = 0 : i32} : (tensor<32xi32>) -> tensor<1x32xi32>
+  %ss = "tile.splat"(%s) : (i32) -> tensor<1x32xi32>
+  %cs = arith.muli %c2, %ss : tensor<1x32xi32>
+  %rb = "tile.broadcast"(%r2) : (tensor<64x1xi32>) -> tensor<64x32xi32>
+  %cb = "tile.broadcast"(%cs) : (tensor<1x32xi32>) -> tensor<64x32xi32>
+  %off = arith.addi %rb, %cb : tensor<64x32xi32>
+  %p = "tile.splat"(%x) : (!tile.ptr<f16>) -> tensor<64x32x!tile.ptr<f16>>
+  %a = "tile.addptr"(%p, %off) : (tensor<64x32x!tile.ptr<f16>>, tensor<64x32xi32>) -> tensor<64x32x!tile.ptr<f16>>
+  %v = "tile.load"(%a) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<64x32x!tile.ptr<f16>>) -> tensor<64x32xf16>
+  "tile.store"(%a, %v) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<64x32x!tile.ptr<f16>>, tensor<64x32xf16>) -> ()
+  return
+}

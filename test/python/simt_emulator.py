@@ -652,7 +652,10 @@ class Emulator(WgmmaOps, MfmaOps):
 
     def op_llvm_mlir_poison(self, op, a, env, act):
         dt, n = _np(op.results[0].type)
-        return [np.zeros((self.T, n) if n else self.T, dt)]
+        # a float struct (wgmma accumulators) is NaN: an op that reads it where it must not shows
+        fill = np.nan if str(op.results[0].type).startswith("!llvm.struct") and \
+            np.issubdtype(dt, np.floating) else 0
+        return [np.full((self.T, n) if n else self.T, fill, dt)]
 
     op_llvm_mlir_undef = op_llvm_mlir_poison
 

@@ -242,9 +242,11 @@ class WgmmaOps:
             raise WgmmaError(f"wgmma m{m}")
         a_kmaj = _enum(op, "layoutA") == "row"
         b_kmaj = _enum(op, "layoutB") == "col"
-        for s in ("scaleA", "scaleB", "scaleD"):
+        for s in ("scaleA", "scaleB"):
             if _enum(op, s) != "one":
                 raise WgmmaError(f"wgmma {s} {_enum(op, s)} is not emulated")
+        if _enum(op, "scaleD") == "zero":  # D = A B: the input accumulators are not read
+            d = np.zeros_like(d)
         if d.shape[1] != n // 2:
             raise WgmmaError(f"wgmma m64n{n} has {n // 2} accumulators per thread, got "
                              f"{d.shape[1]}")
@@ -295,12 +297,16 @@ class WgmmaOps:
             raise WgmmaError("the register-A wgmma's accumulators must be outputs $0.. tied to "
                              "its inputs")
         pm = re.search(r"setp\.ne\.b32 p, \$(\d+), 0;", text)
-        if pm is None or not (args[int(pm.group(1)) - nf][act] != 0).all():
-            raise WgmmaError("register-A wgmma: scale-d must be a true predicate (accumulate)")
+        scale = None if pm is None else args[int(pm.group(1)) - nf][act]
+        if scale is None or not ((scale != 0).all() or (scale == 0).all()):
+            raise WgmmaError("register-A wgmma: scale-d must be one predicate for the warpgroup")
+        accumulate = bool((scale != 0).all())
         self._whole_warpgroups(act, "wgmma.mma_async")
         if not self.wg_fenced[act].all():
             raise WgmmaError("wgmma.mma_async without a wgmma.fence before it")
         d = np.stack(args[:nf], axis=1)
+        if not accumulate:  # scale-d 0: D = A B
+            d = np.zeros_like(d)
         a_in = [args[i - nf] for i in aregs]
         db = args[bdesc - nf]
         out = d.copy()
