@@ -2,6 +2,6 @@
 
 Importing this package registers every pass in `pass_base.PASSES`."""
 from . import (dot_wgmma, layout_passes, pipeline, pipeline_amd, pipeline_tma,  # noqa: F401
-               sink, smem_alloc, smem_barriers, tile_passes, tma, to_llvm)
+               sink, smem_alloc, smem_barriers, tile_passes, tma, tma_store, to_llvm)
 from .pass_base import PASSES, Pass, PassContext, run_pipeline  # noqa: F401
 from .registry import LoweringError, lower  # noqa: F401
