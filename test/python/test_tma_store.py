@@ -238,10 +238,10 @@ def test_store3d_emulated():
                                4, tma_store=True)
     rng = np.random.default_rng(3)
     x = rng.standard_normal((3 * B[0], B[1], B[2])).astype(np.float32)
-    shape = (5, 3, 8)
+    shape = (5, 6, 8)
     out = np.full(shape, -9, np.float32)
-    emu.run((3,), x, out, *shape, 24, 8, -1,
-            TensorMap.for_plan(out, shape, [24, 8, 1], emu.compiled.metadata["tma"][0]))
+    emu.run((3,), x, out, *shape, 48, 8, -1,
+            TensorMap.for_plan(out, shape, [48, 8, 1], emu.compiled.metadata["tma"][0]))
     want = np.full(shape, -9, np.float32)
     for p in range(3):
         for i in range(B[0]):
@@ -314,3 +314,22 @@ def test_missing_fence_is_caught(monkeypatch):
     with pytest.raises(TmaError, match="with no fence.proxy.async after"):
         emu.run((1, 1), x, out, 64, 64, 64, 0,
                 TensorMap.for_plan(out, [64, 64], [64, 1], emu.compiled.metadata["tma"][0]))
+
+
+def test_store_loop_emulated():
+    """One TMA store per loop iteration into the same buffer: the emulator's race check needs
+    the barrier before each iteration's writes (after the previous copy has read them)."""
+    from tma_kernels import store_loop
+    bm, bn = 32, 64
+    sig = {"x": tl.pointer_type(tl.float16),
+           "o_desc": tensor_descriptor_type(tl.float16, [bm, bn]), "n": tl.int32}
+    emu = Emulator.from_kernel(store_loop, sig, {"BM": bm, "BN": bn}, SM90A, 4, tma_store=True)
+    tg = emu.compiled.asm["tilegpu"]
+    loop = tg[tg.index("scf.for"):tg.index("return")]
+    assert '"tilegpu.tma_store"' in loop and '"tilegpu.barrier"' in loop
+    x = np.random.default_rng(5).standard_normal((bm, bn)).astype(np.float16)
+    out = np.zeros((3 * bm + 5, bn), np.float16)
+    emu.run((1,), x, out, *out.shape, bn, 4,
+            TensorMap.for_plan(out, out.shape, [bn, 1], emu.compiled.metadata["tma"][0]))
+    want = np.concatenate([(x.astype(np.float32) + i).astype(np.float16) for i in range(4)])
+    np.testing.assert_array_equal(out, want[:out.shape[0]])

@@ -74,3 +74,14 @@ def store_block3d(x, o_desc, r0, B0: tl.constexpr, B1: tl.constexpr, B2: tl.cons
     k = tl.arange(0, B2)
     v = tl.load(x + i[:, None, None] * (B1 * B2) + j[None, :, None] * B2 + k[None, None, :])
     o_desc.store([r0 + p * B0, -(B1 // 2), 0], v + 1)
+
+
+@tilework.jit
+def store_loop(x, o_desc, n, BM: tl.constexpr, BN: tl.constexpr):
+    """o's blocks (i, 0) = x + i for i < n: one TMA store per iteration, each reusing the last
+    one's shared buffer (the barrier between its copy's wait and the next writes)."""
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    v = tl.load(x + rm[:, None] * BN + rn[None, :]).to(tl.float32)
+    for i in range(n):
+        o_desc.store([i * BM, 0], v + i)
