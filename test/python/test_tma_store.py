@@ -333,3 +333,11 @@ def test_store_loop_emulated():
             TensorMap.for_plan(out, out.shape, [bn, 1], emu.compiled.metadata["tma"][0]))
     want = np.concatenate([(x.astype(np.float32) + i).astype(np.float16) for i in range(4)])
     np.testing.assert_array_equal(out, want[:out.shape[0]])
+
+
+@pytest.mark.parametrize("start", ["tilegpu", "llvm"])
+def test_restart_keeps_the_store_and_its_plan(start):
+    ck = _store(tma_store=True)
+    again = compile(ck.asm[start], SM90A, start=start, cache=False)
+    assert again.metadata["tma"] == ck.metadata["tma"]
+    assert again.asm["ptx"] == ck.asm["ptx"]
