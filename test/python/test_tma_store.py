@@ -341,3 +341,30 @@ def test_restart_keeps_the_store_and_its_plan(start):
     again = compile(ck.asm[start], SM90A, start=start, cache=False)
     assert again.metadata["tma"] == ck.metadata["tma"]
     assert again.asm["ptx"] == ck.asm["ptx"]
+
+
+@pytest.mark.parametrize("bits, swizzle, shape, wn, ratio", [
+    (16, 128, (128, 128), 1, 1), (16, 128, (128, 256), 2, 1), (16, 64, (64, 32), 1, 1),
+    (16, 32, (64, 16), 1, 1),
+    (32, 128, (128, 128), 1, 2),  # fp32: 8-byte column pairs of rows g and g ^ 1 share banks
+])
+def test_accumulator_store_wavefronts(bits, swizzle, shape, wn, ratio):
+    """The wgmma accumulator's vector stores into the TMA store's nvmma buffer (warp 0's
+    wavefronts, simulated by the planner's bank model): 16-bit outputs conflict-free (the
+    minimum for their bytes), fp32 2-way (the 128-byte swizzle maps the column pairs of rows
+    g and g ^ 1 to the same 16-byte chunks; the register layout and the tensor map fix both)."""
+    from tilework.dialects.layout import parse_layout
+    from tilework.dialects.layout_nvidia import NvmmaShared
+    from tilework.dialects.linear_layout import wavefronts
+    from tilework.lowering.rules.layout import linear_vec
+    from tilework.lowering.shared_memory import shared_map
+    m, n = shape
+    acc = parse_layout(f"#tilegpu.mma<3 : i32, array<i32: 4, {wn}>, array<i32: 64, {n // wn}, "
+                       f"16>>")
+    lay = acc.linear(shape)
+    offs = shared_map(NvmmaShared(swizzle, False, bits).text(), shape)
+    eb = bits // 8
+    vec = linear_vec(offs.compose(lay), eb)
+    assert vec == 2
+    ideal = lay.in_size("register") // vec * max(1, 32 * vec * eb // 128)
+    assert wavefronts(lay, offs, vec, eb, max_groups=1 << 12) == ideal * ratio
