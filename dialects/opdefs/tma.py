@@ -87,8 +87,6 @@ def _descriptor_store(op):
     args = named_operands(op)
     vt = args["src"].type
     shape = T.shape_of(vt)
-    if not T.is_tensor(vt):
-        return f"descriptor_store value must be a tile, got {vt}"
     return _desc(args["desc"], "descriptor_store") or \
         _box(shape, T.element_type(vt), ir.IntegerAttr(op.attributes["swizzle"]).value,
              "descriptor_store") or \

@@ -368,3 +368,31 @@ def test_accumulator_store_wavefronts(bits, swizzle, shape, wn, ratio):
     assert vec == 2
     ideal = lay.in_size("register") // vec * max(1, 32 * vec * eb // 128)
     assert wavefronts(lay, offs, vec, eb, max_groups=1 << 12) == ideal * ratio
+
+
+# ---- rejections: the TMA path words them as the block-pointer path ---------------------------
+
+@tilework.jit
+def k_store_offsets_count(o_desc):
+    o_desc.store([0], tl.zeros((64, 64), tl.float16))  # ERR
+
+
+@tilework.jit
+def k_store_value_shape(o_desc):
+    o_desc.store([0, 0], tl.zeros((64,), tl.float16))  # ERR
+
+
+@pytest.mark.parametrize("tma_store", [True, False])
+@pytest.mark.parametrize("fn, message", [
+    (k_store_offsets_count, "store_tensor_descriptor: expected 2 offsets, but got 1"),
+    (k_store_value_shape, "store_tensor_descriptor: the value must be a tile of the block "
+                          "shape [64, 64], got shape [64]"),
+])
+def test_store_rejections(fn, message, tma_store):
+    import os
+    from tilework import CompilationError
+    from located import assert_located, line_of
+    sig = {"o_desc": tensor_descriptor_type(tl.float16, [64, 64])}
+    with pytest.raises(CompilationError) as ei:
+        _compile(fn, sig, {}, tma_store=tma_store)
+    assert_located(ei.value, message, os.path.abspath(__file__), line_of(fn))
