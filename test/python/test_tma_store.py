@@ -100,7 +100,8 @@ def test_environment_switch(monkeypatch):
 
 def test_wide_rows_are_stored_as_several_boxes():
     ck = _store(block=(64, 128), tma_store=True)
-    copies = re.findall(r"cp\.async\.bulk\.tensor\.2d\.global\.shared::cta\.bulk_group", ck.asm["ptx"])
+    copies = re.findall(r"cp\.async\.bulk\.tensor\.2d\.global\.shared::cta\.bulk_group",
+                        ck.asm["ptx"])
     assert len(copies) == 2 and ck.asm["ptx"].count("cp.async.bulk.commit_group") == 1
     assert ck.metadata["tma"][0]["box"] == [64, 64]
 

@@ -8,7 +8,8 @@ plan (`language.descriptor.tma_plan`: zero padding, boxes of at most 256, rows o
 more) also gets a tensor-map parameter (`tma_param`, after all others) and its loads are
 `tile.descriptor_load` ops (copied by TMA); with `CompileOptions.tma_store` its stores are
 `tile.descriptor_store` ops too (written to shared memory, copied out by TMA, which clips the
-box at the tensor's edges); atomics and in-kernel descriptors keep the block-pointer path.  Otherwise:  Its accesses are block-pointer accesses checked on every dimension: the tile of
+box at the tensor's edges); atomics and in-kernel descriptors keep the block-pointer path.
+Otherwise its accesses are block-pointer accesses checked on every dimension: the tile of
 pointers `base + sum_d (offsets[d] + arange(B_d)) * strides[d]` under the mask
 `0 <= offsets[d] + arange(B_d) < shape[d]`, so they get the vector widths a block pointer
 gets (the last stride is the constant 1: contiguous rows), out-of-bounds elements load as the
