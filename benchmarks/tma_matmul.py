@@ -3,7 +3,12 @@
 tilework (TMA loads, `tilegpu-pipeline-tma`; and with `tma=False`, the block-pointer path) and
 by Triton, against cuBLAS (torch.matmul); CUDA-event medians, fp16 and bf16.
 
-    python benchmarks/tma_matmul.py [M N K] [--dtype fp16|bf16|both] [--configs BMxBNxBK/warps/stages ...]
+    python benchmarks/tma_matmul.py [M N K] [--dtype fp16|bf16|both] [--tma-store on|off|both]
+        [--configs BMxBNxBK/warps/stages ...]
+
+`--tma-store` chooses tilework's epilogue: `on` stores C by TMA (`tma_store=True`: the tile
+written to shared memory, one `cp.async.bulk.tensor` store), `off` by the block-pointer store
+(the default until the TMA store has run on a GPU), `both` runs each.
 
 Each row: TFLOP/s, the first call's time (compile included) and the max error against
 cuBLAS's result.  Needs an sm_90 GPU (TMA).
@@ -58,6 +63,12 @@ def main():
         v = argv[i + 1]
         dt_names = ["fp16", "bf16"] if v == "both" else [v]
         del argv[i:i + 2]
+    stores = ["off"]
+    if "--tma-store" in argv:
+        i = argv.index("--tma-store")
+        v = argv[i + 1]
+        stores = ["on", "off"] if v == "both" else [v]
+        del argv[i:i + 2]
     configs = CONFIGS
     if "--configs" in argv:
         i = argv.index("--configs")
@@ -82,9 +93,10 @@ def main():
         print(f" {dn}  cuBLAS {flop / t / 1e9:8.1f} TFLOP/s")
         for bm, bn, bk, w, s in configs:
             row = []
-            runs = [("tilework", kernels.get("tilework"), {}),
-                    ("tilework tma=False", kernels.get("tilework"), {"tma": False}),
-                    ("triton", kernels.get("triton"), {})]
+            runs = [(f"tilework{' tma_store' if st == 'on' else ''}", kernels.get("tilework"),
+                     {"tma_store": st == "on"}) for st in stores]
+            runs += [("tilework tma=False", kernels.get("tilework"), {"tma": False}),
+                     ("triton", kernels.get("triton"), {})]
             for name, k, extra in runs:
                 if k is None:
                     continue

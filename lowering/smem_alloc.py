@@ -62,7 +62,7 @@ class Numbering:
 MEMDESC_USERS = ("tilegpu.local_store", "tilegpu.local_load", "tilegpu.local_dealloc",
                  "tilegpu.memdesc_index", "tilegpu.async_copy", "tilegpu.warpgroup_dot",
                  "tilegpu.tma_load", "tilegpu.mbarrier_init", "tilegpu.mbarrier_wait",
-                 "tilegpu.mbarrier_inval")
+                 "tilegpu.mbarrier_inval", "tilegpu.tma_store")
 
 
 def memdesc_users(value: ir.Value) -> list:
@@ -111,10 +111,11 @@ def buffers(f: ir.Operation, num: Numbering | None = None) -> list:
 
 def alignment(op) -> int:
     """Where the buffer of `op` may start: nvmma_shared buffers at 1 KiB, others 16 bytes
-    (128 where TMA writes it: cp.async.bulk.tensor's shared-memory alignment)."""
+    (128 where TMA writes or reads it: cp.async.bulk.tensor's shared-memory alignment)."""
     if op is not None and op.name == "tilegpu.local_alloc":
         a = buffer_align(T.memdesc_of(op.results[0].type))
-        if any(u.name == "tilegpu.tma_load" for u in memdesc_users(op.results[0])):
+        if any(u.name in ("tilegpu.tma_load", "tilegpu.tma_store")
+               for u in memdesc_users(op.results[0])):
             a = max(a, TMA_ALIGN)
         return a
     return ALIGN

@@ -18,6 +18,9 @@ Runs after tilegpu-allocate-shared, from the byte intervals it assigned.  Each o
 | `tma_load` | writes its buffer (through the async proxy): ordered after earlier reads and |
 |            | writes like a write, but its bytes are never "written since the last barrier": |
 |            | every reader waited on the mbarrier itself |
+| `tma_store` | a barrier of its own (its rule's, after every thread's proxy fence), then |
+|             | reads its buffer (one thread, through the async proxy, done within the op: |
+|             | it waits for the bulk group's reads), so a later writer of the bytes waits |
 | asynchronous `warpgroup_dot` | reads both buffers when issued and again when the |
 |              | `warpgroup_wait` that completes its wgmma group runs (until then the tensor |
 |              | cores may read them: other threads must not write them before a barrier after it) |
@@ -122,6 +125,8 @@ def accesses(op) -> list:
         return [("r", memdesc_interval(op.operands[0]))]
     if name == "tilegpu.tma_load":
         return [("tma", memdesc_interval(op.operands[1]))]
+    if name == "tilegpu.tma_store":
+        return [("barrier",), ("r", memdesc_interval(op.operands[1]))]
     if name == "tilegpu.async_commit_group":
         return [("commit",)]
     if name == "tilegpu.async_wait":

@@ -31,11 +31,12 @@ ROW_MAJOR = "unit"  # a memdesc layout that is no swizzled one: row-major
 
 
 def buffer_layout(op) -> str:
-    """The shared layout a descriptor_load's block lands in (its `swizzle`)."""
+    """The shared layout a descriptor_load's block lands in, or a descriptor_store's block is
+    written in (its `swizzle`)."""
     sw = ir.IntegerAttr(op.attributes["swizzle"]).value
     if not sw:
         return ROW_MAJOR
-    et = T.element_type(op.results[0].type)
+    et = T.element_type((op.results[0] if len(op.results) else op.operands[1]).type)
     bits = ir.IntegerType(et).width if T.isa(et, ir.IntegerType) else ir.FloatType(et).width
     return NvmmaShared(sw, False, bits).text()
 

@@ -69,7 +69,7 @@ class NVIDIABackend(Backend):
         if self.target.capability >= 80:  # cp.async: pipeline the loads feeding dots
             passes = passes + ["tilegpu-pipeline", "canonicalize", "cse", "tile-cse"]
         if self.target.capability >= 90:  # host descriptors' blocks by TMA
-            passes = passes + ["tilegpu-pipeline-tma", "tilegpu-tma-loads"]
+            passes = passes + ["tilegpu-pipeline-tma", "tilegpu-tma-loads", "tilegpu-tma-stores"]
         return passes + common.access_passes() + common.shared_memory_passes()
 
     def gpu_target_attr(self, options) -> str:

@@ -15,7 +15,13 @@ issues the copy of the box at the coordinates into `dst`: an nvmma_shared buffer
 boxes one swizzle wide, or an unswizzled row-major one), `mbarrier_wait` (every thread waits
 for the barrier's phase `phase` (0/1) to complete: the copies' bytes have landed and are
 visible to it), `mbarrier_inval` (one thread invalidates the barrier before its bytes are
-used otherwise)."""
+used otherwise).
+
+The store side: `tile.descriptor_store` is `desc.store(offsets, value)` of such a descriptor
+when `CompileOptions.tma_store` is on; `tilegpu-tma-stores` (lowering/tma_store.py) writes the
+value into a buffer in the box layout (`local_alloc`) and `tilegpu.tma_store` copies the buffer
+to the box at the coordinates (one thread; the hardware clips what lies outside the tensor),
+reading it through the async proxy until its bulk group's reads are done."""
 from __future__ import annotations
 
 import mlir.ir as ir
@@ -77,6 +83,16 @@ def _descriptor_load(op):
         _coords(op, len(shape), "descriptor_load")
 
 
+def _descriptor_store(op):
+    args = named_operands(op)
+    vt = args["src"].type
+    shape = T.shape_of(vt)
+    return _desc(args["desc"], "descriptor_store") or \
+        _box(shape, T.element_type(vt), ir.IntegerAttr(op.attributes["swizzle"]).value,
+             "descriptor_store") or \
+        _coords(op, len(shape), "descriptor_store")
+
+
 def _barrier(v, what):
     md = T.memdesc_of(v.type)
     if md.buffers != 1 or md.shape != (1,) or str(md.elem) != "i64":
@@ -112,6 +128,23 @@ def _tma_load(op):
 
 
 @checked
+def _tma_store(op):
+    args = named_operands(op)
+    md = T.memdesc_of(args["src"].type)
+    err = _desc(args["desc"], "tma_store")
+    if err:
+        return err
+    if md.buffers != 1:
+        return f"tma_store from a memdesc of {md.buffers} buffers: select one with memdesc_index"
+    sw = dst_swizzle(md)
+    if sw is None:
+        return f"tma_store reads a row-major or a swizzled, untransposed " \
+               f"#tilegpu.nvmma_shared buffer, got {md.layout}"
+    return _box(md.shape if not sw else (md.shape[0], sw * 8 // _bits(md.elem)), md.elem, sw,
+                "tma_store") or _coords(op, len(md.shape), "tma_store")
+
+
+@checked
 def _one_barrier(op):
     return _barrier(op.operands[0], op.name.split(".")[1])
 
@@ -132,6 +165,14 @@ TILE.op("descriptor_load", "the block of the tensor map `desc` at the coordinate
         traits={READS}, verify=_descriptor_load, interp="builtin",
         unsupported={"amd": "TMA tensor maps are NVIDIA's (sm_90+); AMD loads descriptors "
                             "as block pointers"})
+TILE.op("descriptor_store", "stores the tile `src` to the block of the tensor map `desc` at "
+                            "the coordinates (TMA; out-of-bounds elements are not written)",
+        operands=[operand("desc", any_type()), operand("src", tensor())]
+        + group("coord", _i32, MAX_RANK),
+        attrs=[Attr("swizzle", INT)], traits={WRITES}, verify=_descriptor_store,
+        interp="builtin",
+        unsupported={"amd": "TMA tensor maps are NVIDIA's (sm_90+); AMD stores descriptors "
+                            "as block pointers"})
 TILEGPU.op("mbarrier_init", "one thread initializes the mbarrier `barrier` for `count` arrivals",
            operands=[operand("barrier", memdesc())], attrs=[Attr("count", INT)],
            traits={WRITES}, verify=_mbarrier_init, interp=None,
@@ -143,6 +184,13 @@ TILEGPU.op("tma_load", "one thread arrives on `barrier` expecting the bytes of t
                      operand("barrier", memdesc())] + group("coord", _i32, MAX_RANK)
            + [optional("pred", is_type("i1"))],
            traits={READS, WRITES}, verify=_tma_load, interp=None,
+           unsupported={"amd": "TMA is NVIDIA's (sm_90+)"})
+TILEGPU.op("tma_store", "every thread fences its writes of `src` for the async proxy; after a "
+                        "barrier one thread copies `src` to the box at the coordinates of the "
+                        "tensor map `desc` and waits until the copy has read `src`",
+           operands=[operand("desc", any_type()), operand("src", memdesc())]
+           + group("coord", _i32, MAX_RANK),
+           traits={READS, WRITES}, verify=_tma_store, interp=None,
            unsupported={"amd": "TMA is NVIDIA's (sm_90+)"})
 TILEGPU.op("mbarrier_wait", "every thread waits until phase `phase` (0 or 1) of `barrier` "
                             "completes",

@@ -155,6 +155,23 @@ def read_linear(ctx, base, get, ld, st, scalar_type, vl: int) -> list:
     return out
 
 
+def write_linear(ctx, base, get, ld, st, values, vl: int):
+    """`values` (layout `ld`, register order) stored to the buffer at `base` as `read_linear`
+    reads them: `vl` consecutive registers per store (copies store the same values)."""
+    eb = elems_bytes(1, st)
+    tpart, tmask = _offset_parts(ctx, get)
+    for g in range(0, 1 << ld.in_bits("register"), vl):
+        idx = _plus(ctx, tpart, get.apply(register=g)[0], tmask)
+        v = values[g]
+        if vl > 1:
+            v = ctx.op1("llvm.mlir.poison", [], _vec_type(st, vl))
+            for j in range(vl):
+                v = ctx.op1("llvm.insertelement", [v, values[g + j], ctx.const(j)],
+                            _vec_type(st, vl))
+        ctx.create("llvm.store", [v, smem_gep(ctx, base, idx, st)], [],
+                   {"alignment": ir.IntegerAttr.get(ctx.i64, vl * eb)})
+
+
 def linear_vec(get, elem_bytes: int) -> int:
     """Registers per load for `read_linear`: the first registers' offsets are 0, 1, .., v-1
     and every other basis of `get` is a multiple of v (aligned vectors), v*elem_bytes <= 16."""

@@ -31,7 +31,7 @@ from ..axis_info import elem_bytes
 from ..registry import lower
 from ..shared_memory import (align, buffer_bytes, from_smem, shared_contiguity, shared_map,
                              shared_offset, smem_gep, smem_type, to_smem)
-from .layout import by_ldmatrix, ldmatrix_plan, linear_vec, read_linear
+from .layout import by_ldmatrix, ldmatrix_plan, linear_vec, read_linear, write_linear
 from .memory import load_tile, vector_groups
 from ..regs import Regs
 
@@ -82,8 +82,18 @@ def _attrs(ctx, st, vec):
 
 def store_tile(ctx, regs, base, md: T.MemDesc):
     """Every element the thread holds, to its place in the buffer at `base` (vector stores
-    where its elements are contiguous there)."""
+    where its elements are contiguous there: found on the linear maps for a layout that is not
+    blocked, e.g. a wgmma accumulator's column pairs into a TMA store's nvmma buffer)."""
     st = smem_type(md.elem)
+    smap = shared_map(md.layout, md.shape)
+    if not isinstance(regs.layout, Blocked) and smap is not None:
+        ld = regs.layout.linear(md.shape)
+        get = smap.compose(ld)
+        vl = linear_vec(get, elem_bytes(st))
+        if vl > 1 and len(regs.values) == 1 << ld.in_bits("register"):
+            write_linear(ctx, base, get, ld, st, [to_smem(ctx, x, st) for x in regs.values],
+                         vl)
+            return
     vec, groups = _access_groups(ctx, regs.layout, md)
     vt = ir.VectorType.get([vec], st)
     for idxs, coord in groups:

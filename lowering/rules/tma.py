@@ -13,12 +13,18 @@ arms and invalidates a barrier and issues the copies; every thread waits:
   j * rows * S of the buffer (the layout's column blocks) and inner coordinate + j * S /
   elem_bytes; a row-major buffer is one box.  Coordinates go innermost first;
 * `mbarrier_wait`: `mbarrier.try_wait.parity` in a loop (labels scoped by the braces);
-* `mbarrier_inval`: `mbarrier.inval`.
+* `mbarrier_inval`: `mbarrier.inval`;
+* `tma_store`: every thread `fence.proxy.async.shared::cta` (its generic writes of the buffer
+  visible to the async proxy), a CTA barrier, then thread 0 issues one
+  `cp.async.bulk.tensor.<r>d.global.shared::cta.bulk_group` per box (the boxes as a load's),
+  `cp.async.bulk.commit_group` and `cp.async.bulk.wait_group.read 0` (the buffer has been
+  read: its bytes may be written again once the other threads pass a barrier after this).
 
 The ops only exist on sm_90 and newer (tilegpu-tma-loads runs there; the verifier-checked
 IR of another target cannot hold a tensor map).  The tensor map is the kernel's by-value parameter: its generic address (`cvta.param`, which
 LLVM emits for a `byval` grid-constant argument) is the copy's `[tmap, {coords}]` operand.
-`tile.descriptor_load` has no rule of its own: tilegpu-tma-loads rewrites it first.
+`tile.descriptor_load` / `descriptor_store` have no rule of their own: tilegpu-tma-loads /
+tilegpu-tma-stores rewrite them first.
 """
 from __future__ import annotations
 
@@ -53,6 +59,12 @@ _ONE = "{ .reg .pred %%p; setp.eq.u32 %%p, $0, 0; %s }"  # the body under thread
 def _descriptor_load(ctx, op, args):
     raise LoweringError("tile.descriptor_load is rewritten by tilegpu-tma-loads (NVIDIA sm_90); "
                         "run that pass before tilegpu-to-llvm", op.location)
+
+
+@lower("tile.descriptor_store", target="nvidia")
+def _descriptor_store(ctx, op, args):
+    raise LoweringError("tile.descriptor_store is rewritten by tilegpu-tma-stores (NVIDIA "
+                        "sm_90); run that pass before tilegpu-to-llvm", op.location)
 
 
 @lower("tilegpu.mbarrier_init", target="nvidia")
@@ -113,4 +125,31 @@ def _tma_load(ctx, op, args):
         body.append(f"@%p cp.async.bulk.tensor.{rank}d.shared::cluster.global.mbarrier::"
                     f"complete_tx::bytes [${base}], [$2, {{{cs}}}], [$1];")
     _asm(ctx, _ONE % " ".join(body), ops, "r,r,l" + ",r" * (len(ops) - 3))
+    return []
+
+
+@lower("tilegpu.tma_store", target="nvidia")
+def _tma_store(ctx, op, args):
+    named = named_operands(op)
+    md = T.memdesc_of(named["src"].type)
+    desc, src = args[0], args[1]
+    rank = sum(1 for k, v in named.items() if k.startswith("coord") and v is not None)
+    coords = list(args[2:2 + rank])[::-1]  # innermost first
+    ctx.create("nvvm.fence.proxy", [], [], {
+        "kind": ir.Attribute.parse("#nvvm.proxy_kind<async.shared>"),
+        "space": ir.Attribute.parse("#nvvm.shared_space<cta>")})
+    ctx.barrier()  # its own (smem_barriers.accesses): every thread's writes, then the copy
+    src_addr = _addr(ctx, src)
+    ops = [ctx.thread_id(), desc]
+    body = []
+    for off, dc in boxes(md):
+        s = src_addr if not off else ctx.op1("arith.addi", [src_addr, ctx.const(off)], ctx.i32)
+        c0 = coords[0] if not dc else ctx.op1("arith.addi", [coords[0], ctx.const(dc)], ctx.i32)
+        base = len(ops)
+        ops += [s, c0] + coords[1:]
+        cs = ", ".join(f"${base + 1 + i}" for i in range(rank))
+        body.append(f"@%p cp.async.bulk.tensor.{rank}d.global.shared::cta.bulk_group "
+                    f"[$1, {{{cs}}}], [${base}];")
+    body += ["@%p cp.async.bulk.commit_group;", "@%p cp.async.bulk.wait_group.read 0;"]
+    _asm(ctx, _ONE % " ".join(body), ops, "r,l" + ",r" * (len(ops) - 2))
     return []

@@ -1,7 +1,7 @@
 // RUN: not tilework-opt %s --split-input-file --verify-only 2>&1 | FileCheck %s
 
-// Malformed TMA ops (tile.descriptor_load, tilegpu.tma_load, tilegpu.mbarrier_*), one error
-// per chunk.
+// Malformed TMA ops (tile.descriptor_load/store, tilegpu.tma_load/store,
+// tilegpu.mbarrier_*), one error per chunk.
 
 // The tensor map is a `!tile.ptr<i8>` parameter, not a tensor's base pointer.
 // CHECK: error: {{.*}}'tile.descriptor_load' op descriptor_load desc must be a scalar !tile.ptr<i8> (the tensor map parameter), got !tile.ptr<f16>
@@ -86,5 +86,65 @@ func.func @no_arrivals() {
 func.func @i32_barrier(%p: i32) {
   %bar = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 1>, i32, unit, 1 : i32>
   "tilegpu.mbarrier_wait"(%bar, %p) : (!tilegpu.memdesc<array<i64: 1>, i32, unit, 1 : i32>, i32) -> ()
+  return
+}
+
+// -----
+
+// CHECK-NEXT: error: {{.*}}'tile.descriptor_store' op descriptor_store desc must be a scalar !tile.ptr<i8> (the tensor map parameter), got !tile.ptr<f16>
+func.func @store_wrong_desc(%d: !tile.ptr<f16>, %r: i32, %v: tensor<16x16xf16>) {
+  "tile.descriptor_store"(%d, %v, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0>, swizzle = 0 : i32} : (!tile.ptr<f16>, tensor<16x16xf16>, i32, i32) -> ()
+  return
+}
+
+// -----
+
+// CHECK-NEXT: error: {{.*}}'tile.descriptor_store' op descriptor_store needs one coordinate per dimension (2), got 3
+func.func @store_many_coords(%d: !tile.ptr<i8>, %r: i32, %v: tensor<16x16xf16>) {
+  "tile.descriptor_store"(%d, %v, %r, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0>, swizzle = 0 : i32} : (!tile.ptr<i8>, tensor<16x16xf16>, i32, i32, i32) -> ()
+  return
+}
+
+// -----
+
+// CHECK-NEXT: error: {{.*}}'tile.descriptor_store' op descriptor_store rows must have at least 16 bytes, got 8
+func.func @store_narrow_rows(%d: !tile.ptr<i8>, %r: i32, %v: tensor<16x4xf16>) {
+  "tile.descriptor_store"(%d, %v, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0>, swizzle = 0 : i32} : (!tile.ptr<i8>, tensor<16x4xf16>, i32, i32) -> ()
+  return
+}
+
+// -----
+
+// CHECK-NEXT: error: {{.*}}'tile.descriptor_store' op descriptor_store swizzle 64 needs a 2-D block of 8/16/32-bit elements with rows of at least 64 bytes
+func.func @store_swizzle_too_wide(%d: !tile.ptr<i8>, %r: i32, %v: tensor<16x16xf16>) {
+  "tile.descriptor_store"(%d, %v, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0>, swizzle = 64 : i32} : (!tile.ptr<i8>, tensor<16x16xf16>, i32, i32) -> ()
+  return
+}
+
+// -----
+
+// CHECK-NEXT: error: {{.*}}'tilegpu.tma_store' op tma_store from a memdesc of 2 buffers: select one with memdesc_index
+func.func @store_ring(%d: !tile.ptr<i8>, %r: i32) {
+  %buf = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 16, 16>, f16, unit, 2 : i32>
+  "tilegpu.tma_store"(%d, %buf, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0>} : (!tile.ptr<i8>, !tilegpu.memdesc<array<i64: 16, 16>, f16, unit, 2 : i32>, i32, i32) -> ()
+  return
+}
+
+// -----
+
+// The copy engine reads only the tensor map's box layouts: not a swizzled_shared buffer.
+// CHECK-NEXT: error: {{.*}}'tilegpu.tma_store' op tma_store reads a row-major or a swizzled, untransposed #tilegpu.nvmma_shared buffer, got #tilegpu.swizzled_shared<8 : i32, 1 : i32, 8 : i32, array<i32: 1, 0>>
+func.func @store_swizzled_shared(%d: !tile.ptr<i8>, %r: i32) {
+  %buf = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #tilegpu.swizzled_shared<8 : i32, 1 : i32, 8 : i32, array<i32: 1, 0>>, 1 : i32>
+  "tilegpu.tma_store"(%d, %buf, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0>} : (!tile.ptr<i8>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #tilegpu.swizzled_shared<8 : i32, 1 : i32, 8 : i32, array<i32: 1, 0>>, 1 : i32>, i32, i32) -> ()
+  return
+}
+
+// -----
+
+// CHECK-NEXT: error: {{.*}}'tilegpu.tma_store' op tma_store desc must be a scalar !tile.ptr<i8> (the tensor map parameter), got i32
+func.func @store_no_map(%r: i32) {
+  %buf = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 16, 16>, f16, unit, 1 : i32>
+  "tilegpu.tma_store"(%r, %buf, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0>} : (i32, !tilegpu.memdesc<array<i64: 16, 16>, f16, unit, 1 : i32>, i32, i32) -> ()
   return
 }

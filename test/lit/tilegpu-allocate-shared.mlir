@@ -103,3 +103,37 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
     return %y : tensor<16x32xf32, #A>
   }
 }
+
+// -----
+
+// A TMA store's buffer (tilegpu-tma-stores) is an ordinary local_alloc: once the buffers of a
+// loop are dead it takes their bytes (offset 0, not after them); one TMA reads starts 128-byte
+// aligned (a 48-byte %k live across it pushes it to 128, not 48).
+// CHECK: module attributes {tilegpu.num_warps = 4 : i32, tilegpu.shared = 24576 : i32
+// CHECK-LABEL: func.func @tma_store_buffers(
+// CHECK: "tilegpu.local_alloc"() {tilegpu.smem_offset = 0 : i32} : () -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>, 3 : i32>
+// CHECK: "tilegpu.local_alloc"(%{{.+}}) {tilegpu.smem_offset = 0 : i32} : ({{.*}}) -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>, 1 : i32>
+// CHECK: "tilegpu.local_alloc"(%{{.+}}) {tilegpu.smem_offset = 0 : i32} : ({{.*}}) -> !tilegpu.memdesc<array<i64: 12>, f32, unit, 1 : i32>
+// CHECK: "tilegpu.local_alloc"(%{{.+}}) {tilegpu.smem_offset = 128 : i32} : ({{.*}}) -> !tilegpu.memdesc<array<i64: 2, 4, 8>, f32, unit, 1 : i32>
+#N = #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>
+#B = #tilegpu.blocked<array<i32: 1, 8>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
+#C = #tilegpu.blocked<array<i32: 1, 1, 4>, array<i32: 2, 4, 4>, array<i32: 1, 1, 4>, array<i32: 2, 1, 0>>
+#K = #tilegpu.blocked<array<i32: 1>, array<i32: 32>, array<i32: 4>, array<i32: 0>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @tma_store_buffers(%d: !tile.ptr<i8> {tile.tma}, %v: tensor<64x64xf16, #B>, %u: tensor<2x4x8xf32, #C>, %w: tensor<12xf32, #K>) -> tensor<12xf32, #K> attributes {tile.kernel} {
+    %c0 = arith.constant 0 : i32
+    %ring = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #N, 3 : i32>
+    %s = "tilegpu.memdesc_index"(%ring, %c0) : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #N, 3 : i32>, i32) -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #N, 1 : i32>
+    %x = "tilegpu.local_load"(%s) : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #N, 1 : i32>) -> tensor<64x64xf16, #B>
+    "tilegpu.local_dealloc"(%ring) : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #N, 3 : i32>) -> ()
+    %a = "tilegpu.local_alloc"(%x) : (tensor<64x64xf16, #B>) -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #N, 1 : i32>
+    "tilegpu.tma_store"(%d, %a, %c0, %c0) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0>} : (!tile.ptr<i8>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #N, 1 : i32>, i32, i32) -> ()
+    "tilegpu.local_dealloc"(%a) : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #N, 1 : i32>) -> ()
+    %k = "tilegpu.local_alloc"(%w) : (tensor<12xf32, #K>) -> !tilegpu.memdesc<array<i64: 12>, f32, unit, 1 : i32>
+    %b = "tilegpu.local_alloc"(%u) : (tensor<2x4x8xf32, #C>) -> !tilegpu.memdesc<array<i64: 2, 4, 8>, f32, unit, 1 : i32>
+    "tilegpu.tma_store"(%d, %b, %c0, %c0, %c0) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0>} : (!tile.ptr<i8>, !tilegpu.memdesc<array<i64: 2, 4, 8>, f32, unit, 1 : i32>, i32, i32, i32) -> ()
+    "tilegpu.local_dealloc"(%b) : (!tilegpu.memdesc<array<i64: 2, 4, 8>, f32, unit, 1 : i32>) -> ()
+    %r = "tilegpu.local_load"(%k) : (!tilegpu.memdesc<array<i64: 12>, f32, unit, 1 : i32>) -> tensor<12xf32, #K>
+    return %r : tensor<12xf32, #K>
+  }
+}

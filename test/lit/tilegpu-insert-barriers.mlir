@@ -251,3 +251,38 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
     return %w, %d2 : tensor<64x64xf32, #C>, tensor<64x64xf32, #C>
   }
 }
+
+// -----
+
+// tma_store: its rule fences and synchronizes before the copy, so no barrier goes before it
+// even though the local_alloc just wrote its buffer; its (one thread's) read of the buffer is
+// finished within the op, and the next writer of those bytes (the second store's buffer, at
+// the same offset) waits at a barrier.  A buffer TMA reads starts 128-byte aligned: after the
+// live 48-byte %k it takes offset 128, not 48.
+// CHECK-LABEL: func.func @tma_stores(
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: %[[K:.+]] = "tilegpu.local_alloc"(%arg2) {tilegpu.smem_offset = 0 : i32}
+// CHECK-NEXT: %[[A:.+]] = "tilegpu.local_alloc"(%arg1) {tilegpu.smem_offset = 128 : i32}
+// CHECK-NEXT: "tilegpu.tma_store"(%arg0, %[[A]]
+// CHECK-NEXT: "tilegpu.local_dealloc"(%[[A]])
+// CHECK-NEXT: "tilegpu.barrier"() : () -> ()
+// CHECK-NEXT: %[[B:.+]] = "tilegpu.local_alloc"(%arg1) {tilegpu.smem_offset = 128 : i32}
+// CHECK-NEXT: "tilegpu.tma_store"(%arg0, %[[B]]
+// CHECK-NEXT: "tilegpu.local_dealloc"(%[[B]])
+// CHECK-NEXT: %{{.+}} = "tilegpu.local_load"(%[[K]])
+#C = #tilegpu.blocked<array<i32: 1, 1, 4>, array<i32: 2, 4, 4>, array<i32: 1, 1, 4>, array<i32: 2, 1, 0>>
+#K = #tilegpu.blocked<array<i32: 1>, array<i32: 32>, array<i32: 4>, array<i32: 0>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @tma_stores(%d: !tile.ptr<i8> {tile.tma}, %v: tensor<2x4x8xf32, #C>, %w: tensor<12xf32, #K>) -> tensor<12xf32, #K> attributes {tile.kernel} {
+    %c0 = arith.constant 0 : i32
+    %k = "tilegpu.local_alloc"(%w) : (tensor<12xf32, #K>) -> !tilegpu.memdesc<array<i64: 12>, f32, unit, 1 : i32>
+    %a = "tilegpu.local_alloc"(%v) : (tensor<2x4x8xf32, #C>) -> !tilegpu.memdesc<array<i64: 2, 4, 8>, f32, unit, 1 : i32>
+    "tilegpu.tma_store"(%d, %a, %c0, %c0, %c0) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0>} : (!tile.ptr<i8>, !tilegpu.memdesc<array<i64: 2, 4, 8>, f32, unit, 1 : i32>, i32, i32, i32) -> ()
+    "tilegpu.local_dealloc"(%a) : (!tilegpu.memdesc<array<i64: 2, 4, 8>, f32, unit, 1 : i32>) -> ()
+    %b = "tilegpu.local_alloc"(%v) : (tensor<2x4x8xf32, #C>) -> !tilegpu.memdesc<array<i64: 2, 4, 8>, f32, unit, 1 : i32>
+    "tilegpu.tma_store"(%d, %b, %c0, %c0, %c0) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0>} : (!tile.ptr<i8>, !tilegpu.memdesc<array<i64: 2, 4, 8>, f32, unit, 1 : i32>, i32, i32, i32) -> ()
+    "tilegpu.local_dealloc"(%b) : (!tilegpu.memdesc<array<i64: 2, 4, 8>, f32, unit, 1 : i32>) -> ()
+    %r = "tilegpu.local_load"(%k) : (!tilegpu.memdesc<array<i64: 12>, f32, unit, 1 : i32>) -> tensor<12xf32, #K>
+    return %r : tensor<12xf32, #K>
+  }
+}

@@ -57,3 +57,61 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
     return
   }
 }
+
+// -----
+
+// tma_store: the accumulator (wgmma's mma v3 layout) written into the 128-byte-swizzled buffer
+// as column pairs (4-byte vector stores), every thread's proxy fence, the rule's barrier, then
+// thread 0 copies the two 64-column boxes (the second from byte 8192, inner coordinate + 64),
+// commits and waits for the reads.  The second store reuses the buffer's bytes (offset 0):
+// tilegpu-insert-barriers puts a barrier between the first copy's wait and the second writes.
+// CHECK-LABEL: gpu.func @store_two_boxes(%arg0: !llvm.ptr, %arg1: i32, %arg2: i32)
+// CHECK: %[[SMEM:.+]] = llvm.mlir.addressof @tilework_smem
+// CHECK: %[[TID:.+]] = arith.index_cast
+// CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 4 : i64} : vector<2xf16>, !llvm.ptr<3>
+// CHECK-NOT: llvm.store %{{.+}} : f16
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: %[[S0:.+]] = llvm.ptrtoint %[[SMEM]] : !llvm.ptr<3> to i32
+// CHECK-NEXT: %[[S1:.+]] = arith.addi %[[S0]], %c8192_i32
+// CHECK-NEXT: %[[C1:.+]] = arith.addi %arg2, %c64_i32
+// CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "{ .reg .pred %p; setp.eq.u32 %p, $0, 0; @%p cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$1, {$3, $4}], [$2]; @%p cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$1, {$6, $7}], [$5]; @%p cp.async.bulk.commit_group; @%p cp.async.bulk.wait_group.read 0; }", "r,l,r,r,r,r,r,r,~{memory}" %[[TID]], %arg0, %[[S0]], %arg2, %arg1, %[[S1]], %[[C1]], %arg1 : (i32, !llvm.ptr, i32, i32, i32, i32, i32, i32) -> ()
+// CHECK-NEXT: gpu.barrier
+// CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 4 : i64} : vector<2xf16>, !llvm.ptr<3>
+// CHECK: nvvm.fence.proxy
+// CHECK-NEXT: gpu.barrier
+// CHECK: cp.async.bulk.tensor.2d.global.shared::cta.bulk_group
+// CHECK-NEXT: gpu.return
+#S = #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>
+#A = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 128, 16>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @store_two_boxes(%d: !tile.ptr<i8> {tile.tma}, %r: i32, %c: i32) attributes {tile.kernel} {
+    %v = arith.constant dense<1.0> : tensor<64x128xf16, #A>
+    %buf = "tilegpu.local_alloc"(%v) : (tensor<64x128xf16, #A>) -> !tilegpu.memdesc<array<i64: 64, 128>, f16, #S, 1 : i32>
+    "tilegpu.tma_store"(%d, %buf, %r, %c) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0>} : (!tile.ptr<i8>, !tilegpu.memdesc<array<i64: 64, 128>, f16, #S, 1 : i32>, i32, i32) -> ()
+    "tilegpu.local_dealloc"(%buf) : (!tilegpu.memdesc<array<i64: 64, 128>, f16, #S, 1 : i32>) -> ()
+    %buf2 = "tilegpu.local_alloc"(%v) : (tensor<64x128xf16, #A>) -> !tilegpu.memdesc<array<i64: 64, 128>, f16, #S, 1 : i32>
+    "tilegpu.tma_store"(%d, %buf2, %c, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0>} : (!tile.ptr<i8>, !tilegpu.memdesc<array<i64: 64, 128>, f16, #S, 1 : i32>, i32, i32) -> ()
+    "tilegpu.local_dealloc"(%buf2) : (!tilegpu.memdesc<array<i64: 64, 128>, f16, #S, 1 : i32>) -> ()
+    return
+  }
+}
+
+// -----
+
+// A row-major 3-D buffer is one box: cp.async.bulk.tensor.3d from the buffer itself.
+// CHECK-LABEL: gpu.func @store_3d(
+// CHECK: nvvm.fence.proxy
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: %[[S:.+]] = llvm.ptrtoint
+// CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "{ .reg .pred %p; setp.eq.u32 %p, $0, 0; @%p cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [$1, {$3, $4, $5}], [$2]; @%p cp.async.bulk.commit_group; @%p cp.async.bulk.wait_group.read 0; }", "r,l,r,r,r,r,~{memory}" %{{.+}}, %arg0, %[[S]], %arg3, %arg2, %arg1 :
+#C = #tilegpu.blocked<array<i32: 1, 1, 4>, array<i32: 2, 4, 4>, array<i32: 1, 1, 4>, array<i32: 2, 1, 0>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @store_3d(%d: !tile.ptr<i8> {tile.tma}, %a: i32, %b: i32, %c: i32) attributes {tile.kernel} {
+    %v = arith.constant dense<2.0> : tensor<2x4x8xf32, #C>
+    %buf = "tilegpu.local_alloc"(%v) : (tensor<2x4x8xf32, #C>) -> !tilegpu.memdesc<array<i64: 2, 4, 8>, f32, unit, 1 : i32>
+    "tilegpu.tma_store"(%d, %buf, %a, %b, %c) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0>} : (!tile.ptr<i8>, !tilegpu.memdesc<array<i64: 2, 4, 8>, f32, unit, 1 : i32>, i32, i32, i32) -> ()
+    "tilegpu.local_dealloc"(%buf) : (!tilegpu.memdesc<array<i64: 2, 4, 8>, f32, unit, 1 : i32>) -> ()
+    return
+  }
+}

@@ -13,8 +13,9 @@ memory accesses outside the arrays passed as arguments are errors too.
     emu = Emulator.from_kernel(kernel, signature, constants, "sm_80", num_warps=4)
     emu.run(grid, x, out, n)   # numpy arrays for pointers (written in place), ints, floats
 
-Hopper's wgmma and the async-proxy fence are emulated in simt_wgmma.py, CDNA's MFMA in
-simt_mfma_amd.py (mixins).
+Hopper's wgmma and the async-proxy fence are emulated in simt_wgmma.py, the TMA store in
+simt_tma.py (pass a `TensorMap` for a tensor-map parameter), CDNA's MFMA in simt_mfma_amd.py
+(mixins).
 
 Not a model of timing or of lane divergence (shuffles and barriers must be reached by every
 thread, which is what the lowering emits).
@@ -29,6 +30,7 @@ import numpy as np
 import mlir.ir as ir
 
 from simt_mfma_amd import MfmaOps
+from simt_tma import TensorMap, TmaOps
 from simt_wgmma import WgmmaOps
 
 _INT = {1: np.bool_, 8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
@@ -91,7 +93,7 @@ WG_CARRIERS = frozenset({"llvm.insertvalue", "llvm.extractvalue", "nvvm.wgmma.mm
                          "scf.for", "llvm.inline_asm"})  # (inline asm: only the tied wait)
 
 
-class Emulator(WgmmaOps, MfmaOps):
+class Emulator(TmaOps, WgmmaOps, MfmaOps):
     def __init__(self, module: ir.Module, num_warps: int, warp_size: int):
         self.module = module
         self.nw, self.ws = num_warps, warp_size
@@ -110,14 +112,14 @@ class Emulator(WgmmaOps, MfmaOps):
 
     @classmethod
     def from_kernel(cls, kernel, signature: dict, constants: dict, target="sm_80",
-                    num_warps=4, rewrite=None):
-        """Compiles `kernel` (every stage: the compile-only check) and lowers its `tilegpu`
-        stage, first passed through `rewrite(text) -> text` if given (e.g. to force other
-        layouts)."""
+                    num_warps=4, rewrite=None, **options):
+        """Compiles `kernel` (every stage: the compile-only check; `options` are more
+        CompileOptions) and lowers its `tilegpu` stage, first passed through
+        `rewrite(text) -> text` if given (e.g. to force other layouts)."""
         from tilework import CompileOptions
         from tilework.compiler.driver import ASTSource, compile
         ck = compile(ASTSource(kernel, signature, constants, {}), target,
-                     CompileOptions(num_warps=num_warps), cache=False)
+                     CompileOptions(num_warps=num_warps, **options), cache=False)
         text = ck.asm["tilegpu"]
         emu = cls.from_tilegpu(rewrite(text) if rewrite is not None else text, target,
                                num_warps)
@@ -154,7 +156,7 @@ class Emulator(WgmmaOps, MfmaOps):
 
     def _run(self, grid, *args):
         grid = tuple(grid) + (1,) * (3 - len(grid))
-        self.buffers = []
+        self.buffers, self.tmaps = [], []
         block = self.func.regions[0].blocks[0]
         if len(args) != len(block.arguments):
             raise EmulationError(f"the kernel takes {len(block.arguments)} arguments, "
@@ -167,6 +169,8 @@ class Emulator(WgmmaOps, MfmaOps):
                 self.buffers.append(v.reshape(-1).view(np.uint8))
                 addr = len(self.buffers) << _GLOBAL_SHIFT
                 env0[a] = np.full(self.T, addr, np.int64)
+            elif isinstance(v, TensorMap):
+                env0[a] = np.full(self.T, self.tma_register(v), np.int64)
             else:
                 dt, _ = _np(a.type)
                 env0[a] = np.full(self.T, v, dt)

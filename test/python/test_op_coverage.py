@@ -95,6 +95,11 @@ def _descriptor_kernel(x_desc, out, N: tl.constexpr):
     tl.store(out + tl.arange(0, N), x_desc.load([N]) * 3)  # (tile.descriptor_load on sm_90)
 
 
+@interpreted
+def _descriptor_store_kernel(x, out_desc, N: tl.constexpr):
+    out_desc.store([N], tl.load(x + tl.arange(0, N)) * 3)  # (tile.descriptor_store, tma_store)
+
+
 def _ref_reduce(x):
     return np.array([x.sum()], np.float32)
 
@@ -108,6 +113,8 @@ BUILTIN_KERNELS = {
     "tile.scan": (_scan_kernel, 16, np.cumsum),
     "tile.split": (_split_kernel, 8, _ref_split),
     "tile.descriptor_load": (_descriptor_kernel, 8, lambda x: x[8:] * 3),
+    "tile.descriptor_store": (_descriptor_store_kernel, 16,
+                              lambda x: np.concatenate([np.full(8, np.nan), x[:8] * 3])),
 }
 
 
@@ -131,6 +138,9 @@ def test_builtin_evaluated_op(name, monkeypatch):
     if name == "tile.descriptor_load":
         from tilework.tools.tensor_descriptor import TensorDescriptor
         kernel[(1,)](TensorDescriptor.from_tensor(x, [8]), out, N=8)
+    elif name == "tile.descriptor_store":
+        from tilework.tools.tensor_descriptor import TensorDescriptor
+        kernel[(1,)](x, TensorDescriptor.from_tensor(out, [8]), N=8)
     else:
         kernel[(1,)](x, out, N=16)
     np.testing.assert_allclose(out, ref(x), rtol=1e-6)

@@ -544,8 +544,9 @@ def build_kernel(jit_fn, signature: dict, constants: dict, attrs: dict, context:
 
 
 def _drop_unused_tensor_maps(f, entry, n: int):
-    """Erases the tensor-map arguments (the last `n`) no load used (a descriptor only stored
-    to, or loaded on the block-pointer path), with their plans."""
+    """Erases the tensor-map arguments (the last `n`) no TMA load or store used (a descriptor
+    only stored to without `tma_store`, or accessed on the block-pointer path), with their
+    plans."""
     first = len(entry.arguments) - n
     plans = list(ir.ArrayAttr(f.attributes[TMA_ATTR]))
     arg_attrs = list(ir.ArrayAttr(f.arg_attrs))

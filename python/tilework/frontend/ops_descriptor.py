@@ -6,8 +6,10 @@ A descriptor is a frontend object (`language.descriptor.tensor_descriptor`) like
 pointer.  On NVIDIA sm_90 (with `CompileOptions.tma`), a host descriptor whose block has a TMA
 plan (`language.descriptor.tma_plan`: zero padding, boxes of at most 256, rows of 16 bytes or
 more) also gets a tensor-map parameter (`tma_param`, after all others) and its loads are
-`tile.descriptor_load` ops (copied by TMA); stores, atomics and in-kernel descriptors keep the
-block-pointer path.  Otherwise:  Its accesses are block-pointer accesses checked on every dimension: the tile of
+`tile.descriptor_load` ops (copied by TMA); with `CompileOptions.tma_store` its stores are
+`tile.descriptor_store` ops too (written to shared memory, copied out by TMA, which clips the
+box at the tensor's edges); atomics and in-kernel descriptors keep the block-pointer path.
+Otherwise its accesses are block-pointer accesses checked on every dimension: the tile of
 pointers `base + sum_d (offsets[d] + arange(B_d)) * strides[d]` under the mask
 `0 <= offsets[d] + arange(B_d) < shape[d]`, so they get the vector widths a block pointer
 gets (the last stride is the constant 1: contiguous rows), out-of-bounds elements load as the
@@ -177,6 +179,8 @@ def load_tensor_descriptor(b, desc, offsets):
 @impl
 def store_tensor_descriptor(b, desc, offsets, value):
     d = _desc(desc, "store_tensor_descriptor")
+    if d.tma is not None and _tma_stores(b) and _inner_offset_aligned(b, d, offsets):
+        return _tma_store(b, d, offsets, value)
     bp = _block(b, d, offsets, "store_tensor_descriptor")
     v = _value(b, d, value, "store_tensor_descriptor")
     return store_block(b, bp, v, None, tuple(range(len(d.block_shape))), "", "")
@@ -312,17 +316,35 @@ def _inner_offset_aligned(b, d: tensor_descriptor, offsets) -> bool:
     return _known_divisor(inner.handle) * nbytes % 16 == 0
 
 
-def _tma_load(b, d: tensor_descriptor, offsets) -> tensor:
-    offs = _list(offsets, "offsets", "load_tensor_descriptor")
+def _tma_coords(b, d: tensor_descriptor, offsets, what) -> list:
+    offs = _list(offsets, "offsets", what)
     ndim = len(d.block_shape)
     if len(offs) != ndim:
-        raise SemanticError(f"load_tensor_descriptor: expected {ndim} offsets, but got "
-                            f"{len(offs)}")
-    coords = [_scalar(b, o, core.int32, "offsets").handle for o in offs]
+        raise SemanticError(f"{what}: expected {ndim} offsets, but got {len(offs)}")
+    return [_scalar(b, o, core.int32, "offsets").handle for o in offs]
+
+
+def _tma_load(b, d: tensor_descriptor, offsets) -> tensor:
+    coords = _tma_coords(b, d, offsets, "load_tensor_descriptor")
     _, sw = tma_plan(d.dtype.primitive_bitwidth, d.block_shape, d.padding)
     rt = tensor_ir_type(d.dtype, d.block_shape)
     h = B.build_descriptor_load(b, d.tma.handle, coords, result_type=rt, swizzle=sw)
     return tensor(h, d.dtype, list(d.block_shape))
+
+
+def _tma_stores(b) -> bool:
+    """Whether this compilation stores host descriptors with TMA (`tma_store`; the descriptor's
+    own TMA plan, which `d.tma` shows, is asked separately)."""
+    opts = getattr(b, "options", None)
+    return opts is not None and opts.tma_store
+
+
+def _tma_store(b, d: tensor_descriptor, offsets, value):
+    coords = _tma_coords(b, d, offsets, "store_tensor_descriptor")
+    v = _value(b, d, value, "store_tensor_descriptor")
+    _, sw = tma_plan(d.dtype.primitive_bitwidth, d.block_shape, d.padding)
+    B.build_descriptor_store(b, d.tma.handle, v.handle, coords, swizzle=sw)
+    return None
 
 
 def is_descriptor_type(ty) -> bool:
