@@ -40,10 +40,16 @@ def test_store_window(dtype, bm, bn, r0, c0, tma_store):
     esize = torch.empty((), dtype=dtype).element_size()
     if c0 * esize % 16:
         pytest.skip("inner offsets here are multiples of 16 bytes")
+    if tma_store and c0 < 0:
+        # measured on an H200 (fp16 64x64, c0 = -16): CUDA_ERROR_ILLEGAL_INSTRUCTION, which
+        # poisons the process's context for every later test, so it is not run; why a negative
+        # inner coordinate faults the bulk store is open (the reason tma_store is off by default)
+        pytest.xfail("TMA store at a negative inner coordinate: illegal instruction (open)")
     out, strides = padded(100, 70, dtype)
     grid = (2, 3)
     x = (torch.randn(grid[0] * bm, grid[1] * bn, device="cuda") * 4).to(dtype)
     before = out.clone()
+    pad = out.as_strided((100, strides[0]), (strides[0], 1))[:, 70:].clone()
     d = TensorDescriptor(out, list(out.shape), strides, [bm, bn])
     k = store_block[grid](x, d, r0, C0=c0, BM=bm, BN=bn, tma_store=tma_store)
     assert ("bulk_group" in k.asm["ptx"]) == tma_store
@@ -51,8 +57,7 @@ def test_store_window(dtype, bm, bn, r0, c0, tma_store):
     torch.testing.assert_close(out, _store_ref(before, x2, r0, c0, bm, bn, grid), rtol=0,
                                atol=0)
     base = out.as_strided((100, strides[0]), (strides[0], 1))  # the padding: untouched
-    bb = before.as_strided((100, strides[0]), (strides[0], 1))
-    assert torch.equal(base[:, 70:], bb[:, 70:])
+    assert torch.equal(base[:, 70:], pad)
 
 
 @pytest.mark.parametrize("tma_store", [True, False])
