@@ -41,6 +41,23 @@ func.func @byte_perm_i64(%x: i64) {
 
 // -----
 
+// inline_asm packs at least one element, and its tiles have one shape.
+// CHECK-NEXT: error: {{.*}}'tile.inline_asm' op inline_asm pack must be at least 1, got 0
+func.func @inline_asm_pack0(%x: tensor<16xi32>) {
+  %v = "tile.inline_asm"(%x) {asm = "", constraints = "=r,r", pack = 0 : i32, pure = 1 : i32, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<16xi32>) -> tensor<16xi32>
+  return
+}
+
+// -----
+
+// CHECK-NEXT: error: {{.*}}'tile.inline_asm' op inline_asm operands and results must have one shape, got [(16,), (32,)]
+func.func @inline_asm_shapes(%x: tensor<16xi32>) {
+  %v = "tile.inline_asm"(%x) {asm = "", constraints = "=r,r", pack = 1 : i32, pure = 1 : i32, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<16xi32>) -> tensor<32xi32>
+  return
+}
+
+// -----
+
 // CHECK-NEXT: error: {{.*}}'tile.load' op load takes pointers, got tensor<16xi64>
 func.func @load_from_non_pointer(%p: tensor<16xi64>) {
   %v = "tile.load"(%p) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<16xi64>) -> tensor<16xi64>

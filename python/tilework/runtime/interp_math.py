@@ -159,6 +159,12 @@ def _byte_perm(b, ops, rt, at):
     return out.astype(np.uint32).view(np.asarray(ops[0]).dtype)
 
 
+def _inline_asm(b, ops, rt, at):
+    raise NotImplementedError(
+        "tl.inline_asm_elementwise (tile.inline_asm) cannot run in the interpreter: its "
+        "assembly is GPU code (compile the kernel for a GPU target instead)")
+
+
 ROWS = {
     "math.exp": _unary(np.exp),
     "math.exp2": _unary(np.exp2),
@@ -177,4 +183,5 @@ ROWS = {
     "tile.umulhi": _umulhi,
     "math.ctpop": _ctpop, "math.ctlz": _ctlz, "math.cttz": _cttz,
     "tile.bitreverse": _bitreverse, "tile.byte_perm": _byte_perm,
+    "tile.inline_asm": _inline_asm,
 }
