@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import builtins
 import ctypes
+import os
 import sys
 import types
 
@@ -26,6 +27,7 @@ import numpy as np
 from tilework.dialects import new_context
 from tilework.dialects import tile as T
 
+from ..compiler.driver import parse_target
 from ..errors import located
 from ..frontend import semantic as S
 from ..frontend.ops import IMPLS
@@ -754,6 +756,13 @@ def _region(a, name):
                     f"{type(a).__name__}{' on ' + str(a.device) if hasattr(a, 'device') else ''}")
 
 
+def emulated_target(options: dict):
+    """The target the interpreter stands in for (tl.target_info's answers): the launch option
+    `target`, else $TILEWORK_TARGET, else None (no GPU target)."""
+    name = options.get("target") or os.environ.get("TILEWORK_TARGET")
+    return parse_target(name) if name else None
+
+
 def interpret(fn: JITFunction, grid, values, options=None):
     """Runs `fn` over `grid` on the CPU.  `values` are the bound arguments in parameter
     order; launch options (num_warps, ...) do not matter here."""
@@ -767,6 +776,7 @@ def interpret(fn: JITFunction, grid, values, options=None):
         g = normalize_grid(fn, grid, values)  # a callable grid gets the bound arguments by name
         b = InterpreterBuilder(ctx, memory, g)
         b.launch_options = options or {}  # device_assert reads `debug`
+        b.target = emulated_target(b.launch_options)  # what tl.target_info answers for
         prev = core.set_active_builder(b)
         try:
             with np.errstate(all="ignore"):  # inf/NaN and wrapping as on the GPU
