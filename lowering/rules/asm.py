@@ -89,3 +89,25 @@ def _inline_asm(ctx, op, args):
     if regs is None:
         return [o[0] for o in outs]
     return [regs.like(o[:n]) for o in outs]
+
+
+@lower("tile.map_elementwise")
+def _map_elementwise(ctx, op, args):
+    """The private scalar function inlined once per group of `pack` elements (its arguments:
+    each operand's pack elements in turn; its results: each result's in turn); the last
+    group of a thread padded with undef and its extra results dropped."""
+    pack = ir.IntegerAttr(op.attributes["pack"]).value
+    fn = ir.FlatSymbolRefAttr(op.attributes["fn"]).value
+    regs = next((a for a in args if isinstance(a, Regs)), None)
+    cols = [a.values if isinstance(a, Regs) else [a] for a in args]
+    n = len(cols[0])
+    groups = -(-n // pack)
+    cols = [c + [ctx.op1("llvm.mlir.undef", [], c[0].type)] * (groups * pack - n) for c in cols]
+    outs = [[] for _ in op.results]
+    for g in range(groups):
+        res = ctx.inline_func(fn, [v for c in cols for v in c[g * pack:(g + 1) * pack]])
+        for r in range(len(outs)):
+            outs[r] += res[r * pack:(r + 1) * pack]
+    if regs is None:
+        return [o[0] for o in outs]
+    return [regs.like(o[:n]) for o in outs]

@@ -58,6 +58,14 @@ func.func @inline_asm_shapes(%x: tensor<16xi32>) {
 
 // -----
 
+// CHECK-NEXT: error: {{.*}}'tile.map_elementwise' op map_elementwise pack must be at least 1, got 0
+func.func @map_pack0(%x: tensor<16xi32>) {
+  %v = "tile.map_elementwise"(%x) {fn = @f, pack = 0 : i32, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<16xi32>) -> tensor<16xi32>
+  return
+}
+
+// -----
+
 // CHECK-NEXT: error: {{.*}}'tile.load' op load takes pointers, got tensor<16xi64>
 func.func @load_from_non_pointer(%p: tensor<16xi64>) {
   %v = "tile.load"(%p) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<16xi64>) -> tensor<16xi64>

@@ -215,3 +215,25 @@ def test_condition_on_the_device():
     for v in host(x)[:77]:
         want = np.float32(want + v)
     assert host(out)[0] == want
+
+
+import test_map_elementwise as me  # noqa: E402
+
+
+def test_map_elementwise_on_the_device():
+    x = torch.randint(1, 10000, (128,), dtype=torch.int32, device="cuda")
+    y = torch.empty_like(x)
+    me.k_collatz[(1,)](x, y, BLOCK=128)
+    np.testing.assert_array_equal(host(y), me.collatz_ref(host(x)))
+    x = torch.randint(-1000, 1000, (16,), dtype=torch.int32, device="cuda")
+    z = torch.randint(-1000, 1000, (32,), dtype=torch.int32, device="cuda")
+    s = torch.empty(16, 32, dtype=torch.int32, device="cuda")
+    m = torch.empty_like(s)
+    me.k_pack2[(1,)](x, z, s, m, R=16, C=32)
+    torch.testing.assert_close(s, x[:, None] + z[None, :], rtol=0, atol=0)
+    torch.testing.assert_close(m, x[:, None] * z[None, :], rtol=0, atol=0)
+    a = torch.randn(256, device="cuda")
+    b = torch.empty_like(a)
+    me.k_selu[(1,)](a, b, 1.5, BLOCK=256)
+    torch.testing.assert_close(b, torch.where(a > 0, a, 1.5 * (torch.exp(a) - 1)),
+                               rtol=1e-5, atol=1e-6)

@@ -95,6 +95,19 @@ def _descriptor_kernel(x_desc, out, N: tl.constexpr):
     tl.store(out + tl.arange(0, N), x_desc.load([N]) * 3)  # (tile.descriptor_load on sm_90)
 
 
+@tilework.jit
+def _triple_if_negative(v):
+    if v < 0:
+        return v * 3
+    return v
+
+
+@interpreted
+def _map_kernel(x, out, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(out + offs, tl.map_elementwise(_triple_if_negative, tl.load(x + offs)))
+
+
 def _ref_reduce(x):
     return np.array([x.sum()], np.float32)
 
@@ -108,6 +121,7 @@ BUILTIN_KERNELS = {
     "tile.scan": (_scan_kernel, 16, np.cumsum),
     "tile.split": (_split_kernel, 8, _ref_split),
     "tile.descriptor_load": (_descriptor_kernel, 8, lambda x: x[8:] * 3),
+    "tile.map_elementwise": (_map_kernel, 16, lambda x: np.where(x < 0, x * 3, x)),
 }
 
 
