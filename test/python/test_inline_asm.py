@@ -188,3 +188,32 @@ def test_interpreter_refuses_naming_the_op():
     with pytest.raises(Exception, match=r"tl\.inline_asm_elementwise \(tile\.inline_asm\) "
                                         r"cannot run in the interpreter"):
         tilework.jit(k_shl.fn, interpret=True)[(1,)](x, np.zeros_like(x), BLOCK=16)
+
+
+@tilework.jit
+def k_bad(X, Y, ASM: tl.constexpr, PACK: tl.constexpr, WHAT: tl.constexpr):
+    o = tl.arange(0, 16)
+    x = tl.load(X + o)
+    if WHAT == "dtype":
+        y = tl.inline_asm_elementwise(ASM, "=r,r", [x], dtype=tl.pointer_type(tl.int32),
+                                      is_pure=True, pack=PACK)
+    elif WHAT == "noargs":
+        y = tl.inline_asm_elementwise(ASM, "=r", [], dtype=tl.int32, is_pure=True, pack=PACK)
+    else:
+        y = tl.inline_asm_elementwise(ASM, "=r,r", [x], dtype=tl.int32, is_pure=True,
+                                      pack=PACK)
+    tl.store(Y + o, y)
+
+
+@pytest.mark.parametrize("asm, pack, what, msg", [
+    (3, 1, "", "tl.inline_asm_elementwise: asm and constraints must be strings"),
+    ("mov.b32 $0, $1;", 0, "", "tl.inline_asm_elementwise: pack must be a positive int, got 0"),
+    ("mov.b32 $0, $1;", 1, "dtype", "dtype must be a scalar dtype or a tuple of them"),
+    ("mov.b32 $0, 1;", 1, "noargs", "tl.inline_asm_elementwise takes 1 to 8 arguments and at "
+                                    "most 8 result dtypes, got 0 and 1"),
+], ids=["asm", "pack", "dtype", "noargs"])
+def test_rejects(asm, pack, what, msg):
+    sig = {"X": P(tl.int32), "Y": P(tl.int32)}
+    with pytest.raises(tilework.CompilationError, match=re.escape(msg)):
+        compile(ASTSource(k_bad, sig, {"ASM": asm, "PACK": pack, "WHAT": what}, {}), "sm_90a",
+                cache=False)

@@ -3,6 +3,8 @@ func.func, lowering/rules/asm.py): per-element control flow (an `if` with return
 whose trip count differs per element), pack=2 with two results, broadcast and scalar
 arguments; interpreted and compiled for sm_90a (run on gpu_sim) against numpy, gfx942 on the
 SIMT emulator, and the rejecting paths.  The GPU half is test_language_extras_gpu.py."""
+import re
+
 import numpy as np
 import pytest
 
@@ -200,3 +202,37 @@ def test_rejects(kernel, msg):
         x = np.arange(16, dtype=np.int32)
         with pytest.raises(Exception, match=msg):
             tilework.jit(kernel.fn, interpret=True)[(1,)](x, np.zeros_like(x))
+
+
+@tilework.jit
+def returns_nothing(x):
+    x + 1
+
+
+@tilework.jit
+def returns_tile(x):
+    return tl.zeros([4], tl.int32) + x
+
+
+@tilework.jit
+def k_bad(X, Y, WHAT: tl.constexpr):
+    o = tl.arange(0, 16)
+    x = tl.load(X + o)
+    if WHAT == "pack":
+        y = tl.map_elementwise(third_or_odd, x, pack=0)
+    elif WHAT == "none":
+        y = tl.map_elementwise(returns_nothing, x)
+    else:
+        y = tl.map_elementwise(returns_tile, x)
+    tl.store(Y + o, y)
+
+
+@pytest.mark.parametrize("what, msg", [
+    ("pack", "tl.map_elementwise: pack must be a positive int, got 0"),
+    ("none", "tl.map_elementwise: the function must return a value (or a tuple of values)"),
+    ("tile", "tl.map_elementwise: the function must return scalars"),
+])
+def test_rejects_results(what, msg):
+    with pytest.raises(tilework.CompilationError, match=re.escape(msg)):
+        compile(ASTSource(k_bad, {"X": P(tl.int32), "Y": P(tl.int32)}, {"WHAT": what}, {}),
+                "sm_90a", cache=False)
