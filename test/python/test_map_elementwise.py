@@ -236,3 +236,26 @@ def test_rejects_results(what, msg):
     with pytest.raises(tilework.CompilationError, match=re.escape(msg)):
         compile(ASTSource(k_bad, {"X": P(tl.int32), "Y": P(tl.int32)}, {"WHAT": what}, {}),
                 "sm_90a", cache=False)
+
+
+@tilework.jit
+def k_in_loop(X, Y, n, BLOCK: tl.constexpr):
+    acc = tl.zeros([BLOCK], tl.int32)
+    for k in range(n):
+        o = k * BLOCK + tl.arange(0, BLOCK)
+        acc += tl.map_elementwise(third_or_odd, tl.load(X + o))
+    tl.store(Y + tl.arange(0, BLOCK), acc)
+
+
+def test_inside_a_loop():
+    x = np.random.default_rng(4).integers(-1000, 1000, 4 * 128).astype(np.int32)
+    f = np.where(x % 3 == 0, (x / 3).astype(np.int32), 2 * x + 1)
+    want = f.reshape(4, 128).sum(0).astype(np.int32)
+    y = np.zeros(128, np.int32)
+    tilework.jit(k_in_loop.fn, interpret=True)[(1,)](x, y, 4, BLOCK=128)
+    np.testing.assert_array_equal(y, want)
+    sig = {"X": P(tl.int32), "Y": P(tl.int32), "n": tl.int32}
+    ck = compile(ASTSource(k_in_loop, sig, {"BLOCK": 128}, {}), "sm_90a", cache=False)
+    y = np.zeros(128, np.int32)
+    gpu_sim.run(ck, (1, 1, 1), x, y, 4)
+    np.testing.assert_array_equal(y, want)
