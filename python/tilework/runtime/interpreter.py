@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import builtins
 import ctypes
-import os
 import sys
 import types
 
@@ -27,7 +26,6 @@ import numpy as np
 from tilework.dialects import new_context
 from tilework.dialects import tile as T
 
-from ..compiler.driver import parse_target
 from ..errors import located
 from ..frontend import semantic as S
 from ..frontend.ops import IMPLS
@@ -42,7 +40,7 @@ from ..language.core import tensor
 from ..language.descriptor import TensorDescriptor, tensor_descriptor
 from ..language.function import JITFunction
 from .interp_common import UNSIGNED as _UNSIGNED
-from .interp_common import operand_segments as _segments
+from .interp_common import emulated_target, operand_segments as _segments
 from .interp_common import unsigned as _u
 from .launch_args import TORCH_DTYPES, normalize_grid
 
@@ -754,13 +752,6 @@ def _region(a, name):
         return st.data_ptr(), st.data_ptr() + st.nbytes(), True, name
     raise TypeError(f"reachable takes numpy arrays and CPU torch tensors, got "
                     f"{type(a).__name__}{' on ' + str(a.device) if hasattr(a, 'device') else ''}")
-
-
-def emulated_target(options: dict):
-    """The target the interpreter stands in for (tl.target_info's answers): the launch option
-    `target`, else $TILEWORK_TARGET, else None (no GPU target)."""
-    name = options.get("target") or os.environ.get("TILEWORK_TARGET")
-    return parse_target(name) if name else None
 
 
 def interpret(fn: JITFunction, grid, values, options=None):
