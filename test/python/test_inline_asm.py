@@ -217,3 +217,23 @@ def test_rejects(asm, pack, what, msg):
     with pytest.raises(tilework.CompilationError, match=re.escape(msg)):
         compile(ASTSource(k_bad, sig, {"ASM": asm, "PACK": pack, "WHAT": what}, {}), "sm_90a",
                 cache=False)
+
+
+@tilework.jit
+def k_amd_pack4(X, Y, BLOCK: tl.constexpr):
+    """test_inline_asm_packed's kernel in AMDGCN."""
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    y = tl.inline_asm_elementwise("v_and_b32 $0, 0x1f1f1f1f, $1\nv_lshlrev_b32 $0, 3, $0",
+                                  "=v,v", [tl.load(X + o)], dtype=tl.int8, is_pure=True,
+                                  pack=4)
+    tl.store(Y + o, y)
+
+
+def test_gfx942_pack4_amdgcn():
+    asm = _ptx(k_amd_pack4, {"X": P(tl.int8), "Y": P(tl.int8)}, {"BLOCK": 2048}, "gfx942")
+    text = asm["amdgcn"]
+    ands = re.findall(r"v_and_b32 (v\d+), 0x1f1f1f1f, (v\d+)", text)
+    shifts = re.findall(r"v_lshlrev_b32 (v\d+), 3, (v\d+)", text)
+    assert len(ands) == len(shifts) == 2  # 8 int8 a lane (2048 over 256 lanes), 4 a statement
+    assert all(a[0] == s[0] == s[1] for a, s in zip(ands, shifts))
+    assert "hsaco" in asm  # assembled

@@ -237,3 +237,15 @@ def test_map_elementwise_on_the_device():
     me.k_selu[(1,)](a, b, 1.5, BLOCK=256)
     torch.testing.assert_close(b, torch.where(a > 0, a, 1.5 * (torch.exp(a) - 1)),
                                rtol=1e-5, atol=1e-6)
+
+
+import test_inline_asm as ia  # noqa: E402
+
+
+@pytest.mark.skipif(not HIP, reason="the asm is AMDGCN")
+def test_inline_asm_pack4_amdgcn():
+    x = torch.randint(-128, 128, (8192,), dtype=torch.int8, device="cuda")
+    y = torch.empty_like(x)
+    ia.k_amd_pack4[(4,)](x, y, BLOCK=2048)
+    torch.testing.assert_close(y, ((x.to(torch.int32) & 0x1F) << 3).to(torch.int8), rtol=0,
+                               atol=0)
