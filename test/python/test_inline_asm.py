@@ -237,3 +237,18 @@ def test_gfx942_pack4_amdgcn():
     assert len(ands) == len(shifts) == 2  # 8 int8 a lane (2048 over 256 lanes), 4 a statement
     assert all(a[0] == s[0] == s[1] for a, s in zip(ands, shifts))
     assert "hsaco" in asm  # assembled
+
+
+@tilework.jit
+def k_unused(X, Y, PURE: tl.constexpr):
+    o = tl.arange(0, 128)
+    x = tl.load(X + o)
+    tl.inline_asm_elementwise("shl.b32 $0, $1, 7;", "=r,r", [x], dtype=tl.int32, is_pure=PURE,
+                              pack=1)
+    tl.store(Y + o, x)
+
+
+@pytest.mark.parametrize("pure", [True, False])
+def test_unused_results_erase_only_pure_asm(pure):
+    asm = _ptx(k_unused, {"X": P(tl.int32), "Y": P(tl.int32)}, {"PURE": pure})
+    assert ("shl.b32" in asm["ptx"]) != pure
