@@ -114,12 +114,21 @@ def _erase_dead(op, rewriter):
     rewriter.erase_op(op.operation)
 
 
+def _erase_dead_pure_asm(op, rewriter):
+    """tile.inline_asm is declared with an effect (its asm may have some); one marked pure
+    (is_pure=True) whose results are unused is erased, as Triton does."""
+    if not ir.IntegerAttr(op.attributes["pure"]).value:
+        return True
+    return _erase_dead(op, rewriter)
+
+
 register(Pass("tile-combine", "Fold splats of constants, broadcasts of splats, chained "
                               "addptrs and x + dot(a, b, 0); erase dead tile ops",
               patterns=(("tile.splat", _splat_of_constant),
                         ("tile.broadcast", _broadcast_of_splat),
                         ("tile.addptr", _addptr_of_addptr),
-                        ("arith.addf", _add_of_dot), ("arith.addi", _add_of_dot))
+                        ("arith.addf", _add_of_dot), ("arith.addi", _add_of_dot),
+                        ("tile.inline_asm", _erase_dead_pure_asm))
               + tuple((name, _erase_dead) for name in PURE_OPS)))
 
 

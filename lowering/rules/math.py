@@ -19,6 +19,8 @@ expansions of `math_approx` (range reduction and polynomials in arith):
 | remf (float `%`) | exact fmod by binary long division (math_approx.fmod; f16/bf16 through f32, exactly) |
 | floor, ceil, absf, absi, fma | llvm.floor, .ceil, .fabs, .abs, .fma (all float types) |
 | maxnumf, minnumf (NVIDIA) | llvm.maxnum, llvm.minnum |
+| ctpop, ctlz, cttz, tile.bitreverse (i32/i64) | llvm.ctpop, .ctlz, .cttz (zero defined), .bitreverse |
+| tile.byte_perm | prmt.b32 (selector & 0x7777) | shifts and masks of the 64-bit (y:x) | |
 
 fp16/bf16 operands of the transcendental ops (which the frontend rejects, as Triton does, but
 hand-written IR may have) compute in f32 and round once.  `tile.umulhi` is mul.hi.u32/u64 on
@@ -164,6 +166,50 @@ def _absi(op, xs):  # wraps at the minimum, as two's complement
     return _op("llvm.intr.abs", xs, xs[0].type, {"is_int_min_poison": ir.BoolAttr.get(False)})
 
 
+def _bit_count(name):
+    """llvm.ctpop/ctlz/cttz (zero defined: ctlz(0) = cttz(0) = the width)."""
+    def fn(op, xs):
+        x = xs[0]
+        if name == "ctpop":
+            return _call("llvm.ctpop", [x])
+        no_poison = _op("arith.constant", [], ir.IntegerType.get_signless(1),
+                        {"value": ir.IntegerAttr.get(ir.IntegerType.get_signless(1), 0)})
+        return A.call_intrinsic(f"llvm.{name}", [x, no_poison], x.type)
+    return fn
+
+
+def _int_const(t, v):
+    return _op("arith.constant", [], t, {"value": ir.IntegerAttr.get(t, v)})
+
+
+def _byte_perm_nvidia(op, xs):
+    """prmt.b32 with the selector's nibbles cut to 3 bits (libdevice's __nv_byte_perm: the
+    4th bit would ask prmt to replicate a sign)."""
+    x, y, s = xs
+    sel = _op("arith.andi", [s, _int_const(s.type, 0x7777)], s.type)
+    return A.call_intrinsic("llvm.nvvm.prmt", [x, y, sel], x.type)
+
+
+def _byte_perm_shifts(op, xs):
+    """Result byte n = byte ((s >> 4n) & 7) of the 64-bit (y:x), by shifts and masks."""
+    x, y, s = xs
+    i32, i64 = x.type, ir.IntegerType.get_signless(64)
+    wide = _op("arith.ori", [
+        _op("arith.shli", [_op("arith.extui", [y], i64), _int_const(i64, 32)], i64),
+        _op("arith.extui", [x], i64)], i64)
+    r = None
+    for n in range(4):
+        nib = _op("arith.andi", [_op("arith.shrui", [s, _int_const(i32, 4 * n)], i32),
+                                 _int_const(i32, 7)], i32)
+        amount = _op("arith.extui", [_op("arith.shli", [nib, _int_const(i32, 3)], i32)], i64)
+        byte = _op("arith.andi", [_op("arith.trunci", [
+            _op("arith.shrui", [wide, amount], i64)], i32), _int_const(i32, 0xFF)], i32)
+        if n:
+            byte = _op("arith.shli", [byte, _int_const(i32, 8 * n)], i32)
+        r = byte if r is None else _op("arith.ori", [r, byte], i32)
+    return r
+
+
 _SIN = _expand(lambda e, x: A.sincos(e, x, cos=False))
 _COS = _expand(lambda e, x: A.sincos(e, x, cos=True))
 
@@ -174,6 +220,9 @@ _COMMON = {
     "math.fma": _intr("fma"), "math.absi": _absi,
     # float `%` (C fmod; convert-gpu-to-nvvm/-rocdl would call the library's fmodf)
     "arith.remf": lambda op, xs: A.fmod(A.Emitter(xs[0].type), xs[0], xs[1]),
+    # libdevice's bit intrinsics (frontend/ops_bits.py)
+    "math.ctpop": _bit_count("ctpop"), "math.ctlz": _bit_count("ctlz"),
+    "math.cttz": _bit_count("cttz"), "tile.bitreverse": _intr("bitreverse"),
 }
 _RULES = {
     "nvidia": dict(_COMMON, **{
@@ -182,6 +231,7 @@ _RULES = {
         # not math ops, but tl.clamp's (and reductions'): convert-gpu-to-nvvm would call
         # libdevice's fmaxf/fminf for them
         "arith.maxnumf": _intr("maxnum"), "arith.minnumf": _intr("minnum"),
+        "tile.byte_perm": _byte_perm_nvidia,
     }),
     "amd": dict(_COMMON, **{
         "math.exp": _f32_intr_else_expand("exp", A.exp),
@@ -189,10 +239,12 @@ _RULES = {
         "math.log": _f32_intr_else_expand("log", A.log),
         "math.log2": _f32_intr_else_expand("log2", A.log2),
         "math.sqrt": _sqrt, "math.rsqrt": _rsqrt_amd,
+        "tile.byte_perm": _byte_perm_shifts,
     }),
 }
 _EXACT_ANY_TYPE = {"math.floor", "math.ceil", "math.absf", "math.fma", "math.absi",
-                   "arith.maxnumf", "arith.minnumf"}
+                   "arith.maxnumf", "arith.minnumf", "math.ctpop", "math.ctlz", "math.cttz",
+                   "tile.bitreverse", "tile.byte_perm"}
 
 for _target, _table in _RULES.items():
     for _name, _fn in _table.items():

@@ -24,6 +24,48 @@ func.func @load_wrong_result_shape(%p: tensor<16x!tile.ptr<f32>>) {
 
 // -----
 
+// libdevice's brev and byte_perm take 32/64-bit and 32-bit integers.
+// CHECK-NEXT: error: {{.*}}'tile.bitreverse' op bitreverse takes 32- or 64-bit integers, got i16
+func.func @bitreverse_i16(%x: tensor<16xi16>) {
+  %v = "tile.bitreverse"(%x) : (tensor<16xi16>) -> tensor<16xi16>
+  return
+}
+
+// -----
+
+// CHECK-NEXT: error: {{.*}}'tile.byte_perm' op byte_perm takes 32-bit integers, got i64
+func.func @byte_perm_i64(%x: i64) {
+  %v = "tile.byte_perm"(%x, %x, %x) : (i64, i64, i64) -> i64
+  return
+}
+
+// -----
+
+// inline_asm packs at least one element, and its tiles have one shape.
+// CHECK-NEXT: error: {{.*}}'tile.inline_asm' op inline_asm pack must be at least 1, got 0
+func.func @inline_asm_pack0(%x: tensor<16xi32>) {
+  %v = "tile.inline_asm"(%x) {asm = "", constraints = "=r,r", pack = 0 : i32, pure = 1 : i32, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<16xi32>) -> tensor<16xi32>
+  return
+}
+
+// -----
+
+// CHECK-NEXT: error: {{.*}}'tile.inline_asm' op inline_asm operands and results must have one shape, got [(16,), (32,)]
+func.func @inline_asm_shapes(%x: tensor<16xi32>) {
+  %v = "tile.inline_asm"(%x) {asm = "", constraints = "=r,r", pack = 1 : i32, pure = 1 : i32, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<16xi32>) -> tensor<32xi32>
+  return
+}
+
+// -----
+
+// CHECK-NEXT: error: {{.*}}'tile.map_elementwise' op map_elementwise pack must be at least 1, got 0
+func.func @map_pack0(%x: tensor<16xi32>) {
+  %v = "tile.map_elementwise"(%x) {fn = @f, pack = 0 : i32, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<16xi32>) -> tensor<16xi32>
+  return
+}
+
+// -----
+
 // CHECK-NEXT: error: {{.*}}'tile.load' op load takes pointers, got tensor<16xi64>
 func.func @load_from_non_pointer(%p: tensor<16xi64>) {
   %v = "tile.load"(%p) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<16xi64>) -> tensor<16xi64>

@@ -95,3 +95,39 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
     return
   }
 }
+
+// -----
+
+#b = #tilegpu.blocked<array<i32: 1>, array<i32: 32>, array<i32: 4>, array<i32: 0>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  // libdevice's bit intrinsics: math.ctpop/ctlz/cttz and tile.bitreverse are LLVM's ctpop,
+  // ctlz/cttz (zero defined: i1 false) and bitreverse on both targets; tile.byte_perm is prmt
+  // with the selector's nibbles cut to 3 bits (0x7777 = 30583) on NVIDIA, shifts and masks of
+  // the 64-bit (y:x) on AMD.
+  // CHECK-LABEL: gpu.func @bits(
+  // CHECK: llvm.call_intrinsic "llvm.ctpop"(%{{.+}}) : (i32) -> i32
+  // CHECK: %[[F:.+]] = arith.constant false
+  // CHECK: llvm.call_intrinsic "llvm.ctlz"(%{{.+}}, %[[F]]) : (i64, i1) -> i64
+  // CHECK: llvm.call_intrinsic "llvm.cttz"(%{{.+}}, %{{.+}}) : (i32, i1) -> i32
+  // CHECK: llvm.call_intrinsic "llvm.bitreverse"(%{{.+}}) : (i64) -> i64
+  // CHECK: %[[M:.+]] = arith.constant 30583 : i32
+  // CHECK: %[[S:.+]] = arith.andi %{{.+}}, %[[M]] : i32
+  // CHECK: llvm.call_intrinsic "llvm.nvvm.prmt"(%{{.+}}, %{{.+}}, %[[S]]) : (i32, i32, i32) -> i32
+  // AMD-LABEL: gpu.func @bits(
+  // AMD: llvm.call_intrinsic "llvm.ctpop"
+  // AMD: llvm.call_intrinsic "llvm.bitreverse"
+  // AMD-NOT: prmt
+  // AMD: arith.shrui %{{.+}}, %{{.+}} : i64
+  // AMD: arith.andi %{{.+}}, %{{.+}} : i32
+  func.func @bits(%x: tensor<128xi32, #b>, %w: tensor<128xi64, #b>, %p: tensor<128x!tile.ptr<i32>, #b>, %q: tensor<128x!tile.ptr<i64>, #b>) attributes {tile.kernel} {
+    %a = math.ctpop %x : tensor<128xi32, #b>
+    %b = math.ctlz %w : tensor<128xi64, #b>
+    %c = math.cttz %x : tensor<128xi32, #b>
+    %d = "tile.bitreverse"(%w) : (tensor<128xi64, #b>) -> tensor<128xi64, #b>
+    %e = "tile.byte_perm"(%x, %a, %c) : (tensor<128xi32, #b>, tensor<128xi32, #b>, tensor<128xi32, #b>) -> tensor<128xi32, #b>
+    "tile.store"(%p, %e) {operandSegmentSizes = array<i32: 1, 1, 0>, tilegpu.vector_width = 1 : i32} : (tensor<128x!tile.ptr<i32>, #b>, tensor<128xi32, #b>) -> ()
+    %f = arith.addi %b, %d : tensor<128xi64, #b>
+    "tile.store"(%q, %f) {operandSegmentSizes = array<i32: 1, 1, 0>, tilegpu.vector_width = 1 : i32} : (tensor<128x!tile.ptr<i64>, #b>, tensor<128xi64, #b>) -> ()
+    return
+  }
+}

@@ -46,3 +46,16 @@ func.func @addptr_chain_of_three(%p: !tile.ptr<f32>, %a: i32, %b: i32, %c: i32) 
   %2 = "tile.addptr"(%1, %c) : (!tile.ptr<f32>, i32) -> !tile.ptr<f32>
   return %2 : !tile.ptr<f32>
 }
+
+// -----
+
+// tile.inline_asm carries an effect; unused, it is erased only when marked pure.
+// CHECK-LABEL: func.func @dead_inline_asm
+// CHECK-NOT: pure = 1
+// CHECK: "tile.inline_asm"{{.*}}pure = 0 : i32
+// CHECK-NEXT: return
+func.func @dead_inline_asm(%x: tensor<16xi32>) {
+  %a = "tile.inline_asm"(%x) {asm = "a", constraints = "=r,r", pack = 1 : i32, pure = 1 : i32, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<16xi32>) -> tensor<16xi32>
+  %b = "tile.inline_asm"(%x) {asm = "b", constraints = "=r,r", pack = 1 : i32, pure = 0 : i32, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<16xi32>) -> tensor<16xi32>
+  return
+}

@@ -13,7 +13,7 @@ mma by simt_emulator.mma_sync), `cp.async` (copied when issued, zero-filled past
 one legal schedule; commit/wait are then nothing, so a wrong wait count is the SIMT emulator's
 to catch), LLVM's target-independent intrinsics.  The predicated inline PTX `ld.global`/`st.global` of masked accesses run as branches around LLVM loads and stores; the inline PTX `atom`/`red` of atomics (either order of scope and
 semantics) run as LLVM
-`atomicrmw`; rsqrt.approx and div.full correctly rounded.  Not supported (raises `Unsupported`): other inline PTX (`ex2.approx`, ...), printf, other NVVM intrinsics.  Arguments: numpy arrays for
+`atomicrmw`; rsqrt.approx and div.full correctly rounded, `prmt` (llvm.nvvm.prmt) as the PTX ISA defines it.  Not supported (raises `Unsupported`): other inline PTX (`ex2.approx`, ...), printf, other NVVM intrinsics.  Arguments: numpy arrays for
 pointers (their data address is passed), Python ints/floats for scalars, in the order of the
 compiled kernel's parameters.
 """
@@ -92,11 +92,32 @@ def _host_ir(text: str) -> tuple[str, str, list, list]:
     return text, m.group(1), params, mmas
 
 
+def _prmt_ir() -> str:
+    """prmt.b32 d, a, b, c in its default mode (PTX ISA): byte n of d is byte c[4n+2:4n] of
+    (b:a), or that byte's sign replicated when c[4n+3] is set."""
+    lines = ["define i32 @NAME(i32 %a, i32 %b, i32 %c) {", "  %lo = zext i32 %a to i64",
+             "  %hz = zext i32 %b to i64", "  %hi = shl i64 %hz, 32", "  %w = or i64 %hi, %lo"]
+    for n in range(4):
+        lines += [f"  %s{n} = lshr i32 %c, {4 * n}", f"  %n{n} = and i32 %s{n}, 15",
+                  f"  %i{n} = and i32 %n{n}, 7", f"  %sh{n} = mul i32 %i{n}, 8",
+                  f"  %q{n} = zext i32 %sh{n} to i64", f"  %v{n} = lshr i64 %w, %q{n}",
+                  f"  %t{n} = trunc i64 %v{n} to i8", f"  %neg{n} = icmp slt i8 %t{n}, 0",
+                  f"  %rep{n} = select i1 %neg{n}, i8 -1, i8 0", f"  %m{n} = and i32 %n{n}, 8",
+                  f"  %msb{n} = icmp ne i32 %m{n}, 0",
+                  f"  %b{n} = select i1 %msb{n}, i8 %rep{n}, i8 %t{n}",
+                  f"  %z{n} = zext i8 %b{n} to i32", f"  %p{n} = shl i32 %z{n}, {8 * n}"]
+    lines += ["  %o1 = or i32 %p0, %p1", "  %o2 = or i32 %o1, %p2", "  %o3 = or i32 %o2, %p3",
+              "  ret i32 %o3", "}"]
+    return "\n".join(lines)
+
+
+_PRMT = _prmt_ir()
 _APPROX = {
     "llvm.nvvm.rsqrt.approx.f": "define float @NAME(float %x) {\n  %s = call float "
     "@llvm.sqrt.f32(float %x)\n  %r = fdiv float 1.0, %s\n  ret float %r\n}",
     "llvm.nvvm.div.full": "define float @NAME(float %a, float %b) {\n  %r = fdiv float %a, %b"
     "\n  ret float %r\n}",
+    "llvm.nvvm.prmt": _PRMT,
 }
 _ATOM = re.compile(
     r'(?:(%[\w.]+) = )?call (\w+) asm sideeffect "(atom|red)\.(?:\w+\.\w+\.global|global\.'

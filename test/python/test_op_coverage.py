@@ -100,6 +100,19 @@ def _descriptor_store_kernel(x, out_desc, N: tl.constexpr):
     out_desc.store([N], tl.load(x + tl.arange(0, N)) * 3)  # (tile.descriptor_store, tma_store)
 
 
+@tilework.jit
+def _triple_if_negative(v):
+    if v < 0:
+        return v * 3
+    return v
+
+
+@interpreted
+def _map_kernel(x, out, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(out + offs, tl.map_elementwise(_triple_if_negative, tl.load(x + offs)))
+
+
 def _ref_reduce(x):
     return np.array([x.sum()], np.float32)
 
@@ -115,6 +128,7 @@ BUILTIN_KERNELS = {
     "tile.descriptor_load": (_descriptor_kernel, 8, lambda x: x[8:] * 3),
     "tile.descriptor_store": (_descriptor_store_kernel, 16,
                               lambda x: np.concatenate([np.full(8, np.nan), x[:8] * 3])),
+    "tile.map_elementwise": (_map_kernel, 16, lambda x: np.where(x < 0, x * 3, x)),
 }
 
 

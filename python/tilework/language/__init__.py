@@ -12,6 +12,8 @@ from .core import (  # noqa: F401
 )
 from . import math  # noqa: F401,E402  (tl.math namespace, as in Triton)
 from . import extra  # noqa: F401,E402  (tl.extra.libdevice, as in Triton)
+from . import target_info  # noqa: F401,E402  (tl.target_info.is_cuda(), ..., as in Triton)
+from .asm import *  # noqa: F401,F403,E402
 from .control import *  # noqa: F401,F403,E402
 from .debug import *  # noqa: F401,F403,E402
 from .descriptor import *  # noqa: F401,F403,E402

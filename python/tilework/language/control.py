@@ -10,9 +10,9 @@ from __future__ import annotations
 import builtins
 import operator
 
-from .core import constexpr
+from .core import builtin, constexpr
 
-__all__ = ["range", "static_range"]
+__all__ = ["range", "static_range", "condition"]
 
 
 def _index(x) -> int:
@@ -78,3 +78,10 @@ class static_range:
             raise TypeError("tl.static_range bounds must be constexpr ints (use tl.range for "
                             "runtime bounds)")
         return iter(builtins.range(*bounds))
+
+
+@builtin
+def condition(arg1, disable_licm=False):
+    """`while tl.condition(c, disable_licm=False):` is `while c:` (Triton's loop-hint wrapper).
+    `disable_licm` (keep loop invariants in the loop) is accepted and ignored: no tilework pass
+    reads loop hints."""

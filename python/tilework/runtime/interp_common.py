@@ -1,10 +1,14 @@
 """Helpers the interpreter and its op-family rows (`interp_*.py`) share."""
 from __future__ import annotations
 
+import os
+
 import mlir.ir as ir
 import numpy as np
 
 from tilework.dialects import tile as T
+
+from ..compiler.driver import parse_target
 
 UNSIGNED = {np.dtype(s): np.dtype(u) for s, u in (
     (np.int8, np.uint8), (np.int16, np.uint16), (np.int32, np.uint32), (np.int64, np.uint64),
@@ -26,3 +30,10 @@ def operand_segments(name, ops, at):
         out[seg] = ops[i] if n else None
         i += n
     return out
+
+
+def emulated_target(options: dict):
+    """The target the interpreter stands in for (tl.target_info's answers): the launch option
+    `target`, else $TILEWORK_TARGET, else None (no GPU target)."""
+    name = options.get("target") or os.environ.get("TILEWORK_TARGET")
+    return parse_target(name) if name else None

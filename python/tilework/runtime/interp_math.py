@@ -113,6 +113,58 @@ def _umulhi(b, ops, rt, at):
     return (ah * ch + (m1 >> s32) + (m2 >> s32)).view(x.dtype)
 
 
+def _bit_rows(x):
+    """`x`'s unsigned view and its width."""
+    x = np.asarray(x)
+    return x.view(_UNSIGNED[x.dtype]), x.dtype.itemsize * 8
+
+
+def _ctpop(b, ops, rt, at):
+    u, _ = _bit_rows(ops[0])
+    return np.bitwise_count(u).astype(rt.np)
+
+
+def _ctlz(b, ops, rt, at):
+    u, w = _bit_rows(ops[0])
+    out = np.full(u.shape, w, np.int64)  # ctlz(0) = the width
+    for k in range(w):  # the highest set bit, from the bottom up
+        out = np.where((u >> u.dtype.type(k)) & u.dtype.type(1) != 0, w - 1 - k, out)
+    return out.astype(rt.np)
+
+
+def _cttz(b, ops, rt, at):
+    u, w = _bit_rows(ops[0])
+    out = np.full(u.shape, w, np.int64)
+    for k in reversed(range(w)):  # the lowest set bit, from the top down
+        out = np.where((u >> u.dtype.type(k)) & u.dtype.type(1) != 0, k, out)
+    return out.astype(rt.np)
+
+
+def _bitreverse(b, ops, rt, at):
+    u, w = _bit_rows(ops[0])
+    one = u.dtype.type(1)
+    out = np.zeros_like(u)
+    for k in range(w):
+        out |= ((u >> u.dtype.type(k)) & one) << u.dtype.type(w - 1 - k)
+    return out.view(np.asarray(ops[0]).dtype)
+
+
+def _byte_perm(b, ops, rt, at):
+    x, y, s = (np.asarray(o).view(np.uint32).astype(np.uint64) for o in ops)
+    wide = (y << np.uint64(32)) | x
+    out = np.zeros(np.broadcast(x, y, s).shape, np.uint64)
+    for n in range(4):
+        sel = (s >> np.uint64(4 * n)) & np.uint64(7)
+        out |= ((wide >> (sel * np.uint64(8))) & np.uint64(0xFF)) << np.uint64(8 * n)
+    return out.astype(np.uint32).view(np.asarray(ops[0]).dtype)
+
+
+def _inline_asm(b, ops, rt, at):
+    raise NotImplementedError(
+        "tl.inline_asm_elementwise (tile.inline_asm) cannot run in the interpreter: its "
+        "assembly is GPU code (compile the kernel for a GPU target instead)")
+
+
 ROWS = {
     "math.exp": _unary(np.exp),
     "math.exp2": _unary(np.exp2),
@@ -129,4 +181,7 @@ ROWS = {
     "math.absi": lambda b, ops, rt, at: np.abs(np.asarray(ops[0])),  # wraps at the minimum
     "math.fma": _fma,
     "tile.umulhi": _umulhi,
+    "math.ctpop": _ctpop, "math.ctlz": _ctlz, "math.cttz": _cttz,
+    "tile.bitreverse": _bitreverse, "tile.byte_perm": _byte_perm,
+    "tile.inline_asm": _inline_asm,
 }

@@ -40,7 +40,7 @@ from ..language.core import tensor
 from ..language.descriptor import TensorDescriptor, tensor_descriptor
 from ..language.function import JITFunction
 from .interp_common import UNSIGNED as _UNSIGNED
-from .interp_common import operand_segments as _segments
+from .interp_common import emulated_target, operand_segments as _segments
 from .interp_common import unsigned as _u
 from .launch_args import TORCH_DTYPES, normalize_grid
 
@@ -767,6 +767,7 @@ def interpret(fn: JITFunction, grid, values, options=None):
         g = normalize_grid(fn, grid, values)  # a callable grid gets the bound arguments by name
         b = InterpreterBuilder(ctx, memory, g)
         b.launch_options = options or {}  # device_assert reads `debug`
+        b.target = emulated_target(b.launch_options)  # what tl.target_info answers for
         prev = core.set_active_builder(b)
         try:
             with np.errstate(all="ignore"):  # inf/NaN and wrapping as on the GPU

@@ -11,12 +11,13 @@ formulas in fp64: a few ulp, except `pow`/`exp10` (relative error ~|result expon
 and `erfc` (absolute 1e-16 below 2).  Integer results (isnan, signbit, ...) are int32.
 """
 from ..control import static_range
-from ..core import float32, float64, int32, int64, maximum, minimum, where
+from ..core import float32, float64, int32, int64, maximum, minimum, static_assert, where
 from ..function import jit
 from ..math import abs, ceil, cos, div_rn, erf, exp, exp2, fdiv, floor, fma, log, log2, rsqrt, sin
 from ..math import sqrt, sqrt_rn, umulhi
 from ..random import to_tensor
-from . import libdevice_convert
+from . import libdevice_bits, libdevice_convert
+from .libdevice_bits import *  # noqa: F401,F403  (popc, clz, ffs, brev, byte_perm, sad, mul24)
 from .libdevice_convert import *  # noqa: F401,F403  (rint, the conversions)
 
 __all__ = [
@@ -24,13 +25,13 @@ __all__ = [
     "rsqrt", "cbrt", "rcbrt", "exp", "exp2", "exp10", "expm1", "log", "log2", "log10", "log1p",
     "pow", "powi", "pown", "fast_powf", "hypot", "rhypot", "sin", "cos", "tan", "sinpi", "cospi",
     "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf",
-    "erfc", "fmod", "fmin", "fmax", "fma", "fdim", "copysign", "signbit", "isnan", "isinf",
+    "erfc", "fmod", "remainder", "rsqrt_rn", "fmin", "fmax", "fma", "fdim", "copysign", "signbit", "isnan", "isinf",
     "isfinited", "finitef", "ldexp", "div_rn", "fast_dividef", "saturatef", "umulhi",
     "fast_expf", "fast_exp10f", "fast_logf", "fast_log2f", "fast_log10f", "fast_sinf",
     "fast_cosf", "fast_tanf", "float_as_int", "int_as_float", "double_as_longlong",
     "longlong_as_double", "llrint", "llround", "scalbn", "logb", "ilogb", "nextafter", "norm3d", "norm4d", "rnorm3d",
     "rnorm4d",
-] + libdevice_convert.__all__
+] + libdevice_convert.__all__ + libdevice_bits.__all__
 
 PI = 3.141592653589793
 HALF_PI = 1.5707963267948966
@@ -390,6 +391,31 @@ def erfc(x):
 def fmod(x, y):
     """C's fmod: the remainder with the sign of x."""
     return x % y
+
+
+@jit
+def remainder(x, y):
+    """IEEE remainder x - n*y, n the nearest integer to x/y (halves to even); exact.  From
+    fmod (exact): r = fmod(x, y) has the sign of x and |r| < |y|; it moves down by |y| where
+    |r| is more than half of |y|, or exactly half and the truncated quotient is odd (fmod(|x|,
+    2|y|) >= |y|; 2|y| overflowing to inf still answers right, the quotient then being below
+    2).  a - |y| is exact (|y| / 2 <= a < |y|); the result takes x's sign, zeros included."""
+    ay = abs(y)
+    a = abs(x % y)
+    odd = abs(x) % (ay + ay) >= ay
+    up = (a + a > ay) | ((a + a == ay) & odd)
+    r = where(up, a - ay, a)
+    return where(_bits(x) < 0, -r, r)
+
+
+@jit
+def rsqrt_rn(x):
+    """1 / sqrt(x) correctly rounded (fp32): fp64's correctly rounded sqrt and division, then
+    one rounding to fp32.  That double rounding is exact for every fp32 input (checked
+    exhaustively over the two binades that determine all of them: test_libdevice_rn.py);
+    rsqrt_rn(-0) = -inf, negative inputs NaN."""
+    static_assert(x.dtype == float32, "libdevice.rsqrt_rn takes fp32 (as Triton)")
+    return (1.0 / sqrt(x.to(float64))).to(float32)
 
 
 @jit
