@@ -313,10 +313,21 @@ def _feeds_dot(v) -> bool:
 
 def _reads_for_dot(op) -> bool:
     """A user of a local_alloc'd operand buffer: a dot reading it from shared memory (wgmma),
-    a local_load feeding dots, or its dealloc."""
+    a local_load feeding dots, its dealloc, or a transposed view of it read so (the other
+    operand of tilegpu-warpgroup-dot's `x` / `tl.trans(x)` pair: the slot's view)."""
     if op.name == "tilegpu.local_load":
         return _feeds_dot(op.results[0])
+    if op.name == "tilegpu.memdesc_trans":
+        return all(u.owner.name != "tilegpu.local_dealloc" and _reads_for_dot(u.owner)
+                   for u in op.results[0].uses)
     return op.name in ("tilegpu.warpgroup_dot", "tilegpu.local_dealloc")
+
+
+def _viewed(v):
+    """The memdesc `v` is a memdesc_trans view of (itself if none)."""
+    while not isinstance(v.owner, ir.Block) and v.owner.name == "tilegpu.memdesc_trans":
+        v = v.owner.operands[0]
+    return v
 
 
 def copy_width(an, load) -> int:
@@ -549,7 +560,7 @@ def async_dot(info, cands):
         return None
     dot = dots[0]
     slots = {user.results[0] for _, _, (kind, user, _) in cands if kind in ("alloc", "trans")}
-    if dot.operands[0] not in slots or dot.operands[1] not in slots:
+    if _viewed(dot.operands[0]) not in slots or _viewed(dot.operands[1]) not in slots:
         return None  # an operand buffer written in the body would race with the pending read
     c = in_flight_acc(dot, info.carried, info.yield_op)
     return None if c is None else (dot, c)
