@@ -122,8 +122,11 @@ def transposed_view(src: T.MemDesc, dst: T.MemDesc) -> bool:
             (src.elem, src.buffers) != (dst.elem, dst.buffers) or \
             not (src.layout.startswith(_MAPPED) and dst.layout.startswith(_MAPPED)):
         return False
-    a = parse_layout(src.layout).linear(tuple(src.shape))
-    b = parse_layout(dst.layout).linear(tuple(dst.shape))
+    try:
+        a = parse_layout(src.layout).linear(tuple(src.shape))
+        b = parse_layout(dst.layout).linear(tuple(dst.shape))
+    except ValueError:  # (a layout that does not fit its shape)
+        return False
     return a.transpose_outs(["dim1", "dim0"]).with_outs(
         [("dim0", src.shape[1]), ("dim1", src.shape[0])]) == b
 
