@@ -227,6 +227,21 @@ def test_gram_in_flight_emulated(stages, k):
     np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-4)
 
 
+def test_gram_two_warpgroups_emulated():
+    """8 warps (two warpgroups along M, 128 rows): each warpgroup's wgmma reads the slot
+    through the view until its own wait, so the barrier after the wait orders the copies
+    after both (the emulator checks the wgmma reads and the races)."""
+    ck = build_gram(3, bm=128, nw=8)
+    text = ck.asm["tilegpu"]
+    assert views_of_slots(text) == 1 and '"tilegpu.warpgroup_wait"' in text
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((128, 192)).astype(np.float16)
+    c = np.full((128, 128), 7, np.float32)
+    Emulator.from_tilegpu(text, SM90A, 8).run((1,), x, c, 128, 192)
+    ref = x.astype(np.float64) @ x.astype(np.float64).T
+    np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-4)
+
+
 @pytest.mark.parametrize("stages, d, trans_first", [(2, 64, False), (3, 64, True),
                                                     (3, 128, False), (2, 128, True)])
 def test_two_dots_one_buffer_emulated(stages, d, trans_first):
@@ -275,3 +290,75 @@ def test_two_dots_one_buffer_without_pipelining():
     x64 = x.astype(np.float64)
     np.testing.assert_allclose(acc, p.astype(np.float64) @ x64, rtol=1e-4, atol=1e-3)
     np.testing.assert_allclose(s, w.astype(np.float64) @ x64.T, rtol=1e-4, atol=1e-3)
+
+
+# ---- the attention backward (compile-only, sm_90a) -----------------------------------------
+
+def _bwd_loops(which, d, causal):
+    """(the compiled kernel, [(loop, its body's ops)] of the loops holding the dots)."""
+    from test_attention import compile_bwd
+    ck = compile_bwd(SM90A, which, d, causal)
+    ctx = T.new_context()
+    with ctx:
+        mod = ir.Module.parse(ck.asm["tilegpu"])
+        loops = [op for op in T.walk_ops(mod.operation) if op.name == "scf.for" and any(
+            o.name in ("tilegpu.warpgroup_dot", "tile.dot") for o in T.walk_ops(op)
+            if o.parent == op)]
+        return ck, [(str(loop), [o for o in T.walk_ops(loop) if o.parent == loop])
+                    for loop in loops], ctx, mod
+
+
+def _loaded(v):
+    """The tile.load a value comes from through tile.trans, else None."""
+    while not isinstance(v.owner, ir.Block) and v.owner.name == "tile.trans":
+        v = v.owner.operands[0]
+    return None if isinstance(v.owner, ir.Block) or v.owner.name != "tile.load" else v.owner
+
+
+BWD = [("dkdv", 64), ("dkdv", 128), ("dq", 64), ("dq", 128)]
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("which, d", BWD)
+def test_backward_loops_write_each_tile_once(which, d, causal):
+    """In the key/query loops no tile loaded there is written to shared memory twice (x and
+    tl.trans(x) share a buffer), and every such tile a wgmma reads whose copies could be
+    cp.async (4 bytes or more a thread) arrives by cp.async: no such tile.load is left."""
+    ck, loops, ctx, mod = _bwd_loops(which, d, causal)
+    with ctx:
+        assert loops
+        for _, ops in loops:
+            allocs = [o for o in ops if o.name == "tilegpu.local_alloc" and len(o.operands)]
+            sources = [_loaded(o.operands[0]) for o in allocs]
+            sources = [s for s in sources if s is not None and s in ops]  # (k, v: invariant)
+            assert len(sources) == len(set(sources)), "a loaded tile written twice"
+            for load in sources:
+                width = ir.IntegerAttr(load.attributes["tilegpu.vector_width"]).value
+                elem = T.element_type(load.results[0].type)
+                assert width * ir.FloatType(elem).width // 8 < 4, \
+                    f"a copyable load left in the loop: {load}"
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("which, d", [
+    ("dkdv", 64), ("dkdv", 128),  # (D=128's config is 32 x 32: mma.sync, copied already)
+    pytest.param("dq", 64, marks=pytest.mark.xfail(strict=True, reason=(
+        "kT and vT are loaded one element a thread along D (transposed loads): cp.async "
+        "needs layout_hints' coalesced layouts for them"))),
+    pytest.param("dq", 128, marks=pytest.mark.xfail(strict=True, reason=(
+        "kT and vT are loaded one element a thread along D (transposed loads): cp.async "
+        "needs layout_hints' coalesced layouts for them")))])
+def test_backward_loops_copy_by_cp_async(which, d, causal):
+    """The key/query loops' operands arrive by cp.async; dK/dV's do (D=64: N-major for dV,
+    K-major through tl.trans for dP^T) is one slot read directly and through memdesc_trans."""
+    ck, loops, ctx, mod = _bwd_loops(which, d, causal)
+    ptx = ck.asm["ptx"]
+    assert "cp.async.cg.shared.global" in ptx
+    with ctx:
+        for text, ops in loops:
+            names = [o.name for o in ops]
+            assert "tilegpu.async_copy" in names, text[:200]
+            if which == "dkdv" and d == 64:
+                views = [o for o in ops if o.name == "tilegpu.memdesc_trans"]
+                assert any(v.operands[0].owner.name == "tilegpu.memdesc_index"
+                           for v in views)
