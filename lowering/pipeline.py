@@ -13,7 +13,8 @@ pipelined when
 * its result feeds `tile.dot` operands only: directly or through transposes and conversions
   (one `tilegpu.convert_layout` whose users are dots is folded: the local_load gives its
   layout), or through one `tilegpu.local_alloc` (the wgmma path: the slot of the
-  multi-buffered memdesc replaces that buffer, in its shared layout), also after a
+  multi-buffered memdesc replaces that buffer, in its shared layout; its `memdesc_trans` views,
+  tilegpu-warpgroup-dot's one buffer for x and tl.trans(x), then read the slot), also after a
   `tile.trans` (attention's `tl.trans(k)`: the copies' pointers and mask are transposed the
   same way, a relabelling of registers, so they fill the transposed buffer directly; taken
   when its layout keeps the copies' vectors contiguous: a K-major B);
@@ -49,7 +50,8 @@ iter_args); the originals are dropped when nothing else uses them.  If S buffers
 `tilegpu.pipeline_note` saying so.
 
 Asynchronous wgmma (Triton's "WGMMA pipelining"): when the body's one `tilegpu.warpgroup_dot`
-reads two pipelined slots and accumulates into a carried value used by it alone (its result
+reads pipelined slots only (directly or through memdesc_trans views: `x @ x^T` reads one
+slot twice) and accumulates into a carried value used by it alone (its result
 yielded in the same place, f32/i32: see `async_dot`), the loop keeps one wgmma group in flight:
 
     loop i:    async_wait S-2; the body (warpgroup_dot(k) commits, no wait);
