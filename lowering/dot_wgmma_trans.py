@@ -67,7 +67,7 @@ def share_transposed_operands(f) -> None:
     """Rewrites the kernel `f`'s allocs of transposed tiles into views (see above)."""
     allocs = [op for op in T.walk_ops(f)
               if op.name == "tilegpu.local_alloc" and len(op.operands) == 1]
-    by_value = {}
+    by_value, merged = {}, set()
     for op in allocs:
         by_value.setdefault(op.operands[0], []).append(op)
     for op in allocs:
@@ -76,7 +76,8 @@ def share_transposed_operands(f) -> None:
             continue
         view = T.memdesc_of(op.results[0].type)
         for direct in by_value.get(x, []):
-            if direct.block == op.block and \
+            if id(direct) not in merged and direct.block == op.block and \
                     transposed_view(T.memdesc_of(direct.results[0].type), view) and \
                     _merge(direct, op):
+                merged.add(id(op))  # (erased: its wrapper, kept in `allocs`, is stale)
                 break
