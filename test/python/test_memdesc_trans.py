@@ -362,3 +362,26 @@ def test_backward_loops_copy_by_cp_async(which, d, causal):
                 views = [o for o in ops if o.name == "tilegpu.memdesc_trans"]
                 assert any(v.operands[0].owner.name == "tilegpu.memdesc_index"
                            for v in views)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("which, d", [("dkdv", 64), ("dq", 64), ("dq", 128)])
+def test_backward_fewer_shared_stores(which, d, causal, monkeypatch):
+    """Against the same compile without the shared buffer (each use its own): fewer st.shared
+    in the PTX (x^T is not written again), and still no spills."""
+    import tilework.lowering.dot_wgmma as W
+    from test_attention import A, bwd_signature, spills
+
+    def build():
+        cfg = A.default_bwd_configs(d)[0 if which == "dkdv" else 1]
+        return tilework.compile(A.attn_bwd_dkdv if which == "dkdv" else A.attn_bwd_dq,
+                                target=SM90A, signature=bwd_signature(which),
+                                constexprs=dict(HEAD_DIM=d, CAUSAL=causal, **cfg.kwargs),
+                                num_warps=cfg.num_warps, num_stages=cfg.num_stages,
+                                cache=False)
+    after = build()
+    monkeypatch.setattr(W, "share_transposed_operands", lambda f: None)
+    before = build()
+    count = lambda ck: len(re.findall(r"\bst\.shared", ck.asm["ptx"]))  # noqa: E731
+    assert count(after) < count(before), (count(after), count(before))
+    assert spills(after)[0] == 0, spills(after)[1]
