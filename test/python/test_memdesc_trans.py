@@ -385,3 +385,37 @@ def test_backward_fewer_shared_stores(which, d, causal, monkeypatch):
     count = lambda ck: len(re.findall(r"\bst\.shared", ck.asm["ptx"]))  # noqa: E731
     assert count(after) < count(before), (count(after), count(before))
     assert spills(after)[0] == 0, spills(after)[1]
+
+
+@tilework.jit
+def desc_gram(x_desc, c_ptr, M, K, BM: tl.constexpr, BK: tl.constexpr):
+    """gram with x read through a tensor descriptor (TMA on sm_90a)."""
+    pm = tl.program_id(0)
+    acc = tl.zeros((BM, BM), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        x = x_desc.load([pm * BM, k * BK])
+        acc = tl.dot(x, tl.trans(x), acc)
+    rm = pm * BM + tl.arange(0, BM)
+    tl.store(c_ptr + rm[:, None] * M + rm[None, :], acc)
+
+
+@pytest.mark.parametrize("stages", [1, 3])
+def test_tma_buffer_and_its_view(stages):
+    """A TMA-loaded x (tilegpu-tma-loads' buffer, or tilegpu-pipeline-tma's ring slot)
+    replaces x's alloc; the view of x^T reads it (compile-only: the emulator has no TMA)."""
+    from test_tma import _compile, tensor_descriptor_type
+    ck = _compile(desc_gram, {"x_desc": tensor_descriptor_type(tl.float16, [128, 64]),
+                              "c_ptr": tl.pointer_type(tl.float32), "M": tl.int32,
+                              "K": tl.int32}, {"BM": 128, "BK": 64}, num_warps=8,
+                  num_stages=stages)
+    ops = loop_ops(ck.asm["tilegpu"])
+    assert ops.count("tilegpu.memdesc_trans") == 1 and "tilegpu.tma_load" in ops
+    assert not re.search(r'"tilegpu.local_alloc"\(%', ck.asm["tilegpu"])  # (none from registers)
+    with T.new_context():
+        mod = ir.Module.parse(ck.asm["tilegpu"])
+        view = next(o for o in T.walk_ops(mod.operation) if o.name == "tilegpu.memdesc_trans")
+        src = view.operands[0]
+        assert any(u.owner.name == "tilegpu.tma_load" for u in src.uses) or \
+            src.owner.name == "tilegpu.memdesc_index"
+    assert "wgmma.mma_async" in ck.asm["ptx"]
+    assert "0 bytes spill stores" in ck.metadata["ptxas_info"]
