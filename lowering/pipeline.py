@@ -13,7 +13,8 @@ pipelined when
 * its result feeds `tile.dot` operands only: directly or through transposes and conversions
   (one `tilegpu.convert_layout` whose users are dots is folded: the local_load gives its
   layout), or through one `tilegpu.local_alloc` (the wgmma path: the slot of the
-  multi-buffered memdesc replaces that buffer, in its shared layout), also after a
+  multi-buffered memdesc replaces that buffer, in its shared layout; its `memdesc_trans` views,
+  tilegpu-warpgroup-dot's one buffer for x and tl.trans(x), then read the slot), also after a
   `tile.trans` (attention's `tl.trans(k)`: the copies' pointers and mask are transposed the
   same way, a relabelling of registers, so they fill the transposed buffer directly; taken
   when its layout keeps the copies' vectors contiguous: a K-major B);
@@ -49,7 +50,8 @@ iter_args); the originals are dropped when nothing else uses them.  If S buffers
 `tilegpu.pipeline_note` saying so.
 
 Asynchronous wgmma (Triton's "WGMMA pipelining"): when the body's one `tilegpu.warpgroup_dot`
-reads two pipelined slots and accumulates into a carried value used by it alone (its result
+reads pipelined slots only (directly or through memdesc_trans views: `x @ x^T` reads one
+slot twice) and accumulates into a carried value used by it alone (its result
 yielded in the same place, f32/i32: see `async_dot`), the loop keeps one wgmma group in flight:
 
     loop i:    async_wait S-2; the body (warpgroup_dot(k) commits, no wait);
@@ -313,10 +315,21 @@ def _feeds_dot(v) -> bool:
 
 def _reads_for_dot(op) -> bool:
     """A user of a local_alloc'd operand buffer: a dot reading it from shared memory (wgmma),
-    a local_load feeding dots, or its dealloc."""
+    a local_load feeding dots, its dealloc, or a transposed view of it read so (the other
+    operand of tilegpu-warpgroup-dot's `x` / `tl.trans(x)` pair: the slot's view)."""
     if op.name == "tilegpu.local_load":
         return _feeds_dot(op.results[0])
+    if op.name == "tilegpu.memdesc_trans":
+        return all(u.owner.name != "tilegpu.local_dealloc" and _reads_for_dot(u.owner)
+                   for u in op.results[0].uses)
     return op.name in ("tilegpu.warpgroup_dot", "tilegpu.local_dealloc")
+
+
+def _viewed(v):
+    """The memdesc `v` is a memdesc_trans view of (itself if none)."""
+    while not isinstance(v.owner, ir.Block) and v.owner.name == "tilegpu.memdesc_trans":
+        v = v.owner.operands[0]
+    return v
 
 
 def copy_width(an, load) -> int:
@@ -549,7 +562,7 @@ def async_dot(info, cands):
         return None
     dot = dots[0]
     slots = {user.results[0] for _, _, (kind, user, _) in cands if kind in ("alloc", "trans")}
-    if dot.operands[0] not in slots or dot.operands[1] not in slots:
+    if _viewed(dot.operands[0]) not in slots or _viewed(dot.operands[1]) not in slots:
         return None  # an operand buffer written in the body would race with the pending read
     c = in_flight_acc(dot, info.carried, info.yield_op)
     return None if c is None else (dot, c)

@@ -7,8 +7,9 @@ old values are shared).  Each is live over an interval of ops, numbered in progr
 (pre-order, so a region op comes before its body):
 
 * scratch: the op itself;
-* local_alloc: from the alloc to its last use (through memdesc_index views); a use inside a
-  loop (scf.for / scf.while) that does not contain the alloc keeps it live for the whole loop.
+* local_alloc: from the alloc to its last use (through memdesc_index and memdesc_trans
+  views); a use inside a loop (scf.for / scf.while) that does not contain the alloc keeps it
+  live for the whole loop.
 
 Buffers whose intervals are disjoint may share bytes.  In program order, each buffer takes the
 lowest 16-byte-aligned (nvmma_shared buffers: 1 KiB-aligned) offset where it overlaps no placed buffer live at the same time (first
@@ -60,14 +61,16 @@ class Numbering:
 
 
 MEMDESC_USERS = ("tilegpu.local_store", "tilegpu.local_load", "tilegpu.local_dealloc",
-                 "tilegpu.memdesc_index", "tilegpu.async_copy", "tilegpu.warpgroup_dot",
-                 "tilegpu.tma_load", "tilegpu.mbarrier_init", "tilegpu.mbarrier_wait",
-                 "tilegpu.mbarrier_inval", "tilegpu.tma_store")
+                 "tilegpu.memdesc_index", "tilegpu.memdesc_trans", "tilegpu.async_copy",
+                 "tilegpu.warpgroup_dot", "tilegpu.tma_load", "tilegpu.mbarrier_init",
+                 "tilegpu.mbarrier_wait", "tilegpu.mbarrier_inval", "tilegpu.tma_store")
+VIEWS = ("tilegpu.memdesc_index", "tilegpu.memdesc_trans")  # memdescs of (part of) a buffer
 
 
 def memdesc_users(value: ir.Value) -> list:
-    """The ops using a memdesc, through memdesc_index views.  Memdescs do not flow through
-    control flow (yields, block arguments): their buffer could not be told statically."""
+    """The ops using a memdesc, through memdesc_index and memdesc_trans views.  Memdescs do
+    not flow through control flow (yields, block arguments): their buffer could not be told
+    statically."""
     out = []
     for use in value.uses:
         user = use.owner
@@ -75,7 +78,7 @@ def memdesc_users(value: ir.Value) -> list:
             raise ValueError(f"a memdesc can only be used by shared-memory ops, not by "
                              f"'{user.name}'")
         out.append(user)
-        if user.name == "tilegpu.memdesc_index":
+        if user.name in VIEWS:
             out.extend(memdesc_users(user.results[0]))
     return out
 

@@ -30,7 +30,8 @@ that writes bytes read or written since then (WAR, WAW) or reads bytes written s
 (RAW); it empties the state (an op with scratch leaves its own reads in it).  Copies in flight
 are not finished by a barrier, only by `async_wait` (which leaves its `num` newest committed
 groups pending); the bytes of the groups it completes become writes, so a read by other
-threads gets a barrier after the wait.  A `memdesc_index` with a constant index is that one
+threads gets a barrier after the wait.  A `memdesc_trans` is the bytes of its buffer (an access
+through it is an access of the buffer).  A `memdesc_index` with a constant index is that one
 buffer, any other index the whole allocation; two such indices marked as slots of different
 roles (`tilegpu.stream_slot`: read, write) are different buffers within one iteration of their
 loop, and the roles are forgotten at the loop's back edge.
@@ -82,8 +83,11 @@ def memdesc_interval(v: ir.Value) -> tuple[int, int]:
     """The bytes [lo, hi) of the kernel's shared memory that the memdesc `v` covers."""
     owner = v.owner
     if isinstance(owner, ir.Block) or owner.name not in ("tilegpu.local_alloc",
-                                                           "tilegpu.memdesc_index"):
+                                                           "tilegpu.memdesc_index",
+                                                           "tilegpu.memdesc_trans"):
         raise ValueError(f"cannot tell which shared buffer {v} is")
+    if owner.name == "tilegpu.memdesc_trans":  # the same bytes (slot role included)
+        return memdesc_interval(owner.operands[0])
     if owner.name == "tilegpu.local_alloc":
         off = _offset(owner)
         return off, off + alloc_bytes(T.memdesc_of(v.type))

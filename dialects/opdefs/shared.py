@@ -110,6 +110,43 @@ def _memdesc_index(op):
         return f"memdesc_index must give one buffer of {op.operands[0].type}"
 
 
+# layouts whose buffers have a transposed view: those addressed through a linear map
+_MAPPED = ("#tilegpu.swizzled_shared<", "#tilegpu.nvmma_shared<")
+
+
+def transposed_view(src: T.MemDesc, dst: T.MemDesc) -> bool:
+    """`dst` is a [b, a] view of the bytes of the [a, b] memdesc `src`: element (j, i) of `dst`
+    at the offset of element (i, j) of `src` (nvmma_shared with `transposed` flipped,
+    swizzled_shared with its order reversed), as their linear maps say."""
+    if len(src.shape) != 2 or tuple(dst.shape) != tuple(src.shape)[::-1] or \
+            (src.elem, src.buffers) != (dst.elem, dst.buffers) or \
+            not (src.layout.startswith(_MAPPED) and dst.layout.startswith(_MAPPED)):
+        return False
+    try:
+        a = parse_layout(src.layout).linear(tuple(src.shape))
+        b = parse_layout(dst.layout).linear(tuple(dst.shape))
+    except ValueError:  # (a layout that does not fit its shape)
+        return False
+    return a.transpose_outs(["dim1", "dim0"]).with_outs(
+        [("dim0", src.shape[1]), ("dim1", src.shape[0])]) == b
+
+
+@_checked
+def _memdesc_trans(op):
+    md, rd = T.memdesc_of(op.operands[0].type), T.memdesc_of(op.results[0].type)
+    if len(md.shape) != 2:
+        return f"memdesc_trans takes a 2-D memdesc, got shape {list(md.shape)}"
+    if not md.layout.startswith(_MAPPED):
+        return f"memdesc_trans needs a swizzled_shared or nvmma_shared buffer (a row-major " \
+               f"one has no transposed view), got {md.layout}"
+    if list(rd.shape) != list(md.shape)[::-1] or (rd.elem, rd.buffers) != (md.elem, md.buffers):
+        return f"memdesc_trans of {op.operands[0].type} must give a " \
+               f"{list(md.shape)[::-1]} memdesc of {md.elem} and {md.buffers} buffer(s)"
+    if not transposed_view(md, rd):
+        return f"memdesc_trans result layout {rd.layout} does not hold the bytes of " \
+               f"{md.layout} transposed"
+
+
 def _bits(t) -> int:
     """Bit width of an element type (cp.async copies bits: i8 into an f8 buffer is fine)."""
     return ir.IntegerType(t).width if T.isa(t, ir.IntegerType) else ir.FloatType(t).width
@@ -167,6 +204,12 @@ TILEGPU.op("memdesc_index", "buffer `index` of a multi-buffered memdesc, as a me
            operands=[operand("src", memdesc()), operand("index", is_type("i32"))],
            results=[result("result", memdesc())],
            traits={EFFECT}, verify=_memdesc_index, interp=None)
+# a view as memdesc_index (same effect, for the same reason); its rule is the identity on the
+# buffer's address, and smem_alloc / smem_barriers follow buffers through it
+TILEGPU.op("memdesc_trans", "the [b, a] transposed view of the [a, b] buffer `src`: the same "
+                            "bytes, in the layout that reads them transposed",
+           operands=[operand("src", memdesc())], results=[result("result", memdesc())],
+           traits={EFFECT}, verify=_memdesc_trans, interp=None)
 TILEGPU.op("async_copy", "global -> shared: `ptr`'s values into `dst`, `other` (zero if "
                          "absent) where `mask` is false; the data is there once async_wait "
                          "leaves at most `num` newer committed groups pending",

@@ -1,5 +1,5 @@
-"""Lowering rules of the shared-memory ops (`tilegpu.local_*`, `memdesc_index`, `async_*`,
-`barrier`).
+"""Lowering rules of the shared-memory ops (`tilegpu.local_*`, `memdesc_index`,
+`memdesc_trans`, `async_*`, `barrier`).
 
 A memdesc lowers to a `!llvm.ptr<3>`: the kernel's shared memory plus the offset
 tilegpu-allocate-shared gave its local_alloc (plus i * the 16-byte-aligned buffer size for
@@ -184,6 +184,11 @@ def _memdesc_index(ctx, op, args):
     stride = align(buffer_bytes(T.memdesc_of(op.operands[0].type)))
     off = ctx.op1("arith.muli", [i, ctx.const(stride)], ctx.i32)
     return [smem_gep(ctx, base, off, ir.IntegerType.get_signless(8))]
+
+
+@lower("tilegpu.memdesc_trans")
+def _memdesc_trans(ctx, op, args):
+    return [args[0]]  # the same bytes: the result's layout addresses them transposed
 
 
 @lower("tilegpu.barrier")

@@ -1,7 +1,7 @@
 // RUN: not tilework-opt %s --split-input-file --verify-only 2>&1 | FileCheck %s
 
-// Malformed shared-memory ops (tilegpu.local_*, memdesc_index, async_copy, async_wait), one
-// error per chunk.
+// Malformed shared-memory ops (tilegpu.local_*, memdesc_index, memdesc_trans, async_copy,
+// async_wait), one error per chunk.
 
 #A = #tilegpu.blocked<array<i32: 1, 4>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
 
@@ -83,6 +83,64 @@ func.func @dealloc_view(%i: i32) {
   %m = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 16, 32>, f32, unit, 2 : i32>
   %b = "tilegpu.memdesc_index"(%m, %i) : (!tilegpu.memdesc<array<i64: 16, 32>, f32, unit, 2 : i32>, i32) -> !tilegpu.memdesc<array<i64: 16, 32>, f32, unit, 1 : i32>
   "tilegpu.local_dealloc"(%b) : (!tilegpu.memdesc<array<i64: 16, 32>, f32, unit, 1 : i32>) -> ()
+  return
+}
+
+// -----
+
+// memdesc_trans: a [b, a] view of a 2-D swizzled buffer, in the layout holding its bytes.
+// CHECK-NEXT: error: {{.*}}'tilegpu.memdesc_trans' op memdesc_trans takes a 2-D memdesc, got shape [4, 16, 32]
+func.func @trans_rank() {
+  %m = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 4, 16, 32>, f16, #tilegpu.swizzled_shared<8 : i32, 1 : i32, 4 : i32, array<i32: 2, 1, 0>>, 1 : i32>
+  %t = "tilegpu.memdesc_trans"(%m) : (!tilegpu.memdesc<array<i64: 4, 16, 32>, f16, #tilegpu.swizzled_shared<8 : i32, 1 : i32, 4 : i32, array<i32: 2, 1, 0>>, 1 : i32>) -> !tilegpu.memdesc<array<i64: 32, 16, 4>, f16, #tilegpu.swizzled_shared<8 : i32, 1 : i32, 4 : i32, array<i32: 0, 1, 2>>, 1 : i32>
+  return
+}
+
+// -----
+
+// CHECK-NEXT: error: {{.*}}'tilegpu.memdesc_trans' op memdesc_trans needs a swizzled_shared or nvmma_shared buffer (a row-major one has no transposed view), got unit
+func.func @trans_row_major() {
+  %m = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 16, 32>, f32, unit, 1 : i32>
+  %t = "tilegpu.memdesc_trans"(%m) : (!tilegpu.memdesc<array<i64: 16, 32>, f32, unit, 1 : i32>) -> !tilegpu.memdesc<array<i64: 32, 16>, f32, unit, 1 : i32>
+  return
+}
+
+// -----
+
+// CHECK-NEXT: error: {{.*}}'tilegpu.memdesc_trans' op memdesc_trans of !tilegpu.memdesc<array<i64: 64, 64>, f16, #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>, 2 : i32> must give a [64, 64] memdesc of f16 and 2 buffer(s)
+func.func @trans_buffers() {
+  %m = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>, 2 : i32>
+  %t = "tilegpu.memdesc_trans"(%m) : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>, 2 : i32>) -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #tilegpu.nvmma_shared<128 : i32, true, 16 : i32>, 1 : i32>
+  return
+}
+
+// -----
+
+// The shape is transposed but the layout is not flipped: other bytes.
+// CHECK-NEXT: error: {{.*}}'tilegpu.memdesc_trans' op memdesc_trans result layout #tilegpu.nvmma_shared<128 : i32, false, 16 : i32> does not hold the bytes of #tilegpu.nvmma_shared<128 : i32, false, 16 : i32> transposed
+func.func @trans_layout() {
+  %m = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 64, 128>, f16, #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>, 1 : i32>
+  %t = "tilegpu.memdesc_trans"(%m) : (!tilegpu.memdesc<array<i64: 64, 128>, f16, #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>, 1 : i32>) -> !tilegpu.memdesc<array<i64: 128, 64>, f16, #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>, 1 : i32>
+  return
+}
+
+// -----
+
+// Flipped, but a narrower swizzle: the 16-byte chunks are xor-ed with other rows.
+// CHECK-NEXT: error: {{.*}}'tilegpu.memdesc_trans' op memdesc_trans result layout #tilegpu.nvmma_shared<64 : i32, true, 16 : i32> does not hold the bytes of #tilegpu.nvmma_shared<128 : i32, false, 16 : i32> transposed
+func.func @trans_swizzle() {
+  %m = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 64, 128>, f16, #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>, 1 : i32>
+  %t = "tilegpu.memdesc_trans"(%m) : (!tilegpu.memdesc<array<i64: 64, 128>, f16, #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>, 1 : i32>) -> !tilegpu.memdesc<array<i64: 128, 64>, f16, #tilegpu.nvmma_shared<64 : i32, true, 16 : i32>, 1 : i32>
+  return
+}
+
+// -----
+
+// swizzled_shared: the order must be reversed with the shape.
+// CHECK-NEXT: error: {{.*}}'tilegpu.memdesc_trans' op memdesc_trans result layout #tilegpu.swizzled_shared<8 : i32, 1 : i32, 4 : i32, array<i32: 1, 0>> does not hold the bytes of #tilegpu.swizzled_shared<8 : i32, 1 : i32, 4 : i32, array<i32: 1, 0>> transposed
+func.func @trans_order() {
+  %m = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 32, 32>, f16, #tilegpu.swizzled_shared<8 : i32, 1 : i32, 4 : i32, array<i32: 1, 0>>, 1 : i32>
+  %t = "tilegpu.memdesc_trans"(%m) : (!tilegpu.memdesc<array<i64: 32, 32>, f16, #tilegpu.swizzled_shared<8 : i32, 1 : i32, 4 : i32, array<i32: 1, 0>>, 1 : i32>) -> !tilegpu.memdesc<array<i64: 32, 32>, f16, #tilegpu.swizzled_shared<8 : i32, 1 : i32, 4 : i32, array<i32: 1, 0>>, 1 : i32>
   return
 }
 

@@ -137,3 +137,29 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
     return %r : tensor<12xf32, #K>
   }
 }
+
+// -----
+
+// A buffer read through a memdesc_trans view lives until the view's last use: the conversion
+// between (scratch) takes other bytes (after the 4096 bytes of %a, whose nvmma layout starts
+// it 1 KiB-aligned), the one after the read reuses offset 0.
+// CHECK-LABEL: func.func @view(
+// CHECK-NEXT: %[[A:.+]] = "tilegpu.local_alloc"(%arg0) {tilegpu.smem_offset = 0 : i32}
+// CHECK-NEXT: %[[T:.+]] = "tilegpu.memdesc_trans"(%[[A]]) :
+// CHECK-NEXT: %[[C:.+]] = "tilegpu.convert_layout"(%arg0) {tilegpu.smem_offset = 4096 : i32}
+// CHECK-NEXT: %[[Y:.+]] = "tilegpu.local_load"(%[[T]]) :
+// CHECK-NEXT: %[[D:.+]] = "tilegpu.convert_layout"(%[[C]]) {tilegpu.smem_offset = 0 : i32}
+#A = #tilegpu.blocked<array<i32: 1, 8>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
+#B = #tilegpu.blocked<array<i32: 8, 1>, array<i32: 8, 4>, array<i32: 1, 4>, array<i32: 0, 1>>
+#S = #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>
+#ST = #tilegpu.nvmma_shared<128 : i32, true, 16 : i32>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @view(%x: tensor<32x64xf16, #A>) -> (tensor<64x32xf16, #A>, tensor<32x64xf16, #A>) attributes {tile.kernel} {
+    %a = "tilegpu.local_alloc"(%x) : (tensor<32x64xf16, #A>) -> !tilegpu.memdesc<array<i64: 32, 64>, f16, #S, 1 : i32>
+    %t = "tilegpu.memdesc_trans"(%a) : (!tilegpu.memdesc<array<i64: 32, 64>, f16, #S, 1 : i32>) -> !tilegpu.memdesc<array<i64: 64, 32>, f16, #ST, 1 : i32>
+    %c = "tilegpu.convert_layout"(%x) : (tensor<32x64xf16, #A>) -> tensor<32x64xf16, #B>
+    %y = "tilegpu.local_load"(%t) : (!tilegpu.memdesc<array<i64: 64, 32>, f16, #ST, 1 : i32>) -> tensor<64x32xf16, #A>
+    %d = "tilegpu.convert_layout"(%c) : (tensor<32x64xf16, #B>) -> tensor<32x64xf16, #A>
+    return %y, %d : tensor<64x32xf16, #A>, tensor<32x64xf16, #A>
+  }
+}

@@ -286,3 +286,28 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
     return %r : tensor<12xf32, #K>
   }
 }
+
+// -----
+
+// A read through a memdesc_trans view is a read of its buffer: a barrier after the alloc's
+// writes (RAW), and one before the store that overwrites what the view read (WAR).
+// CHECK-LABEL: func.func @view(
+// CHECK-NEXT: %[[A:.+]] = "tilegpu.local_alloc"(%arg0)
+// CHECK-NEXT: %[[T:.+]] = "tilegpu.memdesc_trans"(%[[A]])
+// CHECK-NEXT: "tilegpu.barrier"() : () -> ()
+// CHECK-NEXT: %[[Y:.+]] = "tilegpu.local_load"(%[[T]])
+// CHECK-NEXT: "tilegpu.barrier"() : () -> ()
+// CHECK-NEXT: "tilegpu.local_store"(%arg0, %[[A]])
+// CHECK-NEXT: return %[[Y]]
+#A = #tilegpu.blocked<array<i32: 1, 8>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
+#S = #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>
+#ST = #tilegpu.nvmma_shared<128 : i32, true, 16 : i32>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @view(%x: tensor<32x64xf16, #A>) -> tensor<64x32xf16, #A> attributes {tile.kernel} {
+    %a = "tilegpu.local_alloc"(%x) : (tensor<32x64xf16, #A>) -> !tilegpu.memdesc<array<i64: 32, 64>, f16, #S, 1 : i32>
+    %t = "tilegpu.memdesc_trans"(%a) : (!tilegpu.memdesc<array<i64: 32, 64>, f16, #S, 1 : i32>) -> !tilegpu.memdesc<array<i64: 64, 32>, f16, #ST, 1 : i32>
+    %y = "tilegpu.local_load"(%t) : (!tilegpu.memdesc<array<i64: 64, 32>, f16, #ST, 1 : i32>) -> tensor<64x32xf16, #A>
+    "tilegpu.local_store"(%x, %a) : (tensor<32x64xf16, #A>, !tilegpu.memdesc<array<i64: 32, 64>, f16, #S, 1 : i32>) -> ()
+    return %y : tensor<64x32xf16, #A>
+  }
+}

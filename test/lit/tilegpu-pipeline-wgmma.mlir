@@ -155,3 +155,48 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
     return %r : tensor<64x64xf32, #C>
   }
 }
+
+// -----
+
+// x and its transpose (tilegpu-warpgroup-dot's memdesc_trans view of x's buffer, `x @ x^T`):
+// the slot replaces the buffer and the view reads the slot.  The dot reads only the slot
+// (directly and through the view), so it stays in flight.
+// CHECK-LABEL: func.func @view_of_slot(
+// CHECK: %[[X:.+]] = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>, 3 : i32>
+// CHECK: scf.for
+// CHECK-NEXT: "tilegpu.async_wait"() {num = 1 : i32}
+// CHECK-NEXT: arith.addi
+// CHECK-NEXT: %[[S:.+]] = "tilegpu.memdesc_index"(%[[X]], %{{.+}})
+// CHECK-NOT: tile.load
+// CHECK: %[[V:.+]] = "tilegpu.memdesc_trans"(%[[S]]) : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>, 1 : i32>) -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #tilegpu.nvmma_shared<128 : i32, true, 16 : i32>, 1 : i32>
+// CHECK-NEXT: %[[D:.+]] = "tilegpu.warpgroup_dot"(%[[S]], %[[V]], %{{.+}})
+// CHECK-NEXT: "tilegpu.warpgroup_wait"(%[[D]]) {num = 1 : i32}
+// CHECK-NOT: tilegpu.local_dealloc
+// CHECK: "tilegpu.async_copy"
+// CHECK-NEXT: "tilegpu.async_commit_group"()
+// CHECK-NEXT: scf.yield
+// CHECK: "tilegpu.warpgroup_wait"({{.+}}) {num = 0 : i32}
+// CHECK-NEXT: "tilegpu.async_wait"() {num = 0 : i32}
+// CHECK-NEXT: "tilegpu.local_dealloc"(%[[X]])
+#A = #tilegpu.blocked<array<i32: 1, 8>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
+#S = #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>
+#ST = #tilegpu.nvmma_shared<128 : i32, true, 16 : i32>
+#C = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @view_of_slot(%p: tensor<64x64x!tile.ptr<f16>, #A>, %n: i32) -> tensor<64x64xf32, #C> attributes {tile.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #C>
+    %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (tensor<64x64xf32, #C>) : i32 {
+      %o = "tile.splat"(%i) : (i32) -> tensor<64x64xi32, #A>
+      %px = "tile.addptr"(%p, %o) {tile.contiguity = array<i32: 1, 64>, tile.divisibility = array<i32: 16, 16>} : (tensor<64x64x!tile.ptr<f16>, #A>, tensor<64x64xi32, #A>) -> tensor<64x64x!tile.ptr<f16>, #A>
+      %x = "tile.load"(%px) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<64x64x!tile.ptr<f16>, #A>) -> tensor<64x64xf16, #A>
+      %s = "tilegpu.local_alloc"(%x) : (tensor<64x64xf16, #A>) -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>
+      %t = "tilegpu.memdesc_trans"(%s) : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>) -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #ST, 1 : i32>
+      %d = "tilegpu.warpgroup_dot"(%s, %t, %acc) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #ST, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+      "tilegpu.local_dealloc"(%s) : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>) -> ()
+      scf.yield %d : tensor<64x64xf32, #C>
+    } {tile.num_stages = 3 : i32}
+    return %r : tensor<64x64xf32, #C>
+  }
+}

@@ -334,7 +334,8 @@ func.func @f(%p: tensor<4x!tile.ptr<f32>>, %v: tensor<4xf32>, %w: tensor<4xi8>) 
 # ---- shared memory (opdefs/shared.py) --------------------------------------------------------
 
 SHARED_OPS = {"tilegpu.local_alloc", "tilegpu.local_store", "tilegpu.local_load",
-              "tilegpu.local_dealloc", "tilegpu.memdesc_index", "tilegpu.async_copy",
+              "tilegpu.local_dealloc", "tilegpu.memdesc_index", "tilegpu.memdesc_trans",
+              "tilegpu.async_copy",
               "tilegpu.async_commit_group", "tilegpu.async_wait", "tilegpu.barrier"}
 
 
