@@ -342,12 +342,7 @@ def test_backward_loops_write_each_tile_once(which, d, causal):
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("which, d", [
     ("dkdv", 64), ("dkdv", 128),  # (D=128's config is 32 x 32: mma.sync, copied already)
-    pytest.param("dq", 64, marks=pytest.mark.xfail(strict=True, reason=(
-        "kT and vT are loaded one element a thread along D (transposed loads): cp.async "
-        "needs layout_hints' coalesced layouts for them"))),
-    pytest.param("dq", 128, marks=pytest.mark.xfail(strict=True, reason=(
-        "kT and vT are loaded one element a thread along D (transposed loads): cp.async "
-        "needs layout_hints' coalesced layouts for them")))])
+    ("dq", 64), ("dq", 128)])  # (kT, vT: coalesced along D by layout_hints, then copied)
 def test_backward_loops_copy_by_cp_async(which, d, causal):
     """The key/query loops' operands arrive by cp.async; dK/dV's do (D=64: N-major for dV,
     K-major through tl.trans for dP^T) is one slot read directly and through memdesc_trans."""
