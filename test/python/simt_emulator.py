@@ -731,7 +731,7 @@ class Emulator(WgmmaOps, MfmaOps):
         operands (p, address, words...), a load's words tied to its outputs (kept where p is
         false); `u8` moves one byte in a 16-bit register.  Other asm: the wgmma mixin's."""
         text = ir.StringAttr(op.attributes["asm_string"]).value
-        if "setp." in text and "global" not in text:
+        if self._PINNED.fullmatch(text):
             return [self._pinned_compare(text, a)]
         m = self._PRED.fullmatch(text)
         if m is None:
@@ -751,6 +751,8 @@ class Emulator(WgmmaOps, MfmaOps):
             out = out.view(np.uint8).astype(fill.dtype)
         return [np.where(on[:, None] if out.ndim == 2 else on, out, fill)]
 
+    _PINNED = re.compile(r"\{ (\.reg \.b\d+ %t\d; )*(add\.s\d+ %t\d, \S+, -?\d+; )*"
+                         r"setp\.\w+\.[bsu]\d+ \$0, \S+, \S+; \}")
     _SETP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
              "gt": np.greater, "ge": np.greater_equal}
 
