@@ -331,11 +331,28 @@ def _store(ctx, op, args):
         _guarded_store(ctx, ptr, [_to_mem(ctx, val, elem, mem)], m, mem, 1)
         return []
     vec = _width(op)
-    for idxs in vector_groups(ptr, vec):
+    groups = list(vector_groups(ptr, vec))
+    if mask is not None and ctx.target in PREDICATED:
+        groups = _interleaved(groups, [mask.values[g[0]] for g in groups])
+    for idxs in groups:
         m = mask.values[idxs[0]] if mask is not None else None
         vals = [_to_mem(ctx, val.values[i], elem, mem) for i in idxs]
         _guarded_store(ctx, ptr.values[idxs[0]], vals, m, mem, vec)
     return []
+
+
+def _interleaved(groups, bits):
+    """`groups` reordered round-robin over their mask bits (first appearance order): ptxas
+    turns a run of stores under one predicate into a branch around them (BSSY/BRA/BSYNC),
+    and a thread's 8 contiguous fp32 under one mask bit are two v4 stores in a row (LayerNorm
+    backward's partial sums: 8 such branches in the lock's critical section, none after)."""
+    buckets = {}
+    for g, b in zip(groups, bits):
+        buckets.setdefault(b, []).append(g)
+    if len(buckets) in (1, len(groups)):
+        return groups
+    rows = list(buckets.values())
+    return [r[i] for i in range(max(map(len, rows))) for r in rows if i < len(r)]
 
 
 def _guarded_store(ctx, p, vals, m, mem, vec):

@@ -5,6 +5,8 @@ and used in it is compared again beside each access (`pinned_compare`).  The com
 numpy on random inputs, for every access width the lowering picks (v4.b32, b32, b16, u8 in a
 16-bit register, v2.b64), large tiles and 1 to 8 accesses a thread, tails included, `other` of
 every dtype; the PTX has no branch per access."""
+import re
+
 import numpy as np
 import pytest
 
@@ -259,3 +261,31 @@ def test_softmax_prefetch_predicated_without_spills():
     if ck.n_spills is None:
         pytest.skip("no ptxas")
     assert ck.n_spills == 0, ck.metadata["ptxas_info"]
+
+
+@jit
+def widen(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=1.0)  # 8 fp16 (16 bytes) an access
+    tl.store(out_ptr + offs, x.to(tl.float32) * 3, mask=offs < n)  # two v4 stores per 8
+
+
+def test_stores_under_one_mask_bit_not_adjacent():
+    """A thread's 8 contiguous fp32 under one mask bit are two v4 stores: issued round-robin
+    over the mask bits, so no two stores in a row share a predicate (ptxas makes a branch
+    around such a run); the values against numpy with tails."""
+    sig = {"x_ptr": tl.pointer_type(tl.float16), "out_ptr": tl.pointer_type(tl.float32),
+           "n": tl.int32}
+    attrs = {k: {"tile.divisibility": 16} for k in sig}
+    ck = compile(ASTSource(widen, sig, {"BLOCK": 2048}, attrs), "sm_90a",
+                 CompileOptions(num_warps=2), cache=False)
+    preds = re.findall(r"@(%p\d+) st\.global\.v4\.b32", ck.asm["ptx"])
+    assert len(preds) == 8 and len(set(preds)) == 4, preds  # 32 elements a thread
+    assert all(a != b for a, b in zip(preds, preds[1:])), preds
+    for tail in (16, 1040, 2032):
+        n = 2048 + tail
+        x = rng.standard_normal(4096).astype(np.float16)
+        out = np.full(4096, 77, np.float32)
+        gpu_sim.run(ck, (2,), x, out, n)
+        want = np.where(np.arange(4096) < n, x.astype(np.float32) * 3, 77)
+        np.testing.assert_array_equal(out, want)
