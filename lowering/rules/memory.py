@@ -259,8 +259,9 @@ def _guarded_load(ctx, op, p, m, other, elem, mem, vec):
     return if_op.results[0]
 
 
-# backend -> (predicated load, predicated store); others branch around the access
-PREDICATED = {"nvidia": (predicated_load, predicated_store)}
+# backend -> (predicated load, predicated store, compare pinned in place); others branch
+# around the access
+PREDICATED = {"nvidia": (predicated_load, predicated_store, pinned_compare)}
 _LOOPS = ("scf.for", "scf.while")
 _CMPI = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")  # by number
 
@@ -271,7 +272,8 @@ def _pinned(ctx, m):
     thread part and the bound stay live across the loop instead of one predicate per access;
     `memory_ptx.py` says why)."""
     owner = m.owner
-    if isinstance(owner, ir.Block) or owner.name != "arith.cmpi" or not _in_loop_after(owner):
+    if isinstance(owner, ir.Block) or owner.operation.name != "arith.cmpi" or \
+            not _in_loop_after(owner):
         return m
     a, b = owner.operands
     bits = ir.IntegerType(a.type).width if T.isa(a.type, ir.IntegerType) else 0
@@ -287,7 +289,7 @@ def _pinned(ctx, m):
     if sides[0][0] is None and sides[1][0] is None:
         return m
     pred = _CMPI[ir.IntegerAttr(owner.attributes["predicate"]).value]
-    return pinned_compare(ctx, pred, bits, *sides)
+    return PREDICATED[ctx.target][2](ctx, pred, bits, *sides)
 
 
 def _in_loop_after(def_op) -> bool:
