@@ -210,10 +210,13 @@ def _load_elems(ctx, op, elem, operands):
         return _guarded_load(ctx, op, ptr, mask, other, elem, mem, 1)
     vec = _width(op)
     out = [None] * len(ptr.values)
-    for idxs in vector_groups(ptr, vec):
+    groups = list(vector_groups(ptr, vec))
+    pin = _pin_plan(ctx, [mask.values[g[0]] for g in groups]) if mask is not None else None
+    for idxs in groups:
         m = mask.values[idxs[0]] if mask is not None else None
         o = [other.values[i] for i in idxs] if other is not None else None
-        v = _guarded_load(ctx, op, ptr.values[idxs[0]], m, o, elem, mem, vec)
+        v = _guarded_load(ctx, op, ptr.values[idxs[0]], pin(m) if pin else m, o, elem, mem,
+                          vec)
         for i, x in zip(idxs, _extract(ctx, v, elem, vec) if vec > 1 else [v]):
             out[i] = x
     return ptr.like(out)
@@ -239,8 +242,7 @@ def _guarded_load(ctx, op, p, m, other, elem, mem, vec):
     if ctx.target in PREDICATED:
         others = None if other is None else \
             [_to_mem(ctx, o, elem, mem) for o in (other if isinstance(other, list) else [other])]
-        v = PREDICATED[ctx.target][0](ctx, p, _pinned(ctx, m), others, mem, vec,
-                                      "volatile" in op.attributes)
+        v = PREDICATED[ctx.target][0](ctx, p, m, others, mem, vec, "volatile" in op.attributes)
         if elem == mem:
             return v
         if vec == 1:
@@ -266,30 +268,47 @@ _LOOPS = ("scf.for", "scf.while")
 _CMPI = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")  # by number
 
 
-def _pinned(ctx, m):
-    """The mask bit `m` of a predicated access, or, where `m` is an integer compare made
-    outside a loop around the access, that compare made again here (`pinned_compare`: the
-    thread part and the bound stay live across the loop instead of one predicate per access;
-    `memory_ptx.py` says why)."""
+def _pin_plan(ctx, bits):
+    """For the mask bits of one tile op's accesses (NVIDIA): a function giving an access its
+    bit compared again in place (`pinned_compare`), where every bit is an integer compare
+    made outside a loop around the access and their operands are fewer values than the bits
+    (softmax_prefetch: the thread part and the bound for 8 bits), so fewer values stay live
+    across the loop (`memory_ptx.py` says why); None where that does not hold."""
+    if ctx.target not in PREDICATED:
+        return None
+    plans = {}
+    for m in bits:
+        if m not in plans:
+            plans[m] = _compare_of(ctx, m)
+            if plans[m] is None:
+                return None
+    operands = {x for _, _, sides in plans.values() for x, _ in sides if x is not None}
+    if not plans or len(operands) >= len(plans):
+        return None
+    return lambda m: PREDICATED[ctx.target][2](ctx, plans[m][0], plans[m][1], *plans[m][2])
+
+
+def _compare_of(ctx, m):
+    """(predicate, width, ((x, k), (y, l))) where the i1 `m` is `x + k <predicate> y + l` of
+    32- or 64-bit integers compared outside a loop around the insertion point; else None."""
     owner = m.owner
     if isinstance(owner, ir.Block) or owner.operation.name != "arith.cmpi" or \
             not _in_loop_after(owner):
-        return m
+        return None
     a, b = owner.operands
     bits = ir.IntegerType(a.type).width if T.isa(a.type, ir.IntegerType) else 0
     if bits not in (32, 64):
-        return m
+        return None
     sides = []
     for v in (a, b):
         split = _split_const(ctx, v)
         x, k = split if split is not None else (v, 0)
         if not -2**31 <= k < 2**31:
-            return m
+            return None
         sides.append((x, k))
     if sides[0][0] is None and sides[1][0] is None:
-        return m
-    pred = _CMPI[ir.IntegerAttr(owner.attributes["predicate"]).value]
-    return PREDICATED[ctx.target][2](ctx, pred, bits, *sides)
+        return None
+    return _CMPI[ir.IntegerAttr(owner.attributes["predicate"]).value], bits, tuple(sides)
 
 
 def _in_loop_after(def_op) -> bool:
@@ -334,12 +353,14 @@ def _store(ctx, op, args):
         return []
     vec = _width(op)
     groups = list(vector_groups(ptr, vec))
+    pin = None
     if mask is not None and ctx.target in PREDICATED:
         groups = _interleaved(groups, [mask.values[g[0]] for g in groups])
+        pin = _pin_plan(ctx, [mask.values[g[0]] for g in groups])
     for idxs in groups:
         m = mask.values[idxs[0]] if mask is not None else None
         vals = [_to_mem(ctx, val.values[i], elem, mem) for i in idxs]
-        _guarded_store(ctx, ptr.values[idxs[0]], vals, m, mem, vec)
+        _guarded_store(ctx, ptr.values[idxs[0]], vals, pin(m) if pin else m, mem, vec)
     return []
 
 
@@ -367,7 +388,7 @@ def _guarded_store(ctx, p, vals, m, mem, vec):
         store()
         return
     if ctx.target in PREDICATED:
-        PREDICATED[ctx.target][1](ctx, p, vals, _pinned(ctx, m), mem, vec)
+        PREDICATED[ctx.target][1](ctx, p, vals, m, mem, vec)
         return
     if_op = scf.IfOp(m, [], has_else=False)
     with ir.InsertionPoint(if_op.then_block):

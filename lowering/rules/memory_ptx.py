@@ -14,7 +14,8 @@ more than the 7 predicate registers ptxas spills them to general registers and t
 memory (softmax_prefetch: 8 masks, a 28-byte spill at 128 registers).  `pinned_compare`
 computes such a bit again next to the access, `x + k <op> y + k'` in one `sideeffect` asm
 that LLVM cannot hoist: only `x` and `y` (typically the thread part of the offsets and the
-bound, shared by all accesses) stay live.
+bound, shared by all accesses) stay live; `rules/memory.py` does it where those are fewer
+values than the bits.
 """
 from __future__ import annotations
 

@@ -180,26 +180,26 @@ def _rows_want(x, n_rows, n_cols, block):
 
 
 def test_loop_invariant_mask_compared_beside_each_access():
-    """The loop's load and store under `cmask` (made before the loop) compare again in the
-    loop: one `setp` asm per access; the in-loop mask is an ordinary predicate."""
-    ck = _compile_rows(1024, 4)  # 8 fp32 a thread: 2 accesses per tile op
+    """The loop's load under `cmask` (made before the loop: 4 bits of 2 operands) compares
+    again in the loop, one `setp` asm per access; the in-loop mask is an ordinary predicate."""
+    ck = _compile_rows(2048, 4)  # 16 fp32 a thread: 4 accesses per tile op
     ptx = ck.asm["ptx"]
     assert "bra" in ptx  # (the loop)
     pinned = [ln for ln in ptx.splitlines() if "setp.lt.s32" in ln and "{" in ln]
-    assert len(pinned) == 2, pinned  # the load's two accesses; the store's mask is an `or`
+    assert len(pinned) == 4, pinned  # the load's 4 accesses; the store's mask is an `or`
     # x 16 bytes an access; y one element (n_cols - r is not known divisible by 16)
-    assert ptx.count("ld.global.v4.b32") == 2 and ptx.count("ld.global.b32") == 8
-    assert ptx.count("st.global.v4.b32") == 2
-    n_rows, n_cols = 7, 1024 - 48
-    x = rng.standard_normal((n_rows, 1024)).astype(np.float32)
+    assert ptx.count("ld.global.v4.b32") == 4 and ptx.count("ld.global.b32") == 16
+    assert ptx.count("st.global.v4.b32") == 4
+    n_rows, n_cols = 7, 2048 - 48
+    x = rng.standard_normal((n_rows, 2048)).astype(np.float32)
     for run in ("gpu_sim", "emulator"):
-        out = np.full((n_rows, 1024), 77, np.float32)
+        out = np.full((n_rows, 2048), 77, np.float32)
         if run == "gpu_sim":
             gpu_sim.run(ck, (3,), x, out, n_rows, n_cols)
         else:
             emu = Emulator.from_tilegpu(ck.asm["tilegpu"], "sm_90a", 4)
             emu.run((3,), x, out, n_rows, n_cols)
-        np.testing.assert_array_equal(out, _rows_want(x, n_rows, n_cols, 1024), err_msg=run)
+        np.testing.assert_array_equal(out, _rows_want(x, n_rows, n_cols, 2048), err_msg=run)
 
 
 @pytest.mark.parametrize("pred,bound,other", [("<", 1000, 3.0), (">=", 24, -2.0),

@@ -57,9 +57,9 @@ def test_loop_invariant_mask_on_the_gpu():
     """test_predicated_access.rows_loop: the pinned compares in a loop over rows."""
     from test_predicated_access import _rows_want, rows_loop
     rng = np.random.default_rng(6)
-    n_rows, n_cols = 7, 1024 - 48
-    x = rng.standard_normal((n_rows, 1024)).astype(np.float32)
-    out = torch.full((n_rows, 1024), 77.0, device="cuda")
-    rows_loop[(3,)](torch.from_numpy(x).cuda(), out, n_rows, n_cols, BLOCK=1024, num_warps=4)
+    n_rows, n_cols = 7, 2048 - 48
+    x = rng.standard_normal((n_rows, 2048)).astype(np.float32)
+    out = torch.full((n_rows, 2048), 77.0, device="cuda")
+    rows_loop[(3,)](torch.from_numpy(x).cuda(), out, n_rows, n_cols, BLOCK=2048, num_warps=4)
     torch.cuda.synchronize()
-    np.testing.assert_array_equal(out.cpu().numpy(), _rows_want(x, n_rows, n_cols, 1024))
+    np.testing.assert_array_equal(out.cpu().numpy(), _rows_want(x, n_rows, n_cols, 2048))
