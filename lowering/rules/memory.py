@@ -355,7 +355,8 @@ def _store(ctx, op, args):
     groups = list(vector_groups(ptr, vec))
     pin = None
     if mask is not None and ctx.target in PREDICATED:
-        groups = _interleaved(groups, [mask.values[g[0]] for g in groups])
+        if vec > 1:  # (vector accesses only: runs of contiguous addresses, not a gather)
+            groups = _interleaved(groups, [mask.values[g[0]] for g in groups])
         pin = _pin_plan(ctx, [mask.values[g[0]] for g in groups])
     for idxs in groups:
         m = mask.values[idxs[0]] if mask is not None else None
