@@ -67,6 +67,7 @@ _INSTR = re.compile(r"^\s+(@!?%p\d+\s+)?[a-z][a-z0-9_.:]*[\s;]", re.M)
 
 
 def ptx_figures(ptx):
+    """Branches, predicated global accesses and instructions of a PTX text."""
     body = "\n".join(ln for ln in ptx.splitlines()
                      if not ln.lstrip().startswith((".", "//", "$", "{", "}")))
     return {"bra": len(re.findall(r"\bbra(\.uni)?\s", ptx)),
@@ -94,7 +95,7 @@ def sass_figures(cubin):
 
 
 def ptxas_figures(ptx):
-    from tilework.backends.nvidia.compiler import find_ptxas  # noqa: PLC0415
+    from tilework.backends.nvidia.compiler import find_ptxas
     with tempfile.TemporaryDirectory() as d:
         p = os.path.join(d, "k.ptx")
         with open(p, "w") as f:
@@ -109,20 +110,22 @@ def ptxas_figures(ptx):
             **sass_figures(cubin)}
 
 
-def tilework_ptx(dump):
+def tilework_ptx():
+    """(label, PTX) of every case, compiled by tilework for sm_90a (no cache)."""
+    import importlib
+
     import tilework
     import tilework.language as tl
+    import tutorial_style as ts
     from tilework import CompileOptions
     from tilework.compiler.driver import ASTSource, compile
-    import tutorial_style as ts
-    import importlib
     mod = ts.build("tilework")
     out = []
     for label, name, sig, cx, warps in tutorial_cases():
         fn = getattr(mod, name)
-        ck = tilework.compile(fn, target="sm_90a", signature={k: v + (":16" if v != "fp32" else "")
-                                                              for k, v in sig.items()},
-                              constexprs=cx, num_warps=warps, cache=False)
+        signature = {k: v + (":16" if v != "fp32" else "") for k, v in sig.items()}
+        ck = tilework.compile(fn, target="sm_90a", signature=signature, constexprs=cx,
+                              num_warps=warps, cache=False)
         out.append((label, ck.asm["ptx"]))
     for label, modname, name, sig, cx, warps in example_cases():
         fn = getattr(importlib.import_module(modname), name)
@@ -136,6 +139,7 @@ def tilework_ptx(dump):
 
 
 def triton_ptx():
+    """(label, PTX) of the tutorial-style cases compiled by Triton (no GPU needed)."""
     import triton
     from triton.backends.compiler import GPUTarget
     import tutorial_style as ts
@@ -158,7 +162,7 @@ def main():
     ap.add_argument("--triton", action="store_true")
     ap.add_argument("--dump")
     a = ap.parse_args()
-    rows = tilework_ptx(a.dump) + (triton_ptx() if a.triton else [])
+    rows = tilework_ptx() + (triton_ptx() if a.triton else [])
     cols = ("bra", "pred_mem", "ptx_instr", "regs", "spill", "sass", "sass_bra")
     print(f"{'kernel':36s}" + "".join(f"{c:>10s}" for c in cols))
     for label, ptx in rows:
