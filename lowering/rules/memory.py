@@ -3,10 +3,9 @@
 A load/store moves `tilegpu.vector_width` contiguous elements per access (set by the
 `tilegpu-vector-width` pass), so a thread owning 4 contiguous fp32 issues one 16-byte access.
 A masked access is predicated on the first element's mask bit, which the vector width
-guarantees is uniform over the group; `other` fills masked-off elements.  A branch around it
-(`scf.if`), except where a tile op has PREDICATE_MIN_ACCESSES accesses per thread or more on
-NVIDIA: there the instruction itself is predicated (`memory_ptx.py`), so large tiles do not
-become thousands of basic blocks.
+guarantees is uniform over the group; `other` fills masked-off elements.  On NVIDIA the
+instruction itself is predicated (`memory_ptx.py`: no basic block per access, as Triton); other
+targets branch around it (`scf.if`).
 """
 from __future__ import annotations
 
@@ -20,7 +19,7 @@ from tilework.dialects.verify import named_operands
 from ..axis_info import elem_bytes
 from ..registry import lower
 from ..regs import Regs
-from .memory_ptx import predicated_load, predicated_store
+from .memory_ptx import pinned_compare, predicated_load, predicated_store
 
 _DYNAMIC_INDEX = -2147483648  # GEP marker: the index is an SSA operand
 
@@ -212,17 +211,18 @@ def _load_elems(ctx, op, elem, operands):
     vec = _width(op)
     out = [None] * len(ptr.values)
     groups = list(vector_groups(ptr, vec))
-    pred = len(groups) >= PREDICATE_MIN_ACCESSES
+    pin = _pin_plan(ctx, [mask.values[g[0]] for g in groups]) if mask is not None else None
     for idxs in groups:
         m = mask.values[idxs[0]] if mask is not None else None
         o = [other.values[i] for i in idxs] if other is not None else None
-        v = _guarded_load(ctx, op, ptr.values[idxs[0]], m, o, elem, mem, vec, pred)
+        v = _guarded_load(ctx, op, ptr.values[idxs[0]], pin(m) if pin else m, o, elem, mem,
+                          vec)
         for i, x in zip(idxs, _extract(ctx, v, elem, vec) if vec > 1 else [v]):
             out[i] = x
     return ptr.like(out)
 
 
-def _guarded_load(ctx, op, p, m, other, elem, mem, vec, pred=False):
+def _guarded_load(ctx, op, p, m, other, elem, mem, vec):
     """Loads `vec` elements at `p` (one vector access); where `m` is false, `other`."""
     vt_mem = _vec_type(mem, vec)
     vt = _vec_type(elem, vec)
@@ -239,7 +239,7 @@ def _guarded_load(ctx, op, p, m, other, elem, mem, vec, pred=False):
 
     if m is None:
         return load()
-    if pred and ctx.target in PREDICATED:
+    if ctx.target in PREDICATED:
         others = None if other is None else \
             [_to_mem(ctx, o, elem, mem) for o in (other if isinstance(other, list) else [other])]
         v = PREDICATED[ctx.target][0](ctx, p, m, others, mem, vec, "volatile" in op.attributes)
@@ -261,13 +261,70 @@ def _guarded_load(ctx, op, p, m, other, elem, mem, vec, pred=False):
     return if_op.results[0]
 
 
-# backend -> (predicated load, predicated store); others branch around the access
-PREDICATED = {"nvidia": (predicated_load, predicated_store)}
-# A tile op with at least this many accesses per thread is predicated (where PREDICATED has
-# the target): a few branches cost nothing, and ptxas allocates registers a little better
-# around them (softmax_prefetch, 8 accesses: 127 registers branching, 128 and a 28-byte
-# spill predicated).  Measured on CPU only (ptxas -v); runtime untested.
-PREDICATE_MIN_ACCESSES = 16
+# backend -> (predicated load, predicated store, compare pinned in place); others branch
+# around the access
+PREDICATED = {"nvidia": (predicated_load, predicated_store, pinned_compare)}
+_LOOPS = ("scf.for", "scf.while")
+_CMPI = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")  # by number
+
+
+def _pin_plan(ctx, bits):
+    """For the mask bits of one tile op's accesses (NVIDIA): a function giving an access its
+    bit compared again in place (`pinned_compare`), where every bit is an integer compare
+    made outside a loop around the access and their operands are fewer values than the bits
+    (softmax_prefetch: the thread part and the bound for 8 bits), so fewer values stay live
+    across the loop (`memory_ptx.py` says why); None where that does not hold."""
+    if ctx.target not in PREDICATED:
+        return None
+    plans = {}
+    for m in bits:
+        if m not in plans:
+            plans[m] = _compare_of(ctx, m)
+            if plans[m] is None:
+                return None
+    operands = {x for _, _, sides in plans.values() for x, _ in sides if x is not None}
+    if not plans or len(operands) >= len(plans):
+        return None
+    return lambda m: PREDICATED[ctx.target][2](ctx, plans[m][0], plans[m][1], *plans[m][2])
+
+
+def _compare_of(ctx, m):
+    """(predicate, width, ((x, k), (y, l))) where the i1 `m` is `x + k <predicate> y + l` of
+    32- or 64-bit integers compared outside a loop around the insertion point; else None."""
+    owner = m.owner
+    if isinstance(owner, ir.Block) or owner.operation.name != "arith.cmpi" or \
+            not _in_loop_after(owner):
+        return None
+    a, b = owner.operands
+    bits = ir.IntegerType(a.type).width if T.isa(a.type, ir.IntegerType) else 0
+    if bits not in (32, 64):
+        return None
+    sides = []
+    for v in (a, b):
+        split = _split_const(ctx, v)
+        x, k = split if split is not None else (v, 0)
+        if not -2**31 <= k < 2**31:
+            return None
+        sides.append((x, k))
+    if sides[0][0] is None and sides[1][0] is None:
+        return None
+    return _CMPI[ir.IntegerAttr(owner.attributes["predicate"]).value], bits, tuple(sides)
+
+
+def _in_loop_after(def_op) -> bool:
+    """Whether a loop lies between the insertion point and the block defining `def_op`."""
+    target = def_op.operation.block
+    block, crossed = ir.InsertionPoint.current.block, False
+    while block != target:
+        parent = block.owner
+        if parent is None:
+            return False
+        parent = parent.operation
+        if parent.name not in _LOOPS and parent.name.endswith("func"):
+            return False
+        crossed |= parent.name in _LOOPS
+        block = parent.block
+    return crossed
 
 
 def _zero(ctx, t):
@@ -296,15 +353,33 @@ def _store(ctx, op, args):
         return []
     vec = _width(op)
     groups = list(vector_groups(ptr, vec))
-    pred = len(groups) >= PREDICATE_MIN_ACCESSES
+    pin = None
+    if mask is not None and ctx.target in PREDICATED:
+        if vec > 1:  # (vector accesses only: runs of contiguous addresses, not a gather)
+            groups = _interleaved(groups, [mask.values[g[0]] for g in groups])
+        pin = _pin_plan(ctx, [mask.values[g[0]] for g in groups])
     for idxs in groups:
         m = mask.values[idxs[0]] if mask is not None else None
         vals = [_to_mem(ctx, val.values[i], elem, mem) for i in idxs]
-        _guarded_store(ctx, ptr.values[idxs[0]], vals, m, mem, vec, pred)
+        _guarded_store(ctx, ptr.values[idxs[0]], vals, pin(m) if pin else m, mem, vec)
     return []
 
 
-def _guarded_store(ctx, p, vals, m, mem, vec, pred=False):
+def _interleaved(groups, bits):
+    """`groups` reordered round-robin over their mask bits (first appearance order): ptxas
+    turns a run of stores under one predicate into a branch around them (BSSY/BRA/BSYNC),
+    and a thread's 8 contiguous fp32 under one mask bit are two v4 stores in a row (LayerNorm
+    backward's partial sums: 8 such branches in the lock's critical section, none after)."""
+    buckets = {}
+    for g, b in zip(groups, bits):
+        buckets.setdefault(b, []).append(g)
+    if len(buckets) in (1, len(groups)):
+        return groups
+    rows = list(buckets.values())
+    return [r[i] for i in range(max(map(len, rows))) for r in rows if i < len(r)]
+
+
+def _guarded_store(ctx, p, vals, m, mem, vec):
     attrs = {"alignment": ir.IntegerAttr.get(ctx.i64, elem_bytes(mem) * vec)}
 
     def store():
@@ -313,7 +388,7 @@ def _guarded_store(ctx, p, vals, m, mem, vec, pred=False):
     if m is None:
         store()
         return
-    if pred and ctx.target in PREDICATED:
+    if ctx.target in PREDICATED:
         PREDICATED[ctx.target][1](ctx, p, vals, m, mem, vec)
         return
     if_op = scf.IfOp(m, [], has_else=False)

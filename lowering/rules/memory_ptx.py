@@ -7,6 +7,15 @@ compile_time.py --sweep`).  A predicated instruction keeps the kernel one block.
 moves `n` words of `w` bits (v4.b32 for 16 bytes of fp32 or fp16, v2.b64 for fp64, one u8 for
 a byte); a load's outputs are tied to the `other` words, so where the predicate is false they
 keep them.  Both are `sideeffect`: LLVM must not move or merge them across stores.
+
+A mask bit computed before a loop and used by an access inside it would be one predicate
+register live across the whole loop per access of a thread (LLVM hoists the compares): with
+more than the 7 predicate registers ptxas spills them to general registers and to local
+memory (softmax_prefetch: 8 masks, a 28-byte spill at 128 registers).  `pinned_compare`
+computes such a bit again next to the access, `x + k <op> y + k'` in one `sideeffect` asm
+that LLVM cannot hoist: only `x` and `y` (typically the thread part of the offsets and the
+bound, shared by all accesses) stay live; `rules/memory.py` does it where those are fewer
+values than the bits.
 """
 from __future__ import annotations
 
@@ -106,3 +115,34 @@ def predicated_store(ctx, p, vals, m, mem, vec):
     v = f".v{n}" if n > 1 else ""
     text = f"@$0 st.global{v}.{ty} [$1], {_regs(2, n)};"
     _asm(ctx, text, [m, p] + words, None, ["b", "l"] + [_CONS[w]] * n + ["~{memory}"])
+
+
+# arith.cmpi predicate -> PTX setp comparison (with its operand kind: s signed, u unsigned)
+SETP = {"eq": ("eq", "b"), "ne": ("ne", "b"), "slt": ("lt", "s"), "sle": ("le", "s"),
+        "sgt": ("gt", "s"), "sge": ("ge", "s"), "ult": ("lt", "u"), "ule": ("le", "u"),
+        "ugt": ("gt", "u"), "uge": ("ge", "u")}
+
+
+def pinned_compare(ctx, pred, bits, lhs, rhs):
+    """The i1 `(x + k) <pred> (y + l)` of `bits`-wide integers, computed where it is emitted
+    (one `sideeffect` asm: never hoisted out of a loop); `lhs` = (x, k), `rhs` = (y, l), x or y
+    None for a constant side."""
+    cmp, kind = SETP[pred]
+    ty = f"{kind}{bits}"
+    cons = "r" if bits == 32 else "l"
+    operands, regs, lines = [], [], []
+    for side, (x, k) in enumerate((lhs, rhs)):
+        if x is None:
+            regs.append(str(k))
+            continue
+        operands.append(x)
+        ref = f"${len(operands)}"
+        if k:
+            lines.append(f"add.s{bits} %t{side}, {ref}, {k};")
+            ref = f"%t{side}"
+        regs.append(ref)
+    decl = "".join(f".reg .b{bits} %t{side}; " for side in (0, 1)
+                   if f"%t{side}" in regs)
+    text = f"{{ {decl}{' '.join(lines)}{' ' if lines else ''}setp.{cmp}.{ty} $0, {regs[0]}, " \
+           f"{regs[1]}; }}"
+    return _asm(ctx, text, operands, ctx.i1, ["=b"] + [cons] * len(operands))

@@ -8,8 +8,8 @@
 // CHECK: %[[V:.+]] = llvm.load %arg0 {alignment = 4 : i64} : !llvm.ptr<1> -> f32
 // CHECK-NEXT: gpu.barrier
 // CHECK-NEXT: %[[FIRST:.+]] = arith.cmpi eq,
-// CHECK-NEXT: scf.if %[[FIRST]] {
-// CHECK-NEXT: llvm.store %[[V]], %arg1
+// CHECK-NEXT: %[[W:.+]] = llvm.bitcast %[[V]] : f32 to i32
+// CHECK-NEXT: llvm.inline_asm has_side_effects {{.*}}"@$0 st.global.b32 [$1], $2;"{{.*}} %[[FIRST]], %arg1, %[[W]]
 // CHECK-NOT: gpu.barrier
 // CHECK: gpu.return
 

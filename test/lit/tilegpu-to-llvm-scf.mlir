@@ -91,8 +91,7 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 // CHECK-NEXT: scf.yield %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : f32, f32, f32, f32, i32
 // CHECK-NEXT: }
 // CHECK: llvm.insertelement %[[IF]]#0,
-// CHECK: scf.if %{{.+}} {
-// CHECK-NEXT: llvm.store %[[IF]]#4, %{{.+}} {alignment = 4 : i64} : i32, !llvm.ptr<1>
+// CHECK: llvm.inline_asm has_side_effects {{.*}}"@$0 st.global.b32 [$1], $2;"{{.*}}, %[[IF]]#4 : (i1, !llvm.ptr<1>, i32) -> ()
 
 #L = #tilegpu.blocked<array<i32: 4>, array<i32: 32>, array<i32: 4>, array<i32: 0>>
 module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {

@@ -1,6 +1,6 @@
 // RUN: tilework-opt %s --tilegpu-vector-width --tilegpu-allocate-shared --tilegpu-insert-barriers --tilegpu-to-llvm --target sm_90a | FileCheck %s
-// RUN: tilework-opt %s --tilegpu-vector-width --tilegpu-allocate-shared --tilegpu-insert-barriers --tilegpu-to-llvm --target sm_75 | FileCheck %s --check-prefix=SYNC
-// RUN: tilework-opt %s --tilegpu-vector-width --tilegpu-allocate-shared --tilegpu-insert-barriers --tilegpu-to-llvm --target gfx942 | FileCheck %s --check-prefix=SYNC
+// RUN: tilework-opt %s --tilegpu-vector-width --tilegpu-allocate-shared --tilegpu-insert-barriers --tilegpu-to-llvm --target sm_75 | FileCheck %s --check-prefixes=SYNC,SYNCNV
+// RUN: tilework-opt %s --tilegpu-vector-width --tilegpu-allocate-shared --tilegpu-insert-barriers --tilegpu-to-llvm --target gfx942 | FileCheck %s --check-prefixes=SYNC,SYNCAMD
 
 // The shared-memory ops lowered: buffer 1 of a double buffer of 128 f32 is the kernel's
 // shared memory + 512 bytes; each thread's 4 contiguous elements (16-byte aligned, the mask
@@ -25,13 +25,15 @@
 // CHECK-NOT: gpu.barrier
 // CHECK: gpu.return
 
-// Below sm_80 and on AMD: a (vector) load under the mask, zero elsewhere, and one 16-byte
+// Below sm_80 and on AMD: a (vector) load under the mask (predicated on NVIDIA, a branch on
+// AMD), zero elsewhere, and one 16-byte
 // store of the thread's 4 contiguous elements; commit and wait are nothing; the barrier
 // stays.  The reads in the other layout are one element each.
 // SYNC-LABEL: gpu.func @copy(
 // SYNC-NOT: cp.async
-// SYNC: scf.if %{{.+}} -> (vector<4xf32>) {
-// SYNC-NEXT: llvm.load %{{.+}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// SYNCNV: llvm.inline_asm has_side_effects {{.*}}"@$4 ld.global.v4.b32 {$0, $1, $2, $3}, [$5];"
+// SYNCAMD: scf.if %{{.+}} -> (vector<4xf32>) {
+// SYNCAMD-NEXT: llvm.load %{{.+}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
 // SYNC: %[[V:.+]] = llvm.insertelement %{{.+}}[%c3_i32 : i32] : vector<4xf32>
 // SYNC-NEXT: %[[P:.+]] = llvm.getelementptr %{{.+}} : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, f32
 // SYNC-NEXT: llvm.store %[[V]], %[[P]] {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>

@@ -3,12 +3,14 @@
 // RUN: tilework-opt %s --split-input-file --tilegpu-to-llvm --target gfx942 | FileCheck %s --check-prefix=AMD
 // RUN: tilework-opt %s --split-input-file --tilegpu-to-llvm --target gfx942 | FileCheck %s --check-prefix=LOWERED
 // RUN: tilework-opt %s --split-input-file --tilegpu-to-llvm --target sm_90a | FileCheck %s --check-prefix=ALIGN16
+// RUN: tilework-opt %s --split-input-file --tilegpu-to-llvm --target gfx942 | FileCheck %s --check-prefix=BRANCH
 
 // tilegpu-to-llvm turns each func.func of tilegpu IR into a gpu.func kernel of a gpu.module
 // that carries the target attribute; every tile becomes the scalars one thread holds, and a
 // load/store of `tilegpu.vector_width` elements becomes one llvm.load/llvm.store of a vector,
-// at a constant GEP from the tile's first address where the offsets differ by constants,
-// under scf.if when masked.  Inputs are tilegpu IR as tilegpu-assign-layouts and
+// at a constant GEP from the tile's first address where the offsets differ by constants;
+// when masked, one predicated inline PTX ld/st.global on NVIDIA, under scf.if on AMD.  Inputs
+// are tilegpu IR as tilegpu-assign-layouts and
 // tilegpu-vector-width leave it (written with layout aliases).
 
 // Nothing of the tile/tilegpu stage is left: no func.func, tile op, pointer type or tensor.
@@ -61,51 +63,51 @@
 // CHECK: %[[M4:.+]] = arith.cmpi slt, %[[OFF4]], %[[N]] : i32
 // CHECK: %[[XG0:.+]] = llvm.getelementptr %[[X]][%[[OFF0]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
 // CHECK: %[[XG4:.+]] = llvm.getelementptr %[[XG0]][512] : (!llvm.ptr<1>) -> !llvm.ptr<1>, f32
-// CHECK: %[[XV0:.+]] = scf.if %[[M0]] -> (vector<4xf32>) {
-// CHECK-NEXT: %[[L:.+]] = llvm.load %[[XG0]] {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
-// CHECK-NEXT: scf.yield %[[L]] : vector<4xf32>
-// CHECK-NEXT: } else {
-// CHECK-NEXT: %[[Z:.+]] = arith.constant dense<0.000000e+00> : vector<4xf32>
-// CHECK-NEXT: scf.yield %[[Z]] : vector<4xf32>
-// CHECK-NEXT: }
+// A masked access is one predicated PTX instruction (no branch); a load's words are tied
+// to `other` (zeros here), which they keep where the mask bit is false.
+// CHECK: %[[XA0:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "@$4 ld.global.v4.b32 {$0, $1, $2, $3}, [$5];", "=r,=r,=r,=r,b,l,0,1,2,3" %[[M0]], %[[XG0]], %c0_i32, %c0_i32, %c0_i32, %c0_i32 : (i1, !llvm.ptr<1>, i32, i32, i32, i32) -> !llvm.struct<(i32, i32, i32, i32)>
+// CHECK: %[[XW:.+]] = llvm.insertelement %{{.+}}, %{{.+}}[%c3_i32 : i32] : vector<4xi32>
+// CHECK-NEXT: %[[XV0:.+]] = llvm.bitcast %[[XW]] : vector<4xi32> to vector<4xf32>
 // CHECK-NEXT: %[[X0:.+]] = llvm.extractelement %[[XV0]][%c0_i32 : i32] : vector<4xf32>
 // CHECK-NEXT: %[[X1:.+]] = llvm.extractelement %[[XV0]][%c1_i32 : i32] : vector<4xf32>
-// CHECK-NEXT: llvm.extractelement %[[XV0]][%c2_i32 : i32] : vector<4xf32>
-// CHECK-NEXT: llvm.extractelement %[[XV0]][%c3_i32 : i32] : vector<4xf32>
-// CHECK-NEXT: %[[XV4:.+]] = scf.if %[[M4]] -> (vector<4xf32>) {
-// CHECK-NEXT: llvm.load %[[XG4]] {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK: llvm.inline_asm has_side_effects {{.*}}"@$4 ld.global.v4.b32 {{.*}} %[[M4]], %[[XG4]],
 // CHECK: %[[YG0:.+]] = llvm.getelementptr %[[Y]][%[[OFF0]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
 // CHECK: %[[YG4:.+]] = llvm.getelementptr %[[YG0]][512] : (!llvm.ptr<1>) -> !llvm.ptr<1>, f32
-// CHECK: %[[YV0:.+]] = scf.if %[[M0]] -> (vector<4xf32>) {
-// CHECK-NEXT: llvm.load %[[YG0]] {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
-// CHECK: %[[Y0:.+]] = llvm.extractelement %[[YV0]][%c0_i32 : i32] : vector<4xf32>
+// CHECK: llvm.inline_asm has_side_effects {{.*}}"@$4 ld.global.v4.b32 {{.*}} %[[M0]], %[[YG0]],
+// CHECK: %[[YV0:.+]] = llvm.bitcast %{{.+}} : vector<4xi32> to vector<4xf32>
+// CHECK-NEXT: %[[Y0:.+]] = llvm.extractelement %[[YV0]][%c0_i32 : i32] : vector<4xf32>
 // CHECK-NEXT: %[[Y1:.+]] = llvm.extractelement %[[YV0]][%c1_i32 : i32] : vector<4xf32>
-// CHECK: scf.if %[[M4]] -> (vector<4xf32>) {
-// CHECK-NEXT: llvm.load %[[YG4]] {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK: llvm.inline_asm has_side_effects {{.*}}"@$4 ld.global.v4.b32 {{.*}} %[[M4]], %[[YG4]],
 // CHECK: %[[S0:.+]] = arith.addf %[[X0]], %[[Y0]] : f32
 // CHECK-NEXT: %[[S1:.+]] = arith.addf %[[X1]], %[[Y1]] : f32
 // CHECK: %[[OG0:.+]] = llvm.getelementptr %[[O]][%[[OFF0]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
 // CHECK: %[[OG4:.+]] = llvm.getelementptr %[[OG0]][512] : (!llvm.ptr<1>) -> !llvm.ptr<1>, f32
-// CHECK: scf.if %[[M0]] {
-// CHECK-NEXT: %[[P:.+]] = llvm.mlir.poison : vector<4xf32>
+// CHECK: %[[P:.+]] = llvm.mlir.poison : vector<4xf32>
 // CHECK-NEXT: %[[V0:.+]] = llvm.insertelement %[[S0]], %[[P]][%c0_i32 : i32] : vector<4xf32>
 // CHECK-NEXT: %[[V1:.+]] = llvm.insertelement %[[S1]], %[[V0]][%c1_i32 : i32] : vector<4xf32>
 // CHECK-NEXT: %[[V2:.+]] = llvm.insertelement %{{.+}}, %[[V1]][%c2_i32 : i32] : vector<4xf32>
 // CHECK-NEXT: %[[V3:.+]] = llvm.insertelement %{{.+}}, %[[V2]][%c3_i32 : i32] : vector<4xf32>
-// CHECK-NEXT: llvm.store %[[V3]], %[[OG0]] {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
-// CHECK-NEXT: }
-// CHECK-NEXT: scf.if %[[M4]] {
-// CHECK: llvm.store %{{.+}}, %[[OG4]] {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
-// CHECK-NEXT: }
+// CHECK-NEXT: %[[VW:.+]] = llvm.bitcast %[[V3]] : vector<4xf32> to vector<4xi32>
+// CHECK-COUNT-4: llvm.extractelement %[[VW]]
+// CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "@$0 st.global.v4.b32 [$1], {$2, $3, $4, $5};", "b,l,r,r,r,r,~{memory}" %[[M0]], %[[OG0]],
+// CHECK: llvm.inline_asm has_side_effects {{.*}}"@$0 st.global.v4.b32 {{.*}} %[[M4]], %[[OG4]],
+// CHECK-NOT: scf.if
 // CHECK-NEXT: gpu.return
 
 // Exactly four vector loads and two vector stores, nothing narrower.
 // COUNT-LABEL: gpu.func @add_kernel(
-// COUNT-COUNT-4: llvm.load {{%[0-9]+}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
-// COUNT-NOT: llvm.load
-// COUNT-COUNT-2: llvm.store {{%[0-9]+}}, {{%[0-9]+}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
-// COUNT-NOT: {{llvm.load|llvm.store}}
+// COUNT-COUNT-4: "@$4 ld.global.v4.b32
+// COUNT-NOT: ld.global
+// COUNT-COUNT-2: "@$0 st.global.v4.b32
+// COUNT-NOT: {{llvm.load|llvm.store|ld.global|st.global}}
 // COUNT: gpu.return
+
+// AMD keeps a branch around each masked access (the same four loads and two stores).
+// BRANCH-LABEL: gpu.func @add_kernel(
+// BRANCH-COUNT-4: scf.if %{{.+}} -> (vector<4xf32>) {
+// BRANCH-NOT: llvm.inline_asm
+// BRANCH-COUNT-2: scf.if
+// BRANCH: gpu.return
 
 #L = #tilegpu.blocked<array<i32: 4>, array<i32: 32>, array<i32: 4>, array<i32: 0>>
 module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
@@ -135,7 +137,7 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 // -----
 
 // On a 64-wide layout (known_block_size 256), n unknown: the masked load of width 1 is four
-// scalar loads each under its own scf.if, yielding `other` (-1.0) when masked off; the unmasked
+// predicated scalar loads, each keeping `other` (-1.0) when masked off; the unmasked
 // load of width 4 is one vector load outside any scf.if.  The masked store of width 1 is four
 // guarded scalar stores, the unmasked one a plain vector store.
 
@@ -156,54 +158,37 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 // CHECK-NEXT: %[[G1:.+]] = llvm.getelementptr %[[G0]][1] : (!llvm.ptr<1>) -> !llvm.ptr<1>, f32
 // CHECK-NEXT: %[[G2:.+]] = llvm.getelementptr %[[G0]][2] : (!llvm.ptr<1>) -> !llvm.ptr<1>, f32
 // CHECK-NEXT: %[[G3:.+]] = llvm.getelementptr %[[G0]][3] : (!llvm.ptr<1>) -> !llvm.ptr<1>, f32
-// CHECK-NEXT: %[[V0:.+]] = scf.if %[[M0]] -> (f32) {
-// CHECK-NEXT: %[[L:.+]] = llvm.load %[[G0]] {alignment = 4 : i64} : !llvm.ptr<1> -> f32
-// CHECK-NEXT: scf.yield %[[L]] : f32
-// CHECK-NEXT: } else {
-// CHECK-NEXT: scf.yield %[[OTHER]] : f32
-// CHECK-NEXT: }
-// CHECK-NEXT: %[[V1:.+]] = scf.if %[[M1]] -> (f32) {
-// CHECK-NEXT: llvm.load %[[G1]] {alignment = 4 : i64} : !llvm.ptr<1> -> f32
-// CHECK-NEXT: scf.yield
-// CHECK-NEXT: } else {
-// CHECK-NEXT: scf.yield %[[OTHER]] : f32
-// CHECK-NEXT: }
-// CHECK-NEXT: %[[V2:.+]] = scf.if %[[M2]] -> (f32) {
-// CHECK-NEXT: llvm.load %[[G2]] {alignment = 4 : i64} : !llvm.ptr<1> -> f32
-// CHECK-NEXT: scf.yield
-// CHECK-NEXT: } else {
-// CHECK-NEXT: scf.yield %[[OTHER]] : f32
-// CHECK-NEXT: }
-// CHECK-NEXT: %[[V3:.+]] = scf.if %[[M3]] -> (f32) {
-// CHECK-NEXT: llvm.load %[[G3]] {alignment = 4 : i64} : !llvm.ptr<1> -> f32
-// CHECK-NEXT: scf.yield
-// CHECK-NEXT: } else {
-// CHECK-NEXT: scf.yield %[[OTHER]] : f32
-// CHECK-NEXT: }
+// CHECK-NEXT: %[[O0:.+]] = llvm.bitcast %[[OTHER]] : f32 to i32
+// CHECK-NEXT: %[[W0:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "@$1 ld.global.b32 $0, [$2];", "=r,b,l,0" %[[M0]], %[[G0]], %[[O0]] : (i1, !llvm.ptr<1>, i32) -> i32
+// CHECK-NEXT: %[[V0:.+]] = llvm.bitcast %[[W0]] : i32 to f32
+// CHECK-NEXT: %[[O1:.+]] = llvm.bitcast %[[OTHER]] : f32 to i32
+// CHECK-NEXT: llvm.inline_asm {{.*}} %[[M1]], %[[G1]], %[[O1]] : (i1, !llvm.ptr<1>, i32) -> i32
+// CHECK-NEXT: %[[V1:.+]] = llvm.bitcast
+// CHECK-NEXT: %[[O2:.+]] = llvm.bitcast %[[OTHER]] : f32 to i32
+// CHECK-NEXT: llvm.inline_asm {{.*}} %[[M2]], %[[G2]], %[[O2]] : (i1, !llvm.ptr<1>, i32) -> i32
+// CHECK-NEXT: %[[V2:.+]] = llvm.bitcast
+// CHECK-NEXT: %[[O3:.+]] = llvm.bitcast %[[OTHER]] : f32 to i32
+// CHECK-NEXT: llvm.inline_asm {{.*}} %[[M3]], %[[G3]], %[[O3]] : (i1, !llvm.ptr<1>, i32) -> i32
+// CHECK-NEXT: %[[V3:.+]] = llvm.bitcast
 // CHECK-NEXT: %[[U:.+]] = llvm.load %[[G0]] {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
-// CHECK: scf.if %[[M0]] {
-// CHECK-NEXT: llvm.store %[[V0]], %[[G0]] {alignment = 4 : i64} : f32, !llvm.ptr<1>
-// CHECK-NEXT: }
-// CHECK-NEXT: scf.if %[[M1]] {
-// CHECK-NEXT: llvm.store %[[V1]], %[[G1]] {alignment = 4 : i64} : f32, !llvm.ptr<1>
-// CHECK-NEXT: }
-// CHECK-NEXT: scf.if %[[M2]] {
-// CHECK-NEXT: llvm.store %[[V2]], %[[G2]] {alignment = 4 : i64} : f32, !llvm.ptr<1>
-// CHECK-NEXT: }
-// CHECK-NEXT: scf.if %[[M3]] {
-// CHECK-NEXT: llvm.store %[[V3]], %[[G3]] {alignment = 4 : i64} : f32, !llvm.ptr<1>
-// CHECK-NEXT: }
-// CHECK: %[[P:.+]] = llvm.mlir.poison : vector<4xf32>
+// CHECK: %[[S0:.+]] = llvm.bitcast %[[V0]] : f32 to i32
+// CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "@$0 st.global.b32 [$1], $2;", "b,l,r,~{memory}" %[[M0]], %[[G0]], %[[S0]] : (i1, !llvm.ptr<1>, i32) -> ()
+// CHECK-NEXT: %[[S1:.+]] = llvm.bitcast %[[V1]] : f32 to i32
+// CHECK-NEXT: llvm.inline_asm {{.*}} %[[M1]], %[[G1]], %[[S1]] : (i1, !llvm.ptr<1>, i32) -> ()
+// CHECK-NEXT: %[[S2:.+]] = llvm.bitcast %[[V2]] : f32 to i32
+// CHECK-NEXT: llvm.inline_asm {{.*}} %[[M2]], %[[G2]], %[[S2]] : (i1, !llvm.ptr<1>, i32) -> ()
+// CHECK-NEXT: %[[S3:.+]] = llvm.bitcast %[[V3]] : f32 to i32
+// CHECK-NEXT: llvm.inline_asm {{.*}} %[[M3]], %[[G3]], %[[S3]] : (i1, !llvm.ptr<1>, i32) -> ()
+// CHECK-NEXT: %[[P:.+]] = llvm.mlir.poison : vector<4xf32>
 // CHECK-NOT: scf.if
 // CHECK: llvm.store %{{.+}}, %[[G0]] {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
 // CHECK-NEXT: gpu.return
 
 // COUNT-LABEL: gpu.func @masked_scalar_and_other(
-// COUNT-COUNT-4: llvm.load {{%[0-9]+}} {alignment = 4 : i64} : !llvm.ptr<1> -> f32
-// COUNT-NEXT: scf.yield
+// COUNT-COUNT-4: "@$1 ld.global.b32 $0, [$2];"
 // COUNT: llvm.load {{%[0-9]+}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
-// COUNT-NOT: llvm.load
-// COUNT-COUNT-4: llvm.store {{%[0-9]+}}, {{%[0-9]+}} {alignment = 4 : i64} : f32, !llvm.ptr<1>
+// COUNT-NOT: {{llvm.load|ld.global}}
+// COUNT-COUNT-4: "@$0 st.global.b32 [$1], $2;"
 // COUNT-NOT: {{llvm.store .*: f32,}}
 // COUNT: llvm.store {{%[0-9]+}}, {{%[0-9]+}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
 // COUNT-NOT: {{llvm.load|llvm.store}}
@@ -228,7 +213,7 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 64 : i32} {
 
 // -----
 
-// fp16 with width 8: one 16-byte vector<8xf16> load per 8 elements, masked by a mask that was
+// fp16 with width 8: one 16-byte load (v4.b32, bitcast to vector<8xf16>) per 8 elements, masked by a mask that was
 // itself loaded: i1 lives in memory as i8 and is compared with 0.  A scalar store (a pointer,
 // not a tile) is done by thread 0 only.
 
@@ -243,25 +228,21 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 64 : i32} {
 // CHECK: %[[BG:.+]] = llvm.getelementptr %[[B]][%[[I0]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i8
 // CHECK: %[[BYTE:.+]] = llvm.load %[[BG]] {alignment = 1 : i64} : !llvm.ptr<1> -> i8
 // CHECK-NEXT: %[[M:.+]] = arith.cmpi ne, %[[BYTE]], %c0_i8 : i8
-// CHECK: %[[V:.+]] = scf.if %[[M]] -> (vector<8xf16>) {
-// CHECK-NEXT: llvm.load %[[XG]] {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xf16>
-// CHECK-NEXT: scf.yield
-// CHECK-NEXT: } else {
-// CHECK-NEXT: arith.constant dense<0.000000e+00> : vector<8xf16>
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "@$4 ld.global.v4.b32 {$0, $1, $2, $3}, [$5];", "=r,=r,=r,=r,b,l,0,1,2,3" %[[M]], %[[XG]], %c0_i32, %c0_i32, %c0_i32, %c0_i32
+// CHECK: %[[V:.+]] = llvm.bitcast %{{.+}} : vector<4xi32> to vector<8xf16>
 // CHECK: llvm.extractelement %[[V]][%c7_i32 : i32] : vector<8xf16>
 // CHECK: llvm.store %{{.+}}, %[[XG]] {alignment = 16 : i64} : vector<8xf16>, !llvm.ptr<1>
 // CHECK: %[[C:.+]] = arith.constant 1.000000e+00 : f16
 // CHECK-NEXT: %[[FIRST:.+]] = arith.cmpi eq, %[[TID]], %c0_i32 : i32
-// CHECK-NEXT: scf.if %[[FIRST]] {
-// CHECK-NEXT: llvm.store %[[C]], %[[S]] {alignment = 2 : i64} : f16, !llvm.ptr<1>
-// CHECK-NEXT: }
+// CHECK-NEXT: %[[CW:.+]] = llvm.bitcast %[[C]] : f16 to i16
+// CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "@$0 st.global.b16 [$1], $2;", "b,l,h,~{memory}" %[[FIRST]], %[[S]], %[[CW]] : (i1, !llvm.ptr<1>, i16) -> ()
 // CHECK-NEXT: gpu.return
 
 // COUNT-LABEL: gpu.func @f16_bool_scalar(
 // COUNT-COUNT-8: llvm.load {{%[0-9]+}} {alignment = 1 : i64} : !llvm.ptr<1> -> i8
 // COUNT-NOT: {{llvm.load .*-> [^v]}}
-// COUNT: llvm.load {{%[0-9]+}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xf16>
-// COUNT-NOT: llvm.load
+// COUNT: "@$4 ld.global.v4.b32
+// COUNT-NOT: {{llvm.load|ld.global}}
 // COUNT: gpu.return
 
 #L = #tilegpu.blocked<array<i32: 8>, array<i32: 32>, array<i32: 4>, array<i32: 0>>

@@ -11,7 +11,7 @@ Supported: thread/program ids and counts, barriers, `shfl.sync.bfly`, `mma.sync`
 `ldmatrix` (the `llvm.nvvm.mma.*` / `ldmatrix.*` intrinsics: each warp's operands gathered;
 mma by simt_emulator.mma_sync), `cp.async` (copied when issued, zero-filled past its src-size:
 one legal schedule; commit/wait are then nothing, so a wrong wait count is the SIMT emulator's
-to catch), LLVM's target-independent intrinsics.  The predicated inline PTX `ld.global`/`st.global` of masked accesses run as branches around LLVM loads and stores; the inline PTX `atom`/`red` of atomics (either order of scope and
+to catch), LLVM's target-independent intrinsics.  The predicated inline PTX `ld.global`/`st.global` of masked accesses run as branches around LLVM loads and stores, their pinned compares (`add` + `setp` asm) as `add` + `icmp`; the inline PTX `atom`/`red` of atomics (either order of scope and
 semantics) run as LLVM
 `atomicrmw`; rsqrt.approx and div.full correctly rounded, `prmt` (llvm.nvvm.prmt) as the PTX ISA defines it.  Not supported (raises `Unsupported`): other inline PTX (`ex2.approx`, ...), printf, other NVVM intrinsics.  Arguments: numpy arrays for
 pointers (their data address is passed), Python ints/floats for scalars, in the order of the
@@ -226,7 +226,41 @@ def _predicated(text: str) -> str:
         w = 16 if byte else int(m[2])
         return f"call void {helper('st', n, w, byte)}(i1 {m[3]}, ptr {m[4]}, {m[5]})"
     text = _PRED_ST.sub(st, _PRED_LD.sub(ld, text))
-    return text + "".join("\n" + h + "\n" for h in helpers.values())
+    return _pinned(text) + "".join("\n" + h + "\n" for h in helpers.values())
+
+
+_PINNED = re.compile(r'(%[\w.]+) = call i1 asm sideeffect "\{ ([^"]*)\}", "=b[^"]*"\(([^)]*)\)')
+_ICMP = {("eq", "b"): "eq", ("ne", "b"): "ne", ("lt", "s"): "slt", ("le", "s"): "sle",
+         ("gt", "s"): "sgt", ("ge", "s"): "sge", ("lt", "u"): "ult", ("le", "u"): "ule",
+         ("gt", "u"): "ugt", ("ge", "u"): "uge"}
+
+
+def _pinned(text: str) -> str:
+    """memory_ptx.pinned_compare's asm (`add.sN %tK, $i, k;` then `setp.<cmp>.<kind>N $0, a,
+    b;`) as LLVM `add` and `icmp`."""
+    count = [0]
+
+    def sub(m):
+        k = count[0] = count[0] + 1
+        args = [a.strip().split()[1] for a in m[3].split(",") if a.strip()]
+        names, lines = {}, []
+
+        def ref(x):
+            x = x.strip()
+            return args[int(x[1:]) - 1] if x.startswith("$") else names.get(x, x)
+        for stmt in (t.strip() for t in m[2].split(";")):
+            a = re.fullmatch(r"add\.s(\d+) (%t\d), (\S+), (-?\d+)", stmt)
+            c = re.fullmatch(r"setp\.(\w+)\.([bsu])(\d+) \$0, (\S+), (\S+)", stmt)
+            if a:
+                names[a[2]] = f"%sim_pin{k}{a[2][1:]}"
+                lines.append(f"{names[a[2]]} = add i{a[1]} {ref(a[3])}, {a[4]}")
+            elif c:
+                lines.append(f"{m[1]} = icmp {_ICMP[c[1], c[2]]} i{c[3]} {ref(c[4])}, "
+                             f"{ref(c[5])}")
+            elif stmt and not stmt.startswith(".reg"):
+                raise Unsupported(f"the CPU simulator cannot run `{stmt}` of {m[0]}")
+        return "\n  ".join(lines)
+    return _PINNED.sub(sub, text)
 
 
 _DECL_WARP = re.compile(r"declare (\{[^}]*\}) @(llvm\.nvvm\.(?:mma|ldmatrix)\.[\w.]+)\((.*)\)"

@@ -737,7 +737,10 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps):
         """The predicated `@p ld.global` / `@p st.global` of masked accesses (memory_ptx.py):
         operands (p, address, words...), a load's words tied to its outputs (kept where p is
         false); `u8` moves one byte in a 16-bit register.  Other asm: the wgmma mixin's."""
-        m = self._PRED.fullmatch(ir.StringAttr(op.attributes["asm_string"]).value)
+        text = ir.StringAttr(op.attributes["asm_string"]).value
+        if self._PINNED.fullmatch(text):
+            return [self._pinned_compare(text, a)]
+        m = self._PRED.fullmatch(text)
         if m is None:
             return super().op_llvm_inline_asm(op, a, env, act)
         on = act & a[0].astype(np.bool_)
@@ -754,6 +757,36 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps):
         if byte:
             out = out.view(np.uint8).astype(fill.dtype)
         return [np.where(on[:, None] if out.ndim == 2 else on, out, fill)]
+
+    _PINNED = re.compile(r"\{ (\.reg \.b\d+ %t\d; )*(add\.s\d+ %t\d, \S+, -?\d+; )*"
+                         r"setp\.\w+\.[bsu]\d+ \$0, \S+, \S+; \}")
+    _SETP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+             "gt": np.greater, "ge": np.greater_equal}
+
+    def _pinned_compare(self, text, a):
+        """memory_ptx.pinned_compare: `add.sN %tK, $i, k;` (wrapping) then `setp.<cmp>.<kind>N
+        $0, x, y;` (kind s signed, u unsigned, b either) on the operands."""
+        vals = {}
+
+        def val(x, bits, kind):
+            v = vals[x] if x.startswith("%") else a[int(x[1:]) - 1] if x.startswith("$") \
+                else np.int64(int(x))
+            v = np.asarray(v).astype(np.int64 if bits == 64 else np.int32)
+            return v.view(np.uint64 if bits == 64 else np.uint32) if kind == "u" else v
+        for stmt in (t.strip() for t in text.strip("{} ").split(";")):
+            add = re.fullmatch(r"add\.s(\d+) (%t\d), (\S+), (-?\d+)", stmt)
+            cmp = re.fullmatch(r"setp\.(\w+)\.([bsu])(\d+) \$0, (\S+), (\S+)", stmt)
+            if add:
+                bits = int(add[1])
+                with np.errstate(over="ignore"):
+                    vals[add[2]] = val(add[3], bits, "s") + \
+                        np.asarray(int(add[4])).astype(np.int64 if bits == 64 else np.int32)
+            elif cmp:
+                bits = int(cmp[3])
+                return self._SETP[cmp[1]](val(cmp[4], bits, cmp[2]), val(cmp[5], bits, cmp[2]))
+            elif stmt and not stmt.startswith(".reg"):
+                raise EmulationError(f"inline asm {stmt!r} is not emulated")
+        raise EmulationError(f"inline asm {text!r} is not emulated")
 
     _ATOMIC = -3  # the writer of bytes only atomics touched this epoch
 
