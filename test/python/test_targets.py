@@ -177,7 +177,8 @@ def test_a_registered_backend_compiles_its_targets(monkeypatch):
 # ---- each backend's own tilegpu pass list ----------------------------------------------------
 
 TODAY = ("tile-combine", "canonicalize", "cse", "tile-cse", "tilegpu-assign-layouts",
-         "tile-cse", "tilegpu-remove-converts", "cse", "tile-cse", "tile-combine",
+         "tile-cse", "tilegpu-remove-converts", "tilegpu-hoist-loop-converts",
+         "tilegpu-remove-converts", "cse", "tile-cse", "tile-combine",
          "tilegpu-sink", "tilegpu-vector-width", "tilegpu-compare-runs", "tilegpu-allocate-shared",
          "tilegpu-insert-barriers")
 # NVIDIA: targets with wgmma rewrite mma v3 dots after the layout passes; sm_80+ (cp.async)
@@ -190,10 +191,10 @@ def expected_passes(arch):
     if t.backend == "nvidia" and t.capability >= 80:
         extra += ("tilegpu-pipeline", "canonicalize", "cse", "tile-cse")
     if t.backend == "nvidia" and t.capability >= 90:  # host descriptors' blocks by TMA
-        extra += ("tilegpu-pipeline-tma", "tilegpu-tma-loads")
+        extra += ("tilegpu-pipeline-tma", "tilegpu-tma-loads", "tilegpu-tma-stores")
     if t.backend == "amd":  # no cp.async: stream pipelining through registers
         extra += ("tilegpu-stream-pipeline", "canonicalize", "cse", "tile-cse")
-    return TODAY[:10] + extra + TODAY[10:]
+    return TODAY[:12] + extra + TODAY[12:]
 
 
 @pytest.mark.parametrize("arch", KNOWN)

@@ -16,6 +16,14 @@ from tilework.tools.tensor_descriptor import TensorDescriptor  # noqa: E402
 from tma_kernels import desc_matmul_store, store_block, store_block3d  # noqa: E402
 from test_tma_gpu import cdiv, padded  # noqa: E402
 
+# Measured on an H200 (2026-11-27, the run that landed tma_store, default off): the TMA store
+# wrote into the row padding past the tensor's inner bound (test_store_window, every shape),
+# and faulted with CUDA_ERROR_ILLEGAL_INSTRUCTION at a negative inner coordinate and in the
+# descriptor GEMM's epilogue.  A fault poisons the process's CUDA context for every later
+# test, so the tma_store=True cases are not run until the store is fixed (open, issue 9).
+BROKEN = ("TMA store on the GPU: writes past the inner bound, faults in the GEMM epilogue "
+          "(open; tma_store is off by default)")
+
 
 def _store_ref(out, x2, r0, c0, bm, bn, grid):
     """torch: out with each block (pm, pn) of x2 at (r0 + pm * bm, c0 + pn * bn), clipped."""
@@ -40,11 +48,8 @@ def test_store_window(dtype, bm, bn, r0, c0, tma_store):
     esize = torch.empty((), dtype=dtype).element_size()
     if c0 * esize % 16:
         pytest.skip("inner offsets here are multiples of 16 bytes")
-    if tma_store and c0 < 0:
-        # measured on an H200 (fp16 64x64, c0 = -16): CUDA_ERROR_ILLEGAL_INSTRUCTION, which
-        # poisons the process's context for every later test, so it is not run; why a negative
-        # inner coordinate faults the bulk store is open (the reason tma_store is off by default)
-        pytest.xfail("TMA store at a negative inner coordinate: illegal instruction (open)")
+    if tma_store:
+        pytest.xfail(BROKEN)
     out, strides = padded(100, 70, dtype)
     grid = (2, 3)
     x = (torch.randn(grid[0] * bm, grid[1] * bn, device="cuda") * 4).to(dtype)
@@ -62,6 +67,8 @@ def test_store_window(dtype, bm, bn, r0, c0, tma_store):
 
 @pytest.mark.parametrize("tma_store", [True, False])
 def test_store3d(tma_store):
+    if tma_store:
+        pytest.xfail(BROKEN)
     B = (2, 4, 8)
     x = torch.randn(3 * B[0], B[1], B[2], device="cuda")
     o = torch.full((5, 6, 8), -9.0, device="cuda")
@@ -85,6 +92,7 @@ def test_store3d(tma_store):
 @pytest.mark.parametrize("num_stages", [1, 3, 4])
 @pytest.mark.parametrize("BM, BN, BK, warps", [(128, 128, 64, 4), (64, 64, 32, 4),
                                                (128, 256, 64, 8)])
+@pytest.mark.xfail(run=False, reason=BROKEN)
 def test_desc_matmul_store(dtype, out_dtype, M, N, K, num_stages, BM, BN, BK, warps):
     a, sa = padded(M, K, dtype)
     b, sb = padded(K, N, dtype)
