@@ -110,6 +110,19 @@ def dst_swizzle(md) -> int | None:
     return 0
 
 
+def _tma_buffer(op, md, what: str, prep: str, verb: str):
+    """The checks of a TMA copy's shared buffer: one buffer, a layout TMA boxes address, the
+    box within the limits, the coordinates."""
+    if md.buffers != 1:
+        return f"{what} {prep} a memdesc of {md.buffers} buffers: select one with memdesc_index"
+    sw = dst_swizzle(md)
+    if sw is None:
+        return f"{what} {verb} a row-major or a swizzled, untransposed " \
+               f"#tilegpu.nvmma_shared buffer, got {md.layout}"
+    return _box(md.shape if not sw else (md.shape[0], sw * 8 // _bits(md.elem)), md.elem, sw,
+                what) or _coords(op, len(md.shape), what)
+
+
 @checked
 def _tma_load(op):
     args = named_operands(op)
@@ -117,14 +130,7 @@ def _tma_load(op):
     err = _desc(args["desc"], "tma_load") or _barrier(args["barrier"], "tma_load")
     if err:
         return err
-    if md.buffers != 1:
-        return f"tma_load to a memdesc of {md.buffers} buffers: select one with memdesc_index"
-    sw = dst_swizzle(md)
-    if sw is None:
-        return f"tma_load writes a row-major or a swizzled, untransposed " \
-               f"#tilegpu.nvmma_shared buffer, got {md.layout}"
-    return _box(md.shape if not sw else (md.shape[0], sw * 8 // _bits(md.elem)), md.elem, sw,
-                "tma_load") or _coords(op, len(md.shape), "tma_load")
+    return _tma_buffer(op, md, "tma_load", "to", "writes")
 
 
 @checked
@@ -134,14 +140,7 @@ def _tma_store(op):
     err = _desc(args["desc"], "tma_store")
     if err:
         return err
-    if md.buffers != 1:
-        return f"tma_store from a memdesc of {md.buffers} buffers: select one with memdesc_index"
-    sw = dst_swizzle(md)
-    if sw is None:
-        return f"tma_store reads a row-major or a swizzled, untransposed " \
-               f"#tilegpu.nvmma_shared buffer, got {md.layout}"
-    return _box(md.shape if not sw else (md.shape[0], sw * 8 // _bits(md.elem)), md.elem, sw,
-                "tma_store") or _coords(op, len(md.shape), "tma_store")
+    return _tma_buffer(op, md, "tma_store", "from", "reads")
 
 
 @checked

@@ -103,6 +103,17 @@ def boxes(md) -> list:
     return [(j * md.shape[0] * sw, j * width) for j in range(md.shape[1] // width)]
 
 
+def _box_operands(ctx, md, addr, coords, ops):
+    """Per box of the buffer: its shared address and coordinates appended to the asm operands
+    `ops`, yielded as (the address's `$n`, the coordinates' `$n, ...`)."""
+    for off, dc in boxes(md):
+        a = addr if not off else ctx.op1("arith.addi", [addr, ctx.const(off)], ctx.i32)
+        c0 = coords[0] if not dc else ctx.op1("arith.addi", [coords[0], ctx.const(dc)], ctx.i32)
+        base = len(ops)
+        ops += [a, c0] + coords[1:]
+        yield f"${base}", ", ".join(f"${base + 1 + i}" for i in range(len(coords)))
+
+
 @lower("tilegpu.tma_load", target="nvidia")
 def _tma_load(ctx, op, args):
     named = named_operands(op)
@@ -116,14 +127,9 @@ def _tma_load(ctx, op, args):
         issuer = ctx.op1("arith.select", [args[-1], issuer, ctx.const(1)], ctx.i32)
     ops = [issuer, bar_addr, desc]
     body = [f"@%p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], {buffer_bytes(md)};"]
-    for off, dc in boxes(md):
-        d = dst_addr if not off else ctx.op1("arith.addi", [dst_addr, ctx.const(off)], ctx.i32)
-        c0 = coords[0] if not dc else ctx.op1("arith.addi", [coords[0], ctx.const(dc)], ctx.i32)
-        base = len(ops)
-        ops += [d, c0] + coords[1:]
-        cs = ", ".join(f"${base + 1 + i}" for i in range(rank))
+    for smem, cs in _box_operands(ctx, md, dst_addr, coords, ops):
         body.append(f"@%p cp.async.bulk.tensor.{rank}d.shared::cluster.global.mbarrier::"
-                    f"complete_tx::bytes [${base}], [$2, {{{cs}}}], [$1];")
+                    f"complete_tx::bytes [{smem}], [$2, {{{cs}}}], [$1];")
     _asm(ctx, _ONE % " ".join(body), ops, "r,r,l" + ",r" * (len(ops) - 3))
     return []
 
@@ -142,14 +148,9 @@ def _tma_store(ctx, op, args):
     src_addr = _addr(ctx, src)
     ops = [ctx.thread_id(), desc]
     body = []
-    for off, dc in boxes(md):
-        s = src_addr if not off else ctx.op1("arith.addi", [src_addr, ctx.const(off)], ctx.i32)
-        c0 = coords[0] if not dc else ctx.op1("arith.addi", [coords[0], ctx.const(dc)], ctx.i32)
-        base = len(ops)
-        ops += [s, c0] + coords[1:]
-        cs = ", ".join(f"${base + 1 + i}" for i in range(rank))
+    for smem, cs in _box_operands(ctx, md, src_addr, coords, ops):
         body.append(f"@%p cp.async.bulk.tensor.{rank}d.global.shared::cta.bulk_group "
-                    f"[$1, {{{cs}}}], [${base}];")
+                    f"[$1, {{{cs}}}], [{smem}];")
     body += ["@%p cp.async.bulk.commit_group;", "@%p cp.async.bulk.wait_group.read 0;"]
     _asm(ctx, _ONE % " ".join(body), ops, "r,l" + ",r" * (len(ops) - 2))
     return []
