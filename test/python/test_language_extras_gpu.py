@@ -17,6 +17,7 @@ torch = pytest.importorskip("torch")
 import test_libdevice_bits as bits  # noqa: E402
 import test_libdevice_rn as rn  # noqa: E402
 import test_target_info as ti  # noqa: E402
+from test_inline_asm import MULTI_ASM as ASM_MULTI  # noqa: E402
 
 HIP = getattr(torch.version, "hip", None) is not None
 N = 1 << 14
@@ -136,24 +137,6 @@ def k_multi(A, B, C, D, BLOCK: tl.constexpr):
         pack=4)
     tl.store(C + o, c)
     tl.store(D + o, d)
-
-
-ASM_MULTI = tl.constexpr("""{
-    .reg .b8 tmp<4>;
-    mov.b32 {tmp0, tmp1, tmp2, tmp3}, $8;
-    cvt.u32.u8 $0, tmp0;
-    cvt.u32.u8 $1, tmp1;
-    cvt.u32.u8 $2, tmp2;
-    cvt.u32.u8 $3, tmp3;
-    cvt.rn.f32.s32 $4, $0;
-    cvt.rn.f32.s32 $5, $1;
-    cvt.rn.f32.s32 $6, $2;
-    cvt.rn.f32.s32 $7, $3;
-    max.f32 $4, $4, $9;
-    max.f32 $5, $5, $10;
-    max.f32 $6, $6, $11;
-    max.f32 $7, $7, $12;
-}""")
 
 
 @needs_ptx
