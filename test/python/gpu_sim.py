@@ -13,7 +13,7 @@ mma by simt_emulator.mma_sync), `cp.async` (copied when issued, zero-filled past
 one legal schedule; commit/wait are then nothing, so a wrong wait count is the SIMT emulator's
 to catch), LLVM's target-independent intrinsics.  The predicated inline PTX `ld.global`/`st.global` of masked accesses run as branches around LLVM loads and stores, their pinned compares (`add` + `setp` asm) as `add` + `icmp`; the inline PTX `atom`/`red` of atomics (either order of scope and
 semantics) run as LLVM
-`atomicrmw`; rsqrt.approx and div.full correctly rounded, `prmt` (llvm.nvvm.prmt) as the PTX ISA defines it.  Not supported (raises `Unsupported`): other inline PTX (`ex2.approx`, ...), printf, other NVVM intrinsics.  Arguments: numpy arrays for
+`atomicrmw`; rsqrt.approx and div.full correctly rounded, ex2.approx.ftz as exp2 with subnormal results flushed, `prmt` (llvm.nvvm.prmt) as the PTX ISA defines it.  Not supported (raises `Unsupported`): other inline PTX (`ex2.approx`, ...), printf, other NVVM intrinsics.  Arguments: numpy arrays for
 pointers (their data address is passed), Python ints/floats for scalars, in the order of the
 compiled kernel's parameters.
 """
@@ -112,12 +112,20 @@ def _prmt_ir() -> str:
 
 
 _PRMT = _prmt_ir()
+# ex2.approx.ftz: exp2 with a subnormal result flushed to zero (a subnormal input is 0, whose
+# exp2 rounds to 1 either way)
+_EX2_FTZ = ("define float @NAME(float %x) {\n  %e = call float @llvm.exp2.f32(float %x)\n"
+            "  %a = call float @llvm.fabs.f32(float %e)\n"
+            "  %t = fcmp olt float %a, 0x3810000000000000\n"
+            "  %r = select i1 %t, float 0.0, float %e\n  ret float %r\n}")
 _APPROX = {
     "llvm.nvvm.rsqrt.approx.f": "define float @NAME(float %x) {\n  %s = call float "
     "@llvm.sqrt.f32(float %x)\n  %r = fdiv float 1.0, %s\n  ret float %r\n}",
     "llvm.nvvm.div.full": "define float @NAME(float %a, float %b) {\n  %r = fdiv float %a, %b"
     "\n  ret float %r\n}",
     "llvm.nvvm.prmt": _PRMT,
+    "llvm.nvvm.ex2.approx.ftz.f32": _EX2_FTZ,  # (the name LLVM 22 upgrades `.ftz.f` to)
+    "llvm.nvvm.ex2.approx.ftz.f": _EX2_FTZ,
 }
 _ATOM = re.compile(
     r'(?:(%[\w.]+) = )?call (\w+) asm sideeffect "(atom|red)\.(?:\w+\.\w+\.global|global\.'

@@ -571,6 +571,9 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps):
         # the approximations (ex2.approx, div.full) as exact values: within a few ulp of them
         if name == "llvm.exp2":
             return [np.exp2(a[0].astype(np.float64)).astype(a[0].dtype)]
+        if name == "llvm.nvvm.ex2.approx.ftz.f":  # subnormal results flush to zero
+            r = np.exp2(a[0].astype(np.float64))
+            return [np.where(r < 2.0 ** -126, 0.0, r).astype(a[0].dtype)]
         if name == "llvm.fabs":
             return [np.abs(a[0])]
         if name == "llvm.roundeven":

@@ -68,7 +68,7 @@ def test_unary(fn, d, n, block, rng):
         if d.startswith("fp") or d == "bf16":
             assert not np.signbit(y[~np.isnan(y)]).any()
         return
-    check(fn, d, x, y, K.reference(fn, x))
+    check(fn, d, x, y, K.flushed(fn, d, K.reference(fn, x)))
     if fn in ("sin", "erf"):
         zeros = x == 0
         assert (np.signbit(y[zeros]) == np.signbit(x[zeros])).all()

@@ -40,8 +40,8 @@ def exp(x):
 
 @builtin
 def exp2(x):
-    """Elementwise 2**x (fp32, fp64).  fp32 on NVIDIA is `ex2.approx.f32` (what CUDA's exp2f,
-    Triton's lowering, uses; subnormal results kept): within 2.5 ulp.  Elsewhere within 1."""
+    """Elementwise 2**x (fp32, fp64).  fp32 on NVIDIA is `ex2.approx.ftz.f32`, as Triton's
+    lowering: within 2.5 ulp, results below 2**-126 flushed to 0.  Elsewhere within 1."""
 
 
 @builtin
