@@ -9,7 +9,7 @@ checked against numpy, not only the interpreter's semantics.
 
 Supported: thread/program ids and counts, barriers, `shfl.sync.bfly`, `mma.sync` and
 `ldmatrix` (the `llvm.nvvm.mma.*` / `ldmatrix.*` intrinsics: each warp's operands gathered;
-mma by simt_emulator.mma_sync), `cp.async` (copied when issued, zero-filled past its src-size:
+mma by simt_mma.mma_sync), `cp.async` (copied when issued, zero-filled past its src-size:
 one legal schedule; commit/wait are then nothing, so a wrong wait count is the SIMT emulator's
 to catch), LLVM's target-independent intrinsics.  The predicated inline PTX `ld.global`/`st.global` of masked accesses run as branches around LLVM loads and stores, their pinned compares (`add` + `setp` asm) as `add` + `icmp`; the inline PTX `atom`/`red` of atomics (either order of scope and
 semantics) run as LLVM
@@ -443,7 +443,7 @@ class _Sim:
 
     @staticmethod
     def _mma(what, x):
-        from simt_emulator import mma_sync
+        from simt_mma import mma_sync
         _, ptx, k, relem, nin, nout = what
         regs = [x[:, j] for j in range(nin)]
         cdt = {"f32": np.float32, "i32": np.int32, "f16": np.float16}[relem]

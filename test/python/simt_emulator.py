@@ -30,6 +30,7 @@ import numpy as np
 import mlir.ir as ir
 
 from simt_mfma_amd import MfmaOps
+from simt_mma import MmaOps
 from simt_tma import TensorMap, TmaOps
 from simt_wgmma import WgmmaOps
 
@@ -93,7 +94,12 @@ WG_CARRIERS = frozenset({"llvm.insertvalue", "llvm.extractvalue", "nvvm.wgmma.mm
                          "scf.for", "llvm.inline_asm"})  # (inline asm: only the tied wait)
 
 
-class Emulator(TmaOps, WgmmaOps, MfmaOps):
+class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
+    # what the op mixins use (simt_mma.py)
+    Error = EmulationError
+    SMEM_BASE = _SMEM_BASE
+    np_type = staticmethod(lambda t: _np(t))
+
     def __init__(self, module: ir.Module, num_warps: int, warp_size: int):
         self.module = module
         self.nw, self.ws = num_warps, warp_size
@@ -493,13 +499,6 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps):
         x, y, z = (v.astype(np.float64) for v in a)
         return [(x * y + z).astype(a[0].dtype)]
 
-    def op_llvm_call_intrinsic(self, op, a, env, act):
-        """The target-independent intrinsics the lowering calls (the FMA dot's llvm.fma)."""
-        name = ir.StringAttr(op.attributes["intrin"]).value
-        if name in ("llvm.fma", "llvm.fmuladd"):
-            return self.op_math_fma(op, a, env, act)
-        raise EmulationError(f"intrinsic {name} is not emulated")
-
     def op_math_absf(self, op, a, env, act):
         return [np.abs(a[0])]
 
@@ -584,7 +583,7 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps):
             return [(np.fmin if name == "llvm.minnum" else np.fmax)(a[0], a[1])]
         if name == "llvm.nvvm.div.full":
             return [(a[0].astype(np.float64) / a[1]).astype(a[0].dtype)]
-        if name != "llvm.fma":
+        if name not in ("llvm.fma", "llvm.fmuladd"):
             raise EmulationError(f"intrinsic {name} is not emulated")
         x, y, z = (v.astype(np.float64) for v in a)  # (f32: the product is exact in f64)
         return [(x * y + z).astype(a[0].dtype)]
@@ -593,49 +592,6 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps):
         if not isinstance(a[0], tuple):  # a wgmma accumulator struct (simt_wgmma.py)
             return super().op_llvm_extractvalue(op, a, env, act)
         return [a[0][list(ir.DenseI64ArrayAttr(op.attributes["position"]))[0]]]  # mma.sync's
-
-    def op_nvvm_ldmatrix(self, op, a, env, act):
-        """ldmatrix.sync.aligned.m8n8.x<num>[.trans].b16 (PTX ISA): lanes 8q..8q+7 give the
-        addresses of the 8 rows (16 bytes each) of matrix q; lane l receives row l / 4,
-        elements 2(l % 4) and 2(l % 4) + 1 of each matrix (.trans: of its transpose)."""
-        if not act.all():
-            raise EmulationError("ldmatrix reached by only some threads")
-        num = ir.IntegerAttr(op.attributes["num"]).value
-        trans = "col" in str(op.attributes["layout"])
-        addrs = a[0]
-        if (addrs < _SMEM_BASE).any() or ((addrs - _SMEM_BASE) % 16).any():
-            raise EmulationError("ldmatrix row addresses must be 16-byte aligned shared memory")
-        lanes_used = np.arange(self.T) % self.ws < 8 * num
-        shared, buf, idx = self._bytes(addrs, 16, lanes_used)
-        self._check_read(idx, np.nonzero(lanes_used)[0])
-        rows = np.zeros((self.T, 8), np.uint16)
-        rows[lanes_used] = buf[idx].copy().view(np.uint16)
-        out = []
-        for q in range(num):
-            r = np.zeros((self.T, 2), np.uint16)
-            for t in range(self.T):
-                w, lane = divmod(t, self.ws)
-                m = rows[w * self.ws + 8 * q: w * self.ws + 8 * q + 8]  # [row, col]
-                if trans:
-                    r[t] = m[2 * (lane % 4): 2 * (lane % 4) + 2, lane // 4]
-                else:
-                    r[t] = m[lane // 4, 2 * (lane % 4): 2 * (lane % 4) + 2]
-            out.append(r.view(np.int32)[:, 0].copy())
-        return [tuple(out)]
-
-    # ---- tensor cores: mma.sync, each warp's fragments gathered into matrices -----------
-    def op_nvvm_mma_sync(self, op, a, env, act):
-        if not act.all():
-            raise EmulationError("mma.sync reached by only some threads")
-        na, nb, nc = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
-        shape = str(op.attributes["shape"])
-        k = int(shape.split("k = ")[1].rstrip(">"))
-        ptx = str(op.attributes["multiplicandAPtxType"]).split("<")[1].rstrip(">")
-        if str(op.attributes["multiplicandBPtxType"]) != str(op.attributes["multiplicandAPtxType"]):
-            raise EmulationError("mma.sync with different A and B types")
-        field = str(op.results[0].type)[len("!llvm.struct<("):-2].split(", ")[0]
-        d_dt, d_n = _np(ir.Type.parse(field))
-        return [mma_sync(ptx, k, a[:na], a[na:na + nb], a[na + nb:], d_dt, d_n, self.ws)]
 
     # ---- memory ---------------------------------------------------------------------------
     def op_llvm_mlir_addressof(self, op, a, env, act):
@@ -884,74 +840,3 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps):
         self.w_thread[b] = t
         self.w_seq[b] = self.seq  # (for the async proxy's fence check, simt_wgmma.py)
         self.seq += 1
-
-
-# ---- mma.sync fragments (PTX ISA, "Matrix fragments for mma.m16n8k8 / m16n8k16 / m16n8k32"):
-# group = lane >> 2, t = lane % 4; element i of a thread's A, B, C fragments -> (row, col)
-
-def _frag_a(k, i, g, t):
-    if k == 8:  # .tf32: a0..a3
-        return g + 8 * (i % 2), t + 4 * (i // 2)
-    if k == 16:  # .f16/.bf16: a0..a7
-        return g + 8 * ((i // 2) % 2), 2 * t + (i % 2) + 8 * (i // 4)
-    return g + 8 * ((i // 4) % 2), 4 * t + (i % 4) + 16 * (i // 8)  # k32 .s8: a0..a15
-
-
-def _frag_b(k, i, g, t):
-    if k == 8:
-        return t + 4 * i, g
-    if k == 16:
-        return 2 * t + (i % 2) + 8 * (i // 2), g
-    return 4 * t + (i % 4) + 16 * (i // 4), g
-
-
-def _frag_c(i, g, t):
-    return g + 8 * (i // 2), 2 * t + (i % 2)
-
-
-def _decode(ptx, regs):
-    """[T, n 32-bit registers] -> [T, elements] as float64/int64, the low bits first."""
-    raw = np.stack([np.ascontiguousarray(r).view(np.uint8).reshape(r.shape[0], 4)
-                    for r in regs], 1).reshape(regs[0].shape[0], -1)
-    if ptx == "f16":
-        return raw.view(np.float16).astype(np.float64)
-    if ptx == "bf16":
-        return (raw.view(np.uint16).astype(np.uint32) << 16).view(np.float32).astype(np.float64)
-    if ptx == "tf32":  # the instruction reads the top 19 bits
-        return (raw.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32).astype(np.float64)
-    if ptx == "s8":
-        return raw.view(np.int8).astype(np.int64)
-    raise EmulationError(f"mma.sync operand type {ptx} is not emulated")
-
-
-def mma_sync(ptx, k, a_regs, b_regs, c_regs, d_dt, d_vec, warp_size=32):
-    """D = A B + C per warp for m16n8k<k>; returns the per-register D values."""
-    T = a_regs[0].shape[0]
-    av, bv = _decode(ptx, a_regs), _decode(ptx, b_regs)
-    cv = np.stack([c.reshape(T, -1) for c in c_regs], 1).reshape(T, -1)  # c0..c3
-    intish = ptx == "s8"
-    cv = cv.astype(np.int64 if intish else np.float64)
-    out = np.zeros((T, 4), np.int64 if intish else np.float64)
-    for w in range(T // warp_size):
-        A = np.zeros((16, k), av.dtype)
-        B = np.zeros((k, 8), bv.dtype)
-        C = np.zeros((16, 8), cv.dtype)
-        for lane in range(warp_size):
-            t_, g, t = w * warp_size + lane, lane >> 2, lane % 4
-            for i in range(av.shape[1]):
-                A[_frag_a(k, i, g, t)] = av[t_, i]
-            for i in range(bv.shape[1]):
-                B[_frag_b(k, i, g, t)] = bv[t_, i]
-            for i in range(4):
-                C[_frag_c(i, g, t)] = cv[t_, i]
-        D = A @ B + C
-        for lane in range(warp_size):
-            for i in range(4):
-                out[w * warp_size + lane, i] = D[_frag_c(i, lane >> 2, lane % 4)]
-    if intish:
-        out = ((out + 2**31) % 2**32 - 2**31).astype(np.int32)
-    else:
-        out = out.astype(d_dt)
-    if d_vec:
-        return (out[:, :2].copy(), out[:, 2:].copy())
-    return tuple(out[:, i].copy() for i in range(4))
