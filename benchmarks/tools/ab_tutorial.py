@@ -1,0 +1,37 @@
+"""A/B of a compiler change on benchmarks/tutorial_style.py's LayerNorm rows:
+`python benchmarks/tools/ab_tutorial.py [--off NAME] [tutorial_style.py's arguments]` runs the
+benchmark (`--only ln_fwd,ln_bwd` unless given) with one change switched off in this process
+(NAME: store-cap), for comparing against a plain run in the same session on the same GPU.
+Both runs compile into a fresh cache directory: the disk cache's key has the compiler's
+sources, not a switch flipped here, so a shared cache would hand one side the other's code."""
+import importlib.util
+import os
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def switch_off(name):
+    if name == "store-cap":  # the rank default capped for 16-byte stores of fp32 rows
+        import tilework.lowering.layout_hints as H
+        H.store_run_cap = lambda an, op: None
+    else:
+        raise SystemExit(f"unknown change {name!r}")
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    while "--off" in args:
+        i = args.index("--off")
+        switch_off(args[i + 1])
+        del args[i:i + 2]
+    if "--only" not in args:
+        args += ["--only", "ln_fwd,ln_bwd"]
+    os.environ["TILEWORK_CACHE_DIR"] = tempfile.mkdtemp(prefix="tilework-ab-")
+    spec = importlib.util.spec_from_file_location(
+        "tutorial_style", os.path.join(HERE, "..", "tutorial_style.py"))
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules["tutorial_style"] = bench
+    spec.loader.exec_module(bench)
+    sys.exit(bench.main(args))
