@@ -21,6 +21,7 @@ def switch_off(name):
 
 
 if __name__ == "__main__":
+    os.environ["TILEWORK_CACHE_DIR"] = tempfile.mkdtemp(prefix="tilework-ab-")  # (before any import)
     args = sys.argv[1:]
     while "--off" in args:
         i = args.index("--off")
@@ -28,7 +29,6 @@ if __name__ == "__main__":
         del args[i:i + 2]
     if "--only" not in args:
         args += ["--only", "ln_fwd,ln_bwd"]
-    os.environ["TILEWORK_CACHE_DIR"] = tempfile.mkdtemp(prefix="tilework-ab-")
     spec = importlib.util.spec_from_file_location(
         "tutorial_style", os.path.join(HERE, "..", "tutorial_style.py"))
     bench = importlib.util.module_from_spec(spec)
