@@ -1,7 +1,8 @@
 """A/B of a compiler change on benchmarks/tutorial_style.py's LayerNorm rows:
-`python benchmarks/tools/ab_tutorial.py [--off NAME] [tutorial_style.py's arguments]` runs the
-benchmark (`--only ln_fwd,ln_bwd` unless given) with one change switched off in this process
-(NAME: store-cap), for comparing against a plain run in the same session on the same GPU.
+`python benchmarks/tools/ab_tutorial.py [--off NAME] [--on NAME] [tutorial_style.py's
+arguments]` runs the benchmark (`--only ln_fwd,ln_bwd` unless given) with a change switched off
+(NAME: store-cap) or a default-off one on (NAME: speculate-loads) in this process, for
+comparing against a plain run in the same session on the same GPU.
 Both runs compile into a fresh cache directory: the disk cache's key has the compiler's
 sources, not a switch flipped here, so a shared cache would hand one side the other's code."""
 import importlib.util
@@ -20,12 +21,23 @@ def switch_off(name):
         raise SystemExit(f"unknown change {name!r}")
 
 
+def switch_on(name):
+    if name == "speculate-loads":  # tile-speculate-loads (CompileOptions.speculate_loads)
+        os.environ["TILEWORK_SPECULATE_LOADS"] = "1"
+    else:
+        raise SystemExit(f"unknown change {name!r}")
+
+
 if __name__ == "__main__":
     os.environ["TILEWORK_CACHE_DIR"] = tempfile.mkdtemp(prefix="tilework-ab-")  # (before any import)
     args = sys.argv[1:]
     while "--off" in args:
         i = args.index("--off")
         switch_off(args[i + 1])
+        del args[i:i + 2]
+    while "--on" in args:
+        i = args.index("--on")
+        switch_on(args[i + 1])
         del args[i:i + 2]
     if "--only" not in args:
         args += ["--only", "ln_fwd,ln_bwd"]
