@@ -106,7 +106,9 @@ def store_run_cap(an, op):
     nbytes = elem_bytes(T.pointee(T.element_type(ptr.type)))
     mask = op.operands[2] if len(op.operands) > 2 else None
     width = vector_width(an, ptr, mask, len(shape) - 1, max(1, 16 // nbytes))
-    return width if nbytes >= 4 and width * nbytes == 16 else None
+    if nbytes < 4 or width * nbytes != 16 or shape[-1] <= width:
+        return None  # (a row of one vector or less is never split, whatever the default)
+    return width
 
 
 def fastest_blocked(shape, d: int, num_warps: int, warp_size: int, vec: int) -> Blocked:
