@@ -15,9 +15,12 @@ from tilework.lowering import PassContext, run_pipeline
 
 # ---- pass groups of the tile -> tilegpu stage (each backend orders them in `tilegpu_passes`) --
 
-def tile_cleanup_passes() -> list:
-    """Dead code, folding and merging of identical ops on the frontend's IR."""
-    return ["tile-combine", "canonicalize", "cse", "tile-cse"]
+def tile_cleanup_passes(options=None) -> list:
+    """Dead code, folding and merging of identical ops on the frontend's IR; with
+    `speculate_loads`, loads moved before an `if` where that is safe (after the merging: it
+    compares values)."""
+    spec = ["tile-speculate-loads"] if getattr(options, "speculate_loads", False) else []
+    return ["tile-combine", "canonicalize", "cse", "tile-cse"] + spec
 
 
 def layout_passes() -> list:

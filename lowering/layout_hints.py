@@ -91,6 +91,26 @@ def _narrow_store(an, op, base: Blocked, num_warps: int, warp_size: int):
     return default_blocked(shape, num_warps, warp_size, width)
 
 
+def store_run_cap(an, op):
+    """The most elements a thread may hold contiguously along the last dimension for store
+    `op` (of 4-byte or wider elements, not a dot's result, 16-byte vectors possible) to stay
+    coalesced, else None.  A longer run, chosen for a narrower type's 16-byte accesses in the
+    same rank (LayerNorm backward's fp16 rows beside its fp32 partial sums: 8 a thread), splits
+    each thread's run into several vectors: each warp store then spans twice its bytes and
+    half-fills every sector it writes, and stores have no L1 to merge the halves.  The
+    narrower type's accesses in the capped layout are 8 bytes a thread: still whole sectors."""
+    ptr = op.operands[0]
+    shape = T.shape_of(ptr.type)
+    if op.name != "tile.store" or not shape or _from_dot(op.operands[1]):
+        return None
+    nbytes = elem_bytes(T.pointee(T.element_type(ptr.type)))
+    mask = op.operands[2] if len(op.operands) > 2 else None
+    width = vector_width(an, ptr, mask, len(shape) - 1, max(1, 16 // nbytes))
+    if nbytes < 4 or width * nbytes != 16 or shape[-1] <= width:
+        return None  # (a row of one vector or less is never split, whatever the default)
+    return width
+
+
 def fastest_blocked(shape, d: int, num_warps: int, warp_size: int, vec: int) -> Blocked:
     """`default_blocked` with dimension `d` fastest (instead of the last), the others after it
     from the last down."""

@@ -22,6 +22,7 @@ from tilework.dialects.layout import (Blocked, DotOperand, Slice, default_blocke
 from .axis_info import AxisAnalysis, defining_op, elem_bytes
 from .dot_layouts import choose_dot_layouts
 from .layout_choice import cat_in_registers, join_layout, split_layout
+from . import layout_hints
 from .layout_hints import CONFLICT, access_hints
 from .module_info import kernels, memory_ops, module_config  # noqa: F401  (to_llvm's import)
 from .pass_base import Pass, register, replace_with
@@ -33,7 +34,8 @@ def _i32(v):
 
 def choose_defaults(f, num_warps, warp_size) -> dict[int, Blocked]:
     """The coalescing layout per rank: the fastest dimension gets as many elements per thread
-    as the widest contiguous access of that rank allows (16 bytes at most)."""
+    as the widest contiguous access of that rank allows (16 bytes at most), and no more than a
+    16-byte store of wide elements takes (`layout_hints.store_run_cap`)."""
     an = AxisAnalysis(f)
     shapes: dict[int, tuple] = {}
     for op in T.walk_ops(f):
@@ -43,6 +45,7 @@ def choose_defaults(f, num_warps, warp_size) -> dict[int, Blocked]:
             if s and (len(s) not in shapes or math.prod(s) > math.prod(shapes[len(s)])):
                 shapes[len(s)] = s
     vec: dict[int, int] = {}
+    cap: dict[int, int] = {}
     for op in memory_ops(f):
         ptr = op.operands[0]
         s = T.shape_of(ptr.type)
@@ -51,6 +54,10 @@ def choose_defaults(f, num_warps, warp_size) -> dict[int, Blocked]:
         elem = T.pointee(T.element_type(ptr.type))
         v = min(an.get(ptr).contiguity[-1], max(1, 16 // elem_bytes(elem)))
         vec[len(s)] = max(vec.get(len(s), 1), v)
+        c = layout_hints.store_run_cap(an, op)
+        if c is not None:
+            cap[len(s)] = min(cap.get(len(s), c), c)
+    vec = {r: min(v, cap.get(r, v)) for r, v in vec.items()}
     return {r: default_blocked(s, num_warps, warp_size, vec.get(r, 1)) for r, s in shapes.items()}
 
 

@@ -119,7 +119,7 @@ class AMDBackend(Backend):
     binary_stage = "hsaco"
 
     def tilegpu_passes(self, options) -> list:
-        passes = common.tile_cleanup_passes() + common.layout_passes()
+        passes = common.tile_cleanup_passes(options) + common.layout_passes()
         # no cp.async on CDNA or RDNA: the dots' operands are prefetched through registers
         # into an LDS double buffer (`lowering/pipeline_amd.py`)
         passes = passes + ["tilegpu-stream-pipeline", "canonicalize", "cse", "tile-cse"]

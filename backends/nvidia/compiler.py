@@ -61,7 +61,7 @@ class NVIDIABackend(Backend):
     binary_stage = "cubin"
 
     def tilegpu_passes(self, options) -> list:
-        passes = common.tile_cleanup_passes() + common.layout_passes()
+        passes = common.tile_cleanup_passes(options) + common.layout_passes()
         # architecture-specific passes, chosen from self.target (its capability and matrix
         # instructions), as Triton's make_ttgir does
         if self.target.has("wgmma"):  # dots of mma v3 layouts: operands to shared memory

@@ -474,3 +474,82 @@ func.func @transposed(%x: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %s: i32
   "tile.store"(%a, %v) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<64x32x!tile.ptr<f16>>, tensor<64x32xf16>) -> ()
   return
 }
+
+// -----
+
+// A rank whose widest access is an f16 load (8 a thread) but which also stores f32 in 16-byte
+// vectors (LayerNorm backward's fp16 rows and fp32 partial sums) takes 4 a thread: 8 f32 a
+// thread would split into two vectors, each warp store spanning 1 KiB for its 512 bytes.  The
+// f16 load is then 8 bytes a thread (whole sectors).  A store that cannot be 16 bytes wide
+// (@widen_unaligned: %n not known divisible) leaves the default at 8.
+
+// NV4-LABEL: func.func @widen
+// NV4: "tile.load"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f16>, [[W:#tilegpu.blocked<array<i32: 4>, array<i32: 32>, array<i32: 4>, array<i32: 0>>]]>, tensor<1024xi1, [[W]]>) -> tensor<1024xf16, [[W]]>
+// NV4: "tile.store"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<1024x!tile.ptr<f32>, [[W]]>, tensor<1024xf32, [[W]]>, tensor<1024xi1, [[W]]>) -> ()
+// NV4-NOT: tilegpu.convert_layout
+// NV4: return
+// NV8-LABEL: func.func @widen
+// AMD4-LABEL: func.func @widen
+// AMD8-LABEL: func.func @widen
+// ENC-LABEL: func.func @widen
+func.func @widen(%x: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %o: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %n: i32 {tile.divisibility = 16 : i32}) attributes {tile.kernel} {
+  %r = "tile.make_range"() {start = 0 : i32, end = 1024 : i32} : () -> tensor<1024xi32>
+  %ns = "tile.splat"(%n) : (i32) -> tensor<1024xi32>
+  %m = arith.cmpi slt, %r, %ns : tensor<1024xi32>
+  %xs = "tile.splat"(%x) : (!tile.ptr<f16>) -> tensor<1024x!tile.ptr<f16>>
+  %xp = "tile.addptr"(%xs, %r) : (tensor<1024x!tile.ptr<f16>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f16>>
+  %v = "tile.load"(%xp, %m) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1024x!tile.ptr<f16>>, tensor<1024xi1>) -> tensor<1024xf16>
+  %w = arith.extf %v : tensor<1024xf16> to tensor<1024xf32>
+  %os = "tile.splat"(%o) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>>
+  %op = "tile.addptr"(%os, %r) : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f32>>
+  "tile.store"(%op, %w, %m) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<1024x!tile.ptr<f32>>, tensor<1024xf32>, tensor<1024xi1>) -> ()
+  return
+}
+
+// -----
+
+// NV4-LABEL: func.func @widen_unaligned
+// NV4: "tile.store"(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<1024x!tile.ptr<f32>, [[U:#tilegpu.blocked<array<i32: 8>, array<i32: 32>, array<i32: 4>, array<i32: 0>>]]>, tensor<1024xf32, [[U]]>, tensor<1024xi1, [[U]]>) -> ()
+// NV4: return
+// NV8-LABEL: func.func @widen_unaligned
+// AMD4-LABEL: func.func @widen_unaligned
+// AMD8-LABEL: func.func @widen_unaligned
+// ENC-LABEL: func.func @widen_unaligned
+func.func @widen_unaligned(%x: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %o: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %n: i32) attributes {tile.kernel} {
+  %r = "tile.make_range"() {start = 0 : i32, end = 1024 : i32} : () -> tensor<1024xi32>
+  %ns = "tile.splat"(%n) : (i32) -> tensor<1024xi32>
+  %m = arith.cmpi slt, %r, %ns : tensor<1024xi32>
+  %xs = "tile.splat"(%x) : (!tile.ptr<f16>) -> tensor<1024x!tile.ptr<f16>>
+  %xp = "tile.addptr"(%xs, %r) : (tensor<1024x!tile.ptr<f16>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f16>>
+  %v = "tile.load"(%xp) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<1024x!tile.ptr<f16>>) -> tensor<1024xf16>
+  %w = arith.extf %v : tensor<1024xf16> to tensor<1024xf32>
+  %os = "tile.splat"(%o) : (!tile.ptr<f32>) -> tensor<1024x!tile.ptr<f32>>
+  %op = "tile.addptr"(%os, %r) : (tensor<1024x!tile.ptr<f32>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f32>>
+  "tile.store"(%op, %w, %m) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<1024x!tile.ptr<f32>>, tensor<1024xf32>, tensor<1024xi1>) -> ()
+  return
+}
+
+// -----
+
+// A 16-byte f32 store of a tile no longer than one vector (4 rows' statistics beside 1024-wide
+// f16 rows) is never split: the default stays 8 a thread.
+
+// NV4-LABEL: func.func @widen_short_store
+// NV4: "tile.load"(%{{[a-z0-9_]+}}) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<1024x!tile.ptr<f16>, #tilegpu.blocked<array<i32: 8>, array<i32: 32>, array<i32: 4>, array<i32: 0>>>) -> tensor<1024xf16, #tilegpu.blocked<array<i32: 8>, array<i32: 32>, array<i32: 4>, array<i32: 0>>>
+// NV4: return
+// NV8-LABEL: func.func @widen_short_store
+// AMD4-LABEL: func.func @widen_short_store
+// AMD8-LABEL: func.func @widen_short_store
+// ENC-LABEL: func.func @widen_short_store
+func.func @widen_short_store(%x: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %o: !tile.ptr<f32> {tile.divisibility = 16 : i32}) attributes {tile.kernel} {
+  %r = "tile.make_range"() {start = 0 : i32, end = 1024 : i32} : () -> tensor<1024xi32>
+  %xs = "tile.splat"(%x) : (!tile.ptr<f16>) -> tensor<1024x!tile.ptr<f16>>
+  %xp = "tile.addptr"(%xs, %r) : (tensor<1024x!tile.ptr<f16>>, tensor<1024xi32>) -> tensor<1024x!tile.ptr<f16>>
+  %v = "tile.load"(%xp) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<1024x!tile.ptr<f16>>) -> tensor<1024xf16>
+  %r4 = "tile.make_range"() {start = 0 : i32, end = 4 : i32} : () -> tensor<4xi32>
+  %f = arith.sitofp %r4 : tensor<4xi32> to tensor<4xf32>
+  %os = "tile.splat"(%o) : (!tile.ptr<f32>) -> tensor<4x!tile.ptr<f32>>
+  %op = "tile.addptr"(%os, %r4) : (tensor<4x!tile.ptr<f32>>, tensor<4xi32>) -> tensor<4x!tile.ptr<f32>>
+  "tile.store"(%op, %f) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<4x!tile.ptr<f32>>, tensor<4xf32>) -> ()
+  return
+}

@@ -13,7 +13,7 @@ mma by simt_mma.mma_sync), `cp.async` (copied when issued, zero-filled past its 
 one legal schedule; commit/wait are then nothing, so a wrong wait count is the SIMT emulator's
 to catch), LLVM's target-independent intrinsics.  The predicated inline PTX `ld.global`/`st.global` of masked accesses run as branches around LLVM loads and stores, their pinned compares (`add` + `setp` asm) as `add` + `icmp`; the inline PTX `atom`/`red` of atomics (either order of scope and
 semantics) run as LLVM
-`atomicrmw`; rsqrt.approx and div.full correctly rounded, ex2.approx.ftz as exp2 with subnormal results flushed, `prmt` (llvm.nvvm.prmt) as the PTX ISA defines it.  Not supported (raises `Unsupported`): other inline PTX (`ex2.approx`, ...), printf, other NVVM intrinsics.  Arguments: numpy arrays for
+`atomicrmw` (`atom.cas` as `cmpxchg`); rsqrt.approx and div.full correctly rounded, ex2.approx.ftz as exp2 with subnormal results flushed, `prmt` (llvm.nvvm.prmt) as the PTX ISA defines it.  Not supported (raises `Unsupported`): other inline PTX (`ex2.approx`, ...), printf, other NVVM intrinsics.  Arguments: numpy arrays for
 pointers (their data address is passed), Python ints/floats for scalars, in the order of the
 compiled kernel's parameters.
 """
@@ -130,6 +130,9 @@ _APPROX = {
 _ATOM = re.compile(
     r'(?:(%[\w.]+) = )?call (\w+) asm sideeffect "(atom|red)\.(?:\w+\.\w+\.global|global\.'
     r'\w+\.\w+)\.(\w+)\.(?:noftz\.)?([usbf])(\d+) [^"]*", "[^"]*"\(ptr ([^,]+), (\w+) ([^)]+)\)')
+_CAS = re.compile(
+    r'(%[\w.]+) = call (\w+) asm sideeffect "atom\.(?:\w+\.\w+\.global|global\.\w+\.\w+)'
+    r'\.cas\.b(\d+) [^"]*", "[^"]*"\(ptr ([^,]+), (\w+) ([^,]+), (\w+) ([^)]+)\)')
 _RMW = {("add", "f"): "fadd", "add": "add", ("max", "s"): "max", ("max", "u"): "umax",
         ("min", "s"): "min", ("min", "u"): "umin", "and": "and", "or": "or", "xor": "xor",
         "exch": "xchg"}
@@ -158,7 +161,11 @@ def _atomics(text: str) -> str:
                          f"{res} = add {ty} %sim_ar{k}, 0" if ty.startswith("i") else
                          f"{res} = fadd {ty} %sim_ar{k}, -0.0")
         return "\n  ".join(lines)
-    return _ATOM.sub(sub, text)
+    def cas(m):  # atom.cas -> cmpxchg (the old value, as PTX returns it)
+        k = count[0] = count[0] + 1
+        return (f"%sim_cx{k} = cmpxchg ptr {m[4]}, {m[5]} {m[6]}, {m[7]} {m[8]} seq_cst seq_cst"
+                f"\n  {m[1]} = extractvalue {{ {m[2]}, i1 }} %sim_cx{k}, 0")
+    return _ATOM.sub(sub, _CAS.sub(cas, text))
 
 
 _PRED_LD = re.compile(

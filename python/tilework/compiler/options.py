@@ -29,6 +29,7 @@ class CompileOptions:
     kpack: int = 1               # AMD CDNA: 2 gives each lane 2x the MFMA's K elements per load
     tma: bool = True             # NVIDIA sm_90: host tensor descriptors load by TMA where legal
     tma_store: bool = False      # ... and store by TMA too (with tma; off until run on a GPU)
+    speculate_loads: bool = False  # tile-speculate-loads (off until timed: more registers)
 
     def __post_init__(self):
         nw = self.num_warps
@@ -54,6 +55,8 @@ class CompileOptions:
             raise ValueError(f"tma must be a bool, got {self.tma!r}")
         if not isinstance(self.tma_store, bool):
             raise ValueError(f"tma_store must be a bool, got {self.tma_store!r}")
+        if not isinstance(self.speculate_loads, bool):
+            raise ValueError(f"speculate_loads must be a bool, got {self.speculate_loads!r}")
         if self.opt_level not in (0, 1, 2, 3):
             raise ValueError(f"opt_level must be 0..3, got {self.opt_level!r}")
 
@@ -70,6 +73,8 @@ class CompileOptions:
             env["tma"] = os.environ["TILEWORK_TMA"] == "1"
         if os.environ.get("TILEWORK_TMA_STORE", "") in ("0", "1"):
             env["tma_store"] = os.environ["TILEWORK_TMA_STORE"] == "1"
+        if os.environ.get("TILEWORK_SPECULATE_LOADS", "") in ("0", "1"):
+            env["speculate_loads"] = os.environ["TILEWORK_SPECULATE_LOADS"] == "1"
         if os.environ.get("TILEWORK_OPT_LEVEL"):
             env["opt_level"] = int(os.environ["TILEWORK_OPT_LEVEL"])
         env.update({k: v for k, v in overrides.items() if v is not None})
