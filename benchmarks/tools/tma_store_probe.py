@@ -588,23 +588,28 @@ def spawn(name, hyps, dry, timeout, sanitizer=None):
     return res
 
 
-def fmt(res, seen_ptx, show_ptx, limit=420):
+def fmt(res, seen_ptx, show_ptx, limit=330):
     lines = [f"[{res['status'].upper():5}] {res['variant']:<18} hyp={res['hyp'] or 'none'} "
              f"({res.get('secs', '?')}s) {res.get('detail', '')[:limit]}"]
     if res.get("tma") and show_ptx and res["status"] not in ("ok", "compiled"):
         lines.append(f"        tma plan: {res['tma']}")
-    for l in res.get("sanitizer") or []:
-        lines.append("        san: " + l[:200])
+    for l in (res.get("sanitizer") or [])[:6]:
+        lines.append("        san: " + l[:180])
+    if show_ptx == "fail" and res["status"] in ("ok", "compiled") and \
+            res["variant"] != "full_contig":
+        show_ptx = False  # the reference variant's excerpt and the failing ones'
     if show_ptx and res.get("ptx"):
-        # a failing variant's excerpt unless one the same up to register names was shown; an
-        # ok one's unless one the same up to registers and numbers was
+        # an excerpt once per shape (registers and numbers aside); a failing variant's
+        # coordinate / address definitions always
         failing = res["status"] not in ("ok", "compiled")
-        key = "\n".join(re.sub(r"%\w+", "%", l) for l in res["ptx"])
-        if not failing:
-            key = re.sub(r"-?\b\d+\b", "0", key)
-        h = ("F" if failing else "O") + hashlib.sha1(key.encode()).hexdigest()[:8]
+        key = re.sub(r"-?\b\d+\b", "0", "\n".join(re.sub(r"%\w+", "%", l)
+                                                   for l in res["ptx"]))
+        h = hashlib.sha1(key.encode()).hexdigest()[:8]
         if h in seen_ptx:
-            lines.append(f"        ptx: as {seen_ptx[h]}")
+            defs = [l.split(":", 1)[1].strip() for l in res["ptx"]
+                    if re.match(r"%\w+: ", l) and "cvta" not in l] if failing else []
+            lines.append(f"        ptx: as {seen_ptx[h]}" +
+                         (f"; defs: {' | '.join(defs)}"[:300] if defs else ""))
         else:
             seen_ptx[h] = f"{res['variant']}/{res['hyp'] or 'none'}"
             lines += ["        ptx| " + l[:700] for l in res["ptx"]]
@@ -639,7 +644,9 @@ def main():
     ap.add_argument("--jobs", type=int, default=8, help="children at once")
     ap.add_argument("--budget", type=float, default=360, help="start no child after this many "
                     "seconds (a run ends within about budget + 2 * timeout)")
-    ap.add_argument("--no-ptx", action="store_true", help="omit the PTX excerpts")
+    ap.add_argument("--ptx", choices=("fail", "all", "none"), default="fail",
+                    help="PTX excerpts around the store: of failing variants (and full_contig), "
+                    "of all, or none")
     ap.add_argument("--dry", action="store_true", help="compile only (no GPU), print the PTX")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--child", help=argparse.SUPPRESS)
@@ -656,6 +663,8 @@ def main():
         for n, d in HYP.items():
             print(f"hyp {n:<16} {d}")
         return
+    if a.dry and a.ptx == "fail":
+        a.ptx = "all"  # nothing fails without a GPU
     names = list(V) if a.variants == "all" else a.variants.split(",")
     for n in names:
         if n not in V:
@@ -696,11 +705,18 @@ def main():
     base = run_many([(n, hyps) for n in names], a.jobs)
     print("## baseline (W<in tensor>/<in guards>: bad elements; F: fault; E: error)", flush=True)
     for r in base:
-        print(fmt(r, seen_ptx, not a.no_ptx), flush=True)
+        print(fmt(r, seen_ptx, {"none": False}.get(a.ptx, a.ptx)), flush=True)
     bad = [r for r in base if r["status"] not in ("ok", "compiled", "skip")]
-    # faults first, then wrong results, one of each kind of variant where possible
-    bad.sort(key=lambda r: (r["status"] != "fault", V[r["variant"]]["kind"]))
-    failing = [r["variant"] for r in bad]
+    # one of each group of variants first (gemm, tail, neg, ...: the name's first word),
+    # faults before wrong results, then the rest in order
+    bad.sort(key=lambda r: r["status"] != "fault")
+    firsts, groups = [], set()
+    for r in bad:
+        g = r["variant"].split("_")[0]
+        if g not in groups:
+            groups.add(g)
+            firsts.append(r["variant"])
+    failing = firsts + [r["variant"] for r in bad if r["variant"] not in firsts]
     status0 = {r["variant"]: code(r) for r in base}
     sweep = [] if a.sweep == "none" or a.dry else \
         [h for h in HYP if h != "none"] if a.sweep == "auto" else a.sweep.split(",")
@@ -716,9 +732,10 @@ def main():
         for h in sweep:
             print(f"  {h:<16}" + "".join(f"{code(got[(h, n)]) if (h, n) in got else '?':>{w}}"
                                          for n in swept), flush=True)
-        print("## sweep results whose kind (ok / W / F / E ...) differs from the baseline's "
-              "(at most 40)", flush=True)
-        changed = [r for r in rs if code(r)[0] != status0.get(r["variant"], "?")[0]]
+        print("## sweep results turned to another failure (F -> W, ...; at most 40)",
+              flush=True)
+        changed = [r for r in rs if code(r)[0] != status0.get(r["variant"], "?")[0]
+                   and r["status"] != "ok"]  # (the matrix shows the ones turned ok)
         for r in changed[:40]:
             print(fmt(r, seen_ptx, False, limit=160), flush=True)
     if san and (a.sanitize == "all" or failing):
