@@ -588,13 +588,13 @@ def spawn(name, hyps, dry, timeout, sanitizer=None):
     return res
 
 
-def fmt(res, seen_ptx, show_ptx, limit=330):
+def fmt(res, seen_ptx, show_ptx, limit=300):
     lines = [f"[{res['status'].upper():5}] {res['variant']:<18} hyp={res['hyp'] or 'none'} "
              f"({res.get('secs', '?')}s) {res.get('detail', '')[:limit]}"]
     if res.get("tma") and show_ptx and res["status"] not in ("ok", "compiled"):
         lines.append(f"        tma plan: {res['tma']}")
     for l in (res.get("sanitizer") or [])[:6]:
-        lines.append("        san: " + l[:180])
+        lines.append("        san: " + l[:160])
     if show_ptx == "fail" and res["status"] in ("ok", "compiled") and \
             res["variant"] != "full_contig":
         show_ptx = False  # the reference variant's excerpt and the failing ones'
