@@ -19,7 +19,7 @@ import tilework.language as tl
 from tilework import CompileOptions
 from tilework.backends.nvidia.compiler import find_ptxas
 from tilework.compiler.driver import ASTSource, compile
-from tilework.language.descriptor import tensor_descriptor_type
+from tilework.language.descriptor import TensorDescriptor, tensor_descriptor_type
 
 from simt_emulator import Emulator
 from simt_tma import TensorMap, TmaError
@@ -489,3 +489,43 @@ def test_store_rejections(fn, message, tma_store):
     with pytest.raises(CompilationError) as ei:
         _compile(fn, sig, {}, tma_store=tma_store)
     assert_located(ei.value, message, os.path.abspath(__file__), line_of(fn))
+
+
+# ---- through the launcher's specialization ---------------------------------------------------
+
+@pytest.mark.parametrize("kernel, shape, dt, block, consts, tma", [
+    ("store", (100, 72), np.float16, (64, 64), {"R0": 0, "C0": 0}, True),
+    ("store", (100, 70), np.float16, (64, 64), {"R0": 0, "C0": 0}, False),
+    ("store", (100, 72), np.float32, (16, 32), {"R0": 50, "C0": 32}, True),
+    ("store", (100, 70), np.float32, (16, 32), {"R0": 50, "C0": 32}, False),
+    ("store", (100, 72), np.float16, (64, 16), {"R0": -40, "C0": -16}, False),
+    ("gemm", (77, 188), np.float32, (64, 64), {}, True),    # 752-byte rows
+    ("gemm", (77, 190), np.float16, (64, 64), {}, False),   # 380-byte rows
+    ("gemm", (200, 136), np.float16, (64, 64), {}, True),   # 272-byte rows: 8 | 136
+])
+def test_launch_specialization_picks_the_store(kernel, shape, dt, block, consts, tma):
+    """test_tma_store_gpu.py's cases without a GPU: the launcher's key and specialization of a
+    descriptor over a [M, N] tensor (rows padded: fake CUDA arrays), compiled as a launch
+    would, get the TMA store exactly where the GPU test expects it."""
+    from tilework.runtime import launcher
+    from test_tensor_descriptor_launch import FakeGpuArray
+    M, N = shape
+    esize = np.dtype(dt).itemsize
+    ld = -(-N * esize // 16) * 16 // esize + 8
+    out = FakeGpuArray(0x10000, dt, (M, ld))
+    d = TensorDescriptor(out, [M, N], [ld, 1], list(block))
+    if kernel == "store":
+        fn = store_block
+        x = FakeGpuArray(0x80000, dt, (128, 192))
+        values = (x, d, consts["R0"], consts["C0"], block[0], block[1])
+    else:
+        fn = desc_matmul_store
+        a = FakeGpuArray(0x80000, np.float16, (M, 72))
+        b = FakeGpuArray(0x90000, np.float16, (70, N + 8))
+        ad = TensorDescriptor(a, [M, 70], [72, 1], [64, 32])
+        bd = TensorDescriptor(b, [70, N], [N + 8 - (N + 8) % 8, 1], [32, 64])
+        values = (ad, bd, d, M, N, 70, 64, 64, 32)
+    sig, constants, attrs = launcher.specialization(fn, values)
+    ck = compile(ASTSource(fn, sig, constants, attrs), SM90A, CompileOptions(tma_store=True),
+                 cache=False)
+    assert ("bulk_group" in ck.asm["ptx"]) == tma
