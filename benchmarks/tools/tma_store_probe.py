@@ -1,12 +1,26 @@
 """Probe of the TMA-store fault (issue 9) on an sm_90 GPU: small kernels storing through
-`tilegpu.tma_store` (`tma_store=True`), each variant in its own subprocess (a fault poisons
-only that process's CUDA context), optionally again under `compute-sanitizer --tool memcheck`.
+descriptors with `tma_store=True` (the guarded compiler: the TMA store where every coordinate
+is provably >= 0 and rows are a multiple of 16 bytes, the block-pointer store elsewhere), or
+with `--raw` `tma_store="unguarded"` (`tilegpu.tma_store` wherever TMA applies: what the
+hardware does), each variant in its own subprocess (a fault poisons only that process's CUDA
+context), optionally again under `compute-sanitizer --tool memcheck`.
 
-    python benchmarks/tools/tma_store_probe.py                 # every variant, then each
+    python benchmarks/tools/tma_store_probe.py                 # every variant, guarded: all ok,
+                                                               # each with the expected store
+    python benchmarks/tools/tma_store_probe.py --raw           # the raw store: tails write the
+                                                               # row's 16-byte chunk, negative
+                                                               # coordinates fault; then each
                                                                # hypothesis on the failing ones
     python benchmarks/tools/tma_store_probe.py --list          # variants and hypotheses
-    python benchmarks/tools/tma_store_probe.py --variants neg_inner16,gemm_small --hyp wait_full
+    python benchmarks/tools/tma_store_probe.py --raw --variants neg_inner16 --hyp wait_full
     python benchmarks/tools/tma_store_probe.py --dry           # compile only (no GPU): PTX
+
+Raw results on an H200 (2026-11-27, docs/performance.md "TMA-store epilogue"): rows of 140 /
+132 / 200 bytes get the rest of their last 16-byte chunk written (tail_*, f32_16x32,
+f16_4x64_noswz, gemm_odd), any negative coordinate faults with an illegal instruction (neg_*,
+f32_neg_inner; TMA loads there are fine), everything else is exact; none of the hypotheses
+changes that.  Each line says which store the kernel got (store=tma / store=ptr); in the
+guarded mode a variant whose store is not the expected one is `wrong`.
 
 The output tensor lives inside a larger buffer poisoned with a sentinel bit pattern (16-bit:
 0x7fff, 32-bit: 0x7fffffff, NaN), with guard rows above and below and guard columns past the
@@ -152,6 +166,27 @@ def probe_load(i_desc, y, R0: tl.constexpr, C0: tl.constexpr, BM: tl.constexpr,
 
 def _kernels():
     return probe_store, probe_load
+
+
+TMA_STORE = True  # the child's tma_store option: True (guarded) or "unguarded" (--raw)
+ESIZE = {"float16": 2, "bfloat16": 2, "float32": 4}
+
+
+def expect_tma(cfg, raw: bool):
+    """Whether the kernel should store by TMA (None: a load variant)."""
+    if cfg["kind"] == "load":
+        return None
+    if raw:
+        return True
+    if cfg["kind"] in ("gemm", "ptrgemm"):
+        return cfg["N"] * ESIZE[cfg["out"]] % 16 == 0
+    return cfg["R0"] >= 0 and cfg["C0"] >= 0 and cfg["W"] * ESIZE[cfg["dtype"]] % 16 == 0
+
+
+def row_attrs(name, width, esize):
+    """The launcher's specialization of the last shape argument (the dry compile's)."""
+    div = 16 if width % 16 == 0 else 16 // esize if width * esize % 16 == 0 else None
+    return {f"{name}.shape1": {"tile.divisibility": div}} if div else {}
 
 
 def _gemm_kernels():
@@ -356,7 +391,7 @@ def run_store_like(cfg, dry):
         o = buf.view(tdt)[G_ROWS:G_ROWS + M, :W]
         d = TensorDescriptor(o, [M, W], [LD, 1], [BM, BN])
         k = probe_store[(gm, gn)](x, d, R0=R0, C0=C0, BM=BM, BN=BN, num_warps=cfg["warps"],
-                                  tma_store=True)
+                                  tma_store=TMA_STORE)
         res["asm"] = k
         torch.cuda.synchronize()
         got = buf.cpu().numpy()
@@ -415,7 +450,7 @@ def run_gemm(cfg, dry):
     cdsc = TensorDescriptor(c, [M, N], [ld, 1], [BM, BN])
     grid = (cd(M, BM), cd(N, BN))
     opts = dict(BM=BM, BN=BN, BK=BK, num_warps=cfg["warps"], num_stages=cfg["stages"],
-                tma_store=True)
+                tma_store=TMA_STORE)
     if cfg["kind"] == "gemm":
         k = desc_matmul_store[grid](TensorDescriptor(a, [M, K], [a.stride(0), 1], [BM, BK]),
                                     TensorDescriptor(b, [K, N], [b.stride(0), 1], [BK, BN]),
@@ -467,10 +502,13 @@ def summarize(got, want, src_cols, W, dtype, rows_off, approx=None):
     return "wrong", "; ".join(parts) + " | " + "; ".join(shown)
 
 
-def child(name, hyps, dry):
+def child(name, hyps, dry, raw):
+    global TMA_STORE
+    TMA_STORE = "unguarded" if raw else True
     cfg = V[name]
     apply_hyps(hyps)
     out = {"variant": name, "hyp": ",".join(hyps)}
+    want_tma = expect_tma(cfg, raw)
     try:
         if dry:
             out.update(dry_compile(cfg))
@@ -481,6 +519,8 @@ def child(name, hyps, dry):
             asm = getattr(k, "asm", {}) or {}
             out["ptx"] = ptx_excerpt(asm.get("ptx", ""), asm.get("tilegpu"))
             out["tma"] = (getattr(k, "metadata", {}) or {}).get("tma")
+            if want_tma is not None:
+                out["store"] = "tma" if "bulk_group" in asm.get("ptx", "") else "ptr"
             if "cmp" in res:
                 got, want, src_cols, W = res["cmp"]
                 rows_off = G_ROWS if cfg["kind"] == "store" else 0
@@ -490,6 +530,10 @@ def child(name, hyps, dry):
                 got, want, N = res["gemm"]
                 out["status"], out["detail"] = summarize(got, want, None, N, cfg["out"],
                                                          G_ROWS, 2e-2)
+            if want_tma is not None and (out["store"] == "tma") != want_tma:
+                out["status"] = "wrong"
+                out["detail"] = (f"store={out['store']}, expected "
+                                 f"{'tma' if want_tma else 'ptr'}; " + out["detail"])
     except Exception as e:  # noqa: BLE001  (the probe reports every failure as a line)
         msg = f"{type(e).__name__}: {e}".splitlines()
         fault = re.search(r"ILLEGAL|illegal|MISALIGNED|misaligned|LAUNCH_FAILED|"
@@ -510,6 +554,7 @@ def dry_compile(cfg):
         probe_store, probe_load = _kernels()
         dt = tdt[cfg["dtype"]]
         consts = {"BM": cfg["BM"], "BN": cfg["BN"], "R0": cfg["R0"], "C0": cfg["C0"]}
+        attrs = row_attrs("o_desc", cfg["W"], ESIZE[cfg["dtype"]])
         if cfg["kind"] == "store":
             fn, sig = probe_store, {"x": tl.pointer_type(dt),
                                     "o_desc": tensor_descriptor_type(dt, [cfg["BM"], cfg["BN"]])}
@@ -521,6 +566,7 @@ def dry_compile(cfg):
         dt, od = tdt[cfg["dtype"]], tdt[cfg["out"]]
         consts = {"BM": cfg["BM"], "BN": cfg["BN"], "BK": cfg["BK"]}
         cdesc = tensor_descriptor_type(od, [cfg["BM"], cfg["BN"]])
+        attrs = row_attrs("c_desc", cfg["N"], ESIZE[cfg["out"]])
         ints = {"M": tl.int32, "N": tl.int32, "K": tl.int32}
         if cfg["kind"] == "gemm":
             fn = desc_matmul_store
@@ -531,11 +577,14 @@ def dry_compile(cfg):
             fn = ptr_matmul_desc_store
             sig = {"a_ptr": tl.pointer_type(dt), "b_ptr": tl.pointer_type(dt), "c_desc": cdesc,
                    **ints}
-    opts = CompileOptions(tma_store=cfg["kind"] != "load", num_warps=cfg["warps"],
-                          num_stages=cfg.get("stages", 3))
-    ck = compile(ASTSource(fn, sig, consts, {}), "sm_90a", opts, cache=False)
-    return {"status": "compiled", "detail": "", "tma": ck.metadata.get("tma"),
-            "ptx": ptx_excerpt(ck.asm["ptx"], ck.asm.get("tilegpu"))}
+    opts = CompileOptions(tma_store=TMA_STORE if cfg["kind"] != "load" else False,
+                          num_warps=cfg["warps"], num_stages=cfg.get("stages", 3))
+    ck = compile(ASTSource(fn, sig, consts, attrs), "sm_90a", opts, cache=False)
+    out = {"status": "compiled", "detail": "", "tma": ck.metadata.get("tma"),
+           "ptx": ptx_excerpt(ck.asm["ptx"], ck.asm.get("tilegpu"))}
+    if cfg["kind"] != "load":
+        out["store"] = "tma" if "bulk_group" in ck.asm["ptx"] else "ptr"
+    return out
 
 
 # ---- parent ---------------------------------------------------------------------------------
@@ -548,7 +597,7 @@ def find_sanitizer():
     return None
 
 
-def spawn(name, hyps, dry, timeout, sanitizer=None):
+def spawn(name, hyps, dry, timeout, sanitizer=None, raw=False):
     env = dict(os.environ)
     env["TILEWORK_CACHE_DIR"] = tempfile.mkdtemp(prefix="tma_probe_cache_")
     env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "test", "python"),
@@ -556,6 +605,8 @@ def spawn(name, hyps, dry, timeout, sanitizer=None):
     cmd = [sys.executable, os.path.abspath(__file__), "--child", name, "--hyp", ",".join(hyps)]
     if dry:
         cmd.append("--dry")
+    if raw:
+        cmd.append("--raw")
     if sanitizer:
         cmd = [sanitizer, "--tool", "memcheck", "--print-limit", "4", "--show-backtrace", "no",
                "--error-exitcode", "99"] + cmd
@@ -589,8 +640,9 @@ def spawn(name, hyps, dry, timeout, sanitizer=None):
 
 
 def fmt(res, seen_ptx, show_ptx, limit=300):
-    lines = [f"[{res['status'].upper():5}] {res['variant']:<18} hyp={res['hyp'] or 'none'} "
-             f"({res.get('secs', '?')}s) {res.get('detail', '')[:limit]}"]
+    store = f" store={res['store']}" if res.get("store") else ""
+    lines = [f"[{res['status'].upper():5}] {res['variant']:<18} hyp={res['hyp'] or 'none'}"
+             f"{store} ({res.get('secs', '?')}s) {res.get('detail', '')[:limit]}"]
     if res.get("tma") and show_ptx and res["status"] not in ("ok", "compiled"):
         lines.append(f"        tma plan: {res['tma']}")
     for l in (res.get("sanitizer") or [])[:6]:
@@ -647,6 +699,8 @@ def main():
     ap.add_argument("--ptx", choices=("fail", "all", "none"), default="fail",
                     help="PTX excerpts around the store: of failing variants (and full_contig), "
                     "of all, or none")
+    ap.add_argument("--raw", action="store_true", help="tma_store='unguarded': the raw TMA "
+                    "store wherever TMA applies (tails and negative coordinates included)")
     ap.add_argument("--dry", action="store_true", help="compile only (no GPU), print the PTX")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--child", help=argparse.SUPPRESS)
@@ -656,7 +710,7 @@ def main():
         if h not in HYP:
             ap.error(f"unknown hypothesis {h!r}; known: {', '.join(HYP)}")
     if a.child:
-        return child(a.child, hyps, a.dry)
+        return child(a.child, hyps, a.dry, a.raw)
     if a.list:
         for n, c in V.items():
             print(f"{n:<18} {c['kind']:<7} {c['note']}")
@@ -672,8 +726,9 @@ def main():
     t_start = time.time()
     seen_ptx = {}
     san = None if a.dry or a.sanitize == "never" else find_sanitizer()
-    print(f"# tma_store_probe: {len(names)} variants, hyp={a.hyp}, sanitizer={san or 'none'}, "
-          f"python={sys.executable}", flush=True)
+    print(f"# tma_store_probe: {len(names)} variants, "
+          f"{'raw (unguarded)' if a.raw else 'guarded'} TMA store, hyp={a.hyp}, "
+          f"sanitizer={san or 'none'}, python={sys.executable}", flush=True)
     if not a.dry:
         try:
             info = subprocess.run([sys.executable, "-c", "import torch; print(torch.cuda."
@@ -690,7 +745,7 @@ def main():
         if time.time() - t_start > a.budget:  # checked when the child would start
             return {"variant": n, "hyp": ",".join(h), "status": "skip",
                     "detail": "over --budget"}
-        return spawn(n, h, a.dry, a.timeout * (2 if sanitizer else 1), sanitizer)
+        return spawn(n, h, a.dry, a.timeout * (2 if sanitizer else 1), sanitizer, a.raw)
 
     def run_many(jobs_list, jobs):
         out = []
