@@ -8,7 +8,8 @@ plan (`language.descriptor.tma_plan`: zero padding, boxes of at most 256, rows o
 more) also gets a tensor-map parameter (`tma_param`, after all others) and its loads are
 `tile.descriptor_load` ops (copied by TMA); with `CompileOptions.tma_store` its stores are
 `tile.descriptor_store` ops too (written to shared memory, copied out by TMA, which clips the
-box at the tensor's edges); atomics and in-kernel descriptors keep the block-pointer path.
+box at the tensor's edges) where that is exact (`_tma_store_safe`: coordinates >= 0, rows of
+16-byte multiples); atomics and in-kernel descriptors keep the block-pointer path.
 Otherwise its accesses are block-pointer accesses checked on every dimension: the tile of
 pointers `base + sum_d (offsets[d] + arange(B_d)) * strides[d]` under the mask
 `0 <= offsets[d] + arange(B_d) < shape[d]`, so they get the vector widths a block pointer
@@ -317,16 +318,16 @@ def _inner_offset_aligned(b, d: tensor_descriptor, offsets) -> bool:
     return _known_divisor(inner.handle) * nbytes % 16 == 0
 
 
-_NONNEG_ARGS = ("arith.addi", "arith.muli", "arith.divsi", "arith.divui", "arith.remsi",
-                "arith.remui", "arith.minsi", "arith.maxsi", "arith.select", "arith.extsi",
-                "arith.trunci", "arith.index_cast", "arith.andi", "arith.shrsi", "arith.shrui",
-                "arith.shli")
+_NONNEG_ARGS = ("arith.addi", "arith.muli", "arith.divsi", "arith.minsi", "arith.extsi",
+                "arith.trunci", "arith.index_cast", "arith.andi", "arith.shrsi", "arith.shli")
+_NONNEG_FIRST = ("arith.remsi", "arith.remui", "arith.divui", "arith.shrui")  # x >= 0 suffices
 
 
 def _known_nonneg(v: ir.Value, depth: int = 0) -> bool:
     """Whether the integer scalar `v` is provably >= 0 from its definition: constants >= 0,
     program ids and counts, zero-extensions, a `range` loop's variable from a start >= 0 with a
-    positive step, and sums, products, quotients, min/max, selects and casts of such values
+    positive step (a runtime step's loop is a counter from 0 scaled: covered by the products),
+    sums, products, quotients, min/max, selects and casts of such values, remainders of one
     (wrapping past 2**31 is not considered, as for offsets elsewhere).  Kernel arguments are
     not: an int argument may be negative."""
     if depth > 32:
@@ -348,6 +349,8 @@ def _known_nonneg(v: ir.Value, depth: int = 0) -> bool:
         return True
     if name == "arith.maxsi":
         return any(_known_nonneg(x, depth + 1) for x in op.operands)
+    if name in _NONNEG_FIRST:
+        return _known_nonneg(op.operands[0], depth + 1)
     if name == "arith.select":
         return all(_known_nonneg(x, depth + 1) for x in list(op.operands)[1:])
     if name in _NONNEG_ARGS:
