@@ -323,7 +323,7 @@ _NONNEG_ARGS = ("arith.addi", "arith.muli", "arith.divsi", "arith.minsi", "arith
 _NONNEG_FIRST = ("arith.remsi", "arith.remui", "arith.divui", "arith.shrui")  # x >= 0 suffices
 
 
-def _known_nonneg(v: ir.Value, depth: int = 0) -> bool:
+def _known_nonneg(v: ir.Value, depth: int = 0, memo: dict | None = None) -> bool:
     """Whether the integer scalar `v` is provably >= 0 from its definition: constants >= 0,
     program ids and counts, zero-extensions, a `range` loop's variable from a start >= 0 with a
     positive step (a runtime step's loop is a counter from 0 scaled: covered by the products),
@@ -332,13 +332,20 @@ def _known_nonneg(v: ir.Value, depth: int = 0) -> bool:
     not: an int argument may be negative."""
     if depth > 32:
         return False
+    memo = {} if memo is None else memo
+    if v not in memo:  # (a value used twice, x + x, is asked once: no exponential walk)
+        memo[v] = _nonneg_of_def(v, depth, memo)
+    return memo[v]
+
+
+def _nonneg_of_def(v: ir.Value, depth: int, memo: dict) -> bool:
     owner = v.owner
     if isinstance(owner, ir.Block):  # a block argument: a loop's variable, if anything
         parent = owner.owner.operation if owner.owner is not None else None
         if parent is None or parent.name != "scf.for" or ir.BlockArgument(v).arg_number != 0:
             return False
         lb, step = parent.operands[0], parent.operands[2]
-        return _known_nonneg(lb, depth + 1) and _constant(step) is not None and \
+        return _known_nonneg(lb, depth + 1, memo) and _constant(step) is not None and \
             _constant(step) > 0
     op = owner.operation if hasattr(owner, "operation") else owner
     name = op.name
@@ -348,13 +355,13 @@ def _known_nonneg(v: ir.Value, depth: int = 0) -> bool:
     if name in ("tile.get_program_id", "tile.get_num_programs", "arith.extui"):
         return True
     if name == "arith.maxsi":
-        return any(_known_nonneg(x, depth + 1) for x in op.operands)
+        return any(_known_nonneg(x, depth + 1, memo) for x in op.operands)
     if name in _NONNEG_FIRST:
-        return _known_nonneg(op.operands[0], depth + 1)
+        return _known_nonneg(op.operands[0], depth + 1, memo)
     if name == "arith.select":
-        return all(_known_nonneg(x, depth + 1) for x in list(op.operands)[1:])
+        return all(_known_nonneg(x, depth + 1, memo) for x in list(op.operands)[1:])
     if name in _NONNEG_ARGS:
-        return all(_known_nonneg(x, depth + 1) for x in op.operands)
+        return all(_known_nonneg(x, depth + 1, memo) for x in op.operands)
     return False
 
 
