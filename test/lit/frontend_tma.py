@@ -5,7 +5,12 @@
 # `tile.tma`), and `desc.load` is a `tile.descriptor_load` of it at the offsets, with the
 # plan's swizzle; a descriptor only stored to has no tensor map.  With tma_store=True its
 # `desc.store` is a `tile.descriptor_store` of its own tensor map (the value, then the
-# offsets).  On sm_80 (and with tma=False) the same source is block-pointer accesses.
+# offsets) where the store is exact on the hardware: every offset provably >= 0 (program ids,
+# constants >= 0, a range loop's variable, their sums and products; not an int argument) and
+# the tensor's rows a multiple of 16 bytes (the launcher's specialization of the last shape
+# argument, `tile.divisibility`); otherwise, or with tma_store=False, the block-pointer store
+# (`tile.store` under its mask).  On sm_80 (and with tma=False) the same source is
+# block-pointer accesses.
 import tilework
 import tilework.language as tl
 from tilework import CompileOptions
@@ -19,16 +24,37 @@ def copy(a_desc, o_desc, BM: tl.constexpr, BN: tl.constexpr):
     o_desc.store([p * BM, 0], a_desc.load([p * BM, 0]))
 
 
+@tilework.jit
+def store_at(o_desc, r0, BM: tl.constexpr, BN: tl.constexpr):
+    p = tl.program_id(0)
+    v = tl.full((BM, BN), 1.0, tl.bfloat16)
+    o_desc.store([p * BM + 3 * BM, p * BN], v)  # >= 0
+    o_desc.store([r0 + p * BM, 0], v)          # an int argument: maybe negative
+    o_desc.store([p * BM, p * BN - BN], v)     # a difference: maybe negative
+    for i in range(r0):
+        o_desc.store([i * BM, (i + 1) * BN], v)  # a range loop's variable from 0: >= 0
+    for t in range(p, r0, tl.num_programs(0)):  # a grid-stride loop (runtime step): >= 0
+        o_desc.store([(t // 4) * BM, (t % r0) * BN], v)
+
+
 T = tensor_descriptor_type(tl.bfloat16, [64, 32])
+ROWS = {"o_desc.shape1": {"tile.divisibility": 8}}  # 16-byte rows of bf16
 for target, tma, store in (("sm_90a", True, False), ("sm_90a", True, True),
                            ("sm_90a", False, True), ("sm_80", True, True)):
-    ck = compile(ASTSource(copy, {"a_desc": T, "o_desc": T}, {"BM": 64, "BN": 32}, {}), target,
-                 CompileOptions(tma=tma, tma_store=store), cache=False)
+    ck = compile(ASTSource(copy, {"a_desc": T, "o_desc": T}, {"BM": 64, "BN": 32}, ROWS),
+                 target, CompileOptions(tma=tma, tma_store=store), cache=False)
     print(f"// {target} tma={tma} tma_store={store}")
     print(ck.asm["tile"])
 
+for name, attrs, store in (("rows16", ROWS, True), ("rows_unknown", {}, True),
+                           ("unguarded", {}, "unguarded")):
+    ck = compile(ASTSource(store_at, {"o_desc": T, "r0": tl.int32}, {"BM": 64, "BN": 32}, attrs),
+                 "sm_90a", CompileOptions(tma_store=store), cache=False)
+    print(f"// store_at {name}")
+    print(ck.asm["tile"])
+
 # CHECK-LABEL: // sm_90a tma=True tma_store=False
-# CHECK: func.func @copy(%arg0: !tile.ptr<bf16>, %arg1: i32, %arg2: i32, %arg3: i64, %arg4: !tile.ptr<bf16>, %arg5: i32, %arg6: i32, %arg7: i64, %arg8: !tile.ptr<i8> {tile.tma}) attributes {tile.kernel, tile.tma = ["arg=a_desc;box=64,32;swizzle=64"]}
+# CHECK: func.func @copy(%arg0: !tile.ptr<bf16>, %arg1: i32, %arg2: i32, %arg3: i64, %arg4: !tile.ptr<bf16>, %arg5: i32, %arg6: i32 {tile.divisibility = 8 : i32}, %arg7: i64, %arg8: !tile.ptr<i8> {tile.tma}) attributes {tile.kernel, tile.tma = ["arg=a_desc;box=64,32;swizzle=64"]}
 # CHECK: %[[P:.+]] = "tile.get_program_id"() {axis = 0 : i32}
 # CHECK-NEXT: %[[BM0:.+]] = arith.constant 64 : i32
 # CHECK-NEXT: %[[RS:.+]] = arith.muli %[[P]], %[[BM0]] : i32
@@ -52,3 +78,24 @@ for target, tma, store in (("sm_90a", True, False), ("sm_90a", True, True),
 # CHECK-NOT: tile.tma
 # CHECK-NOT: tile.descriptor_load
 # CHECK: "tile.load"
+# CHECK-LABEL: // store_at rows16
+# CHECK: "tile.descriptor_store"
+# CHECK-NOT: "tile.descriptor_store"
+# CHECK: "tile.store"
+# CHECK-NOT: "tile.descriptor_store"
+# CHECK: "tile.store"
+# CHECK-NOT: "tile.store"
+# CHECK: scf.for
+# CHECK: "tile.descriptor_store"
+# CHECK-NOT: "tile.store"
+# CHECK: scf.for
+# CHECK: "tile.descriptor_store"
+# CHECK-NOT: "tile.store"
+# CHECK-LABEL: // store_at rows_unknown
+# CHECK-NOT: "tile.descriptor_store"
+# CHECK-NOT: tile.tma
+# CHECK: "tile.store"
+# CHECK-LABEL: // store_at unguarded
+# CHECK-NOT: "tile.store"
+# CHECK-COUNT-5: "tile.descriptor_store"
+# CHECK-NOT: "tile.store"

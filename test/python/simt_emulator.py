@@ -118,13 +118,14 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
 
     @classmethod
     def from_kernel(cls, kernel, signature: dict, constants: dict, target="sm_80",
-                    num_warps=4, rewrite=None, **options):
-        """Compiles `kernel` (every stage: the compile-only check; `options` are more
+                    num_warps=4, rewrite=None, attrs=None, **options):
+        """Compiles `kernel` (every stage: the compile-only check; `attrs` the arguments'
+        specialization, e.g. {"n": {"tile.divisibility": 16}}; `options` are more
         CompileOptions) and lowers its `tilegpu` stage, first passed through
         `rewrite(text) -> text` if given (e.g. to force other layouts)."""
         from tilework import CompileOptions
         from tilework.compiler.driver import ASTSource, compile
-        ck = compile(ASTSource(kernel, signature, constants, {}), target,
+        ck = compile(ASTSource(kernel, signature, constants, attrs or {}), target,
                      CompileOptions(num_warps=num_warps, **options), cache=False)
         text = ck.asm["tilegpu"]
         emu = cls.from_tilegpu(rewrite(text) if rewrite is not None else text, target,

@@ -11,9 +11,13 @@ from the compiler's layouts:
   [4, 4 + log2(S / 16)) with bits [7, ...) (CUDA's CU_TENSOR_MAP_SWIZZLE_32B/64B/128B: 16-byte
   chunks permuted within each 256/512/1024 bytes, which the buffer must be aligned to);
 * elements whose coordinates fall outside the tensor are not written (the hardware clips the
-  box; coordinates may be negative);
+  box), except past the inner bound: a row is written in whole 16-byte chunks, so the box's
+  elements in the chunk holding a row's last element land past its end too (measured on an
+  H200, issue 9: a 70-wide fp16 tensor gets columns 70 and 71; cf. Triton #11583);
 * checks: the buffer's alignment (128 bytes, or the swizzle's period), an inner coordinate a
-  multiple of 16 bytes (the GPU faults otherwise), every byte read fenced for the async proxy
+  multiple of 16 bytes and no coordinate negative (the GPU faults on either with an illegal
+  instruction; a TMA load clips negative ones, a store does not), every byte read fenced for
+  the async proxy
   by the thread that wrote it (`fence.proxy.async` after its write) and written before a
   barrier (a race otherwise), the commit and the read-wait after the copies, one issuing
   thread.  The copy happens at once (the wait is part of the same asm).
@@ -109,6 +113,9 @@ class TmaOps:
         if coords[-1] * esize % 16:
             raise TmaError(f"inner coordinate {coords[-1]} is not a multiple of 16 bytes "
                            f"(the GPU faults)")
+        if min(coords) < 0:
+            raise TmaError(f"TMA store at coordinates {coords[::-1]} (innermost first): a "
+                           f"negative coordinate (the GPU faults: illegal instruction)")
         idx = np.indices(tm.box).reshape(len(tm.box), -1)         # box element coordinates
         flat = np.ravel_multi_index(idx, tm.box)                   # row-major in the box
         src = swizzled(saddr + flat * esize, tm.swizzle)          # byte address of each
@@ -125,7 +132,9 @@ class TmaOps:
                            f"{self.w_thread[bb[j]]} wrote with no fence.proxy.async after")
         self._check_read(b, np.full(len(b), thread))
         g = idx + np.array(coords)[:, None]                        # tensor coordinates
-        inside = np.all((g >= 0) & (g < np.array(tm.shape)[:, None]), axis=0)
+        limit = np.array(tm.shape)                                 # written below these:
+        limit[-1] = -(-tm.shape[-1] * esize // 16) * 16 // esize   # whole 16-byte chunks
+        inside = np.all((g >= 0) & (g < limit[:, None]), axis=0)
         dst = (g[:, inside] * np.array(tm.strides)[:, None]).sum(0) * esize
         out = tm.array.reshape(-1).view(np.uint8)
         out[dst[:, None] + np.arange(esize)] = self.smem[b[inside]]

@@ -33,7 +33,7 @@ def test_descriptor_key_and_params():
     a = FakeGpuArray(0x10000, np.float16, (40, 64))
     d = TensorDescriptor(a, [40, 50], [64, 1], [16, 32])
     key, params = launcher.key_and_params(k_desc, (d, 7, d, 4))
-    assert key[0] == ("tensordesc", "<f2", (16, 32), "zero", (False, False), (True,))
+    assert key[0] == ("tensordesc", "<f2", (16, 32), "zero", (False, False), (True,), False)
     assert params == [0x10000, 40, 50, 64, 7, 0x10000, 40, 50, 64]
     assert launcher.fast_key_and_params(k_desc)((d, 7, d, 4)) == (key, params)
 
@@ -62,6 +62,25 @@ def test_descriptor_specialization():
     assert attrs["a_desc.stride0"] == {"tile.divisibility": 16}
     assert "a_desc.shape0" not in attrs  # 40 is not a multiple of 16
     assert consts == {"B": 4}
+
+
+@pytest.mark.parametrize("dtype, width, flag, div", [
+    (np.float16, 70, False, None), (np.float16, 72, True, 8), (np.float16, 66, False, None),
+    (np.float32, 70, False, None), (np.float32, 72, True, 4), (np.float16, 64, True, 16),
+    (np.int8, 72, False, None), (np.float64, 70, True, 2)])
+def test_descriptor_row_bytes_specialization(dtype, width, flag, div):
+    """Whether a row is a multiple of 16 bytes is part of the key (the TMA store writes rows in
+    whole 16-byte chunks: a 70-wide fp16 tensor gets the block-pointer store, a 72-wide one the
+    TMA store); the last shape argument is then known divisible by 16 // itemsize."""
+    a = FakeGpuArray(0x10000, dtype, (40, 80))
+    d = TensorDescriptor(a, [40, width], [80, 1], [16, 64 // np.dtype(dtype).itemsize])
+    key, _ = launcher.key_and_params(k_desc, (d, 7, d, 4))
+    assert key[0][6] is flag
+    assert launcher.fast_key_and_params(k_desc)((d, 7, d, 4))[0] == key
+    other = TensorDescriptor(a, [40, 64], [80, 1], d.block_shape)
+    assert (launcher.key_and_params(k_desc, (other, 7, other, 4))[0] == key) == (width == 64)
+    _, _, attrs = launcher.specialization(k_desc, (d, 7, d, 4))
+    assert attrs.get("a_desc.shape1") == ({"tile.divisibility": div} if div else None)
 
 
 def test_descriptor_of_host_memory_is_refused():

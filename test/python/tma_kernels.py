@@ -54,26 +54,40 @@ def ptr_matmul_desc_store(a_ptr, b_ptr, c_desc, M, N, K, BM: tl.constexpr, BN: t
 
 
 @tilework.jit
-def store_block(x, o_desc, r0, C0: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
-    """o's block at (r0 + pid0 * BM, C0 + pid1 * BN) = 2 * x's block (pid0, pid1) (x holds
-    the blocks side by side, row-major); the inner offset is a constexpr (TMA needs it a known
-    multiple of 16 bytes) so it may be negative or past the end."""
+def store_block(x, o_desc, R0: tl.constexpr, C0: tl.constexpr, BM: tl.constexpr,
+                BN: tl.constexpr):
+    """o's block at (R0 + pid0 * BM, C0 + pid1 * BN) = 2 * x's block (pid0, pid1) (x holds
+    the blocks side by side, row-major).  The offsets are constexprs: the TMA store needs the
+    inner one a known multiple of 16 bytes and both known >= 0 (R0, C0 >= 0); otherwise (a
+    negative R0 or C0: boxes partly before the start) the block-pointer store."""
     pm, pn = tl.program_id(0), tl.program_id(1)
     rm = pm * BM + tl.arange(0, BM)
     rn = pn * BN + tl.arange(0, BN)
     v = tl.load(x + rm[:, None] * (BN * tl.num_programs(1)) + rn[None, :])
-    o_desc.store([r0 + pm * BM, C0 + pn * BN], v.to(tl.float32) * 2)  # (cast back on store)
+    o_desc.store([R0 + pm * BM, C0 + pn * BN], v.to(tl.float32) * 2)  # (cast back on store)
 
 
 @tilework.jit
-def store_block3d(x, o_desc, r0, B0: tl.constexpr, B1: tl.constexpr, B2: tl.constexpr):
-    """o's 3-D block at (r0 + pid * B0, -B1 // 2, 0) = x's block pid + 1."""
+def store_block_rt(x, o_desc, r0, BM: tl.constexpr, BN: tl.constexpr):
+    """store_block with a runtime row offset (of unknown sign: always the block-pointer
+    store)."""
+    pm, pn = tl.program_id(0), tl.program_id(1)
+    rm = pm * BM + tl.arange(0, BM)
+    rn = pn * BN + tl.arange(0, BN)
+    v = tl.load(x + rm[:, None] * (BN * tl.num_programs(1)) + rn[None, :])
+    o_desc.store([r0 + pm * BM, pn * BN], v.to(tl.float32) * 2)
+
+
+@tilework.jit
+def store_block3d(x, o_desc, R0: tl.constexpr, C1: tl.constexpr, B0: tl.constexpr,
+                  B1: tl.constexpr, B2: tl.constexpr):
+    """o's 3-D block at (R0 + pid * B0, C1, 0) = x's block pid + 1."""
     p = tl.program_id(0)
     i = p * B0 + tl.arange(0, B0)
     j = tl.arange(0, B1)
     k = tl.arange(0, B2)
     v = tl.load(x + i[:, None, None] * (B1 * B2) + j[None, :, None] * B2 + k[None, None, :])
-    o_desc.store([r0 + p * B0, -(B1 // 2), 0], v + 1)
+    o_desc.store([R0 + p * B0, C1, 0], v + 1)
 
 
 @tilework.jit

@@ -28,7 +28,7 @@ class CompileOptions:
     matrix_instr_nonkdim: int = 0  # AMD CDNA: MFMA M=N, 16 or 32 (0: chosen per dot)
     kpack: int = 1               # AMD CDNA: 2 gives each lane 2x the MFMA's K elements per load
     tma: bool = True             # NVIDIA sm_90: host tensor descriptors load by TMA where legal
-    tma_store: bool = False      # ... and store by TMA too (with tma; off until run on a GPU)
+    tma_store: bool | str = False  # ... and store by TMA where safe ("unguarded": everywhere)
     speculate_loads: bool = False  # tile-speculate-loads (off until timed: more registers)
 
     def __post_init__(self):
@@ -53,8 +53,9 @@ class CompileOptions:
             raise ValueError(f"kpack must be 1 or 2, got {self.kpack!r}")
         if not isinstance(self.tma, bool):
             raise ValueError(f"tma must be a bool, got {self.tma!r}")
-        if not isinstance(self.tma_store, bool):
-            raise ValueError(f"tma_store must be a bool, got {self.tma_store!r}")
+        if not isinstance(self.tma_store, bool) and self.tma_store != "unguarded":
+            raise ValueError(f"tma_store must be a bool or 'unguarded', got "
+                             f"{self.tma_store!r}")
         if not isinstance(self.speculate_loads, bool):
             raise ValueError(f"speculate_loads must be a bool, got {self.speculate_loads!r}")
         if self.opt_level not in (0, 1, 2, 3):
@@ -71,8 +72,9 @@ class CompileOptions:
             env["enable_fp_fusion"] = os.environ["TILEWORK_FP_FUSION"] == "1"
         if os.environ.get("TILEWORK_TMA", "") in ("0", "1"):
             env["tma"] = os.environ["TILEWORK_TMA"] == "1"
-        if os.environ.get("TILEWORK_TMA_STORE", "") in ("0", "1"):
-            env["tma_store"] = os.environ["TILEWORK_TMA_STORE"] == "1"
+        if os.environ.get("TILEWORK_TMA_STORE", "") in ("0", "1", "unguarded"):
+            v = os.environ["TILEWORK_TMA_STORE"]
+            env["tma_store"] = v if v == "unguarded" else v == "1"
         if os.environ.get("TILEWORK_SPECULATE_LOADS", "") in ("0", "1"):
             env["speculate_loads"] = os.environ["TILEWORK_SPECULATE_LOADS"] == "1"
         if os.environ.get("TILEWORK_OPT_LEVEL"):

@@ -72,15 +72,18 @@ class _Several(list):
 
 def _descriptor_entry(fn, name, a: TensorDescriptor):
     """(key entry, parameters) of a host tensor descriptor: specialized on the element type,
-    block shape, padding and the divisibility by 16 of the shape and strides (the base is
-    16-byte aligned, which TensorDescriptor asserts); passes base, shape, strides[:-1]."""
+    block shape, padding, the divisibility by 16 of the shape and strides (the base is
+    16-byte aligned, which TensorDescriptor asserts) and whether a row (the last dimension) is
+    a multiple of 16 bytes (where the TMA store may write it: ops_descriptor's
+    `_tma_store_safe`); passes base, shape, strides[:-1]."""
     (dt, _), ptr = _tensor_entry(fn, name, a.base)
     for s in a.shape:
         if not 0 <= s < 2**31:
             raise located(f"argument `{name}` of {fn.__name__}: tensor descriptor shape "
                           f"{a.shape} does not fit in int32", fn.fn, exc=ValueError)
     key = ("tensordesc", dt, tuple(a.block_shape), a.padding,
-           tuple(s % 16 == 0 for s in a.shape), tuple(s % 16 == 0 for s in a.strides[:-1]))
+           tuple(s % 16 == 0 for s in a.shape), tuple(s % 16 == 0 for s in a.strides[:-1]),
+           a.shape[-1] * a.base.dtype.itemsize % 16 == 0)
     return key, _Several([ptr, *a.shape, *a.strides[:-1]])
 
 
@@ -241,6 +244,9 @@ def specialization(fn: JITFunction, values, placeholders: bool = False):
             for d, ok in enumerate(key[4]):
                 if ok:
                     attrs[f"{name}.shape{d}"] = {"tile.divisibility": 16}
+            last = f"{name}.shape{len(key[4]) - 1}"
+            if key[6] and last not in attrs:  # rows of 16 bytes: 16 // itemsize elements
+                attrs[last] = {"tile.divisibility": 16 // a.base.dtype.itemsize}
             for d, ok in enumerate(key[5]):
                 if ok:
                     attrs[f"{name}.stride{d}"] = {"tile.divisibility": 16}
