@@ -7,9 +7,13 @@ matmul() does: zero the fp32 sum, the kernel, the cast into c.  Last, the autotu
 itself (matmul(): its pruned config list, split K where use_split_k says) per shape.
 
     python benchmarks/tools/skinny_sweep.py [--dtypes fp16,bf16] [--no-triton]
+        [--shapes small-m,short-k] [--listed-only] [--no-fence-run]
 
 Prints one table per shape (TFLOP/s; "x cuBLAS" columns; the issue's target is 0.9 of cuBLAS
-and at least Triton); exit status 1 if any result is wrong.  About 2-3 minutes on an H200.
+and at least Triton); exit status 1 if any result is wrong.  Then (unless --no-fence-run) the
+K=512 fp16 configs of the example's list again, tilework alone, in a child process with
+TILEWORK_WGMMA_CP_ASYNC_FENCE=0 (no fence.proxy.async before the pipelined wgmma: Triton's
+code; default-off until this run shows it is right and faster).  About 3 minutes on an H200.
 """
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ import ast
 import importlib.util
 import inspect
 import os
+import subprocess
 import sys
 import tempfile
 import textwrap
@@ -42,7 +47,7 @@ def of(c, split=False):
                k["SPLIT_K"] if split else 1)
 
 
-def candidates(shape):
+def candidates(shape, listed_only=False):
     """(label, config tuple): the example's configs for the shape's group first (what the
     autotuner times), then other candidates worth knowing about."""
     if shape == SMALL_M:
@@ -57,6 +62,8 @@ def candidates(shape):
         listed = [of(c) for c in mm.CONFIGS + mm.SHORT_K_CONFIGS]
         extra = [cfg(128, 128, 64, 8, 4), cfg(128, 128, 128, 8, 3), cfg(128, 128, 64, 4, 3),
                  cfg(64, 256, 64, 4, 4), cfg(128, 256, 128, 8, 2), cfg(256, 128, 64, 8, 4)]
+    if listed_only:
+        extra = []
     seen, out = set(), []
     for tag, cs in (("listed", listed), ("extra", extra)):
         for c in cs:
@@ -120,12 +127,17 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dtypes", default="fp16,bf16")
     ap.add_argument("--no-triton", action="store_true")
+    ap.add_argument("--shapes", default="small-m,short-k")
+    ap.add_argument("--listed-only", action="store_true", help="only the example's configs")
+    ap.add_argument("--no-fence-run", action="store_true",
+                    help="skip the child run with TILEWORK_WGMMA_CP_ASYNC_FENCE=0")
     args = ap.parse_args(argv)
+    shapes = [{"small-m": SMALL_M, "short-k": SHORT_K}[x] for x in args.shapes.split(",")]
     import torch
     import tilework
     from tilework.testing import do_bench
     t_start = time.perf_counter()
-    tr = None
+    tr, tr_version = None, None
     if not args.no_triton:
         try:
             import triton
@@ -136,7 +148,8 @@ def main(argv=None) -> int:
     print(f"GPU: {torch.cuda.get_device_name()} "
           f"({torch.cuda.get_device_properties(0).multi_processor_count} SMs); "
           f"torch {torch.__version__}; tilework {tilework.__version__}; "
-          f"triton {tr_version if tr else '-'}")
+          f"triton {tr_version or '-'}; TILEWORK_WGMMA_CP_ASYNC_FENCE="
+          f"{os.environ.get('TILEWORK_WGMMA_CP_ASYNC_FENCE', '(unset: 1)')}")
     tw = (mm.matmul_kernel.base_fn, mm.matmul_splitk_kernel.base_fn)
     dtypes = {"fp16": torch.float16, "bf16": torch.bfloat16}
     bad = 0
@@ -146,7 +159,7 @@ def main(argv=None) -> int:
 
     for dname in args.dtypes.split(","):
         dt = dtypes[dname]
-        for shape in (SMALL_M, SHORT_K):
+        for shape in shapes:
             M, N, K = shape
             flop = 2 * M * N * K
             a = torch.randn(M, K, device="cuda", dtype=dt)
@@ -159,7 +172,7 @@ def main(argv=None) -> int:
                   f"(target 0.9x = {0.9 * cublas:.1f})")
             print(f"  {'':6s} {'BMxBNxBK':>12s} {'w':>2s} {'st':>2s} {'splitK':>6s}  "
                   f"{'tilework':>8s} {'x cuBLAS':>8s}  {'Triton':>8s} {'x cuBLAS':>8s}")
-            for tag, config in candidates(shape):
+            for tag, config in candidates(shape, args.listed_only):
                 split = config[5]
                 cols = []
                 for side in ((tw,) + ((tr,) if tr else ())):
@@ -197,7 +210,14 @@ def main(argv=None) -> int:
                 t = flop / bench(lambda: mm.matmul(a, b, c)) / 1e9
                 print(f"  matmul() (autotuned{', split K' if split else ''}): {t:.1f} TFLOP/s "
                       f"= {t / cublas:.2f} x cuBLAS; picked {kern.best_config}")
-    print(f"\n{time.perf_counter() - t_start:.0f} s")
+    print(f"\n{time.perf_counter() - t_start:.0f} s", flush=True)
+    if not args.no_fence_run and os.environ.get("TILEWORK_WGMMA_CP_ASYNC_FENCE") != "0":
+        print("\n---- TILEWORK_WGMMA_CP_ASYNC_FENCE=0 (child process) ----", flush=True)
+        env = dict(os.environ, TILEWORK_WGMMA_CP_ASYNC_FENCE="0")
+        r = subprocess.run([sys.executable, os.path.abspath(__file__), "--shapes", "short-k",
+                            "--dtypes", "fp16", "--no-triton", "--listed-only",
+                            "--no-fence-run"], env=env)
+        bad += r.returncode != 0
     return 1 if bad else 0
 
 

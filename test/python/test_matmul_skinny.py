@@ -84,6 +84,21 @@ def test_wide_tile_keeps_its_stages_sm90a():
     assert ck.metadata["shared"] == 4 * 48 * 1024
 
 
+@pytest.mark.parametrize("fence", [True, False])
+def test_wgmma_cp_async_fence_option(fence, monkeypatch):
+    """CompileOptions.wgmma_cp_async_fence (env TILEWORK_WGMMA_CP_ASYNC_FENCE; default on):
+    off, the pipelined wgmma whose operands only cp.async writes gets no fence.proxy.async
+    (Triton's code: a MEMBAR.ALL.CTA and a FENCE.VIEW.ASYNC.S less per K step); on, one."""
+    assert tilework.CompileOptions().wgmma_cp_async_fence
+    monkeypatch.setenv("TILEWORK_WGMMA_CP_ASYNC_FENCE", "1" if fence else "0")
+    c = mm.SHORT_K_CONFIGS[0]
+    ck = compile_config(c, "sm_90a")
+    ptx = ck.asm["ptx"]
+    assert ptx.count("wgmma.mma_async") and ptx.count("fence.proxy.async") == int(fence)
+    assert ("tilegpu.no_proxy_fence" in ck.asm["tilegpu"]) is not fence
+    assert spills(ck)[0] == 0
+
+
 def _interpret_splitk(a, b, c, bm, bn, bk, split):
     m, k = a.shape
     n = b.shape[1]

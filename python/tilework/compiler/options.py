@@ -29,6 +29,9 @@ class CompileOptions:
     kpack: int = 1               # AMD CDNA: 2 gives each lane 2x the MFMA's K elements per load
     tma: bool = True             # NVIDIA sm_90: host tensor descriptors load by TMA where legal
     tma_store: bool = False      # ... and store by TMA too (with tma; off until run on a GPU)
+    # NVIDIA sm_90: fence.proxy.async before a pipelined wgmma whose operand buffers only
+    # cp.async writes (False: none, as Triton; off until timed and checked on a GPU)
+    wgmma_cp_async_fence: bool = True
 
     def __post_init__(self):
         nw = self.num_warps
@@ -70,6 +73,8 @@ class CompileOptions:
             env["tma"] = os.environ["TILEWORK_TMA"] == "1"
         if os.environ.get("TILEWORK_TMA_STORE", "") in ("0", "1"):
             env["tma_store"] = os.environ["TILEWORK_TMA_STORE"] == "1"
+        if os.environ.get("TILEWORK_WGMMA_CP_ASYNC_FENCE", "") in ("0", "1"):
+            env["wgmma_cp_async_fence"] = os.environ["TILEWORK_WGMMA_CP_ASYNC_FENCE"] == "1"
         if os.environ.get("TILEWORK_OPT_LEVEL"):
             env["opt_level"] = int(os.environ["TILEWORK_OPT_LEVEL"])
         env.update({k: v for k, v in overrides.items() if v is not None})
