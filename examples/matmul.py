@@ -37,7 +37,7 @@ SMALL_M_CONFIGS = [
     tilework.Config({"BLOCK_M": 16, "BLOCK_N": 64, "BLOCK_K": 256, "GROUP_M": 8},
                     num_warps=4, num_stages=3),
     tilework.Config({"BLOCK_M": 16, "BLOCK_N": 32, "BLOCK_K": 256, "GROUP_M": 8},
-                    num_warps=4, num_stages=4),
+                    num_warps=4, num_stages=3),
     tilework.Config({"BLOCK_M": 32, "BLOCK_N": 64, "BLOCK_K": 128, "GROUP_M": 8},
                     num_warps=4, num_stages=4),
 ]

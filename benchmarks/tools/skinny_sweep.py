@@ -55,7 +55,7 @@ def candidates(shape, listed_only=False):
                                                           if c.kwargs["BLOCK_M"] == 16]
         extra = [cfg(64, 64, 32, 4, 4),  # the old list's pick for M=16
                  cfg(16, 32, 128, 4, 6), cfg(16, 64, 128, 4, 6), cfg(16, 128, 128, 4, 4),
-                 cfg(16, 64, 64, 4, 8), cfg(16, 32, 256, 4, 3),
+                 cfg(16, 64, 64, 4, 8), cfg(16, 32, 256, 4, 4),
                  cfg(16, 128, 128, 4, 4, 2), cfg(16, 128, 128, 4, 4, 4),
                  cfg(16, 64, 256, 4, 3, 2), cfg(16, 64, 128, 4, 4, 8)]
     else:

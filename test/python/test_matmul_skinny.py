@@ -99,6 +99,28 @@ def test_wgmma_cp_async_fence_option(fence, monkeypatch):
     assert spills(ck)[0] == 0
 
 
+def test_ldmatrix_groups_mma_fragments():
+    """A 16-row tile's mma.sync operands (4 warps along N): each ldmatrix.x4 loads A's four
+    8x8 matrices of one m16k16 fragment in a0..a3's order (rows + 8, then K + 8), and B's in
+    b0, b1 pairs (K + 8 first), so ptxas takes its registers as they are.  (The two lowest
+    register bits were K + 8 and K + 16 for A: each fragment gathered from two loads, 80 ->
+    64 registers and 177 -> 89 SASS instructions a K step at 16x64x128, Triton's 96.)"""
+    from tilework.dialects.layout import Blocked, DotOperand
+    from tilework.dialects.layout_nvidia import NvidiaMma
+    from tilework.dialects.linear_layout import plan_conversion
+    from tilework.lowering.rules.layout import ldmatrix_plan
+    mma = NvidiaMma(2, (1, 4), (16, 8))
+    cases = [(0, (16, 128), Blocked((1, 8), (2, 16), (4, 1), (1, 0)), False, [(8, 0), (0, 8)]),
+             (1, (128, 64), Blocked((1, 8), (4, 8), (4, 1), (1, 0)), True, [(8, 0), (0, 32)])]
+    for op, shape, copy, trans, want in cases:
+        d = DotOperand(op, mma, 2).linear(shape)
+        plan = plan_conversion(copy.linear(shape), d, shape, 2)
+        got_trans, pair, bits = ldmatrix_plan(d, plan.swizzle, 2)
+        regs = list(d.basis("register"))
+        assert got_trans is trans and regs[pair] == ((1, 0) if trans else (0, 1))
+        assert [regs[b] for b in bits] == want
+
+
 def _interpret_splitk(a, b, c, bm, bn, bk, split):
     m, k = a.shape
     n = b.shape[1]
