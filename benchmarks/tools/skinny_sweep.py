@@ -10,10 +10,12 @@ itself (matmul(): its pruned config list, split K where use_split_k says) per sh
         [--shapes small-m,short-k] [--listed-only] [--no-fence-run]
 
 Prints one table per shape (TFLOP/s; "x cuBLAS" columns; the issue's target is 0.9 of cuBLAS
-and at least Triton); exit status 1 if any result is wrong.  Then (unless --no-fence-run) the
-K=512 fp16 configs of the example's list again, tilework alone, in a child process with
-TILEWORK_WGMMA_CP_ASYNC_FENCE=0 (no fence.proxy.async before the pipelined wgmma: Triton's
-code; default-off until this run shows it is right and faster).  About 3 minutes on an H200.
+and at least Triton; the extra candidates in fp16 only); exit status 1 if any result is
+wrong.  tilework's variants compile at once in worker processes first.  Then (unless
+--no-fence-run) the K=512 fp16 configs of the example's list again, tilework alone, in a
+child process with TILEWORK_WGMMA_CP_ASYNC_FENCE=0 (no fence.proxy.async before the
+pipelined wgmma: Triton's code; default-off until this run shows it right and faster).
+About 2-3 minutes on an H200.
 """
 from __future__ import annotations
 
@@ -49,7 +51,7 @@ def of(c, split=False):
 
 def candidates(shape, listed_only=False):
     """(label, config tuple): the example's configs for the shape's group first (what the
-    autotuner times), then other candidates worth knowing about."""
+    autotuner times), then other candidates worth knowing about (fp16 only: main())."""
     if shape == SMALL_M:
         listed = [of(c) for c in mm.SMALL_M_CONFIGS] + [of(c, True) for c in mm.SPLITK_CONFIGS
                                                           if c.kwargs["BLOCK_M"] == 16]
@@ -118,6 +120,30 @@ def runner(torch, kern, a, b, c, c32, config):
     return run_split
 
 
+def precompile(tilework, kerns, a, b, c, c32, configs):
+    """tilework's variants of `configs`, compiled at once in worker processes (an autotuner's
+    warmup over them), so the timing loop finds them loaded; a failure only costs the time."""
+    M, K = a.shape
+    N = b.shape[1]
+    for split in (False, True):
+        cs = [x for x in configs if (x[5] > 1) == split]
+        if not cs:
+            continue
+        out = c32 if split else c
+        tcs = [tilework.Config(dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8,
+                                    EVEN_K=K % bk == 0, **({"SPLIT_K": sk} if split else {})),
+                               num_warps=w, num_stages=st) for bm, bn, bk, w, st, sk in cs]
+        try:
+            tuner = tilework.autotune(configs=tcs, key=["M", "N", "K"])(kerns[int(split)])
+            notes = tuner.warmup(a, b, out, M, N, K, a.stride(0), a.stride(1), b.stride(0),
+                                 b.stride(1), out.stride(0), out.stride(1))
+            for c_, note in (notes or {}).items():
+                print(f"  (precompile of {c_}: {note})")
+        except Exception as e:
+            print(f"  (precompile: {type(e).__name__}: {str(e).splitlines()[0][:80]}; "
+                  f"compiling one by one)")
+
+
 def check(torch, out, ref, K):
     err = (out.float() - ref).abs().max().item()
     return err <= 0.02 * K ** 0.5, err
@@ -172,7 +198,9 @@ def main(argv=None) -> int:
                   f"(target 0.9x = {0.9 * cublas:.1f})")
             print(f"  {'':6s} {'BMxBNxBK':>12s} {'w':>2s} {'st':>2s} {'splitK':>6s}  "
                   f"{'tilework':>8s} {'x cuBLAS':>8s}  {'Triton':>8s} {'x cuBLAS':>8s}")
-            for tag, config in candidates(shape, args.listed_only):
+            cands = candidates(shape, args.listed_only or dname != "fp16")
+            precompile(tilework, tw, a, b, c, c32, [x for _, x in cands])
+            for tag, config in cands:
                 split = config[5]
                 cols = []
                 for side in ((tw,) + ((tr,) if tr else ())):
