@@ -54,16 +54,24 @@ ALL_CONFIGS = CONFIGS + SMALL_M_CONFIGS + SHORT_K_CONFIGS
 
 def prune_configs(configs, named_args, **kwargs):
     """The configs worth timing for this shape (Triton's early_config_prune signature):
-    M <= 32 takes the small-M tiles only, larger M the others; the short-K ones only where
-    K <= 1024.  A list without the shape's group (a caller's own) is returned whole."""
+    M <= 32 takes the small-M tiles only (16-bit inputs: fp32's dot on 16 rows would run on
+    CUDA cores, not tf32 wgmma), larger M the others; the short-K ones only where K <= 1024.
+    A list without the shape's group (a caller's own) is returned whole."""
     M, K = named_args["M"], named_args["K"]
     small = [c for c in configs if c.kwargs["BLOCK_M"] <= 32]
-    if M <= 32:
+    if M <= 32 and _elem_bytes(named_args.get("a_ptr")) == 2:
         return small or list(configs)
     short = {_shape_of(c) for c in SHORT_K_CONFIGS}
     keep = [c for c in configs if c.kwargs["BLOCK_M"] > 32
             and (K <= 1024 or _shape_of(c) not in short)]
     return keep or list(configs)
+
+
+def _elem_bytes(x):
+    """Bytes of an element of a torch tensor or numpy array (2 for anything else)."""
+    if hasattr(x, "element_size"):
+        return x.element_size()
+    return getattr(x, "itemsize", 2)
 
 
 def _shape_of(c):
@@ -132,9 +140,12 @@ SPLITK_CONFIGS = [
 
 
 def prune_splitk(configs, named_args, **kwargs):
-    """Tiles no taller than M needs (16 for M <= 16, 32 for M <= 32, else 64)."""
+    """Tiles no taller than M needs (16 for M <= 16, 32 for M <= 32, else 64; 64 for fp32
+    inputs, as prune_configs)."""
     M = named_args["M"]
     want = 16 if M <= 16 else 32 if M <= 32 else 64
+    if _elem_bytes(named_args.get("a_ptr")) != 2:
+        want = 64
     return [c for c in configs if c.kwargs["BLOCK_M"] == want] or list(configs)
 
 

@@ -195,6 +195,17 @@ def test_prune_small_m():
     assert _shapes(got) == _shapes(mm.SMALL_M_CONFIGS)
 
 
+def test_prune_small_m_fp32_keeps_the_list():
+    """fp32 inputs on 16 rows would take CUDA-core FMAs (tf32 wgmma needs 64 rows): M <= 32
+    keeps the regular list for them."""
+    a32 = np.zeros((16, 8), np.float32)
+    got = mm.prune_configs(mm.ALL_CONFIGS, {"M": 16, "N": 8192, "K": 8192, "a_ptr": a32})
+    assert _shapes(got) == _shapes(mm.CONFIGS)
+    a16 = np.zeros((16, 8), np.float16)
+    got = mm.prune_configs(mm.ALL_CONFIGS, {"M": 16, "N": 8192, "K": 8192, "a_ptr": a16})
+    assert _shapes(got) == _shapes(mm.SMALL_M_CONFIGS)
+
+
 def test_prune_short_k():
     got = mm.prune_configs(mm.ALL_CONFIGS, {"M": 8192, "N": 8192, "K": 512})
     assert _shapes(got) == _shapes(mm.CONFIGS + mm.SHORT_K_CONFIGS)
@@ -217,6 +228,8 @@ def test_prune_splitk():
     for m, bm in ((1, 16), (16, 16), (17, 32), (32, 32), (33, 64), (4096, 64)):
         got = mm.prune_splitk(mm.SPLITK_CONFIGS, {"M": m, "N": 64, "K": 64})
         assert got and {c.kwargs["BLOCK_M"] for c in got} == {bm}, (m, got)
+    got = mm.prune_splitk(mm.SPLITK_CONFIGS, {"M": 16, "a_ptr": np.zeros(1, np.float32)})
+    assert {c.kwargs["BLOCK_M"] for c in got} == {64}
 
 
 @pytest.mark.parametrize("m, n, k, want", [
@@ -233,7 +246,7 @@ def test_use_split_k(m, n, k, want):
 # ---- on the GPU: matmul() through both kernels -------------------------------------------
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
 @pytest.mark.parametrize("m, n, k", [(16, 8192, 8192), (16, 2048, 8192), (5, 1000, 4100),
                                      (8192, 8192, 512), (30, 4096, 3000)])
 def test_matmul_skinny_gpu(dtype, m, n, k):
@@ -245,7 +258,7 @@ def test_matmul_skinny_gpu(dtype, m, n, k):
     c = torch.full((m, n), float("nan"), device="cuda", dtype=dt)
     mm.matmul(a, b, c)
     ref = a.float() @ b.float()
-    tol = (1e-2 if dt == torch.float16 else 2e-2) * k ** 0.5
+    tol = (1e-2 if dt != torch.bfloat16 else 2e-2) * k ** 0.5  # fp32: tf32 products
     torch.testing.assert_close(c.float(), ref, rtol=2e-2, atol=tol)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     kern = mm.matmul_splitk_kernel if mm.use_split_k(m, n, k, sms) else mm.matmul_kernel
