@@ -160,13 +160,16 @@ def test_splitk_interpreted_adds_into_c():
                                rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("m, n, k, even", [(19, 40, 208, False), (16, 32, 256, True)])
-def test_splitk_on_gpu_sim(m, n, k, even):
+@pytest.mark.parametrize("m, n, k, even, split", [(19, 40, 208, False, 3),
+                                                  (16, 32, 256, True, 3),
+                                                  (19, 40, 160, True, 4)])
+def test_splitk_on_gpu_sim(m, n, k, even, split):
     """The compiled sm_80 code (mma.sync, the cp.async pipeline, red.global) on gpu_sim: a
-    16 x 32 tile, 2 warps, K slices of 32 in 3 runs (the last one masked; when even, K's 8
-    slices in runs of 3, 3, 2).  Rows padded to multiples of 16 elements (the strides' and
-    pointers' divisibility, as a launch specializes them: cp.async needs it)."""
-    bm, bn, bk, split = 16, 32, 32, 3
+    16 x 32 tile, 2 warps, K slices of 32: 7 slices, the last one half masked, in runs of 3,
+    3, 1; 8 slices in 3, 3, 2; 5 slices in 2, 2, 1 and an empty run (a zero-trip loop, its
+    prologue's copies masked off: zeros added).  Rows padded to multiples of 16 elements (the
+    strides' and pointers' divisibility, as a launch specializes them: cp.async needs it)."""
+    bm, bn, bk = 16, 32, 32
     c = tilework.Config(dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, SPLIT_K=split),
                         num_warps=2, num_stages=3)
     ck = compile_config(c, "sm_80", split=True, even=even)
