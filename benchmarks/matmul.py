@@ -59,13 +59,15 @@ def triton_module(tag: str):
     import fp8_matmul as f8
     src = "\n".join([
         "import triton", "import triton.language as tl",
-        "from matmul import CONFIGS as _MM, even_k", "from fp8_matmul import FP8_CONFIGS as _F8",
+        "from matmul import ALL_CONFIGS as _MM, PRUNE as _PRUNE, even_k",
+        "from fp8_matmul import FP8_CONFIGS as _F8",
         "def _cfgs(cs):",
         "    return [triton.Config(dict(c.kwargs), num_warps=c.num_warps, "
         "num_stages=c.num_stages) for c in cs]",
         "", kernel_source(mm.matmul_kernel.base_fn),
         "matmul_jit = triton.jit(matmul_kernel)",
-        "matmul_kernel = triton.autotune(configs=_cfgs(_MM), key=['M', 'N', 'K'])("
+        "matmul_kernel = triton.autotune(configs=_cfgs(_MM), key=['M', 'N', 'K'], "
+        "prune_configs_by=_PRUNE)("
         "triton.heuristics({'EVEN_K': even_k})(matmul_jit))",
         "", kernel_source(f8.fp8_matmul_kernel.base_fn),
         "fp8_jit = triton.jit(fp8_matmul_kernel)",
@@ -87,7 +89,8 @@ def tilework_kernels():
     import fp8_matmul as f8
     jit_mm = tilework.jit(mm.matmul_kernel.base_fn.fn)
     jit_f8 = tilework.jit(f8.fp8_matmul_kernel.base_fn.fn)
-    tuned_mm = tilework.autotune(configs=mm.CONFIGS, key=["M", "N", "K"])(
+    tuned_mm = tilework.autotune(configs=mm.ALL_CONFIGS, key=["M", "N", "K"],
+                                 prune_configs_by=mm.PRUNE)(
         tilework.heuristics({"EVEN_K": mm.even_k})(jit_mm))
     tuned_f8 = tilework.autotune(configs=f8.FP8_CONFIGS, key=["M", "N", "K"])(jit_f8)
     return jit_mm, tuned_mm, tuned_f8

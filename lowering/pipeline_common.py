@@ -26,18 +26,20 @@ def loops(op):
                     yield inner
 
 
-def reserve_bytes(f) -> int:
-    """Shared bytes the kernel needs besides the pipeline buffers (its largest scratch)."""
-    return max([scratch_bytes(op) for op in T.walk_ops(f)] + [0])
+def reserve_bytes(op) -> int:
+    """Shared bytes needed beside a loop's pipeline buffers: the largest scratch of the ops in
+    it.  The buffers live from just before the loop to just after it (tilegpu-allocate-shared
+    places by liveness), so the scratch of an op before or after it (a GEMM's epilogue
+    conversion) takes the same bytes."""
+    return max([scratch_bytes(o) for o in T.walk_ops(op)] + [0])
 
 
 def kernel_loops(module_op):
-    """(kernel, its largest scratch, loop) for each scf.for of each kernel, innermost first
-    (the loops listed before any is rewritten)."""
+    """(kernel, the loop's reserve_bytes, loop) for each scf.for of each kernel, innermost
+    first (the loops listed before any is rewritten)."""
     for f in kernels(module_op):
-        reserve = reserve_bytes(f)
         for loop in list(loops(f)):
-            yield f, reserve, loop
+            yield f, reserve_bytes(loop), loop
 
 
 def loop_depth(loop, pctx, default: int) -> int:

@@ -123,6 +123,10 @@ def buffer_bytes(md: T.MemDesc) -> int:
     return elems_bytes(math.prod(md.shape), md.elem)
 
 
+# on a tilegpu.warpgroup_dot: its operand buffers only cp.async writes, and its rule emits no
+# fence.proxy.async (CompileOptions.wgmma_cp_async_fence off; tilegpu-pipeline sets it)
+NO_PROXY_FENCE = "tilegpu.no_proxy_fence"
+
 NVMMA_ALIGN = 1024  # nvmma_shared buffers: the 128-byte swizzle repeats every 8 rows (1 KiB)
 
 

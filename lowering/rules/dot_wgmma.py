@@ -52,7 +52,7 @@ from tilework.dialects.opdefs.wgmma import is_async
 from ..axis_info import elem_bytes
 from ..registry import LoweringError, lower
 from ..regs import Regs
-from ..shared_memory import buffer_bytes, scratch, shared_offset, smem_type
+from ..shared_memory import NO_PROXY_FENCE, buffer_bytes, scratch, shared_offset, smem_type
 
 _TYPES = {"f16": "f16", "bf16": "bf16", "f32": "tf32", "f8E4M3FN": "e4m3", "f8E5M2": "e5m2",
           "i8": "s8"}
@@ -202,10 +202,12 @@ def _warpgroup_dot(ctx, op, args):
         c1 = (i & 1) + 2 * (i >> 2) + (n_instr // 4) * rn
         return c0 * per_n + c1
 
-    # fence our generic-proxy writes, then the deferred barrier, then the wgmma fence
-    ctx.create("nvvm.fence.proxy", [], [], {
-        "kind": _attr("#nvvm.proxy_kind<async.shared>"),
-        "space": _attr("#nvvm.shared_space<cta>")})
+    # fence our generic-proxy writes, then the deferred barrier, then the wgmma fence (none
+    # where the operands are ring slots only cp.async writes and the option says so)
+    if NO_PROXY_FENCE not in op.attributes:
+        ctx.create("nvvm.fence.proxy", [], [], {
+            "kind": _attr("#nvvm.proxy_kind<async.shared>"),
+            "space": _attr("#nvvm.shared_space<cta>")})
     ctx.smem_begin()
     # A's registers are packed before the wgmma fence: a register written between the fence
     # and the mma_async that reads it makes ptxas insert a warpgroup.arrive (serializing)

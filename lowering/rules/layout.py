@@ -219,6 +219,14 @@ def ldmatrix_plan(ld, sw, elem_bytes):
             continue
         pair = regs.index(pair_basis)
         rest = [b for b in range(len(regs)) if b != pair]
+        # matrix order: rows + 8 (the other dim), then columns + 8, then the lowest other
+        # bits: an mma.sync operand's 8x8 matrices in its fragment order (A: a0..a3 one
+        # x4, B: b0, b1 its halves), so ptxas takes the x4's registers as they are; any
+        # two bits load correctly (the addresses follow p1, p2)
+        row = other[0] if trans else next(d for d in range(rank) if lanes[2][d])
+        want = [_unit(rank, row, 8), _unit(rank, col, 8)]
+        rest = [b for w in want for b in rest if regs[b] == w] + \
+            [b for b in rest if regs[b] not in want]
         return trans, pair, tuple(rest[:2])
     return None
 

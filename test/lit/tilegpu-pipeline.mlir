@@ -306,3 +306,51 @@ module attributes {tilegpu.num_warps = 1 : i32, tilegpu.warp_size = 32 : i32} {
     return
   }
 }
+
+// -----
+
+// The depth against shared memory counts only the scratch of ops in the loop: 8 x 16 KiB of
+// buffers fit sm_80's 163 KiB beside the 64 KiB conversion after the loop (its scratch takes
+// the buffers' bytes, free by then: a GEMM's epilogue), not beside the same one in the loop.
+// CHECK-LABEL: func.func @scratch_after_loop(
+// CHECK: "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 32, 128>, f32, {{.+}}, 8 : i32>
+// CHECK: scf.for
+// CHECK: "tilegpu.async_copy"
+// CHECK: } {tile.num_stages = 8 : i32}
+// CHECK: "tilegpu.convert_layout"
+// CHECK-LABEL: func.func @scratch_in_loop(
+// CHECK: "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 32, 128>, f32, {{.+}}, 6 : i32>
+// CHECK: } {tile.num_stages = 8 : i32, tilegpu.pipeline_note = "num_stages 8 -> 6: 8 x 16384 bytes of buffers (and 65536 of scratch) exceed the 166912 bytes of shared memory"}
+#A = #tilegpu.blocked<array<i32: 1, 4>, array<i32: 8, 4>, array<i32: 4, 1>, array<i32: 1, 0>>
+#B = #tilegpu.blocked<array<i32: 4, 1>, array<i32: 4, 8>, array<i32: 1, 4>, array<i32: 0, 1>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @scratch_after_loop(%p: tensor<32x128x!tile.ptr<f32>, #A>, %b: tensor<128x16xf32, #A>, %x: tensor<128x128xf32, #A>, %n: i32) -> (tensor<32x16xf32, #A>, tensor<128x128xf32, #B>) attributes {tile.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<32x16xf32, #A>
+    %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (tensor<32x16xf32, #A>) : i32 {
+      %off = "tile.splat"(%i) : (i32) -> tensor<32x128xi32, #A>
+      %ptrs = "tile.addptr"(%p, %off) : (tensor<32x128x!tile.ptr<f32>, #A>, tensor<32x128xi32, #A>) -> tensor<32x128x!tile.ptr<f32>, #A>
+      %a = "tile.load"(%ptrs) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<32x128x!tile.ptr<f32>, #A>) -> tensor<32x128xf32, #A>
+      %d = "tile.dot"(%a, %b, %acc) {input_precision = "ieee", max_num_imprecise_acc = 0 : i32} : (tensor<32x128xf32, #A>, tensor<128x16xf32, #A>, tensor<32x16xf32, #A>) -> tensor<32x16xf32, #A>
+      scf.yield %d : tensor<32x16xf32, #A>
+    } {tile.num_stages = 8 : i32}
+    %y = "tilegpu.convert_layout"(%x) : (tensor<128x128xf32, #A>) -> tensor<128x128xf32, #B>
+    return %r, %y : tensor<32x16xf32, #A>, tensor<128x128xf32, #B>
+  }
+  func.func @scratch_in_loop(%p: tensor<32x128x!tile.ptr<f32>, #A>, %b: tensor<128x16xf32, #A>, %x: tensor<128x128xf32, #A>, %n: i32) -> (tensor<32x16xf32, #A>, tensor<128x128xf32, #B>) attributes {tile.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<32x16xf32, #A>
+    %y0 = arith.constant dense<0.000000e+00> : tensor<128x128xf32, #B>
+    %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero, %yy = %y0) -> (tensor<32x16xf32, #A>, tensor<128x128xf32, #B>) : i32 {
+      %off = "tile.splat"(%i) : (i32) -> tensor<32x128xi32, #A>
+      %ptrs = "tile.addptr"(%p, %off) : (tensor<32x128x!tile.ptr<f32>, #A>, tensor<32x128xi32, #A>) -> tensor<32x128x!tile.ptr<f32>, #A>
+      %a = "tile.load"(%ptrs) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<32x128x!tile.ptr<f32>, #A>) -> tensor<32x128xf32, #A>
+      %d = "tile.dot"(%a, %b, %acc) {input_precision = "ieee", max_num_imprecise_acc = 0 : i32} : (tensor<32x128xf32, #A>, tensor<128x16xf32, #A>, tensor<32x16xf32, #A>) -> tensor<32x16xf32, #A>
+      %y = "tilegpu.convert_layout"(%x) : (tensor<128x128xf32, #A>) -> tensor<128x128xf32, #B>
+      scf.yield %d, %y : tensor<32x16xf32, #A>, tensor<128x128xf32, #B>
+    } {tile.num_stages = 8 : i32}
+    return %r#0, %r#1 : tensor<32x16xf32, #A>, tensor<128x128xf32, #B>
+  }
+}

@@ -169,7 +169,9 @@ def test_bias_gelu_rowsum_interpreted():
 # ---- the matmul examples (autotuned; interpreted: the first config) -------------------------
 from fp8_matmul import fp8_matmul_kernel  # noqa: E402
 from linear_activation import ACTIVATIONS, linear_kernel  # noqa: E402
+from matmul import ALL_CONFIGS as ALL_MM_CONFIGS  # noqa: E402
 from matmul import grid as mm_grid  # noqa: E402
+from matmul import prune_configs as mm_prune  # noqa: E402
 from matmul import matmul_kernel  # noqa: E402
 from test_fp8 import ref_decode, ref_encode  # noqa: E402
 
@@ -191,7 +193,10 @@ def test_matmul_interpreted(m, n, k):
     _run_tuned(matmul_kernel, a, b, c, m, n, k, k, 1, n, 1, n, 1)
     ref = a.astype(np.float64) @ b.astype(np.float64)
     np.testing.assert_allclose(c, ref, rtol=1e-4, atol=1e-4)
-    assert matmul_kernel.best_config.kwargs["BLOCK_K"] == 64  # the first config
+    # the first config the shape's pruning keeps (m = 1: the small-M tiles)
+    first = mm_prune(ALL_MM_CONFIGS, {"M": m, "N": n, "K": k})[0]
+    assert matmul_kernel.best_config == first
+    assert (first.kwargs["BLOCK_M"] <= 32) == (m <= 32)
     # a transposed view of b (strides swapped)
     bt = np.ascontiguousarray(b.T)
     c2 = np.full((m, n), np.nan, np.float32)

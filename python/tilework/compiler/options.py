@@ -30,6 +30,9 @@ class CompileOptions:
     tma: bool = True             # NVIDIA sm_90: host tensor descriptors load by TMA where legal
     tma_store: bool | str = False  # ... and store by TMA where safe ("unguarded": everywhere)
     speculate_loads: bool = False  # tile-speculate-loads (off until timed: more registers)
+    # NVIDIA sm_90: fence.proxy.async before a pipelined wgmma whose operand buffers only
+    # cp.async writes (False: none, as Triton; off until timed and checked on a GPU)
+    wgmma_cp_async_fence: bool = True
 
     def __post_init__(self):
         nw = self.num_warps
@@ -77,6 +80,8 @@ class CompileOptions:
             env["tma_store"] = v if v == "unguarded" else v == "1"
         if os.environ.get("TILEWORK_SPECULATE_LOADS", "") in ("0", "1"):
             env["speculate_loads"] = os.environ["TILEWORK_SPECULATE_LOADS"] == "1"
+        if os.environ.get("TILEWORK_WGMMA_CP_ASYNC_FENCE", "") in ("0", "1"):
+            env["wgmma_cp_async_fence"] = os.environ["TILEWORK_WGMMA_CP_ASYNC_FENCE"] == "1"
         if os.environ.get("TILEWORK_OPT_LEVEL"):
             env["opt_level"] = int(os.environ["TILEWORK_OPT_LEVEL"])
         env.update({k: v for k, v in overrides.items() if v is not None})

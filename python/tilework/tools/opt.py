@@ -86,7 +86,7 @@ def main(argv=None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     try:
-        options = CompileOptions(num_warps=args.num_warps)
+        options = CompileOptions.from_env(num_warps=args.num_warps)  # env: defaults
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
