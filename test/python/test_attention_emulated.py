@@ -40,7 +40,8 @@ def test_forward_sm90a_emulated(d, causal, n, even):
 
 
 @pytest.mark.parametrize("which", ["dq", "dkdv"])
-@pytest.mark.parametrize("d, causal, n", [(64, False, 128), (64, True, 192), (256, True, 128)])
+@pytest.mark.parametrize("d, causal, n", [(64, False, 128), (64, True, 192), (256, True, 128),
+                                          (128, False, 96), (128, True, 80)])
 def test_backward_sm90a_emulated(which, d, causal, n):
     ck = compile_bwd("sm_90a", which, d, causal)
     cfg = A.default_bwd_configs(d)[0 if which == "dkdv" else 1]
