@@ -1,6 +1,7 @@
 """A/B of a compiler change on benchmarks/attention.py: `python benchmarks/tools/ab_attention.py
 --off NAME [attention.py's arguments]` runs the benchmark with one change switched off in this
-process (NAME: transposed-hint, loop-converts, zero-acc, exp2-ftz), for comparing against a plain run in
+process (NAME: transposed-hint, loop-converts, zero-acc, exp2-ftz,
+slot-views), for comparing against a plain run in
 the same session on the same GPU."""
 import importlib.util
 import os
@@ -22,6 +23,9 @@ def switch_off(name):
         call = M._call  # (the rules are registered at import: redirect the intrinsic instead)
         M._call = lambda name, *a: call("llvm.exp2" if name == "llvm.nvvm.ex2.approx.ftz.f"
                                         else name, *a)
+    elif name == "slot-views":  # one read of a pipelined slot, converted per dot (as before)
+        import tilework.lowering.pipeline_views as V
+        V.ENABLED = False
     elif name == "zero-acc":
         import tilework.lowering.rules.dot_wgmma as W
         W._is_zero = lambda v: False
@@ -31,6 +35,9 @@ def switch_off(name):
 
 if __name__ == "__main__":
     args = sys.argv[1:]
+    if "--off" in args and "TILEWORK_CACHE_DIR" not in os.environ:
+        import tempfile  # (a switch is no part of the disk cache's key: compile afresh)
+        os.environ["TILEWORK_CACHE_DIR"] = tempfile.mkdtemp(prefix="ab_attention_")
     while "--off" in args:
         i = args.index("--off")
         switch_off(args[i + 1])
