@@ -21,6 +21,7 @@ def _strides(x):
     (64, True, 384, True),     # the diagonal loop and the unmasked one
     (128, False, 256, True),
     (64, True, 200, False),    # a masked tail
+    (256, True, 256, True),    # q's one buffer for the peeled block and both key loops
 ])
 def test_forward_sm90a_emulated(d, causal, n, even):
     ck = compile_fwd("sm_90a", d, causal, even=even)
