@@ -1,7 +1,7 @@
 """A/B of a compiler change on benchmarks/attention.py: `python benchmarks/tools/ab_attention.py
 --off NAME [attention.py's arguments]` runs the benchmark with one change switched off in this
 process (NAME: transposed-hint, loop-converts, zero-acc, exp2-ftz,
-slot-views), for comparing against a plain run in
+slot-views, equal-buffers), for comparing against a plain run in
 the same session on the same GPU."""
 import importlib.util
 import os
@@ -26,6 +26,9 @@ def switch_off(name):
     elif name == "slot-views":  # one read of a pipelined slot, converted per dot (as before)
         import tilework.lowering.pipeline_views as V
         V.ENABLED = False
+    elif name == "equal-buffers":  # q's wgmma buffer written before each key loop again
+        import tilework.lowering.dot_wgmma as W
+        W.share_equal_buffers = lambda f: None
     elif name == "zero-acc":
         import tilework.lowering.rules.dot_wgmma as W
         W._is_zero = lambda v: False
