@@ -80,6 +80,8 @@ from tilework.dialects.verify import named_operands
 from . import rules  # noqa: F401  (registers the scratch sizes)
 from .axis_info import AxisAnalysis, elem_bytes, vector_width
 from .pass_base import Pass, register
+from .module_info import kernels
+from .pipeline_invariant import hoist_invariant_operands
 from .pipeline_views import plan_reads, read_views, view_reads
 from .pipeline_common import (NOTE_ATTR, STAGES_ATTR, arith, clone_slice, cmp_lt,
                               in_flight_acc, kernel_loops, loop_depth, next_op, stage_bytes,
@@ -723,8 +725,9 @@ def rewire(info: _Loop, new, kept):
 
 
 def pipeline(module_op, pctx=None):
+    held = {f: hoist_invariant_operands(f) for f in kernels(module_op)}  # (buffers kept)
     for f, reserve, loop in kernel_loops(module_op):
-        pipeline_loop(loop, pctx, reserve, AxisAnalysis(f))
+        pipeline_loop(loop, pctx, reserve + held.get(f, 0), AxisAnalysis(f))
 
 
 register(Pass("tilegpu-pipeline",

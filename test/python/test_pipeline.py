@@ -4,6 +4,7 @@ race-checked) against numpy; the pass's decisions on the IR; the PTX of sm_80 (c
 sm_70 (none)."""
 import re
 
+import mlir.ir as ir
 import numpy as np
 import pytest
 
@@ -11,6 +12,7 @@ import tilework
 import tilework.language as tl
 from tilework import CompileOptions
 from tilework.compiler.driver import ASTSource, compile
+from tilework.dialects import tile as T
 
 from simt_emulator import EmulationError, Emulator
 
@@ -447,5 +449,38 @@ def test_slot_read_per_dot_layout(stages, length, rng):
     xs[:length] = x
     blocks = xs.reshape(-1, 32, 32)
     w64 = w.astype(np.float64)
+    np.testing.assert_allclose(c, sum(w64 @ b for b in blocks), rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(d, sum(w64 @ b.T for b in blocks), rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("stages", [1, 3])
+def test_invariant_operand_written_once(stages, rng, monkeypatch):
+    """(Default-off: lowering/pipeline_invariant.py.)  w, invariant in the loop, converted to
+    its dot-operand layout through shared memory every iteration, is written to a buffer once
+    before the loop and read from it by ldmatrix in the loop: no conversion left in it."""
+    import tilework.lowering.pipeline_invariant as P
+    monkeypatch.setattr(P, "ENABLED", True)  # (build() compiles without the disk cache)
+    ck = build(x_and_xt, dict(w_ptr=F16, x_ptr=F16, c_ptr=F32, d_ptr=F32, L=tl.int32),
+               dict(BLOCK=32, STAGES=stages), attrs=aligned("w_ptr", "x_ptr"))
+    with T.new_context():
+        mod = ir.Module.parse(ck.asm["tilegpu"])
+        loop = next(op for op in T.walk_ops(mod.operation) if op.name == "scf.for")
+        w_buf = [op for op in T.walk_ops(mod.operation) if op.name == "tilegpu.local_alloc"
+                 and len(op.operands) == 1]
+        assert len(w_buf) == 1 and w_buf[0].parent.name == "func.func"
+        assert not [op for op in T.walk_ops(loop) if op.name == "tilegpu.convert_layout"
+                    and op.operands[0] == w_buf[0].operands[0]]
+        reads = [op for op in T.walk_ops(loop) if op.name == "tilegpu.local_load"
+                 and op.operands[0] == w_buf[0].results[0]]
+        assert len(reads) == 1 and "dot_operand<0" in str(reads[0].results[0].type)
+    w = (rng.standard_normal((32, 32)) / 4).astype(np.float16)
+    x = rng.standard_normal((80, 32)).astype(np.float16)
+    c = np.zeros((32, 32), np.float32)
+    d = np.zeros((32, 32), np.float32)
+    emulate(ck, (1,), w, x, c, d, 80)
+    xs = np.zeros((96, 32))
+    xs[:80] = x
+    w64 = w.astype(np.float64)
+    blocks = xs.reshape(-1, 32, 32)
     np.testing.assert_allclose(c, sum(w64 @ b for b in blocks), rtol=1e-3, atol=1e-3)
     np.testing.assert_allclose(d, sum(w64 @ b.T for b in blocks), rtol=1e-3, atol=1e-3)
