@@ -1,7 +1,7 @@
 """A loop-invariant wgmma operand (attention's q) is written to its shared buffer once, before
 the loop (tilegpu-warpgroup-dot, lowering/dot_wgmma_hoist.py; before the outermost of nested
-loops), and once for several loops of one block: the tilegpu IR, and the kernel run on the SIMT emulator (barriers, proxy fences and shared-memory
-races checked) against numpy."""
+loops), and once for several loops of one block: the tilegpu IR, and the kernel run on the
+SIMT emulator (barriers, proxy fences and shared-memory races checked) against numpy."""
 import numpy as np
 import pytest
 
