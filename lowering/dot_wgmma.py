@@ -34,7 +34,7 @@ from tilework.dialects.layout_nvidia import NvidiaMma, NvmmaShared
 from tilework.dialects.linear_layout import plan_conversion
 
 from .axis_info import elem_bytes
-from .dot_wgmma_hoist import hoist_invariant_operands
+from .dot_wgmma_hoist import hoist_invariant_operands, share_equal_buffers
 from .dot_wgmma_trans import share_transposed_operands
 from .layout_passes import kernels
 from .pass_base import Pass, register
@@ -144,6 +144,7 @@ def _warpgroup_dot(module_op, pctx):
         for op in [o for o in T.walk_ops(f) if o.name == "tile.dot" and _is_wgmma_dot(o)]:
             _rewrite(op)
         hoist_invariant_operands(f)  # (attention's q: written once, before the key loop)
+        share_equal_buffers(f)  # (... and once for all the key loops)
         share_transposed_operands(f)  # (x and tl.trans(x): one buffer, and a view of it)
 
 

@@ -80,6 +80,9 @@ from tilework.dialects.verify import named_operands
 from . import rules  # noqa: F401  (registers the scratch sizes)
 from .axis_info import AxisAnalysis, elem_bytes, vector_width
 from .pass_base import Pass, register
+from .module_info import kernels
+from .pipeline_invariant import hoist_invariant_operands
+from .pipeline_views import plan_reads, read_views, view_reads
 from .pipeline_common import (NOTE_ATTR, STAGES_ATTR, arith, clone_slice, cmp_lt,
                               in_flight_acc, kernel_loops, loop_depth, next_op, stage_bytes,
                               wait_result)
@@ -384,6 +387,11 @@ def _candidates(info: _Loop, an) -> list:
         if not all(info.computable(v) for v in (args["ptr"], args["mask"]) if v is not None):
             continue
         cons = _consumer(op, an)
+        if cons is not None and cons[0] == "dot":
+            reads = view_reads(op)
+            lay = plan_reads(op, reads) if reads else None
+            if lay is not None:  # (pipeline_views.py)
+                cons = ("views", reads, lay)
         if cons is None and plain:
             cons = ("plain", None, op.results[0].type)
         if cons is None or (fill and cons[0] != "plain"):
@@ -407,6 +415,8 @@ def _shared_layout(load, cons, vec: int) -> str:
     kind, user, ty = cons
     if kind in ("alloc", "trans"):
         return T.memdesc_of(ty).layout
+    if kind == "views":
+        return ty
     shape = T.shape_of(load.results[0].type)
     ptr_layout = layout_of(named_operands(load)["ptr"].type)
     src = ptr_layout.linear(shape)
@@ -616,7 +626,9 @@ def _rewrite(info, cands, layouts, S):
             md = T.memdesc_of(alloc.type)
             slot = B.build_memdesc_index(None, alloc, rd, result_type=T.memdesc_type(
                 md.shape, md.elem, md.layout, 1))
-            if kind in ("alloc", "trans"):
+            if kind == "views":
+                read_views(slot, user)
+            elif kind in ("alloc", "trans"):
                 for u in list(user.results[0].uses):
                     if u.owner.name == "tilegpu.local_dealloc":
                         u.owner.erase()
@@ -631,7 +643,7 @@ def _rewrite(info, cands, layouts, S):
                 (user or load).results[0].replace_all_uses_with(val)
                 if kind == "stage":  # the casts to the alloc follow the read's layout
                     _retype_casts(val, layout_of(ty))
-            if user is not None:
+            if user is not None and kind != "views":
                 trans = user.operands[0].owner if kind == "trans" else None
                 user.erase()
                 if trans is not None:
@@ -717,8 +729,9 @@ def rewire(info: _Loop, new, kept):
 
 
 def pipeline(module_op, pctx=None):
+    held = {f: hoist_invariant_operands(f) for f in kernels(module_op)}  # (buffers kept)
     for f, reserve, loop in kernel_loops(module_op):
-        pipeline_loop(loop, pctx, reserve, AxisAnalysis(f))
+        pipeline_loop(loop, pctx, reserve + held.get(f, 0), AxisAnalysis(f))
 
 
 register(Pass("tilegpu-pipeline",

@@ -1,7 +1,8 @@
 """A/B of a compiler change on benchmarks/attention.py: `python benchmarks/tools/ab_attention.py
 --off NAME [attention.py's arguments]` runs the benchmark with one change switched off in this
-process (NAME: transposed-hint, loop-converts, zero-acc, exp2-ftz), for comparing against a plain run in
-the same session on the same GPU."""
+process (NAME: transposed-hint, loop-converts, zero-acc, exp2-ftz, slot-views, equal-buffers),
+`--on NAME` with a default-off one switched on (invariant-operands), for comparing against a
+plain run in the same session on the same GPU."""
 import importlib.util
 import os
 import sys
@@ -22,6 +23,12 @@ def switch_off(name):
         call = M._call  # (the rules are registered at import: redirect the intrinsic instead)
         M._call = lambda name, *a: call("llvm.exp2" if name == "llvm.nvvm.ex2.approx.ftz.f"
                                         else name, *a)
+    elif name == "slot-views":  # one read of a pipelined slot, converted per dot (as before)
+        import tilework.lowering.pipeline_views as V
+        V.ENABLED = False
+    elif name == "equal-buffers":  # q's wgmma buffer written before each key loop again
+        import tilework.lowering.dot_wgmma as W
+        W.share_equal_buffers = lambda f: None
     elif name == "zero-acc":
         import tilework.lowering.rules.dot_wgmma as W
         W._is_zero = lambda v: False
@@ -29,12 +36,24 @@ def switch_off(name):
         raise SystemExit(f"unknown change {name!r}")
 
 
+def switch_on(name):
+    if name == "invariant-operands":
+        import tilework.lowering.pipeline_invariant as P
+        P.ENABLED = True
+    else:
+        raise SystemExit(f"unknown change {name!r}")
+
+
 if __name__ == "__main__":
     args = sys.argv[1:]
-    while "--off" in args:
-        i = args.index("--off")
-        switch_off(args[i + 1])
-        del args[i:i + 2]
+    if ("--off" in args or "--on" in args) and "TILEWORK_CACHE_DIR" not in os.environ:
+        import tempfile  # (a switch is no part of the disk cache's key: compile afresh)
+        os.environ["TILEWORK_CACHE_DIR"] = tempfile.mkdtemp(prefix="ab_attention_")
+    for flag, switch in (("--off", switch_off), ("--on", switch_on)):
+        while flag in args:
+            i = args.index(flag)
+            switch(args[i + 1])
+            del args[i:i + 2]
     # by path, under another name: the benchmark itself imports the example as `attention`
     spec = importlib.util.spec_from_file_location(
         "attention_benchmark", os.path.join(HERE, "..", "attention.py"))

@@ -354,3 +354,112 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
     return %r#0, %r#1 : tensor<32x16xf32, #A>, tensor<128x128xf32, #B>
   }
 }
+
+// -----
+
+// A 16-bit load feeding two dots, one directly and one through tile.trans (the attention
+// backward's qT and do on mma.sync): the slot is read once per dot, where each conversion was,
+// straight into its dot-operand layout (ldmatrix), the transposed one through a memdesc_trans
+// view; the swizzle suits the copies' 16-byte writes and both reads.  No register copy of the
+// tile, no tile.trans and no conversion through scratch remain.
+// CHECK-LABEL: func.func @views(
+// CHECK: %[[BUF:.+]] = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 32, 32>, f16, #tilegpu.swizzled_shared<8 : i32, 2 : i32, 4 : i32, array<i32: 1, 0>>, 2 : i32>
+// CHECK: scf.for %{{.+}} iter_args(%[[A:[^ ]+]] = %{{[^,]+}}, %[[B:[^ ]+]] = %{{[^,]+}}, %[[RD:[^ ]+]] = %{{[^,]+}}, %{{[^ ]+}} = %{{[^)]+}})
+// CHECK: "tilegpu.async_copy"
+// CHECK: %[[SLOT:.+]] = "tilegpu.memdesc_index"(%[[BUF]], %[[RD]])
+// CHECK-NOT: tile.trans
+// CHECK-NOT: convert_layout
+// CHECK: %[[X:.+]] = "tilegpu.local_load"(%[[SLOT]]) : (!tilegpu.memdesc<array<i64: 32, 32>, f16, #tilegpu.swizzled_shared<8 : i32, 2 : i32, 4 : i32, array<i32: 1, 0>>, 1 : i32>) -> tensor<32x32xf16, #tilegpu.dot_operand<1
+// CHECK-NEXT: "tile.dot"(%arg1, %[[X]], %[[A]])
+// CHECK-NEXT: %[[V:.+]] = "tilegpu.memdesc_trans"(%[[SLOT]]) : ({{.+}}) -> !tilegpu.memdesc<array<i64: 32, 32>, f16, #tilegpu.swizzled_shared<8 : i32, 2 : i32, 4 : i32, array<i32: 0, 1>>, 1 : i32>
+// CHECK-NEXT: %[[XT:.+]] = "tilegpu.local_load"(%[[V]]) : ({{.+}}) -> tensor<32x32xf16, #tilegpu.dot_operand<1
+// CHECK-NEXT: "tile.dot"(%arg1, %[[XT]], %[[B]])
+// CHECK-NEXT: scf.yield
+#L = #tilegpu.blocked<array<i32: 1, 8>, array<i32: 8, 4>, array<i32: 1, 1>, array<i32: 1, 0>>
+#LT = #tilegpu.blocked<array<i32: 8, 1>, array<i32: 4, 8>, array<i32: 1, 1>, array<i32: 0, 1>>
+#S0 = #tilegpu.slice<0 : i32, #L>
+#S1 = #tilegpu.slice<1 : i32, #L>
+#M = #tilegpu.mma<2 : i32, array<i32: 1, 1>, array<i32: 16, 8>>
+#A = #tilegpu.dot_operand<0 : i32, #M, 2 : i32>
+#B = #tilegpu.dot_operand<1 : i32, #M, 2 : i32>
+module attributes {tilegpu.num_warps = 1 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @views(%x: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %w: tensor<32x32xf16, #A>, %n: i32) -> (tensor<32x32xf32, #M>, tensor<32x32xf32, #M>) attributes {tile.kernel} {
+    %zero = arith.constant dense<0.000000e+00> : tensor<32x32xf32, #M>
+    %c32 = arith.constant dense<32> : tensor<32x1xi32, #L>
+    %c1024 = arith.constant 1024 : i32
+    %c1 = arith.constant 1 : i32
+    %c0 = arith.constant 0 : i32
+    %r0 = "tile.make_range"() {end = 32 : i32, start = 0 : i32} : () -> tensor<32xi32, #S1>
+    %r1 = "tile.expand_dims"(%r0) {axis = 1 : i32} : (tensor<32xi32, #S1>) -> tensor<32x1xi32, #L>
+    %rows = arith.muli %r1, %c32 : tensor<32x1xi32, #L>
+    %q0 = "tile.make_range"() {end = 32 : i32, start = 0 : i32} : () -> tensor<32xi32, #S0>
+    %q1 = "tile.expand_dims"(%q0) {axis = 0 : i32} : (tensor<32xi32, #S0>) -> tensor<1x32xi32, #L>
+    %cols = "tile.broadcast"(%q1) : (tensor<1x32xi32, #L>) -> tensor<32x32xi32, #L>
+    %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%a = %zero, %b = %zero) -> (tensor<32x32xf32, #M>, tensor<32x32xf32, #M>) : i32 {
+      %o = arith.muli %i, %c1024 : i32
+      %base = "tile.addptr"(%x, %o) : (!tile.ptr<f16>, i32) -> !tile.ptr<f16>
+      %s = "tile.splat"(%base) : (!tile.ptr<f16>) -> tensor<32x1x!tile.ptr<f16>, #L>
+      %pr = "tile.addptr"(%s, %rows) : (tensor<32x1x!tile.ptr<f16>, #L>, tensor<32x1xi32, #L>) -> tensor<32x1x!tile.ptr<f16>, #L>
+      %pb = "tile.broadcast"(%pr) : (tensor<32x1x!tile.ptr<f16>, #L>) -> tensor<32x32x!tile.ptr<f16>, #L>
+      %p = "tile.addptr"(%pb, %cols) : (tensor<32x32x!tile.ptr<f16>, #L>, tensor<32x32xi32, #L>) -> tensor<32x32x!tile.ptr<f16>, #L>
+      %t = "tile.load"(%p) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<32x32x!tile.ptr<f16>, #L>) -> tensor<32x32xf16, #L>
+      %tb = "tilegpu.convert_layout"(%t) : (tensor<32x32xf16, #L>) -> tensor<32x32xf16, #B>
+      %d1 = "tile.dot"(%w, %tb, %a) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (tensor<32x32xf16, #A>, tensor<32x32xf16, #B>, tensor<32x32xf32, #M>) -> tensor<32x32xf32, #M>
+      %tt = "tile.trans"(%t) {order = array<i32: 1, 0>} : (tensor<32x32xf16, #L>) -> tensor<32x32xf16, #LT>
+      %ttb = "tilegpu.convert_layout"(%tt) : (tensor<32x32xf16, #LT>) -> tensor<32x32xf16, #B>
+      %d2 = "tile.dot"(%w, %ttb, %b) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (tensor<32x32xf16, #A>, tensor<32x32xf16, #B>, tensor<32x32xf32, #M>) -> tensor<32x32xf32, #M>
+      scf.yield %d1, %d2 : tensor<32x32xf32, #M>, tensor<32x32xf32, #M>
+    } {tile.num_stages = 2 : i32}
+    return %r#0, %r#1 : tensor<32x32xf32, #M>, tensor<32x32xf32, #M>
+  }
+}
+
+// -----
+
+// The same with fp32 (no ldmatrix): one read of the slot in the load's layout, the conversions
+// (and the transpose) kept.
+// CHECK-LABEL: func.func @views_f32(
+// CHECK: scf.for
+// CHECK: %[[X:.+]] = "tilegpu.local_load"(%{{.+}}) : ({{.+}}) -> tensor<32x32xf32, #tilegpu.blocked<
+// CHECK: "tilegpu.convert_layout"(%[[X]])
+// CHECK: "tile.trans"(%[[X]])
+// CHECK-NOT: memdesc_trans
+// CHECK: scf.yield
+#L = #tilegpu.blocked<array<i32: 1, 8>, array<i32: 8, 4>, array<i32: 1, 1>, array<i32: 1, 0>>
+#LT = #tilegpu.blocked<array<i32: 8, 1>, array<i32: 4, 8>, array<i32: 1, 1>, array<i32: 0, 1>>
+#S0 = #tilegpu.slice<0 : i32, #L>
+#S1 = #tilegpu.slice<1 : i32, #L>
+#M = #tilegpu.mma<2 : i32, array<i32: 1, 1>, array<i32: 16, 8>>
+#A = #tilegpu.dot_operand<0 : i32, #M, 1 : i32>
+#B = #tilegpu.dot_operand<1 : i32, #M, 1 : i32>
+module attributes {tilegpu.num_warps = 1 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @views_f32(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %w: tensor<32x32xf32, #A>, %n: i32) -> (tensor<32x32xf32, #M>, tensor<32x32xf32, #M>) attributes {tile.kernel} {
+    %zero = arith.constant dense<0.000000e+00> : tensor<32x32xf32, #M>
+    %c32 = arith.constant dense<32> : tensor<32x1xi32, #L>
+    %c1024 = arith.constant 1024 : i32
+    %c1 = arith.constant 1 : i32
+    %c0 = arith.constant 0 : i32
+    %r0 = "tile.make_range"() {end = 32 : i32, start = 0 : i32} : () -> tensor<32xi32, #S1>
+    %r1 = "tile.expand_dims"(%r0) {axis = 1 : i32} : (tensor<32xi32, #S1>) -> tensor<32x1xi32, #L>
+    %rows = arith.muli %r1, %c32 : tensor<32x1xi32, #L>
+    %q0 = "tile.make_range"() {end = 32 : i32, start = 0 : i32} : () -> tensor<32xi32, #S0>
+    %q1 = "tile.expand_dims"(%q0) {axis = 0 : i32} : (tensor<32xi32, #S0>) -> tensor<1x32xi32, #L>
+    %cols = "tile.broadcast"(%q1) : (tensor<1x32xi32, #L>) -> tensor<32x32xi32, #L>
+    %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%a = %zero, %b = %zero) -> (tensor<32x32xf32, #M>, tensor<32x32xf32, #M>) : i32 {
+      %o = arith.muli %i, %c1024 : i32
+      %base = "tile.addptr"(%x, %o) : (!tile.ptr<f32>, i32) -> !tile.ptr<f32>
+      %s = "tile.splat"(%base) : (!tile.ptr<f32>) -> tensor<32x1x!tile.ptr<f32>, #L>
+      %pr = "tile.addptr"(%s, %rows) : (tensor<32x1x!tile.ptr<f32>, #L>, tensor<32x1xi32, #L>) -> tensor<32x1x!tile.ptr<f32>, #L>
+      %pb = "tile.broadcast"(%pr) : (tensor<32x1x!tile.ptr<f32>, #L>) -> tensor<32x32x!tile.ptr<f32>, #L>
+      %p = "tile.addptr"(%pb, %cols) : (tensor<32x32x!tile.ptr<f32>, #L>, tensor<32x32xi32, #L>) -> tensor<32x32x!tile.ptr<f32>, #L>
+      %t = "tile.load"(%p) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<32x32x!tile.ptr<f32>, #L>) -> tensor<32x32xf32, #L>
+      %tb = "tilegpu.convert_layout"(%t) : (tensor<32x32xf32, #L>) -> tensor<32x32xf32, #B>
+      %d1 = "tile.dot"(%w, %tb, %a) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (tensor<32x32xf32, #A>, tensor<32x32xf32, #B>, tensor<32x32xf32, #M>) -> tensor<32x32xf32, #M>
+      %tt = "tile.trans"(%t) {order = array<i32: 1, 0>} : (tensor<32x32xf32, #L>) -> tensor<32x32xf32, #LT>
+      %ttb = "tilegpu.convert_layout"(%tt) : (tensor<32x32xf32, #LT>) -> tensor<32x32xf32, #B>
+      %d2 = "tile.dot"(%w, %ttb, %b) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (tensor<32x32xf32, #A>, tensor<32x32xf32, #B>, tensor<32x32xf32, #M>) -> tensor<32x32xf32, #M>
+      scf.yield %d1, %d2 : tensor<32x32xf32, #M>, tensor<32x32xf32, #M>
+    } {tile.num_stages = 2 : i32}
+    return %r#0, %r#1 : tensor<32x32xf32, #M>, tensor<32x32xf32, #M>
+  }
+}

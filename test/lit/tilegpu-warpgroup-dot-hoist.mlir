@@ -87,3 +87,46 @@ func.func @nested_outer_variant(%q: tensor<64x32xf16, #BL>, %kv: tensor<32x64xf1
   }
   return %o : tensor<64x64xf32, #V3>
 }
+
+// One value, one buffer type, in one block (attention's q: the peeled first key block, then
+// the key loops): the allocs hoisted before each loop and the peeled dot's become the first,
+// freed after the last loop; q's registers die at that one write.  (q @ q: as B, N-major, q
+// has the same type, so the same buffer too.)
+// CHECK-LABEL: func.func @peeled_and_loops(
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: %[[Q:.+]] = "tilegpu.local_alloc"(%arg0) : (tensor<64x64xf16, {{.+}}>) -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>, 1 : i32>
+// CHECK-NEXT: %[[K:.+]] = "tilegpu.local_alloc"(%arg1)
+// CHECK-NEXT: %[[D0:.+]] = "tilegpu.warpgroup_dot"(%[[Q]], %[[K]], %arg2)
+// CHECK-NEXT: "tilegpu.local_dealloc"(%[[K]])
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: %[[KS:.+]] = "tilegpu.local_alloc"
+// CHECK-NEXT: "tilegpu.warpgroup_dot"(%[[Q]], %[[KS]],
+// CHECK-NEXT: "tilegpu.local_dealloc"(%[[KS]])
+// CHECK-NEXT: scf.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: "tilegpu.warpgroup_dot"(%[[Q]], %[[Q]],
+// CHECK-NEXT: scf.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: "tilegpu.local_dealloc"(%[[Q]])
+// CHECK-NEXT: return
+#BLq = #tilegpu.blocked<array<i32: 1, 8>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
+#BTq = #tilegpu.blocked<array<i32: 8, 1>, array<i32: 8, 4>, array<i32: 1, 4>, array<i32: 0, 1>>
+#W3q = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>
+func.func @peeled_and_loops(%q: tensor<64x64xf16, #BLq>, %kv: tensor<64x64xf16, #BLq>, %c: tensor<64x64xf32, #W3q>, %n: index) -> tensor<64x64xf32, #W3q> attributes {tile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %d0 = "tile.dot"(%q, %kv, %c) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (tensor<64x64xf16, #BLq>, tensor<64x64xf16, #BLq>, tensor<64x64xf32, #W3q>) -> tensor<64x64xf32, #W3q>
+  %r1 = scf.for %j = %c0 to %n step %c1 iter_args(%acc = %d0) -> (tensor<64x64xf32, #W3q>) {
+    %k = arith.addf %kv, %kv : tensor<64x64xf16, #BLq>
+    %d = "tile.dot"(%q, %k, %acc) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (tensor<64x64xf16, #BLq>, tensor<64x64xf16, #BLq>, tensor<64x64xf32, #W3q>) -> tensor<64x64xf32, #W3q>
+    scf.yield %d : tensor<64x64xf32, #W3q>
+  }
+  %r2 = scf.for %j = %c0 to %n step %c1 iter_args(%acc = %r1) -> (tensor<64x64xf32, #W3q>) {
+    %d = "tile.dot"(%q, %q, %acc) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (tensor<64x64xf16, #BLq>, tensor<64x64xf16, #BLq>, tensor<64x64xf32, #W3q>) -> tensor<64x64xf32, #W3q>
+    scf.yield %d : tensor<64x64xf32, #W3q>
+  }
+  return %r2 : tensor<64x64xf32, #W3q>
+}

@@ -54,15 +54,18 @@ func.func @trans_first(%p: tensor<64x64xf16, #BL>, %w: tensor<64x128xf16, #BL>, 
 
 // -----
 
-// x^T read by two dots: both its buffers become views of x's, which lives past the last.
+// x^T read by two dots: its two buffers are one (as p's: one value, one type), a view of x's,
+// which lives past the last dot.
 // CHECK-LABEL: func.func @two_views(
-// CHECK: %[[X:.+]] = "tilegpu.local_alloc"(%arg2)
-// CHECK: %[[V1:.+]] = "tilegpu.memdesc_trans"(%[[X]])
-// CHECK-NEXT: "tilegpu.warpgroup_dot"(%{{.+}}, %[[V1]], %arg3)
-// CHECK-NOT: "tilegpu.local_dealloc"(%[[X]])
-// CHECK: %[[V2:.+]] = "tilegpu.memdesc_trans"(%[[X]])
-// CHECK-NEXT: "tilegpu.warpgroup_dot"(%{{.+}}, %[[V2]], %arg3)
-// CHECK-NEXT: "tilegpu.local_dealloc"
+// CHECK-NEXT: %[[P:.+]] = "tilegpu.local_alloc"(%arg0)
+// CHECK-NEXT: %[[X:.+]] = "tilegpu.local_alloc"(%arg2)
+// CHECK-NEXT: "tilegpu.warpgroup_dot"(%[[P]], %[[X]], %arg3)
+// CHECK-NEXT: %[[W:.+]] = "tilegpu.local_alloc"(%arg1)
+// CHECK-NEXT: %[[V:.+]] = "tilegpu.memdesc_trans"(%[[X]])
+// CHECK-NEXT: "tilegpu.warpgroup_dot"(%[[W]], %[[V]], %arg3)
+// CHECK-NEXT: "tilegpu.local_dealloc"(%[[W]])
+// CHECK-NEXT: "tilegpu.warpgroup_dot"(%[[P]], %[[V]], %arg3)
+// CHECK-NEXT: "tilegpu.local_dealloc"(%[[P]])
 // CHECK-NEXT: "tilegpu.local_dealloc"(%[[X]])
 // CHECK-NEXT: return
 #BL = #tilegpu.blocked<array<i32: 1, 8>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>

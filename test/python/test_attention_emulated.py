@@ -21,6 +21,7 @@ def _strides(x):
     (64, True, 384, True),     # the diagonal loop and the unmasked one
     (128, False, 256, True),
     (64, True, 200, False),    # a masked tail
+    (256, True, 256, True),    # q's one buffer for the peeled block and both key loops
 ])
 def test_forward_sm90a_emulated(d, causal, n, even):
     ck = compile_fwd("sm_90a", d, causal, even=even)
@@ -40,7 +41,8 @@ def test_forward_sm90a_emulated(d, causal, n, even):
 
 
 @pytest.mark.parametrize("which", ["dq", "dkdv"])
-@pytest.mark.parametrize("d, causal, n", [(64, False, 128), (64, True, 192), (256, True, 128)])
+@pytest.mark.parametrize("d, causal, n", [(64, False, 128), (64, True, 192), (256, True, 128),
+                                          (128, False, 96), (128, True, 80)])
 def test_backward_sm90a_emulated(which, d, causal, n):
     ck = compile_bwd("sm_90a", which, d, causal)
     cfg = A.default_bwd_configs(d)[0 if which == "dkdv" else 1]
@@ -59,4 +61,30 @@ def test_backward_sm90a_emulated(which, d, causal, n):
             *_strides(q), *_strides(k), *_strides(v), *_strides(do), 1, 1, n)
     refs = [rdq] if which == "dq" else [rdk, rdv]
     for got, ref in zip(outs, refs):
+        np.testing.assert_allclose(got.astype(np.float64), ref, rtol=2e-2, atol=2e-2)
+
+
+@pytest.mark.parametrize("causal, n", [(False, 96), (True, 80)])
+def test_backward_dkdv_invariant_operands_emulated(causal, n, monkeypatch, tmp_path):
+    """dK/dV D=128 (mma.sync) with the default-off lowering/pipeline_invariant.py on: k and v
+    written to shared memory once, before the heads' loop, read by ldmatrix in every query
+    loop (a fresh disk cache: the switch is no part of its key)."""
+    import tilework.lowering.pipeline_invariant as P
+    monkeypatch.setattr(P, "ENABLED", True)
+    monkeypatch.setenv("TILEWORK_CACHE_DIR", str(tmp_path))
+    ck = compile_bwd("sm_90a", "dkdv", 128, causal)
+    assert ck.asm["tilegpu"].count('"tilegpu.local_alloc"(%') == 2  # (k's and v's)
+    cfg = A.default_bwd_configs(128)[0]
+    emu = Emulator.from_tilegpu(ck.asm["tilegpu"], "sm_90a", cfg.num_warps)
+    q, k, v = _inputs(1, 1, 1, n, 128, np.float16)
+    do = np.random.default_rng(n).standard_normal(q.shape).astype(np.float16)
+    scale = 0.7 / np.sqrt(128)
+    ro, rl = ref_forward(q, k, v, causal, scale)
+    delta = (ro.astype(np.float16).astype(np.float64) * do).sum(-1).astype(np.float32)
+    _, rdk, rdv = ref_backward(q, k, v, do, causal, scale)
+    dk, dv = np.full_like(k, np.nan), np.full_like(v, np.nan)
+    emu.run((-(-n // cfg.kwargs["BLOCK_N"]), 1), q, k, v, do, dk, dv, rl.astype(np.float32),
+            delta, np.float32(scale), *_strides(q), *_strides(k), *_strides(v),
+            *_strides(do), 1, 1, n)
+    for got, ref in ((dk, rdk), (dv, rdv)):
         np.testing.assert_allclose(got.astype(np.float64), ref, rtol=2e-2, atol=2e-2)

@@ -4,6 +4,7 @@ race-checked) against numpy; the pass's decisions on the IR; the PTX of sm_80 (c
 sm_70 (none)."""
 import re
 
+import mlir.ir as ir
 import numpy as np
 import pytest
 
@@ -11,6 +12,7 @@ import tilework
 import tilework.language as tl
 from tilework import CompileOptions
 from tilework.compiler.driver import ASTSource, compile
+from tilework.dialects import tile as T
 
 from simt_emulator import EmulationError, Emulator
 
@@ -407,3 +409,78 @@ def test_nested_loops_and_kept_pointer(rng):
     emulate(ck, (1,), a, b, c, p, t, k)
     np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
     np.testing.assert_array_equal(p, a[:, k - 16:].reshape(t, 16, 16))
+
+
+@tilework.jit
+def x_and_xt(w_ptr, x_ptr, c_ptr, d_ptr, L, BLOCK: tl.constexpr, STAGES: tl.constexpr):
+    """c = sum over blocks x_b of w @ x_b, d = sum of w @ x_b^T: one load, two dots in
+    different operand layouts (as the attention backward's qT and do)."""
+    r = tl.arange(0, BLOCK)
+    w = tl.load(w_ptr + r[:, None] * BLOCK + r[None, :])
+    c = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
+    d = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
+    for start in tl.range(0, L, BLOCK, num_stages=STAGES):
+        rows = start + r
+        x = tl.load(x_ptr + rows[:, None] * BLOCK + r[None, :], mask=rows[:, None] < L,
+                    other=0.0)
+        c = tl.dot(w, x, c)
+        d = tl.dot(w, tl.trans(x), d)
+    tl.store(c_ptr + r[:, None] * BLOCK + r[None, :], c)
+    tl.store(d_ptr + r[:, None] * BLOCK + r[None, :], d)
+
+
+@pytest.mark.parametrize("stages", [2, 3])
+@pytest.mark.parametrize("length", [96, 80])
+def test_slot_read_per_dot_layout(stages, length, rng):
+    """The slot is read into each dot's operand layout (ldmatrix, .trans through the
+    memdesc_trans view), no tile.trans or conversion of x left in the loop."""
+    ck = build(x_and_xt, dict(w_ptr=F16, x_ptr=F16, c_ptr=F32, d_ptr=F32, L=tl.int32),
+               dict(BLOCK=32, STAGES=stages), attrs=aligned("w_ptr", "x_ptr"))
+    body = loop_text(ck)
+    assert "tile.trans" not in body and body.count('"tilegpu.memdesc_trans"') == 1
+    assert body.count('"tilegpu.local_load"') == 2
+    assert "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" in ck.asm["ptx"]
+    w = (rng.standard_normal((32, 32)) / 4).astype(np.float16)
+    x = rng.standard_normal((length, 32)).astype(np.float16)
+    c = np.zeros((32, 32), np.float32)
+    d = np.zeros((32, 32), np.float32)
+    emulate(ck, (1,), w, x, c, d, length)
+    xs = np.zeros((-(-length // 32) * 32, 32))
+    xs[:length] = x
+    blocks = xs.reshape(-1, 32, 32)
+    w64 = w.astype(np.float64)
+    np.testing.assert_allclose(c, sum(w64 @ b for b in blocks), rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(d, sum(w64 @ b.T for b in blocks), rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("stages", [1, 3])
+def test_invariant_operand_written_once(stages, rng, monkeypatch):
+    """(Default-off: lowering/pipeline_invariant.py.)  w, invariant in the loop, converted to
+    its dot-operand layout through shared memory every iteration, is written to a buffer once
+    before the loop and read from it by ldmatrix in the loop: no conversion left in it."""
+    import tilework.lowering.pipeline_invariant as P
+    monkeypatch.setattr(P, "ENABLED", True)  # (build() compiles without the disk cache)
+    ck = build(x_and_xt, dict(w_ptr=F16, x_ptr=F16, c_ptr=F32, d_ptr=F32, L=tl.int32),
+               dict(BLOCK=32, STAGES=stages), attrs=aligned("w_ptr", "x_ptr"))
+    with T.new_context():
+        mod = ir.Module.parse(ck.asm["tilegpu"])
+        loop = next(op for op in T.walk_ops(mod.operation) if op.name == "scf.for")
+        w_buf = [op for op in T.walk_ops(mod.operation) if op.name == "tilegpu.local_alloc"
+                 and len(op.operands) == 1]
+        assert len(w_buf) == 1 and w_buf[0].parent.name == "func.func"
+        assert not [op for op in T.walk_ops(loop) if op.name == "tilegpu.convert_layout"
+                    and op.operands[0] == w_buf[0].operands[0]]
+        reads = [op for op in T.walk_ops(loop) if op.name == "tilegpu.local_load"
+                 and op.operands[0] == w_buf[0].results[0]]
+        assert len(reads) == 1 and "dot_operand<0" in str(reads[0].results[0].type)
+    w = (rng.standard_normal((32, 32)) / 4).astype(np.float16)
+    x = rng.standard_normal((80, 32)).astype(np.float16)
+    c = np.zeros((32, 32), np.float32)
+    d = np.zeros((32, 32), np.float32)
+    emulate(ck, (1,), w, x, c, d, 80)
+    xs = np.zeros((96, 32))
+    xs[:80] = x
+    w64 = w.astype(np.float64)
+    blocks = xs.reshape(-1, 32, 32)
+    np.testing.assert_allclose(c, sum(w64 @ b for b in blocks), rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(d, sum(w64 @ b.T for b in blocks), rtol=1e-3, atol=1e-3)
