@@ -70,7 +70,10 @@ class NVIDIABackend(Backend):
             passes = passes + ["tilegpu-pipeline", "canonicalize", "cse", "tile-cse"]
         if self.target.capability >= 90:  # host descriptors' blocks by TMA
             passes = passes + ["tilegpu-pipeline-tma", "tilegpu-tma-loads", "tilegpu-tma-stores"]
-        return passes + common.access_passes() + common.shared_memory_passes()
+        passes = passes + common.access_passes() + common.shared_memory_passes()
+        if self.target.has("wgmma"):  # wgmma operands fenced where they are written
+            passes = passes + ["tilegpu-proxy-fences"]
+        return passes
 
     def gpu_target_attr(self, options) -> str:
         return (f'#nvvm.target<O = {options.opt_level}, chip = "{self.target.arch}", '

@@ -1,10 +1,13 @@
 """A/B of a compiler change on benchmarks/attention.py: `python benchmarks/tools/ab_attention.py
 --off NAME [attention.py's arguments]` runs the benchmark with one change switched off in this
-process (NAME: transposed-hint, loop-converts, zero-acc, exp2-ftz), for comparing against a plain run in
-the same session on the same GPU."""
+process (NAME: transposed-hint, loop-converts, zero-acc, exp2-ftz, proxy-fence), for comparing
+against a plain run in the same session on the same GPU.  With a change off, kernels compile into a
+fresh cache folder (the disk cache's key hashes the compiler's sources, not this process's
+switches)."""
 import importlib.util
 import os
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -22,6 +25,9 @@ def switch_off(name):
         call = M._call  # (the rules are registered at import: redirect the intrinsic instead)
         M._call = lambda name, *a: call("llvm.exp2" if name == "llvm.nvvm.ex2.approx.ftz.f"
                                         else name, *a)
+    elif name == "proxy-fence":  # every wgmma fences before its barrier, as before
+        import tilework.lowering.proxy_fences as P
+        P.plan = lambda f: None
     elif name == "zero-acc":
         import tilework.lowering.rules.dot_wgmma as W
         W._is_zero = lambda v: False
@@ -35,6 +41,7 @@ if __name__ == "__main__":
         i = args.index("--off")
         switch_off(args[i + 1])
         del args[i:i + 2]
+        os.environ["TILEWORK_CACHE_DIR"] = tempfile.mkdtemp(prefix="tw-ab-cache-")
     # by path, under another name: the benchmark itself imports the example as `attention`
     spec = importlib.util.spec_from_file_location(
         "attention_benchmark", os.path.join(HERE, "..", "attention.py"))

@@ -13,7 +13,8 @@ chained on the accumulator registers, then one `commit_group` and `wait_group 0`
 
 The fence comes before the barrier (the rule is registered with no scratch, so the barrier
 before it is deferred to its `smem_begin`): each writer fences its own writes, then the
-barrier orders them before every warpgroup's reads.
+barrier orders them before every warpgroup's reads.  On sm_90a tilegpu-proxy-fences moves the
+fences to the writers (`tilegpu.writers_fence` on the dot: none here; lowering/proxy_fences.py).
 
 Matrix descriptors (PTX ISA, "Matrix Descriptor Format"): bits 0-13 the start address >> 4,
 16-29 the leading dimension byte offset >> 4, 32-45 the stride dimension byte offset >> 4,
@@ -202,10 +203,12 @@ def _warpgroup_dot(ctx, op, args):
         c1 = (i & 1) + 2 * (i >> 2) + (n_instr // 4) * rn
         return c0 * per_n + c1
 
-    # fence our generic-proxy writes, then the deferred barrier, then the wgmma fence
-    ctx.create("nvvm.fence.proxy", [], [], {
-        "kind": _attr("#nvvm.proxy_kind<async.shared>"),
-        "space": _attr("#nvvm.shared_space<cta>")})
+    # fence our generic-proxy writes (unless tilegpu-proxy-fences had their writers fence),
+    # then the deferred barrier, then the wgmma fence
+    if "tilegpu.writers_fence" not in op.attributes:
+        ctx.create("nvvm.fence.proxy", [], [], {
+            "kind": _attr("#nvvm.proxy_kind<async.shared>"),
+            "space": _attr("#nvvm.shared_space<cta>")})
     ctx.smem_begin()
     # A's registers are packed before the wgmma fence: a register written between the fence
     # and the mma_async that reads it makes ptxas insert a warpgroup.arrive (serializing)
