@@ -1,15 +1,24 @@
 """A/B of a compiler change on benchmarks/attention.py: `python benchmarks/tools/ab_attention.py
 --off NAME [attention.py's arguments]` runs the benchmark with one change switched off in this
-process (NAME: transposed-hint, loop-converts, zero-acc, exp2-ftz, proxy-fence), for comparing
-against a plain run in the same session on the same GPU.  With a change off, kernels compile into a
-fresh cache folder (the disk cache's key hashes the compiler's sources, not this process's
-switches)."""
+process (NAME: transposed-hint, loop-converts, zero-acc, exp2-ftz, proxy-fence), or `--on NAME`
+one that is off by default (overlap-dots), for comparing against a plain run in the same session
+on the same GPU.  With a change switched, kernels compile into a fresh cache folder (the disk
+cache's key hashes the compiler's sources, not this process's switches)."""
 import importlib.util
 import os
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def switch_on(name):
+    """Changes that are off by default."""
+    if name == "overlap-dots":  # attention's P @ V wgmma in flight across the back edge
+        import tilework.lowering.dot_overlap as O
+        O.ENABLED = True
+    else:
+        raise SystemExit(f"unknown change {name!r}")
 
 
 def switch_off(name):
@@ -37,9 +46,9 @@ def switch_off(name):
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    while "--off" in args:
-        i = args.index("--off")
-        switch_off(args[i + 1])
+    while "--off" in args or "--on" in args:
+        i = args.index("--off") if "--off" in args else args.index("--on")
+        (switch_off if args[i] == "--off" else switch_on)(args[i + 1])
         del args[i:i + 2]
         os.environ["TILEWORK_CACHE_DIR"] = tempfile.mkdtemp(prefix="tw-ab-cache-")
     # by path, under another name: the benchmark itself imports the example as `attention`
