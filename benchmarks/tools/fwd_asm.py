@@ -5,9 +5,10 @@ of docs/performance.md's "fwd analysis".
     PYTHONPATH=/tmp/tsite python benchmarks/tools/fwd_asm.py OUTDIR [--d 64,128]
         [--configs 128x64w8s3,128x128w8s2] [--causal 0,1] [--sides tilework,triton]
 
-Writes OUTDIR/<side>_d<D>_<cfg>_c<causal>.{ptx,sass} and prints per file: registers, spills,
-SASS instructions, and per PTX: wgmma, wgmma wait_group, commit_group, bar.sync, ex2, shfl,
-cvt, ld.shared/st.shared, cp.async counts.
+Writes OUTDIR/<side>_d<D>_<cfg>_c<causal>.{ptx,sass} and prints per file: counts of PTX
+instruction kinds (wgmma, wait_group, bar.sync, ex2, shfl, cvt, shared accesses, cp.async, ...),
+registers, spills, SASS instructions, and in the key loops' SASS bodies: instructions,
+MEMBAR.ALL.CTA (fence.proxy.async), BAR.SYNC and WARPGROUP.DEPBAR (wgmma waits).
 """
 import argparse
 import os
@@ -109,8 +110,31 @@ KINDS = {"wgmma": r"wgmma\.mma_async", "wait_group": r"wgmma\.wait_group",
          r"\bmul\.(rn\.)?f32", "max.f32": r"\bmax\.f32", "mbarrier": r"mbarrier\."}
 
 
+def loop_sass(sass):
+    """The SASS instructions of the key loops' bodies (from a backward branch's target to it)
+    that hold HGMMA, as lists of opcodes."""
+    ins = []
+    for ln in sass.splitlines():
+        m = re.match(r"\s+/\*([0-9a-f]{4})\*/\s+(.*?);", ln)
+        if m:
+            ins.append((int(m[1], 16), m[2].strip()))
+    loops = []
+    for addr, text in ins:
+        b = re.search(r"BRA (0x[0-9a-f]+)", text)
+        if b and int(b[1], 16) < addr:
+            body = [t for a, t in ins if int(b[1], 16) <= a <= addr]
+            if any("HGMMA" in t for t in body):
+                loops.append([re.sub(r"^@!?U?P\w+\s+", "", t).split()[0] for t in body])
+    return loops
+
+
 def figures(ptx, info, sass):
     f = {k: len(re.findall(v, ptx)) for k, v in KINDS.items()}
+    loops = loop_sass(sass)
+    f["loop_sass"] = sum(len(b) for b in loops)
+    f["loop_membar"] = sum(b.count("MEMBAR.ALL.CTA") for b in loops)
+    f["loop_bar"] = sum(b.count("BAR.SYNC.DEFER_BLOCKING") for b in loops)
+    f["loop_wgwait"] = sum(b.count("WARPGROUP.DEPBAR.LE") for b in loops)
     f["regs"] = int(re.search(r"Used (\d+) registers", info).group(1))
     sp = re.search(r"(\d+) bytes spill stores", info)
     f["spill"] = int(sp.group(1)) if sp else 0
@@ -125,7 +149,17 @@ def main():
     ap.add_argument("--configs", default="128x64w8s3,128x128w8s2")
     ap.add_argument("--causal", default="0")
     ap.add_argument("--sides", default="tilework,triton")
+    ap.add_argument("--off", action="append", default=[],
+                    help="a change switched off (ab_attention.py's names)")
+    ap.add_argument("--on", action="append", default=[],
+                    help="a change off by default switched on (overlap-dots)")
     a = ap.parse_args()
+    sys.path.insert(0, HERE)
+    import ab_attention
+    for name in a.off:
+        ab_attention.switch_off(name)
+    for name in a.on:
+        ab_attention.switch_on(name)
     os.makedirs(a.out, exist_ok=True)
     sides = {"tilework": tilework_kernel, "triton": triton_kernel}
     rows = []

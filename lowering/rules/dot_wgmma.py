@@ -89,9 +89,37 @@ class Operand:
         high = ((lbo >> 4) << 16) | ((sbo >> 4) << 32) | (SWIZZLE_MODE[sw] << 62)
         self.high = high - (1 << 64) if high >> 63 else high  # as a signed i64
         self.base = ctx.op1("llvm.ptrtoint", [base], ctx.i32)
+        self.lin = lin
+        self.tiles = []  # (mn0, descriptor at (mn0, 0)) made so far
+
+    def k_step(self, k0: int) -> int | None:
+        """The descriptor increment from (mn0, 0) to (mn0, k0), if the layout's offset of k0
+        shares no bit with any mn offset (the swizzle's XOR is then an addition, for every
+        mn0) and is whole 16-byte units; else None."""
+        kb = lin_off = 0
+        for b, v in enumerate(self.lin.basis(f"dim{self.k_dim}")):
+            if k0 >> b & 1:
+                lin_off ^= v[0]
+        for v in self.lin.basis(f"dim{self.mn_dim}"):
+            kb |= v[0]
+        nbytes = lin_off * self.eb
+        return nbytes >> 4 if not (kb & lin_off) and nbytes % 16 == 0 else None
 
     def descriptor(self, mn0, k0: int):
-        """The i64 descriptor of the operand's tile at (mn0 (i32 value), k0)."""
+        """The i64 descriptor of the operand's tile at (mn0 (i32 value), k0): the tile's
+        descriptor at (mn0, 0) plus a constant where the k offset adds (as Triton's), the
+        start address adding without carry out of its 14 bits (shared addresses < 256 KiB)."""
+        step = self.k_step(k0) if k0 else None
+        if step is None:
+            return self._descriptor(mn0, k0)
+        d = next((d for m, d in self.tiles if m == mn0), None)
+        if d is None:
+            d = self._descriptor(mn0, 0)
+            self.tiles.append((mn0, d))
+        return self.ctx.op1("arith.addi", [d, self.ctx.const(step, self.ctx.i64)],
+                            self.ctx.i64)
+
+    def _descriptor(self, mn0, k0: int):
         ctx = self.ctx
         coords = [None, None]
         coords[self.mn_dim], coords[self.k_dim] = mn0, ctx.const(k0)
