@@ -109,13 +109,15 @@ class Operand:
         """The i64 descriptor of the operand's tile at (mn0 (i32 value), k0): the tile's
         descriptor at (mn0, 0) plus a constant where the k offset adds (as Triton's), the
         start address adding without carry out of its 14 bits (shared addresses < 256 KiB)."""
-        step = self.k_step(k0) if k0 else None
+        step = self.k_step(k0) if k0 else 0
         if step is None:
             return self._descriptor(mn0, k0)
         d = next((d for m, d in self.tiles if m == mn0), None)
         if d is None:
             d = self._descriptor(mn0, 0)
             self.tiles.append((mn0, d))
+        if not step:
+            return d
         return self.ctx.op1("arith.addi", [d, self.ctx.const(step, self.ctx.i64)],
                             self.ctx.i64)
 
@@ -196,7 +198,7 @@ def _warpgroup_dot(ctx, op, args):
     opa = None if reg_a else Operand(ctx, a_base, ma, 0)
     opb = Operand(ctx, b_base, mb, 1)
     # the warpgroup's first row and column: warps 16 rows apart along M, then along N
-    warp = ctx.warp_id()
+    warp = ctx.warp_id_uniform()
     wg_m = ctx.op1("arith.remui", [ctx.op1("arith.divui", [warp, ctx.const(4)], ctx.i32),
                                    ctx.const(wm // 4)], ctx.i32)
     wg_n = ctx.op1("arith.divui", [warp, ctx.const(wm)], ctx.i32)
