@@ -10,6 +10,10 @@ tilegpu-allocate-shared keeps a buffer used in a loop live for the whole loop;
 tilegpu-insert-barriers orders the write before the first wgmma, and tilegpu-proxy-fences has
 the write fence itself (fence.proxy.async) where it is, once, before the loop.
 
+A hoisted buffer then reuses an earlier buffer of the same value and layout in the same block
+(wgmma reads only): attention's q, written for the peeled first block, is not written again
+before each key loop (`_reuse_earlier`).
+
 All the way out: attention backward's dK/dV reads k and v in three query loops inside a loop
 over a group's heads; written before the inner loops only, k and v stayed live in registers
 across the outer loop (237 -> 255 registers and spills at D=64 causal); written before the
@@ -78,3 +82,38 @@ def hoist_invariant_operands(f) -> None:
         alloc.move_before(loop)
         dealloc.move_after(loop)
         kept[key] = alloc
+    for alloc in kept.values():
+        _reuse_earlier(alloc)
+
+
+def _read_only(alloc):
+    """The one dealloc of `alloc` if its other users are wgmmas (reading it), else None."""
+    users = [u.owner for u in alloc.results[0].uses]
+    deallocs = [u for u in users if u.name == "tilegpu.local_dealloc"]
+    if len(deallocs) != 1 or any(u.name not in ("tilegpu.warpgroup_dot",
+                                                "tilegpu.local_dealloc") for u in users):
+        return None
+    return deallocs[0]
+
+
+def _reuse_earlier(alloc) -> None:
+    """A hoisted buffer of a value that an earlier buffer of the same block already holds, in
+    the same shared layout, read by wgmmas only (attention's q, written for the peeled first
+    block and again before each key loop): the earlier one serves, live until the hoisted
+    one's dealloc (one write of q instead of one per loop and one for the block)."""
+    if _read_only(alloc) is None:
+        return
+    for op in alloc.block.operations:
+        op = op.operation
+        if op == alloc:
+            return
+        if op.name != "tilegpu.local_alloc" or len(op.operands) != 1 or \
+                op.operands[0] != alloc.operands[0] or op.results[0].type != alloc.results[0].type:
+            continue
+        dealloc = _read_only(op)
+        if dealloc is None:
+            continue
+        dealloc.erase()
+        alloc.results[0].replace_all_uses_with(op.results[0])
+        alloc.erase()
+        return

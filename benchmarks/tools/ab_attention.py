@@ -1,8 +1,8 @@
 """A/B of a compiler change on benchmarks/attention.py: `python benchmarks/tools/ab_attention.py
 --off NAME [attention.py's arguments]` runs the benchmark with one change switched off in this
-process (NAME: transposed-hint, loop-converts, zero-acc, exp2-ftz, proxy-fence, desc-add), or
-`--on NAME` one that is off by default (overlap-dots), for comparing against a plain run in the
-same session on the same GPU.  With a change switched, kernels compile into a fresh cache folder
+process (NAME: transposed-hint, loop-converts, zero-acc, exp2-ftz, proxy-fence, desc-add,
+operand-reuse), or `--on NAME` one that is off by default (overlap-dots), for comparing against
+a plain run in the same session on the same GPU.  With a change switched, kernels compile into a fresh cache folder
 (the disk cache's key hashes the compiler's sources, not this process's switches)."""
 import importlib.util
 import os
@@ -37,6 +37,9 @@ def switch_off(name):
     elif name == "proxy-fence":  # every wgmma fences before its barrier, as before
         import tilework.lowering.proxy_fences as P
         P.plan = lambda f: None
+    elif name == "operand-reuse":  # hoisted wgmma operands written again before each loop
+        import tilework.lowering.dot_wgmma_hoist as H
+        H._reuse_earlier = lambda alloc: None
     elif name == "desc-add":  # each wgmma descriptor computed from its address (no add)
         import tilework.lowering.rules.dot_wgmma as W
         W.Operand.k_step = lambda self, k0: None
