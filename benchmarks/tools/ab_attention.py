@@ -2,8 +2,9 @@
 --off NAME [attention.py's arguments]` runs the benchmark with one change switched off in this
 process (NAME: transposed-hint, loop-converts, zero-acc, exp2-ftz, proxy-fence, desc-add,
 operand-reuse), or `--on NAME` one that is off by default (overlap-dots), for comparing against
-a plain run in the same session on the same GPU.  With a change switched, kernels compile into a fresh cache folder
-(the disk cache's key hashes the compiler's sources, not this process's switches)."""
+a plain run in the same session on the same GPU.  With a change switched, kernels compile into
+a fresh cache folder (the disk cache's key hashes the compiler's sources, not this process's
+switches)."""
 import importlib.util
 import os
 import sys
