@@ -41,9 +41,11 @@ def switch_off(name):
     elif name == "operand-reuse":  # hoisted wgmma operands written again before each loop
         import tilework.lowering.dot_wgmma_hoist as H
         H._reuse_earlier = lambda alloc: None
-    elif name == "desc-add":  # each wgmma descriptor computed from its address (no add)
+    elif name == "desc-add":  # each wgmma descriptor from its address, the warp id per lane
         import tilework.lowering.rules.dot_wgmma as W
+        import tilework.lowering.to_llvm as L
         W.Operand.k_step = lambda self, k0: None
+        L.LoweringContext.warp_id_uniform = L.LoweringContext.warp_id
     elif name == "zero-acc":
         import tilework.lowering.rules.dot_wgmma as W
         W._is_zero = lambda v: False
