@@ -28,7 +28,8 @@ held the previous iteration's operands, which the in-flight dot may read until t
 Off by default (`ENABLED`: whether the nvidia backend runs it; tilework-opt runs it when
 named): correct on the SIMT emulator, but its speed is unmeasured and it
 costs registers (P, wgmma's register A, and the accumulator stay live across the back edge:
-attention D=64 128x64, 8 warps, 3 stages: 126 -> 136, one program per SM instead of two).
+attention D=64 128x64, 8 warps, 3 stages 114 -> 123, still two programs per SM; D=128 136 ->
+153; some configs cross 128 registers, some fall below it).
 `benchmarks/tools/ab_attention.py --on overlap-dots` switches it on, in a fresh cache folder
 (the flag is not part of the disk cache's key).  Skipped when the accumulator holds 128 or more
 registers a thread (where ptxas already spills, it spilled more).
