@@ -15,8 +15,10 @@ instead of waiting for it at the end of each iteration.
 The copies into the in-flight dot's buffers (and the commits after the first of them, and the
 address computations only they use) move after the first dot's wait: the slot they overwrite
 held the previous iteration's operands, which the in-flight dot may read until then
-(tilegpu-insert-barriers puts the barrier between).  Other copies (K's) stay ahead of dot0.  Taken when, in one scf.for body, with dot0 the first and dot the last
-`warpgroup_dot` of the body (both synchronous, distinct):
+(tilegpu-insert-barriers puts the barrier between).  Other copies (K's) stay ahead of dot0.
+
+Taken when, in one scf.for body, with dot0 the first and dot the last `warpgroup_dot` of the
+body (both synchronous, distinct):
 
 * dot accumulates in f32/i32 (no fp8 partial sums), its result's only use is the yield, at the
   position of a carried value `acc` whose every use follows dot0 in the body;
