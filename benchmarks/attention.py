@@ -63,6 +63,16 @@ def sdpa_side(torch):
     return fwd, fwdbwd
 
 
+def chosen_config(mod) -> str | None:
+    """The forward config the side's autotuner chose last (tilework's and Triton's `Autotuner`
+    both keep it as `best_config`), as BMxBN/warps/stages."""
+    c = getattr(getattr(mod, "attn_fwd", None), "best_config", None)
+    if c is None:
+        return None
+    kw = getattr(c, "kwargs", {})
+    return f"{kw.get('BLOCK_M')}x{kw.get('BLOCK_N')}w{c.num_warps}s{c.num_stages}"
+
+
 def kernel_side(mod):
     def fwd(q, k, v, causal, scale):
         return mod.attention_forward(q, k, v, causal, scale)
@@ -91,15 +101,17 @@ def main():
     from tilework.testing import do_bench
     dev = torch.cuda.get_device_name()
     dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}[args.dtype]
-    sides = {}
+    sides, mods = {}, {}
     for s in args.sides.split(","):
         try:
             if s == "sdpa":
                 sides[s] = sdpa_side(torch)
             elif s == "triton":
-                sides[s] = kernel_side(triton_attention())
+                mods[s] = triton_attention()
+                sides[s] = kernel_side(mods[s])
             elif s == "tilework":
                 import attention
+                mods[s] = attention
                 sides[s] = kernel_side(attention)
             else:
                 raise ValueError(f"unknown side {s!r}")
@@ -111,7 +123,8 @@ def main():
     print(f"# {dev}  {args.dtype}  batch {Z}  heads {H}  (TFLOP/s; err: max |x - SDPA|)")
     names = list(sides)
     print(f"{'pass':7} {'N':>6} {'D':>4} {'causal':>6} " +
-          " ".join(f"{n:>16}" for n in names) + "  tilework/triton  tilework/sdpa")
+          " ".join(f"{n:>16}" for n in names) + "  tilework/triton  tilework/sdpa  "
+          "fwd configs chosen (BMxBN w warps s stages)")
     for mode in modes:
         for D in (int(x) for x in args.d.split(",")):
             for N in (int(x) for x in args.n.split(",")):
@@ -146,6 +159,8 @@ def main():
                             ms = do_bench(fn)
                             tf = flop / ms / 1e9
                             row[name] = {"ms": ms, "tflops": tf, "max_err": err}
+                            if name in mods:  # the forward config its autotuner chose
+                                row[name]["fwd_config"] = chosen_config(mods[name])
                             cells.append(f"{tf:7.1f} ({err:.0e})")
                         except Exception as e:  # report and go on
                             row[name] = {"error": f"{type(e).__name__}: {str(e)[:300]}"}
@@ -158,7 +173,9 @@ def main():
                         ratio.append(f"{a['tflops'] / b['tflops']:.2f}" if ok else "-")
                     print(f"{mode:7} {N:6d} {D:4d} {str(causal):>6} " +
                           " ".join(f"{c:>16}" for c in cells) +
-                          f"  {ratio[0]:>15}  {ratio[1]:>13}", flush=True)
+                          f"  {ratio[0]:>15}  {ratio[1]:>13}  " +
+                          " ".join(f"{n}:{row[n].get('fwd_config')}" for n in mods
+                                   if row.get(n, {}).get("fwd_config")), flush=True)
                     rows.append(row)
     for row in rows:
         for name in names:

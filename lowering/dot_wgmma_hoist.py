@@ -7,8 +7,8 @@ A `local_alloc` of a value defined outside the scf.for directly around it, whose
 loop around it in which the value is invariant (its dealloc after that loop); allocs of the
 same value into the same memdesc type before one loop become one buffer.
 tilegpu-allocate-shared keeps a buffer used in a loop live for the whole loop;
-tilegpu-insert-barriers orders the write before the first wgmma, and each warpgroup_dot's rule
-fences (fence.proxy.async) before its barrier, so the writers' fence comes every iteration.
+tilegpu-insert-barriers orders the write before the first wgmma, and tilegpu-proxy-fences has
+the write fence itself (fence.proxy.async) where it is, once, before the loop.
 
 All the way out: attention backward's dK/dV reads k and v in three query loops inside a loop
 over a group's heads; written before the inner loops only, k and v stayed live in registers

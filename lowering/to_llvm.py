@@ -197,6 +197,12 @@ class LoweringContext:
         return self._hoisted("warp", lambda: self.op1(
             "arith.divui", [self.thread_id(), self.const(self.warp_size)], self.i32))
 
+    def warp_id_uniform(self) -> ir.Value:
+        """The warp id broadcast from lane 0 (shfl.sync.idx): the same value, but one ptxas
+        sees is warp-uniform, so what is computed from it (wgmma descriptors) can live in
+        uniform registers (Triton's warp id is made so)."""
+        return self._hoisted("warp_uniform", lambda: self.shuffle(self.warp_id(), 0, "idx"))
+
     def barrier(self):
         gpu.barrier()
 

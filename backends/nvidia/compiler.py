@@ -8,6 +8,7 @@ import subprocess
 import tempfile
 
 from tilework.errors import StageError
+from tilework.lowering import dot_overlap
 
 from .. import common
 from ..common import Backend
@@ -70,7 +71,12 @@ class NVIDIABackend(Backend):
             passes = passes + ["tilegpu-pipeline", "canonicalize", "cse", "tile-cse"]
         if self.target.capability >= 90:  # host descriptors' blocks by TMA
             passes = passes + ["tilegpu-pipeline-tma", "tilegpu-tma-loads", "tilegpu-tma-stores"]
-        return passes + common.access_passes() + common.shared_memory_passes()
+        if self.target.has("wgmma") and dot_overlap.ENABLED:  # (off by default: its docstring)
+            passes = passes + ["tilegpu-overlap-dots"]
+        passes = passes + common.access_passes() + common.shared_memory_passes()
+        if self.target.has("wgmma"):  # wgmma operands fenced where they are written
+            passes = passes + ["tilegpu-proxy-fences"]
+        return passes
 
     def gpu_target_attr(self, options) -> str:
         return (f'#nvvm.target<O = {options.opt_level}, chip = "{self.target.arch}", '

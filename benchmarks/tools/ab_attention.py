@@ -1,11 +1,14 @@
 """A/B of a compiler change on benchmarks/attention.py: `python benchmarks/tools/ab_attention.py
 --off NAME [attention.py's arguments]` runs the benchmark with one change switched off in this
-process (NAME: transposed-hint, loop-converts, zero-acc, exp2-ftz, slot-views, equal-buffers),
-`--on NAME` with a default-off one switched on (invariant-operands), for comparing against a
-plain run in the same session on the same GPU."""
+process (NAME: transposed-hint, loop-converts, zero-acc, exp2-ftz, slot-views, equal-buffers,
+proxy-fence, desc-add), or `--on NAME` with one that is off by default (invariant-operands,
+overlap-dots), for comparing against a plain run in the same session on the same GPU.  With a
+change switched, kernels compile into a fresh cache folder (the disk cache's key hashes the
+compiler's sources, not this process's switches)."""
 import importlib.util
 import os
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -29,6 +32,14 @@ def switch_off(name):
     elif name == "equal-buffers":  # q's wgmma buffer written before each key loop again
         import tilework.lowering.dot_wgmma as W
         W.share_equal_buffers = lambda f: None
+    elif name == "proxy-fence":  # every wgmma fences before its barrier, as before
+        import tilework.lowering.proxy_fences as P
+        P.plan = lambda f: None
+    elif name == "desc-add":  # each wgmma descriptor from its address, the warp id per lane
+        import tilework.lowering.rules.dot_wgmma as W
+        import tilework.lowering.to_llvm as L
+        W.Operand.k_step = lambda self, k0: None
+        L.LoweringContext.warp_id_uniform = L.LoweringContext.warp_id
     elif name == "zero-acc":
         import tilework.lowering.rules.dot_wgmma as W
         W._is_zero = lambda v: False
@@ -37,9 +48,13 @@ def switch_off(name):
 
 
 def switch_on(name):
-    if name == "invariant-operands":
+    """Changes that are off by default."""
+    if name == "invariant-operands":  # dK/dV's k and v written to shared memory once
         import tilework.lowering.pipeline_invariant as P
         P.ENABLED = True
+    elif name == "overlap-dots":  # attention's P @ V wgmma in flight across the back edge
+        import tilework.lowering.dot_overlap as O
+        O.ENABLED = True
     else:
         raise SystemExit(f"unknown change {name!r}")
 
@@ -47,7 +62,6 @@ def switch_on(name):
 if __name__ == "__main__":
     args = sys.argv[1:]
     if ("--off" in args or "--on" in args) and "TILEWORK_CACHE_DIR" not in os.environ:
-        import tempfile  # (a switch is no part of the disk cache's key: compile afresh)
         os.environ["TILEWORK_CACHE_DIR"] = tempfile.mkdtemp(prefix="ab_attention_")
     for flag, switch in (("--off", switch_off), ("--on", switch_on)):
         while flag in args:

@@ -154,10 +154,15 @@ def _warpgroup_wait(op):
         return "warpgroup_wait num must be >= 0"
     v = op.operands[0]
     owner = v.owner
-    if isinstance(owner, ir.Block) or owner.name not in ("tilegpu.warpgroup_dot", "scf.for"):
-        return "warpgroup_wait operand must be a warpgroup_dot's result or the result of a " \
-               "loop that carries one"
-    if owner.name == "tilegpu.warpgroup_dot" and not is_async(owner):
+    if isinstance(owner, ir.Block):  # a loop's carried value (a wgmma of the last iteration)
+        if owner.owner.name != "scf.for":
+            return "warpgroup_wait operand must be a warpgroup_dot's result, the result of a " \
+                   "loop that carries one or its carried value"
+    elif owner.name not in ("tilegpu.warpgroup_dot", "scf.for"):
+        return "warpgroup_wait operand must be a warpgroup_dot's result, the result of a " \
+               "loop that carries one or its carried value"
+    if not isinstance(owner, ir.Block) and owner.name == "tilegpu.warpgroup_dot" \
+            and not is_async(owner):
         return "warpgroup_wait must be the only user of the warpgroup_dot it waits for"
     lc = layout_of(v.type)
     if not isinstance(lc, NvidiaMma) or lc.version != 3:

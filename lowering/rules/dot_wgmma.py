@@ -13,7 +13,8 @@ chained on the accumulator registers, then one `commit_group` and `wait_group 0`
 
 The fence comes before the barrier (the rule is registered with no scratch, so the barrier
 before it is deferred to its `smem_begin`): each writer fences its own writes, then the
-barrier orders them before every warpgroup's reads.
+barrier orders them before every warpgroup's reads.  On sm_90a tilegpu-proxy-fences moves the
+fences to the writers (`tilegpu.writers_fence` on the dot: none here; lowering/proxy_fences.py).
 
 Matrix descriptors (PTX ISA, "Matrix Descriptor Format"): bits 0-13 the start address >> 4,
 16-29 the leading dimension byte offset >> 4, 32-45 the stride dimension byte offset >> 4,
@@ -88,9 +89,39 @@ class Operand:
         high = ((lbo >> 4) << 16) | ((sbo >> 4) << 32) | (SWIZZLE_MODE[sw] << 62)
         self.high = high - (1 << 64) if high >> 63 else high  # as a signed i64
         self.base = ctx.op1("llvm.ptrtoint", [base], ctx.i32)
+        self.lin = lin
+        self.tiles = []  # (mn0, descriptor at (mn0, 0)) made so far
+
+    def k_step(self, k0: int) -> int | None:
+        """The descriptor increment from (mn0, 0) to (mn0, k0), if the layout's offset of k0
+        shares no bit with any mn offset (the swizzle's XOR is then an addition, for every
+        mn0) and is whole 16-byte units; else None."""
+        kb = lin_off = 0
+        for b, v in enumerate(self.lin.basis(f"dim{self.k_dim}")):
+            if k0 >> b & 1:
+                lin_off ^= v[0]
+        for v in self.lin.basis(f"dim{self.mn_dim}"):
+            kb |= v[0]
+        nbytes = lin_off * self.eb
+        return nbytes >> 4 if not (kb & lin_off) and nbytes % 16 == 0 else None
 
     def descriptor(self, mn0, k0: int):
-        """The i64 descriptor of the operand's tile at (mn0 (i32 value), k0)."""
+        """The i64 descriptor of the operand's tile at (mn0 (i32 value), k0): the tile's
+        descriptor at (mn0, 0) plus a constant where the k offset adds (as Triton's), the
+        start address adding without carry out of its 14 bits (shared addresses < 256 KiB)."""
+        step = self.k_step(k0) if k0 else 0
+        if step is None:
+            return self._descriptor(mn0, k0)
+        d = next((d for m, d in self.tiles if m == mn0), None)
+        if d is None:
+            d = self._descriptor(mn0, 0)
+            self.tiles.append((mn0, d))
+        if not step:
+            return d
+        return self.ctx.op1("arith.addi", [d, self.ctx.const(step, self.ctx.i64)],
+                            self.ctx.i64)
+
+    def _descriptor(self, mn0, k0: int):
         ctx = self.ctx
         coords = [None, None]
         coords[self.mn_dim], coords[self.k_dim] = mn0, ctx.const(k0)
@@ -167,7 +198,7 @@ def _warpgroup_dot(ctx, op, args):
     opa = None if reg_a else Operand(ctx, a_base, ma, 0)
     opb = Operand(ctx, b_base, mb, 1)
     # the warpgroup's first row and column: warps 16 rows apart along M, then along N
-    warp = ctx.warp_id()
+    warp = ctx.warp_id_uniform()
     wg_m = ctx.op1("arith.remui", [ctx.op1("arith.divui", [warp, ctx.const(4)], ctx.i32),
                                    ctx.const(wm // 4)], ctx.i32)
     wg_n = ctx.op1("arith.divui", [warp, ctx.const(wm)], ctx.i32)
@@ -202,9 +233,10 @@ def _warpgroup_dot(ctx, op, args):
         c1 = (i & 1) + 2 * (i >> 2) + (n_instr // 4) * rn
         return c0 * per_n + c1
 
-    # fence our generic-proxy writes, then the deferred barrier, then the wgmma fence (none
-    # where the operands are ring slots only cp.async writes and the option says so)
-    if NO_PROXY_FENCE not in op.attributes:
+    # fence our generic-proxy writes (unless tilegpu-proxy-fences had their writers fence, or
+    # the operands are ring slots only cp.async writes and the option says so), then the
+    # deferred barrier, then the wgmma fence
+    if NO_PROXY_FENCE not in op.attributes and "tilegpu.writers_fence" not in op.attributes:
         ctx.create("nvvm.fence.proxy", [], [], {
             "kind": _attr("#nvvm.proxy_kind<async.shared>"),
             "space": _attr("#nvvm.shared_space<cta>")})

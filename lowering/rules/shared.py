@@ -135,17 +135,28 @@ def load_buffer(ctx, base, md: T.MemDesc, layout, scalar_type):
     return out
 
 
+def proxy_fence_after(ctx, op):
+    """`fence.proxy.async.shared::cta` after the op's generic writes, where
+    tilegpu-proxy-fences asked for it (a wgmma reads the bytes)."""
+    if "tilegpu.proxy_fence" in op.attributes:
+        ctx.create("nvvm.fence.proxy", [], [], {
+            "kind": ir.Attribute.parse("#nvvm.proxy_kind<async.shared>"),
+            "space": ir.Attribute.parse("#nvvm.shared_space<cta>")})
+
+
 @lower("tilegpu.local_alloc")
 def _local_alloc(ctx, op, args):
     base = ctx.smem_at(op)
     if args:
         store_tile(ctx, args[0], base, T.memdesc_of(op.results[0].type))
+        proxy_fence_after(ctx, op)
     return [base]
 
 
 @lower("tilegpu.local_store")
 def _local_store(ctx, op, args):
     store_tile(ctx, args[0], args[1], T.memdesc_of(op.operands[1].type))
+    proxy_fence_after(ctx, op)
     return []
 
 
@@ -337,4 +348,5 @@ def _wait(ctx, op, args):
     if _uses_cp_async(ctx):
         ctx.create("nvvm.cp.async.wait.group", [], [], {
             "n": ir.IntegerAttr.get(ctx.i32, ir.IntegerAttr(op.attributes["num"]).value)})
+    proxy_fence_after(ctx, op)  # (the copies it completed; synchronous ones stored at issue)
     return []

@@ -167,7 +167,7 @@ func.func @wait_num(%a: !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, 
 // -----
 
 #C = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>
-// CHECK-NEXT: error: {{.*}}'tilegpu.warpgroup_wait' op warpgroup_wait operand must be a warpgroup_dot's result or the result of a loop that carries one
+// CHECK-NEXT: error: {{.*}}'tilegpu.warpgroup_wait' op warpgroup_wait operand must be a warpgroup_dot's result, the result of a loop that carries one or its carried value
 func.func @wait_what(%c: tensor<64x64xf32, #C>) {
   %w = "tilegpu.warpgroup_wait"(%c) {num = 0 : i32} : (tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
   return

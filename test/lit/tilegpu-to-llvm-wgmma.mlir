@@ -9,7 +9,9 @@
 //      = 0x8000002000010000
 //   b: LBO 4096 (the next 128-byte column block: 32 rows, unused at N = 64) >> 4 << 16 |
 //      SBO 1024 (8 rows of 128 bytes) >> 4 << 32 | 1 (128-byte) << 62 = 0x4000004001000000
-// The second K step starts 32 bytes further into a's rows and 16 rows (2048 bytes) into b.
+// The second K step starts 32 bytes further into a's rows and 16 rows (2048 bytes) into b:
+// b's descriptor is the first plus 2048 >> 4 = 128 (b's k offset shares no bit with its n
+// offsets); a's 32 bytes share bits with its rows' 64-byte swizzle, so it is computed afresh.
 // The accumulator is the constant 0: the first mma_async has scale-d 0 (D = A B) and a poison
 // input, so no register is written between the wgmma fence and it; @acc1 (a non-zero constant)
 // accumulates from the first step.
@@ -28,7 +30,7 @@
 // CHECK: %[[DB0:.+]] = arith.ori %{{.+}}, %c4611686293322072064_i64 : i64
 // CHECK-NEXT: %[[D0:.+]] = nvvm.wgmma.mma_async %[[DA0]], %[[DB0]], %[[POISON]], <m = 64, n = 64, k = 16>, D[<f32>, <zero>], A[<f16>, <one>, <row>], B[<f16>, <one>, <row>] : !llvm.struct<(f32,
 // CHECK: %[[DA1:.+]] = arith.ori %{{.+}}, %c-9223371899415756800_i64 : i64
-// CHECK: %[[DB1:.+]] = arith.ori %{{.+}}, %c4611686293322072064_i64 : i64
+// CHECK: %[[DB1:.+]] = arith.addi %[[DB0]], %c128_i64 : i64
 // CHECK-NEXT: %[[D1:.+]] = nvvm.wgmma.mma_async %[[DA1]], %[[DB1]], %[[D0]], <m = 64, n = 64, k = 16>, D[<f32>, <one>]
 // CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0

@@ -367,14 +367,12 @@ def test_emulator_catches_missing_fences(op, message, rng):
 def test_emulator_catches_missing_barrier(rng):
     emu, args = _fp16_tile_emulator(rng)
     with emu.context:
-        bars = [op for op in T.walk_ops(emu.module.operation) if op.name == "gpu.barrier"]
-        fence = next(op for op in T.walk_ops(emu.module.operation)
-                     if op.name == "nvvm.fence.proxy")
-        # the barrier between the operands' stores and the wgmma (right after the fence)
-        nxt = [b for b in bars if b.operation == fence.operation.block.operations[
-            list(fence.operation.block.operations).index(fence) + 1]]
-        assert nxt
-        nxt[0].erase()
+        ops = T.walk_ops(emu.module.operation)
+        first = next(i for i, op in enumerate(ops) if op.name == "nvvm.wgmma.fence.aligned")
+        # the barrier between the operands' stores (each fenced after) and the wgmma
+        bar = [op for op in ops[:first] if op.name == "gpu.barrier"][-1]
+        assert any(op.name == "nvvm.fence.proxy" for op in ops[:first])
+        bar.erase()
     with pytest.raises(Exception, match="shared-memory race"):
         emu.run((1,), *args)
 

@@ -1,0 +1,186 @@
+"""Dumps PTX and SASS of the attention forward (examples/attention.py's attn_fwd_kernel),
+compiled for sm_90a by tilework and by Triton from the same source, with no GPU: the figures
+of docs/performance.md's "fwd analysis".
+
+    PYTHONPATH=/tmp/tsite python benchmarks/tools/fwd_asm.py OUTDIR [--d 64,128]
+        [--configs 128x64w8s3,128x128w8s2] [--causal 0,1] [--sides tilework,triton]
+
+Writes OUTDIR/<side>_d<D>_<cfg>_c<causal>.{ptx,sass} and prints per file: counts of PTX
+instruction kinds (wgmma, wait_group, bar.sync, ex2, shfl, cvt, shared accesses, cp.async, ...),
+registers, spills, SASS instructions, and in the key loops' SASS bodies: instructions,
+MEMBAR.ALL.CTA (fence.proxy.async), BAR.SYNC and WARPGROUP.DEPBAR (wgmma waits).
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "examples"))
+
+STRIDES = ["stride_qz", "stride_qh", "stride_qn", "stride_kz", "stride_kh", "stride_kn",
+           "stride_vz", "stride_vh", "stride_vn", "stride_oz", "stride_oh", "stride_on"]
+PARAMS = ["Q", "K", "V", "O", "LSE", "sm_scale"] + STRIDES + ["H", "GROUP", "N_CTX"]
+
+
+def signature():
+    sig = {n: "*fp16" for n in ("Q", "K", "V", "O")}
+    sig.update(LSE="*fp32", sm_scale="fp32")
+    sig.update({n: "i32" for n in STRIDES + ["H", "GROUP", "N_CTX"]})
+    return sig
+
+
+def divisible():  # every pointer, stride and N_CTX divisible by 16 (as the benchmark's shapes)
+    return [n for n in PARAMS if n not in ("sm_scale", "H", "GROUP")]
+
+
+def parse_cfg(s):
+    m = re.fullmatch(r"(\d+)x(\d+)w(\d+)s(\d+)", s)
+    return {"BLOCK_M": int(m[1]), "BLOCK_N": int(m[2])}, int(m[3]), int(m[4])
+
+
+def tilework_kernel(d, causal, cfg):
+    import tilework
+    import attention as A
+    kw, warps, stages = parse_cfg(cfg)
+    sig = {k: v + (":16" if k in divisible() else "") for k, v in signature().items()}
+    ck = tilework.compile(A.attn_fwd_kernel, target="sm_90a", signature=sig,
+                          constexprs=dict(HEAD_DIM=d, CAUSAL=bool(causal), EVEN_N=True, **kw),
+                          num_warps=warps, num_stages=stages, cache=False)
+    return ck.asm["ptx"], ck.asm.get("cubin")
+
+
+def triton_kernel(d, causal, cfg):
+    import triton
+    from triton.backends.compiler import GPUTarget
+    sys.path.insert(0, HERE)
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("attention_benchmark",
+                                                  os.path.join(HERE, "..", "attention.py"))
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    mod = bench.triton_attention()
+    kw, warps, stages = parse_cfg(cfg)
+    sig = signature()
+    cx = dict(HEAD_DIM=d, CAUSAL=bool(causal), EVEN_N=True, **kw)
+    s = dict(sig)
+    s.update({k: "constexpr" for k in cx})
+    attrs = {(PARAMS.index(n),): [["tt.divisibility", 16]] for n in divisible()}
+    k = triton.compile(triton.compiler.ASTSource(mod.attn_fwd_kernel, s, cx, attrs),
+                       target=GPUTarget("cuda", 90, 32),
+                       options={"num_warps": warps, "num_stages": stages})
+    return k.asm["ptx"], k.asm["cubin"]
+
+
+def cuobjdump():
+    import shutil
+    for c in (shutil.which("cuobjdump"), "/tmp/tsite/triton/backends/nvidia/bin/cuobjdump"):
+        if c and os.path.exists(c):
+            return c
+    return None
+
+
+def sass_of(cubin):
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        return subprocess.run([cuobjdump(), "-sass", f.name], capture_output=True,
+                              text=True).stdout
+
+
+def ptxas_info(ptx):
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "k.ptx")
+        with open(p, "w") as f:
+            f.write(ptx)
+        r = subprocess.run(["ptxas", "-arch=sm_90a", "-v", p, "-o", p + ".cubin"],
+                           capture_output=True, text=True)
+        with open(p + ".cubin", "rb") as f:
+            return r.stderr, f.read()
+
+
+KINDS = {"wgmma": r"wgmma\.mma_async", "wait_group": r"wgmma\.wait_group",
+         "commit": r"wgmma\.commit_group", "fence": r"wgmma\.fence", "bar.sync": r"bar\.sync",
+         "ex2": r"ex2\.approx", "shfl": r"shfl\.sync", "cvt": r"\bcvt\.",
+         "ld.shared": r"ld\.shared", "st.shared": r"st\.shared", "cp.async": r"cp\.async\.",
+         "ldmatrix": r"ldmatrix", "stmatrix": r"stmatrix", "fma": r"\bfma\.", "mul.f32":
+         r"\bmul\.(rn\.)?f32", "max.f32": r"\bmax\.f32", "mbarrier": r"mbarrier\."}
+
+
+def loop_sass(sass):
+    """The SASS instructions of the key loops' bodies (from a backward branch's target to it)
+    that hold HGMMA, as lists of opcodes."""
+    ins = []
+    for ln in sass.splitlines():
+        m = re.match(r"\s+/\*([0-9a-f]{4})\*/\s+(.*?);", ln)
+        if m:
+            ins.append((int(m[1], 16), m[2].strip()))
+    loops = []
+    for addr, text in ins:
+        b = re.search(r"BRA (0x[0-9a-f]+)", text)
+        if b and int(b[1], 16) < addr:
+            body = [t for a, t in ins if int(b[1], 16) <= a <= addr]
+            if any("HGMMA" in t for t in body):
+                loops.append([re.sub(r"^@!?U?P\w+\s+", "", t).split()[0] for t in body])
+    return loops
+
+
+def figures(ptx, info, sass):
+    f = {k: len(re.findall(v, ptx)) for k, v in KINDS.items()}
+    loops = loop_sass(sass)
+    f["loop_sass"] = sum(len(b) for b in loops)
+    f["loop_membar"] = sum(b.count("MEMBAR.ALL.CTA") for b in loops)
+    f["loop_bar"] = sum(b.count("BAR.SYNC.DEFER_BLOCKING") for b in loops)
+    f["loop_wgwait"] = sum(b.count("WARPGROUP.DEPBAR.LE") for b in loops)
+    f["regs"] = int(re.search(r"Used (\d+) registers", info).group(1))
+    sp = re.search(r"(\d+) bytes spill stores", info)
+    f["spill"] = int(sp.group(1)) if sp else 0
+    f["sass"] = sum(1 for ln in sass.splitlines() if re.match(r"\s+/\*[0-9a-f]{4}\*/", ln))
+    return f
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--d", default="64,128")
+    ap.add_argument("--configs", default="128x64w8s3,128x128w8s2")
+    ap.add_argument("--causal", default="0")
+    ap.add_argument("--sides", default="tilework,triton")
+    ap.add_argument("--off", action="append", default=[],
+                    help="a change switched off (ab_attention.py's names)")
+    ap.add_argument("--on", action="append", default=[],
+                    help="a change off by default switched on (overlap-dots)")
+    a = ap.parse_args()
+    sys.path.insert(0, HERE)
+    import ab_attention
+    for name in a.off:
+        ab_attention.switch_off(name)
+    for name in a.on:
+        ab_attention.switch_on(name)
+    os.makedirs(a.out, exist_ok=True)
+    sides = {"tilework": tilework_kernel, "triton": triton_kernel}
+    rows = []
+    for d in map(int, a.d.split(",")):
+        for cfg in a.configs.split(","):
+            for c in map(int, a.causal.split(",")):
+                for side in a.sides.split(","):
+                    ptx, _ = sides[side](d, c, cfg)
+                    info, cubin = ptxas_info(ptx)
+                    sass = sass_of(cubin)
+                    base = os.path.join(a.out, f"{side}_d{d}_{cfg}_c{c}")
+                    with open(base + ".ptx", "w") as f:
+                        f.write(ptx)
+                    with open(base + ".sass", "w") as f:
+                        f.write(sass)
+                    rows.append((os.path.basename(base), figures(ptx, info, sass)))
+    cols = list(rows[0][1])
+    print(f"{'kernel':32s}" + "".join(f"{c[:9]:>10s}" for c in cols))
+    for label, f in rows:
+        print(f"{label:32s}" + "".join(f"{f[c]:>10d}" for c in cols))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,176 @@
+"""`tilegpu-overlap-dots`: in a loop of several wgmma dots (attention's key loop: S = q k^T,
+then acc = P v + acc), the last dot stays in flight across the back edge, as Triton's: its
+wgmma group is waited for by the next iteration's first dot (whose `wgmma.wait_group 0` waits
+for every group), so the warps issue the loop's copies and the next S while P v(j-1) runs,
+instead of waiting for it at the end of each iteration.
+
+    loop j:  async_wait; <copies of j+S-1; commit>; S = dot0(..); ..; acc' = dot(.., acc)
+             (acc' waited at once: wgmma.wait_group 0)
+    becomes
+    loop j:  async_wait; <other copies>; S = dot0(..); acc = warpgroup_wait {num = 0}(acc);
+             <copies into dot's buffers; commit>; ..; acc' = dot(.., acc) (async);
+             yield warpgroup_wait {num = 1}(acc')
+    after:   warpgroup_wait {num = 0} on the loop's result
+
+The copies into the in-flight dot's buffers (and the commits after the first of them, and the
+address computations only they use) move after the first dot's wait: the slot they overwrite
+held the previous iteration's operands, which the in-flight dot may read until then
+(tilegpu-insert-barriers puts the barrier between).  Other copies (K's) stay ahead of dot0.
+
+Taken when, in one scf.for body, with dot0 the first and dot the last `warpgroup_dot` of the
+body (both synchronous, distinct):
+
+* dot accumulates in f32/i32 (no fp8 partial sums), its result's only use is the yield, at the
+  position of a carried value `acc` whose every use follows dot0 in the body;
+* dot's shared operands are buffers allocated before the loop (live across it) that the loop
+  writes by async copies only (a slot of the pipeliner's ring, a hoisted invariant operand): a
+  buffer written in the body would be overwritten under the dot in flight;
+* no `async_wait` lies between the first copy that moves and dot0.
+
+Off by default (`ENABLED`: whether the nvidia backend runs it; tilework-opt runs it when
+named): correct on the SIMT emulator, but its speed is unmeasured and it
+costs registers (P, wgmma's register A, and the accumulator stay live across the back edge:
+attention D=64 128x64, 8 warps, 3 stages 114 -> 123, still two programs per SM; D=128 136 ->
+153; some configs cross 128 registers, some fall below it).
+`benchmarks/tools/ab_attention.py --on overlap-dots` switches it on, in a fresh cache folder
+(the flag is not part of the disk cache's key).  Skipped when the accumulator holds 128 or more
+registers a thread (where ptxas already spills, it spilled more).
+"""
+from __future__ import annotations
+
+import math
+
+import mlir.ir as ir
+
+from tilework.dialects import builders as B
+from tilework.dialects import opdefs
+from tilework.dialects import tile as T
+from tilework.dialects.opdefs.wgmma import is_async
+
+from .module_info import kernels
+from .pass_base import Pass, register
+from .pipeline_common import next_op, wait_result
+
+ENABLED = False
+_MAX_ACC_REGS = 128  # accumulator registers a thread at which the loop is left alone
+_PURE = frozenset(opdefs.PURE_OPS) - {"tile.dot", "tile.reduce", "tile.scan"}
+
+
+def _inside(op, loop) -> bool:
+    while op is not None and op.name != "func.func":
+        if op == loop:
+            return True
+        op = op.parent
+    return False
+
+
+def _root(v):
+    """The local_alloc a memdesc views (through memdesc_index / memdesc_trans)."""
+    while not isinstance(v.owner, ir.Block) and v.owner.name in ("tilegpu.memdesc_index",
+                                                                  "tilegpu.memdesc_trans"):
+        v = v.owner.operands[0]
+    return v.owner
+
+
+def _pure(op) -> bool:
+    return not len(op.regions) and (op.name in _PURE or op.name.startswith(("arith.", "math.")))
+
+
+def _copied_only(v, loop) -> bool:
+    """The buffer `v` views is allocated before the loop (live across it: no other buffer
+    takes its bytes there) and written in the loop by async copies only (which move)."""
+    root = _root(v)
+    if isinstance(root, ir.Block) or root.name != "tilegpu.local_alloc" or _inside(root, loop):
+        return False
+    views = [root.results[0]]
+    while views:
+        x = views.pop()
+        for u in x.uses:
+            o = u.owner
+            if o.name in ("tilegpu.memdesc_index", "tilegpu.memdesc_trans"):
+                views.append(o.results[0])
+            elif o.name == "tilegpu.local_store" and _inside(o, loop):
+                return False
+    return True
+
+
+def plan(loop, threads: int = 128):
+    """(dot0, dot, carried index, copy ops to move) for an scf.for of a kernel of `threads`
+    threads, or None."""
+    body = loop.regions[0].blocks[0]
+    ops = [o.operation for o in body.operations]
+    pos = {op: i for i, op in enumerate(ops)}
+    dots = [op for op in ops if op.name == "tilegpu.warpgroup_dot"]
+    if len(dots) < 2 or any(is_async(d) for d in dots):
+        return None
+    dot0, dot = dots[0], dots[-1]
+    if str(T.element_type(dot.results[0].type)) not in ("f32", "i32"):
+        return None
+    if math.prod(T.shape_of(dot.results[0].type)) // threads >= _MAX_ACC_REGS:
+        return None
+    md = T.memdesc_of(dot.operands[1].type)
+    if str(md.elem).startswith("f8") and \
+            0 < ir.IntegerAttr(dot.attributes["max_num_imprecise_acc"]).value:
+        return None  # (fp8 partial sums are added after the wait)
+    uses = list(dot.results[0].uses)
+    yield_op = ops[-1]
+    if len(uses) != 1 or uses[0].owner != yield_op:
+        return None
+    c = uses[0].operand_number
+    acc = list(body.arguments)[1 + c]
+    if acc.type != dot.results[0].type:
+        return None
+    for u in acc.uses:  # every use after dot0, in the body itself
+        owner = u.owner
+        while owner is not None and owner.operation.parent != loop and owner != loop:
+            owner = owner.operation.parent
+        if owner is None or owner.operation not in pos or pos[owner.operation] <= pos[dot0]:
+            return None
+    if not all(_copied_only(v, loop) for v in list(dot.operands)[:2] if T.is_memdesc(v.type)):
+        return None
+    roots = {_root(v) for v in list(dot.operands)[:2] if T.is_memdesc(v.type)}
+    before = ops[:pos[dot0]]
+    copies = [op for op in before if op.name == "tilegpu.async_copy"
+              and _root(op.operands[1]) in roots]
+    if not copies:
+        return dot0, dot, c, []
+    first = pos[copies[0]]
+    if any(op.name == "tilegpu.async_wait" for op in ops[first:pos[dot0]]):
+        return None
+    moved = set(copies) | {op for op in ops[first:pos[dot0]]
+                           if op.name == "tilegpu.async_commit_group"}
+    for op in reversed(before):  # their address slices, when nothing else uses them
+        if op not in moved and _pure(op) and len(op.results) and all(
+                u.owner in moved for r in op.results for u in r.uses):
+            moved.add(op)
+    return dot0, dot, c, [op for op in before if op in moved]
+
+
+def overlap_dots(module_op, pctx=None):
+    threads = pctx.num_warps * pctx.warp_size if pctx is not None else 128
+    for f in kernels(module_op):
+        for loop in [op for op in T.walk_ops(f) if op.name == "scf.for"]:
+            p = plan(loop, threads)
+            if p is None:
+                continue
+            dot0, dot, c, moved = p
+            acc = list(loop.regions[0].blocks[0].arguments)[1 + c]
+            yield_op = list(loop.regions[0].blocks[0].operations)[-1].operation
+            with ir.InsertionPoint(next_op(dot0)), dot0.location:
+                done = B.build_warpgroup_wait(None, acc, num=0, result_type=acc.type)
+            for u in list(acc.uses):
+                if u.owner != done.owner:
+                    u.owner.operands[u.operand_number] = done
+            after = next_op(done.owner)
+            for op in moved:
+                op.move_before(after)
+            with ir.InsertionPoint(yield_op), dot.location:
+                yield_op.operands[c] = B.build_warpgroup_wait(None, dot.results[0], num=1,
+                                                              result_type=dot.results[0].type)
+            with ir.InsertionPoint(next_op(loop)), loop.location:
+                wait_result(loop.results[c])
+
+
+register(Pass("tilegpu-overlap-dots",
+              "the last wgmma dot of a multi-dot loop stays in flight across the back edge",
+              run=overlap_dots))

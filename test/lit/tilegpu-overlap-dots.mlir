@@ -1,0 +1,95 @@
+// RUN: tilework-opt %s --split-input-file --tilegpu-overlap-dots --target sm_90a | FileCheck %s
+
+// The last dot of a two-dot loop stays in flight across the back edge: waited with num = 1
+// before the yield, its carried accumulator waited (num = 0) right after the first dot (whose
+// own wait completes every group), and the loop's result after it.  The copy into the second
+// dot's ring (and the commit) moves after that wait with the address it alone uses; the copy
+// into the first dot's ring stays ahead of the first dot.
+// CHECK-LABEL: func.func @loop(
+// CHECK: scf.for %{{.+}} iter_args(%[[ACC:.+]] = %{{.+}})
+// CHECK-NEXT: "tilegpu.async_wait"() {num = 1 : i32}
+// CHECK-NEXT: %[[KS:.+]] = "tilegpu.memdesc_index"
+// CHECK-NEXT: %[[VS:.+]] = "tilegpu.memdesc_index"
+// CHECK-NEXT: "tilegpu.async_copy"(%arg0, %[[KS]])
+// CHECK-NEXT: %[[S:.+]] = "tilegpu.warpgroup_dot"(%{{.+}}, %[[KS]],
+// CHECK-NEXT: %[[W0:.+]] = "tilegpu.warpgroup_wait"(%[[ACC]]) {num = 0 : i32}
+// CHECK-NEXT: %[[PV:.+]] = "tile.addptr"(%arg1,
+// CHECK-NEXT: "tilegpu.async_copy"(%[[PV]], %[[VS]])
+// CHECK-NEXT: "tilegpu.async_commit_group"
+// CHECK-NEXT: %[[M:.+]] = arith.mulf %[[W0]], %[[S]]
+// CHECK-NEXT: %[[O:.+]] = "tilegpu.warpgroup_dot"(%{{.+}}, %[[VS]], %[[M]])
+// CHECK-NEXT: %[[W1:.+]] = "tilegpu.warpgroup_wait"(%[[O]]) {num = 1 : i32}
+// CHECK-NEXT: scf.yield %[[W1]]
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[R:.+]] = "tilegpu.warpgroup_wait"(%{{.+}}) {num = 0 : i32}
+// CHECK-NEXT: "tilegpu.local_dealloc"
+// CHECK: "tile.store"(%{{.+}}, %[[R]])
+#B = #tilegpu.blocked<array<i32: 1, 8>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
+#C = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>
+#S = #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>
+#T = #tilegpu.nvmma_shared<128 : i32, true, 16 : i32>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+func.func @loop(%pk: tensor<64x64x!tile.ptr<f16>, #B>, %pv: tensor<64x64x!tile.ptr<f16>, #B>, %off: tensor<64x64xi32, #B>, %out: tensor<64x64x!tile.ptr<f32>, #C>, %n: i32) attributes {tile.kernel} {
+  %x = arith.constant dense<1.0> : tensor<64x64xf16, #B>
+  %z = arith.constant dense<0.0> : tensor<64x64xf32, #C>
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %q = "tilegpu.local_alloc"(%x) : (tensor<64x64xf16, #B>) -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>
+  %kb = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #T, 2 : i32>
+  %vb = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 2 : i32>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %z) -> (tensor<64x64xf32, #C>) : i32 {
+    "tilegpu.async_wait"() {num = 1 : i32} : () -> ()
+    %ks = "tilegpu.memdesc_index"(%kb, %c0) : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #T, 2 : i32>, i32) -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #T, 1 : i32>
+    %vs = "tilegpu.memdesc_index"(%vb, %c1) : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 2 : i32>, i32) -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>
+    "tilegpu.async_copy"(%pk, %ks) {operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (tensor<64x64x!tile.ptr<f16>, #B>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #T, 1 : i32>) -> ()
+    %pv2 = "tile.addptr"(%pv, %off) : (tensor<64x64x!tile.ptr<f16>, #B>, tensor<64x64xi32, #B>) -> tensor<64x64x!tile.ptr<f16>, #B>
+    "tilegpu.async_copy"(%pv2, %vs) {operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (tensor<64x64x!tile.ptr<f16>, #B>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>) -> ()
+    "tilegpu.async_commit_group"() : () -> ()
+    %s = "tilegpu.warpgroup_dot"(%q, %ks, %z) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #T, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+    %m = arith.mulf %acc, %s : tensor<64x64xf32, #C>
+    %o = "tilegpu.warpgroup_dot"(%q, %vs, %m) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+    scf.yield %o : tensor<64x64xf32, #C>
+  }
+  "tilegpu.local_dealloc"(%q) : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>) -> ()
+  "tile.store"(%out, %r) : (tensor<64x64x!tile.ptr<f32>, #C>, tensor<64x64xf32, #C>) -> ()
+  return
+}
+}
+
+// -----
+
+// Left alone: the accumulator is read before the first dot (its wait would come too late),
+// and, in the second loop, the last dot's buffer is written in the body by a store (it would
+// be overwritten under the dot in flight).
+// CHECK-LABEL: func.func @alone(
+// CHECK-NOT: tilegpu.warpgroup_wait
+// CHECK: return
+#B = #tilegpu.blocked<array<i32: 1, 8>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
+#C = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>
+#S = #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+func.func @alone(%out: tensor<64x64x!tile.ptr<f32>, #C>, %n: i32) attributes {tile.kernel} {
+  %x = arith.constant dense<1.0> : tensor<64x64xf16, #B>
+  %z = arith.constant dense<0.0> : tensor<64x64xf32, #C>
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %q = "tilegpu.local_alloc"(%x) : (tensor<64x64xf16, #B>) -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>
+  %v = "tilegpu.local_alloc"(%x) : (tensor<64x64xf16, #B>) -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %z) -> (tensor<64x64xf32, #C>) : i32 {
+    %m0 = arith.addf %acc, %acc : tensor<64x64xf32, #C>
+    %s = "tilegpu.warpgroup_dot"(%q, %q, %z) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+    %m = arith.mulf %m0, %s : tensor<64x64xf32, #C>
+    %o = "tilegpu.warpgroup_dot"(%q, %v, %m) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+    scf.yield %o : tensor<64x64xf32, #C>
+  }
+  %r2 = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %r) -> (tensor<64x64xf32, #C>) : i32 {
+    %s = "tilegpu.warpgroup_dot"(%q, %q, %z) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+    "tilegpu.local_store"(%x, %v) : (tensor<64x64xf16, #B>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>) -> ()
+    %m = arith.mulf %acc, %s : tensor<64x64xf32, #C>
+    %o = "tilegpu.warpgroup_dot"(%q, %v, %m) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+    scf.yield %o : tensor<64x64xf32, #C>
+  }
+  "tile.store"(%out, %r2) : (tensor<64x64x!tile.ptr<f32>, #C>, tensor<64x64xf32, #C>) -> ()
+  return
+}
+}

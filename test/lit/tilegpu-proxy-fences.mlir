@@ -1,0 +1,103 @@
+// RUN: tilework-opt %s --split-input-file --tilegpu-allocate-shared --tilegpu-insert-barriers --tilegpu-proxy-fences --target sm_90a | FileCheck %s
+// RUN: tilework-opt %s --split-input-file --tilegpu-allocate-shared --tilegpu-insert-barriers --tilegpu-proxy-fences --tilegpu-to-llvm --target sm_90a | FileCheck %s --check-prefix=LLVM
+
+// tilegpu-proxy-fences: the generic writes a wgmma reads fence themselves, once, where they
+// happen: the local_alloc of a (st.shared), and the async_wait that lands b's cp.async; the
+// local_alloc of e, which no wgmma reads, does not; the dot is marked and emits no fence.
+// Lowered: a fence after a's stores, one right after the cp.async wait (before the barrier),
+// none between the barrier and the wgmma.
+// CHECK-LABEL: func.func @fences(
+// CHECK: %[[A:.+]] = "tilegpu.local_alloc"(%{{.+}}) {tilegpu.proxy_fence, tilegpu.smem_offset
+// CHECK: "tilegpu.async_copy"
+// CHECK: "tilegpu.async_wait"() {num = 0 : i32, tilegpu.proxy_fence}
+// CHECK: "tilegpu.local_alloc"(%{{.+}}) {tilegpu.smem_offset
+// CHECK: "tilegpu.warpgroup_dot"(%[[A]], {{.+}}tilegpu.writers_fence
+// LLVM-LABEL: gpu.func @fences(
+// LLVM: llvm.store
+// LLVM: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>
+// LLVM: nvvm.cp.async.wait.group 0
+// LLVM-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>
+// LLVM: gpu.barrier
+// LLVM-NOT: nvvm.fence.proxy
+// LLVM: nvvm.wgmma.fence.aligned
+// LLVM: nvvm.wgmma.mma_async
+#B = #tilegpu.blocked<array<i32: 1, 8>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
+#C = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>
+#SA = #tilegpu.nvmma_shared<64 : i32, false, 16 : i32>
+#SB = #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+func.func @fences(%out: !tile.ptr<f32>, %in: !tile.ptr<f16>) attributes {tile.kernel} {
+  %pb = "tile.splat"(%in) : (!tile.ptr<f16>) -> tensor<32x64x!tile.ptr<f16>, #B>
+  %x = arith.constant dense<1.0> : tensor<64x32xf16, #B>
+  %c = arith.constant dense<0.0> : tensor<64x64xf32, #C>
+  %a = "tilegpu.local_alloc"(%x) : (tensor<64x32xf16, #B>) -> !tilegpu.memdesc<array<i64: 64, 32>, f16, #SA, 1 : i32>
+  %b = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 32, 64>, f16, #SB, 1 : i32>
+  "tilegpu.async_copy"(%pb, %b) {operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (tensor<32x64x!tile.ptr<f16>, #B>, !tilegpu.memdesc<array<i64: 32, 64>, f16, #SB, 1 : i32>) -> ()
+  "tilegpu.async_commit_group"() : () -> ()
+  "tilegpu.async_wait"() {num = 0 : i32} : () -> ()
+  %e = "tilegpu.local_alloc"(%x) : (tensor<64x32xf16, #B>) -> !tilegpu.memdesc<array<i64: 64, 32>, f16, unit, 1 : i32>
+  %ex = "tilegpu.local_load"(%e) : (!tilegpu.memdesc<array<i64: 64, 32>, f16, unit, 1 : i32>) -> tensor<64x32xf16, #B>
+  %d = "tilegpu.warpgroup_dot"(%a, %b, %c) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 32>, f16, #SA, 1 : i32>, !tilegpu.memdesc<array<i64: 32, 64>, f16, #SB, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+  "tilegpu.local_dealloc"(%a) : (!tilegpu.memdesc<array<i64: 64, 32>, f16, #SA, 1 : i32>) -> ()
+  "tilegpu.local_dealloc"(%b) : (!tilegpu.memdesc<array<i64: 32, 64>, f16, #SB, 1 : i32>) -> ()
+  "tilegpu.local_dealloc"(%e) : (!tilegpu.memdesc<array<i64: 64, 32>, f16, unit, 1 : i32>) -> ()
+  %p = "tile.splat"(%out) : (!tile.ptr<f32>) -> tensor<64x64x!tile.ptr<f32>, #C>
+  "tile.store"(%p, %d) : (tensor<64x64x!tile.ptr<f32>, #C>, tensor<64x64xf32, #C>) -> ()
+  %pe = "tile.splat"(%out) : (!tile.ptr<f32>) -> tensor<64x32x!tile.ptr<f32>, #B>
+  %exf = arith.extf %ex : tensor<64x32xf16, #B> to tensor<64x32xf32, #B>
+  "tile.store"(%pe, %exf) : (tensor<64x32x!tile.ptr<f32>, #B>, tensor<64x32xf32, #B>) -> ()
+  return
+}
+}
+
+// -----
+
+// Copies into a buffer no wgmma reads (live across the dot, so no wgmma buffer reuses its
+// bytes): the wait is not marked (the dot's writers still
+// fence); a kernel without wgmma is left alone.
+// CHECK-LABEL: func.func @other_copies(
+// CHECK: "tilegpu.async_wait"() {num = 0 : i32} : () -> ()
+// CHECK: "tilegpu.warpgroup_dot"({{.+}}tilegpu.writers_fence
+// CHECK-LABEL: func.func @no_dot(
+// CHECK-NOT: tilegpu.proxy_fence
+// CHECK: return
+// LLVM-LABEL: gpu.func @other_copies(
+// LLVM: nvvm.cp.async.wait.group 0
+// LLVM-NOT: nvvm.fence.proxy
+// LLVM: gpu.barrier
+#B = #tilegpu.blocked<array<i32: 1, 8>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
+#C = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>
+#SA = #tilegpu.nvmma_shared<64 : i32, false, 16 : i32>
+#SB = #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+func.func @other_copies(%out: !tile.ptr<f32>, %in: !tile.ptr<f16>) attributes {tile.kernel} {
+  %pb = "tile.splat"(%in) : (!tile.ptr<f16>) -> tensor<32x64x!tile.ptr<f16>, #B>
+  %x = arith.constant dense<1.0> : tensor<64x32xf16, #B>
+  %y = arith.constant dense<2.0> : tensor<32x64xf16, #B>
+  %c = arith.constant dense<0.0> : tensor<64x64xf32, #C>
+  %g = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 32, 64>, f16, unit, 1 : i32>
+  "tilegpu.async_copy"(%pb, %g) {operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (tensor<32x64x!tile.ptr<f16>, #B>, !tilegpu.memdesc<array<i64: 32, 64>, f16, unit, 1 : i32>) -> ()
+  "tilegpu.async_commit_group"() : () -> ()
+  "tilegpu.async_wait"() {num = 0 : i32} : () -> ()
+  %gx = "tilegpu.local_load"(%g) : (!tilegpu.memdesc<array<i64: 32, 64>, f16, unit, 1 : i32>) -> tensor<32x64xf16, #B>
+  %a = "tilegpu.local_alloc"(%x) : (tensor<64x32xf16, #B>) -> !tilegpu.memdesc<array<i64: 64, 32>, f16, #SA, 1 : i32>
+  %b = "tilegpu.local_alloc"(%gx) : (tensor<32x64xf16, #B>) -> !tilegpu.memdesc<array<i64: 32, 64>, f16, #SB, 1 : i32>
+  %d = "tilegpu.warpgroup_dot"(%a, %b, %c) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 32>, f16, #SA, 1 : i32>, !tilegpu.memdesc<array<i64: 32, 64>, f16, #SB, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+  "tilegpu.local_dealloc"(%a) : (!tilegpu.memdesc<array<i64: 64, 32>, f16, #SA, 1 : i32>) -> ()
+  "tilegpu.local_dealloc"(%g) : (!tilegpu.memdesc<array<i64: 32, 64>, f16, unit, 1 : i32>) -> ()
+  "tilegpu.local_dealloc"(%b) : (!tilegpu.memdesc<array<i64: 32, 64>, f16, #SB, 1 : i32>) -> ()
+  %p = "tile.splat"(%out) : (!tile.ptr<f32>) -> tensor<64x64x!tile.ptr<f32>, #C>
+  "tile.store"(%p, %d) : (tensor<64x64x!tile.ptr<f32>, #C>, tensor<64x64xf32, #C>) -> ()
+  return
+}
+func.func @no_dot(%out: !tile.ptr<f32>) attributes {tile.kernel} {
+  %x = arith.constant dense<1.0> : tensor<64x32xf16, #B>
+  %e = "tilegpu.local_alloc"(%x) : (tensor<64x32xf16, #B>) -> !tilegpu.memdesc<array<i64: 64, 32>, f16, unit, 1 : i32>
+  %ex = "tilegpu.local_load"(%e) : (!tilegpu.memdesc<array<i64: 64, 32>, f16, unit, 1 : i32>) -> tensor<64x32xf16, #B>
+  "tilegpu.local_dealloc"(%e) : (!tilegpu.memdesc<array<i64: 64, 32>, f16, unit, 1 : i32>) -> ()
+  %pe = "tile.splat"(%out) : (!tile.ptr<f32>) -> tensor<64x32x!tile.ptr<f32>, #B>
+  %exf = arith.extf %ex : tensor<64x32xf16, #B> to tensor<64x32xf32, #B>
+  "tile.store"(%pe, %exf) : (tensor<64x32x!tile.ptr<f32>, #B>, tensor<64x32xf32, #B>) -> ()
+  return
+}
+}

@@ -1,0 +1,88 @@
+"""Compile-only checks of the attention forward's key loops on sm_90a (issue 10): where the
+async-proxy fences go (tilegpu-proxy-fences), read from the PTX."""
+import re
+
+import pytest
+
+from test_attention import compile_fwd, spills
+
+
+def loop_bodies(ptx):
+    """The text of each loop: from a label to the branch back to it."""
+    out = []
+    for m in re.finditer(r"^(\$L__BB\d+_\d+):", ptx, re.M):
+        back = re.search(rf"bra(\.uni)?\s+{re.escape(m.group(1))};", ptx[m.end():])
+        if back:
+            out.append(ptx[m.end():m.end() + back.start()])
+    return out
+
+
+def instrs(text):
+    return [ln.strip() for ln in text.splitlines()
+            if ln.strip() and not ln.strip().startswith(("//", "$", "{", "}", ".reg"))]
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("d", [64, 128])
+def test_forward_loop_fences_once_after_the_copies_land(d, causal):
+    """One fence.proxy.async per key-loop iteration, right after cp.async.wait_group (the
+    copies it completed, before the barrier and before the next copies are issued); none
+    between that barrier and the wgmmas, and q's buffer, written before the loop, is not
+    fenced again in it."""
+    ck = compile_fwd("sm_90a", d, causal)
+    ptx = ck.asm["ptx"]
+    loops = [b for b in loop_bodies(ptx) if "wgmma.mma_async" in b]
+    assert len(loops) == (2 if causal else 1)
+    for body in loops:
+        ins = instrs(body)
+        fences = [i for i, x in enumerate(ins) if x.startswith("fence.proxy.async")]
+        assert len(fences) == 1, fences
+        assert ins[fences[0] - 1].startswith("cp.async.wait_group"), ins[fences[0] - 1]
+        first_wgmma = next(i for i, x in enumerate(ins) if x.startswith("wgmma.fence"))
+        bar = next(i for i, x in enumerate(ins) if x.startswith("bar.sync"))
+        assert fences[0] < bar < first_wgmma
+        assert ins.index(next(x for x in ins if x.startswith("cp.async.cg"))) > bar
+    assert spills(ck)[0] == 0, spills(ck)[1]
+
+
+# ---- tilegpu-overlap-dots (off by default): P @ V in flight across the back edge ------------
+
+@pytest.fixture
+def overlap(monkeypatch, tmp_path):
+    """The pass on, compiling into a fresh cache (the flag is not part of the cache key)."""
+    from tilework.lowering import dot_overlap
+    monkeypatch.setattr(dot_overlap, "ENABLED", True)
+    monkeypatch.setenv("TILEWORK_CACHE_DIR", str(tmp_path))
+
+
+@pytest.mark.parametrize("d, causal, n, even", [
+    (64, False, 256, True), (64, True, 384, True), (128, False, 256, True),
+    (64, True, 200, False)])
+def test_overlap_forward_emulated(overlap, d, causal, n, even):
+    """The whole forward on the SIMT emulator (which raises on a wgmma result read before its
+    wait and on a copy landing in bytes a wgmma in flight reads) against float64 numpy."""
+    from test_attention_emulated import test_forward_sm90a_emulated
+    test_forward_sm90a_emulated(d, causal, n, even)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("d", [64, 128])
+def test_overlap_forward_loop_order(overlap, d, causal):
+    """Per key loop: S's wgmma waits (wait_group 0, which also completes the previous P @ V),
+    then V's copies go out after a barrier, and P @ V is left in flight (wait_group 1); after
+    the loops every group is waited for."""
+    ck = compile_fwd("sm_90a", d, causal)
+    ptx = ck.asm["ptx"]
+    loops = [b for b in loop_bodies(ptx) if "wgmma.mma_async" in b]
+    assert len(loops) == (2 if causal else 1)
+    for body in loops:
+        ins = instrs(body)
+        waits = [x for x in ins if x.startswith("wgmma.wait_group")]
+        assert [w.split()[-1] for w in waits] == ["0;", "0;", "1;"], waits
+        w0 = next(i for i, x in enumerate(ins) if x.startswith("wgmma.wait_group"))
+        copies = [i for i, x in enumerate(ins) if x.startswith("cp.async.cg")]
+        assert copies and any(i > w0 for i in copies)
+        bar = max(i for i, x in enumerate(ins[:min(i for i in copies if i > w0)])
+                  if x.startswith("bar.sync"))
+        assert bar > w0
+    assert spills(ck)[0] == 0, spills(ck)[1]
