@@ -19,7 +19,8 @@ Here the writers fence instead, right after their writes, where they are:
   loop has after it anyway (tilegpu-pipeline's), and before the next copies are issued;
 * every `warpgroup_dot` then gets `tilegpu.writers_fence` and its rule emits no fence.
 
-TMA loads write through the async proxy (no fence).  A kernel with a memdesc op this pass does
+TMA loads write through the async proxy (no fence); copies read only by dots marked
+`tilegpu.no_proxy_fence` (`CompileOptions.wgmma_cp_async_fence` off) are not fenced either.  A kernel with a memdesc op this pass does
 not know (or memdescs carried through control flow) is left alone: its dots keep their fence.
 """
 from __future__ import annotations
@@ -30,6 +31,7 @@ from tilework.dialects import tile as T
 
 from .module_info import kernels
 from .pass_base import Pass, register
+from .shared_memory import NO_PROXY_FENCE
 from .smem_barriers import memdesc_interval
 
 FENCE_ATTR = "tilegpu.proxy_fence"     # on a writer: fence.proxy.async after its writes
@@ -61,6 +63,10 @@ def plan(f):
     try:
         read = [memdesc_interval(v)[:2] for d in dots for v in list(d.operands)[:2]
                 if T.is_memdesc(v.type)]
+        # (a dot tilegpu-pipeline marked NO_PROXY_FENCE, CompileOptions.wgmma_cp_async_fence
+        # off, reads ring slots only cp.async writes: its copies need no fence at the wait)
+        fenced = [memdesc_interval(v)[:2] for d in dots if NO_PROXY_FENCE not in d.attributes
+                  for v in list(d.operands)[:2] if T.is_memdesc(v.type)]
         writers, copies = [], False
         for op in ops:
             if not _touches_memdesc(op):
@@ -72,7 +78,7 @@ def plan(f):
             elif op.name == "tilegpu.local_store":
                 iv = memdesc_interval(op.operands[1])[:2]
             elif op.name == "tilegpu.async_copy":
-                copies |= _overlaps(memdesc_interval(op.operands[1])[:2], read)
+                copies |= _overlaps(memdesc_interval(op.operands[1])[:2], fenced)
                 continue
             else:
                 continue

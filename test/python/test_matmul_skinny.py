@@ -94,7 +94,8 @@ def test_wgmma_cp_async_fence_option(fence, monkeypatch):
     c = mm.SHORT_K_CONFIGS[0]
     ck = compile_config(c, "sm_90a")
     ptx = ck.asm["ptx"]
-    assert ptx.count("wgmma.mma_async") and ptx.count("fence.proxy.async") == int(fence)
+    # (on: tilegpu-proxy-fences fences after each async_wait, the loop's and the one after it)
+    assert ptx.count("wgmma.mma_async") and (ptx.count("fence.proxy.async") > 0) == fence
     assert ("tilegpu.no_proxy_fence" in ck.asm["tilegpu"]) is not fence
     assert spills(ck)[0] == 0
 
