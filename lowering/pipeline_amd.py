@@ -147,11 +147,15 @@ def _rewrite(info, cands, layouts):
         iv = arith("arith.addi", n_iv, step)
         env, vals = _prefetch(info, cands, iv, cmp_lt(iv, ub), dict(zip(s0, n_ahead)),
                               copy_ops)
-        for (load, _, (_, user, ty)), alloc in zip(cands, allocs):
+    for (load, _, (_, user, ty)), alloc in zip(cands, allocs):
+        # read where the conversion was, next to the dot: read at the top, the operand
+        # (attention's V: 64 VGPRs a lane at D=128 on RDNA4, 128 on RDNA3) would stay live
+        # through everything before the dot (the scores' dot and softmax)
+        with ir.InsertionPoint(user), loop.location:
             got = B.build_local_load(None, _slot(alloc, rd, "read"), result_type=ty)
-            user.results[0].replace_all_uses_with(got)
-            user.erase()
-            load.erase()
+        user.results[0].replace_all_uses_with(got)
+        user.erase()
+        load.erase()
     with ir.InsertionPoint(nb), loop.location:
         ny = scf.YieldOp([info.yielded[c] for c in kept] + list(n_ahead) + [wr, rd])
     move_body(info, ny)
