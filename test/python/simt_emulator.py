@@ -697,6 +697,8 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
         operands (p, address, words...), a load's words tied to its outputs (kept where p is
         false); `u8` moves one byte in a 16-bit register.  Other asm: the wgmma mixin's."""
         text = ir.StringAttr(op.attributes["asm_string"]).value
+        if not text.strip() and len(a) == 1:  # AMD's pinned LDS offset (rules/layout.py)
+            return [a[0]]
         if self._PINNED.fullmatch(text):
             return [self._pinned_compare(text, a)]
         m = self._PRED.fullmatch(text)
