@@ -568,8 +568,9 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
     def op_llvm_call_intrinsic(self, op, a, env, act):
         name = ir.StringAttr(op.attributes["intrin"]).value
         # the approximations (ex2.approx, div.full) as exact values: within a few ulp of them
-        if name == "llvm.exp2":
-            return [np.exp2(a[0].astype(np.float64)).astype(a[0].dtype)]
+        if name in ("llvm.exp2", "llvm.log2"):  # (AMD: v_exp_f32 / v_log_f32)
+            fn = np.exp2 if name == "llvm.exp2" else np.log2
+            return [fn(a[0].astype(np.float64)).astype(a[0].dtype)]
         if name == "llvm.nvvm.ex2.approx.ftz.f":  # subnormal results flush to zero
             r = np.exp2(a[0].astype(np.float64))
             return [np.where(r < 2.0 ** -126, 0.0, r).astype(a[0].dtype)]
