@@ -2,7 +2,8 @@
 program in lockstep, wgmma and cp.async from the PTX ISA, shared-memory races and missing
 fences or barriers raised) against float64 numpy: the forward with P as wgmma's register A,
 q written once before each key loop and K (through `tl.trans`) pipelined; the backward's dQ
-(q and do written once before its loops) and dK/dV."""
+(q and do written once before its loops) and dK/dV.  The RDNA forward and gfx1201's backward
+the same way, on 32-lane waves with WMMA."""
 import numpy as np
 import pytest
 
@@ -40,11 +41,14 @@ def test_forward_sm90a_emulated(d, causal, n, even):
 
 
 @pytest.mark.parametrize("which", ["dq", "dkdv"])
-@pytest.mark.parametrize("d, causal, n", [(64, False, 128), (64, True, 192), (256, True, 128)])
-def test_backward_sm90a_emulated(which, d, causal, n):
-    ck = compile_bwd("sm_90a", which, d, causal)
+@pytest.mark.parametrize("target, d, causal, n", [
+    ("sm_90a", 64, False, 128), ("sm_90a", 64, True, 192), ("sm_90a", 256, True, 128),
+    ("gfx1201", 64, True, 192),  # RDNA4's WMMA chains on shared warps (no scratch there)
+])
+def test_backward_emulated(which, target, d, causal, n):
+    ck = compile_bwd(target, which, d, causal)
     cfg = A.default_bwd_configs(d)[0 if which == "dkdv" else 1]
-    emu = Emulator.from_tilegpu(ck.asm["tilegpu"], "sm_90a", cfg.num_warps)
+    emu = Emulator.from_tilegpu(ck.asm["tilegpu"], target, cfg.num_warps)
     q, k, v = _inputs(1, 1, 1, n, d, np.float16)
     do = np.random.default_rng(n).standard_normal(q.shape).astype(np.float16)
     scale = 0.7 / np.sqrt(d)
