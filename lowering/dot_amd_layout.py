@@ -135,6 +135,55 @@ def _warps(shape, num_warps, mi):
     return wm, wn
 
 
+def _producer(v):
+    owner = v.owner
+    if isinstance(owner, ir.Block):
+        return None  # a block argument (a loop-carried value): the chain is not followed
+    return owner.operation if hasattr(owner, "operation") else owner
+
+
+def _is_dot(op) -> bool:
+    return op.name == "tile.dot"
+
+
+def chained_dot(op, limit: int = 64) -> bool:
+    """Whether `tile.dot` `op` is one link of a chain of dots: its result reaches operand a of
+    another dot, or its operand a comes from another dot's result (attention's scores -> P ->
+    P @ V), through at most `limit` ops.  The two dots then want the same warps: the row
+    statistics of the first scale the second's accumulator and P becomes its a operand, which
+    warps split differently along M or N move through LDS every iteration (a whole [M, D]
+    fp32 accumulator, held in both layouts)."""
+    seen, todo = set(), [r for r in op.results]
+    while todo and len(seen) < limit:  # forward: the result's users
+        v = todo.pop()
+        for use in v.uses:
+            user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+            if _is_dot(user) and use.operand_number == 0:
+                return True
+            if user.name == "scf.yield" or user in seen:
+                continue
+            seen.add(user)
+            todo.extend(user.results)
+    seen, todo = set(), [op.operands[0]]
+    while todo and len(seen) < limit:  # backward: operand a's producers
+        prod = _producer(todo.pop())
+        if prod is None or prod in seen:
+            continue
+        if _is_dot(prod):
+            return True
+        seen.add(prod)
+        todo.extend(prod.operands)
+    return False
+
+
+def _chain_warps(shape, num_warps, mi):
+    """A chained dot's warps: along M as far as the instruction tiles go (every wave holds
+    whole rows of the scores, so the row statistics need no cross-wave step), the rest along
+    N; both dots of a chain agree whatever their N."""
+    wm = min(num_warps, max(1, shape[0] // mi))
+    return wm, num_warps // wm
+
+
 def _opt(options, name, default):
     return getattr(options, name, default) if options is not None else default
 
@@ -147,7 +196,8 @@ def amd_dot_layouts(target, op, num_warps: int, options=None):
         return None  # batched dots stay on the FMA path
     ea, eb, ec = (str(T.element_type(t)) for t in (a, b, c))
     if target.warp_size == 32:
-        return _wmma_layouts(target, ea, eb, ec, shape, T.shape_of(a)[1], num_warps)
+        return _wmma_layouts(target, ea, eb, ec, shape, T.shape_of(a)[1], num_warps,
+                             chained_dot(op))
     precision = ir.StringAttr(op.attributes["input_precision"]).value
     kinds = mfma_kinds(target, ea, eb, ec, precision)
     M, N = shape
@@ -203,7 +253,7 @@ def wmma_kind(target, ea: str, eb: str, ec: str):
     return f"{arch} has no WMMA for {ea} x {eb} -> {ec}"
 
 
-def _wmma_layouts(target, ea, eb, ec, shape, K, num_warps):
+def _wmma_layouts(target, ea, eb, ec, shape, K, num_warps, chained=False):
     """RDNA: dots of at least 16x16x16 in a type `wmma_kind` takes, on `v_wmma_*_16x16x16_*`
     (gfx11: a lane holds a whole 16-element K row, lanes 16-31 copying 0-15; gfx12: 8, lanes
     16-31 the upper K half).  Other types stay on FMAs."""
@@ -211,7 +261,8 @@ def _wmma_layouts(target, ea, eb, ec, shape, K, num_warps):
     M, N = shape
     if isinstance(wmma_kind(target, ea, eb, ec), str) or min(M, N, K) < 16:
         return None
-    acc = AmdWmma(version, _warps(shape, num_warps, 16))
+    warps = (_chain_warps if chained else _warps)(shape, num_warps, 16)
+    acc = AmdWmma(version, warps)
     kw = 16 if version == 1 else 8
     return acc, DotOperand(0, acc, kw), DotOperand(1, acc, kw)
 

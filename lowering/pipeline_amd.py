@@ -9,15 +9,16 @@ whose next value is computed the same way), is rewritten with an LDS double buff
 
     prologue:  x = load(lb) if lb < ub; local_store x -> slot 0; increments
     loop k:    x' = load(iv + step) into registers, if iv + step < ub (the global loads of
-               iteration k+1 are issued first); a = local_load slot rd, in the dot's operand
-               layout; the rest of the body (the MFMAs of iteration k);
+               iteration k+1 are issued first); the rest of the body, the conversion replaced
+               by a = local_load slot rd in the dot's operand layout, where it was (next to
+               the dot, so the operand is not live through what precedes it);
                local_store x' -> slot wr; increments; yield ..., rd <- wr, wr <- rd
     after:     local_dealloc
 
 A depth above 2 is taken as 2: a deeper register prefetch would hold more tiles in VGPRs.
 The slots' `memdesc_index` ops say `tilegpu.stream_slot = "read"` / `"write"`: within one
 iteration they are different buffers, so tilegpu-insert-barriers puts a single barrier per
-iteration, before the local_load (the previous iteration's store and reads are then both
+iteration, before the first local_load (the previous iteration's store and reads are then both
 ordered), not one more between the reads and the store.  Loads in other forms (operands
 already in a dot layout, more than one use, a pointer that depends on another load) are left
 alone, as are loops whose two buffers per load do not fit the LDS next to the kernel's
@@ -147,11 +148,15 @@ def _rewrite(info, cands, layouts):
         iv = arith("arith.addi", n_iv, step)
         env, vals = _prefetch(info, cands, iv, cmp_lt(iv, ub), dict(zip(s0, n_ahead)),
                               copy_ops)
-        for (load, _, (_, user, ty)), alloc in zip(cands, allocs):
+    for (load, _, (_, user, ty)), alloc in zip(cands, allocs):
+        # read where the conversion was, next to the dot: read at the top, the operand
+        # (attention's V: 64 VGPRs a lane at D=128 on RDNA4, 128 on RDNA3) would stay live
+        # through everything before the dot (the scores' dot and softmax)
+        with ir.InsertionPoint(user), loop.location:
             got = B.build_local_load(None, _slot(alloc, rd, "read"), result_type=ty)
-            user.results[0].replace_all_uses_with(got)
-            user.erase()
-            load.erase()
+        user.results[0].replace_all_uses_with(got)
+        user.erase()
+        load.erase()
     with ir.InsertionPoint(nb), loop.location:
         ny = scf.YieldOp([info.yielded[c] for c in kept] + list(n_ahead) + [wr, rd])
     move_body(info, ny)

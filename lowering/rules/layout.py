@@ -95,7 +95,19 @@ def _offset_parts(ctx, lin):
     mask = 0
     for _, v in terms:
         mask |= v
-    return ctx.gather_bits(tuple(terms)), mask
+    return pinned(ctx, ctx.gather_bits(tuple(terms))), mask
+
+
+def pinned(ctx, v):
+    """On AMD, `v` through an empty `sideeffect` asm (a `v_mov_b32`-free copy): the offsets
+    derived from it (`_plus`) are then computed beside each LDS access, not hoisted out of the
+    loop by LLVM, where each of them held a VGPR across it (ISel folds no add across blocks, and
+    an xor never): the RDNA attention forward's loop had 145 such registers live."""
+    if ctx.target != "amd":
+        return v
+    return ctx.op1("llvm.inline_asm", [v], ctx.i32, {
+        "asm_string": ir.StringAttr.get(""), "constraints": ir.StringAttr.get("=v,0"),
+        "has_side_effects": ir.UnitAttr.get(), "asm_dialect": ir.IntegerAttr.get(ctx.i64, 0)})
 
 
 def _plus(ctx, v, const: int, mask: int):

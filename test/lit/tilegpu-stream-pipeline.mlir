@@ -105,3 +105,45 @@ module attributes {tilegpu.num_warps = 1 : i32, tilegpu.warp_size = 64 : i32} {
     return %r#0 : tensor<32x32xf32, #M>
   }
 }
+
+// -----
+
+// The LDS read of a prefetched operand sits where its conversion was, next to its dot, not at
+// the loop's top: ops before the dot (here the accumulator's scaling; attention's scores and
+// softmax) do not hold the operand's registers.  The barrier moves with the read.
+// CHECK-LABEL: func.func @late_read(
+// CHECK: scf.for
+// CHECK: "tile.load"
+// CHECK: %[[SC:.+]] = arith.mulf
+// CHECK-NEXT: %[[R:.+]] = "tilegpu.memdesc_index"({{.*}}) {tilegpu.stream_slot = "read"}
+// CHECK-NEXT: %[[L:.+]] = "tilegpu.local_load"(%[[R]])
+// CHECK-NEXT: "tile.dot"(%arg0, %[[L]], %[[SC]])
+// BAR-LABEL: func.func @late_read(
+// BAR: scf.for
+// BAR-NOT: "tilegpu.barrier"
+// BAR: arith.mulf
+// BAR-NEXT: "tilegpu.memdesc_index"({{.*}}) {tilegpu.stream_slot = "read"}
+// BAR-NEXT: "tilegpu.barrier"() : () -> ()
+// BAR-NEXT: "tilegpu.local_load"
+// BAR-NOT: "tilegpu.barrier"
+// BAR: scf.yield
+#BB = #tilegpu.blocked<array<i32: 1, 8>, array<i32: 16, 4>, array<i32: 1, 1>, array<i32: 1, 0>>
+#M = #tilegpu.mfma<array<i32: 1, 1>, array<i32: 32, 32>, false>
+#DA = #tilegpu.dot_operand<0 : i32, #M, 4 : i32>
+#DB = #tilegpu.dot_operand<1 : i32, #M, 4 : i32>
+module attributes {tilegpu.num_warps = 1 : i32, tilegpu.warp_size = 64 : i32} {
+  func.func @late_read(%ca: tensor<32x16xf16, #DA>, %pb: tensor<16x32x!tile.ptr<f16>, #BB>, %n: i32, %db: tensor<16x32xi32, #BB>) -> tensor<32x32xf32, #M> attributes {tile.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c16 = arith.constant 16 : i32
+    %acc0 = arith.constant dense<1.000000e+00> : tensor<32x32xf32, #M>
+    %r:2 = scf.for %i = %c0 to %n step %c16 iter_args(%acc = %acc0, %b_ptrs = %pb) -> (tensor<32x32xf32, #M>, tensor<16x32x!tile.ptr<f16>, #BB>) : i32 {
+      %b = "tile.load"(%b_ptrs) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<16x32x!tile.ptr<f16>, #BB>) -> tensor<16x32xf16, #BB>
+      %sc = arith.mulf %acc, %acc : tensor<32x32xf32, #M>
+      %cb = "tilegpu.convert_layout"(%b) : (tensor<16x32xf16, #BB>) -> tensor<16x32xf16, #DB>
+      %d = "tile.dot"(%ca, %cb, %sc) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (tensor<32x16xf16, #DA>, tensor<16x32xf16, #DB>, tensor<32x32xf32, #M>) -> tensor<32x32xf32, #M>
+      %nb = "tile.addptr"(%b_ptrs, %db) : (tensor<16x32x!tile.ptr<f16>, #BB>, tensor<16x32xi32, #BB>) -> tensor<16x32x!tile.ptr<f16>, #BB>
+      scf.yield %d, %nb : tensor<32x32xf32, #M>, tensor<16x32x!tile.ptr<f16>, #BB>
+    }
+    return %r#0 : tensor<32x32xf32, #M>
+  }
+}

@@ -153,9 +153,18 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 // On gfx942, blocked -> MFMA 32x32 accumulator (transposed: each lane holds 4 consecutive
 // columns): the warps differ, through shared memory (LDS).
 // AMD-LABEL: gpu.func @blocked_to_mfma(
-// AMD: llvm.store %{{.+}}, %{{.+}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
+// (each side's thread offset through an empty sideeffect asm, so that LLVM computes the
+// accesses' offsets beside them rather than hoisting each out of a loop into a VGPR)
+// AMD: %[[ST:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "", "=v,0" %{{.+}} : (i32) -> i32
+// AMD-NEXT: llvm.mlir.poison
+// AMD: llvm.getelementptr %{{.+}}[%[[ST]]]
+// AMD-NEXT: llvm.store %{{.+}}, %{{.+}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
+// AMD: arith.addi %[[ST]], %c1024_i32
 // AMD: gpu.barrier
-// AMD: llvm.load %{{.+}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
+// AMD-NEXT: %[[LD:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "", "=v,0" %{{.+}} : (i32) -> i32
+// AMD-NEXT: llvm.getelementptr %{{.+}}[%[[LD]]]
+// AMD-NEXT: llvm.load %{{.+}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
+// AMD: arith.xori %[[LD]], %c8_i32
 // AMD-NOT: gpu.barrier
 // AMD: gpu.return
 #B = #tilegpu.blocked<array<i32: 1, 4>, array<i32: 4, 16>, array<i32: 4, 1>, array<i32: 1, 0>>

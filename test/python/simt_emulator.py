@@ -569,8 +569,9 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
     def op_llvm_call_intrinsic(self, op, a, env, act):
         name = ir.StringAttr(op.attributes["intrin"]).value
         # the approximations (ex2.approx, div.full) as exact values: within a few ulp of them
-        if name == "llvm.exp2":
-            return [np.exp2(a[0].astype(np.float64)).astype(a[0].dtype)]
+        if name in ("llvm.exp2", "llvm.log2"):  # (AMD: v_exp_f32 / v_log_f32)
+            fn = np.exp2 if name == "llvm.exp2" else np.log2
+            return [fn(a[0].astype(np.float64)).astype(a[0].dtype)]
         if name == "llvm.nvvm.ex2.approx.ftz.f":  # subnormal results flush to zero
             r = np.exp2(a[0].astype(np.float64))
             return [np.where(r < 2.0 ** -126, 0.0, r).astype(a[0].dtype)]
@@ -698,6 +699,8 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
         operands (p, address, words...), a load's words tied to its outputs (kept where p is
         false); `u8` moves one byte in a 16-bit register.  Other asm: the wgmma mixin's."""
         text = ir.StringAttr(op.attributes["asm_string"]).value
+        if not text.strip() and len(a) == 1:  # AMD's pinned LDS offset (rules/layout.py)
+            return [a[0]]
         if self._PINNED.fullmatch(text):
             return [self._pinned_compare(text, a)]
         m = self._PRED.fullmatch(text)

@@ -2,7 +2,8 @@
 program in lockstep, wgmma and cp.async from the PTX ISA, shared-memory races and missing
 fences or barriers raised) against float64 numpy: the forward with P as wgmma's register A,
 q written once before each key loop and K (through `tl.trans`) pipelined; the backward's dQ
-(q and do written once before its loops) and dK/dV."""
+(q and do written once before its loops) and dK/dV.  The RDNA forward and gfx1201's backward
+the same way, on 32-lane waves with WMMA."""
 import numpy as np
 import pytest
 
@@ -41,12 +42,15 @@ def test_forward_sm90a_emulated(d, causal, n, even):
 
 
 @pytest.mark.parametrize("which", ["dq", "dkdv"])
-@pytest.mark.parametrize("d, causal, n", [(64, False, 128), (64, True, 192), (256, True, 128),
-                                          (128, False, 96), (128, True, 80)])
-def test_backward_sm90a_emulated(which, d, causal, n):
-    ck = compile_bwd("sm_90a", which, d, causal)
+@pytest.mark.parametrize("target, d, causal, n", [
+    ("sm_90a", 64, False, 128), ("sm_90a", 64, True, 192), ("sm_90a", 256, True, 128),
+    ("sm_90a", 128, False, 96), ("sm_90a", 128, True, 80),
+    ("gfx1201", 64, True, 192),  # RDNA4's WMMA chains on shared warps (no scratch there)
+])
+def test_backward_emulated(which, target, d, causal, n):
+    ck = compile_bwd(target, which, d, causal)
     cfg = A.default_bwd_configs(d)[0 if which == "dkdv" else 1]
-    emu = Emulator.from_tilegpu(ck.asm["tilegpu"], "sm_90a", cfg.num_warps)
+    emu = Emulator.from_tilegpu(ck.asm["tilegpu"], target, cfg.num_warps)
     q, k, v = _inputs(1, 1, 1, n, d, np.float16)
     do = np.random.default_rng(n).standard_normal(q.shape).astype(np.float16)
     scale = 0.7 / np.sqrt(d)
@@ -88,3 +92,27 @@ def test_backward_dkdv_invariant_operands_emulated(causal, n, monkeypatch, tmp_p
             *_strides(do), 1, 1, n)
     for got, ref in ((dk, rdk), (dv, rdv)):
         np.testing.assert_allclose(got.astype(np.float64), ref, rtol=2e-2, atol=2e-2)
+
+
+@pytest.mark.parametrize("target, d, causal, n", [
+    ("gfx1201", 128, True, 128),   # the diagonal loop and the unmasked one, 8 waves of WMMA
+    ("gfx1100", 128, False, 128),  # RDNA3's operand layout: the peeled block and 3 iterations
+])
+def test_forward_rdna_emulated(target, d, causal, n):
+    """The RDNA forward (64x32 tiles, 8 waves: the two dots on the same warps, the stream-
+    pipelined V read beside its dot, LDS offsets pinned in the loop) against numpy."""
+    from tilework.backends import parse_target
+    cfg = A.default_fwd_config(d, parse_target(target))
+    ck = compile_fwd(target, d, causal, config=cfg)
+    emu = Emulator.from_tilegpu(ck.asm["tilegpu"], target, cfg.num_warps)
+    rng = np.random.default_rng(d + n + causal)
+    q, k, v = (rng.standard_normal((1, 1, n, d)).astype(np.float16) for _ in range(3))
+    o = np.full_like(q, np.nan)
+    lse = np.full((1, 1, n), np.nan, np.float32)
+    scale = 0.7 / np.sqrt(d)
+    bm = cfg.kwargs["BLOCK_M"]
+    emu.run((-(-n // bm), 1), q, k, v, o, lse, np.float32(scale), *_strides(q), *_strides(k),
+            *_strides(v), *_strides(o), 1, 1, n)
+    ro, rl = ref_forward(q, k, v, causal, scale)
+    np.testing.assert_allclose(o.astype(np.float64), ro, rtol=2e-3, atol=2e-3)
+    np.testing.assert_allclose(lse, rl, rtol=1e-5, atol=1e-5)
