@@ -1,0 +1,298 @@
+"""libdevice's directed roundings (`language/extra/libdevice_round.py`): add/sub/mul/div/fma/
+rcp/sqrt `_rd`/`_ru`/`_rz` in fp32 and fp64, the integer -> float conversions and
+double2float, interpreted and compiled for sm_90a (run on gpu_sim) against exact references
+(fractions) on random inputs with ties, exact results, subnormals, overflow, inf, NaN and
+signed zeros; gfx942 and sm_80 compile; the dtype errors.  The GPU half is
+test_libdevice_extra_gpu.py."""
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import tilework
+import tilework.language as tl
+from tilework.compiler.driver import ASTSource, compile
+from tilework.language.extra import libdevice
+
+import gpu_sim
+
+N = 256
+NP = {"fp32": np.float32, "fp64": np.float64, "int32": np.int32, "uint32": np.uint32,
+      "int64": np.int64, "uint64": np.uint64}
+TL = {k: getattr(tl, {"fp32": "float32", "fp64": "float64"}.get(k, k)) for k in NP}
+MODES = ("rd", "ru", "rz")
+
+
+@tilework.jit
+def k1(x, o, FN: tl.constexpr):
+    i = tl.arange(0, 256)
+    tl.store(o + i, getattr(libdevice, FN)(tl.load(x + i)))
+
+
+@tilework.jit
+def k2(x, y, o, FN: tl.constexpr):
+    i = tl.arange(0, 256)
+    tl.store(o + i, getattr(libdevice, FN)(tl.load(x + i), tl.load(y + i)))
+
+
+@tilework.jit
+def k3(x, y, z, o, FN: tl.constexpr):
+    i = tl.arange(0, 256)
+    tl.store(o + i, getattr(libdevice, FN)(tl.load(x + i), tl.load(y + i), tl.load(z + i)))
+
+
+def _dt(a):
+    return {"float32": "fp32", "float64": "fp64"}.get(str(a.dtype), str(a.dtype))
+
+
+def run_both(name, ins, out_dt, target="sm_90a"):
+    """The interpreter's and the compiled kernel's (on gpu_sim) outputs."""
+    k = (k1, k2, k3)[len(ins) - 1]
+    names = ["x", "y", "z"][:len(ins)]
+    sig = {n: tl.pointer_type(TL[_dt(a)]) for n, a in zip(names, ins)}
+    sig["o"] = tl.pointer_type(TL[out_dt])
+    oi = np.zeros(N, NP[out_dt])
+    tilework.jit(k.fn, interpret=True)[(1,)](*ins, oi, FN=name)
+    ck = compile(ASTSource(k, sig, {"FN": name}, {}), target, cache=False)
+    oc = np.zeros(N, NP[out_dt])
+    gpu_sim.run(ck, (1, 1, 1), *ins, oc)
+    return oi, oc
+
+
+# ---- exact references ---------------------------------------------------------------------------
+
+def round_frac(v: Fraction, t, mode):
+    """The exact value v rounded to dtype t in mode (a nonzero v; zeros are the caller's)."""
+    big = Fraction(float(np.finfo(t).max))
+    if v > big:
+        return t(np.inf) if mode == "ru" else t(big)
+    if v < -big:
+        return t(-np.inf) if mode == "rd" else t(-big)
+    c = t(float(v))
+    while Fraction(float(c)) > v:
+        c = np.nextafter(c, t(-np.inf))
+    while np.isfinite(nxt := np.nextafter(c, t(np.inf))) and Fraction(float(nxt)) <= v:
+        c = nxt
+    # c = v rounded down
+    up = mode == "ru" or (mode == "rz" and v < 0)
+    if up and Fraction(float(c)) != v:
+        c = np.nextafter(c, t(np.inf))
+    return c
+
+
+def _zero(neg):
+    return -0.0 if neg else 0.0
+
+
+def ref_op(op, mode, args, t):
+    """op of float args (numpy scalars of t), rounded in mode."""
+    with np.errstate(all="ignore"):
+        a = [t(v) for v in args]
+        nearest = {"add": lambda: a[0] + a[1], "sub": lambda: a[0] - a[1],
+                   "mul": lambda: a[0] * a[1], "div": lambda: a[0] / a[1],
+                   "rcp": lambda: t(1) / a[0], "sqrt": lambda: np.sqrt(a[0]),
+                   "fma": lambda: t(np.float64(a[0]) * a[1] + a[2]) if t == np.float32
+                   else a[0] * a[1] + a[2]}[op]()
+    if not all(np.isfinite(a)) or not np.isfinite(nearest) and op in ("div", "rcp") and \
+            any(v == 0 for v in a[1:] if op == "div") or (op == "rcp" and a[0] == 0):
+        return t(nearest)  # inf and NaN operands, x/0: exact in every mode
+    if op == "sqrt" and a[0] < 0:
+        return t(np.nan)
+    f = [Fraction(float(v)) for v in a]
+    sb = [bool(np.signbit(v)) for v in a]
+    if op in ("add", "sub"):
+        y, ys = (f[1], sb[1]) if op == "add" else (-f[1], not sb[1])
+        v = f[0] + y
+        if v == 0:
+            both = f[0] == 0 and y == 0 and sb[0] == ys
+            return t(_zero(sb[0] if both else mode == "rd"))
+    elif op == "mul":
+        v = f[0] * f[1]
+        if v == 0:
+            return t(_zero(sb[0] != sb[1]))
+    elif op in ("div", "rcp"):
+        num, den, ns, ds = (f[0], f[1], sb[0], sb[1]) if op == "div" else (1, f[0], False, sb[0])
+        v = num / den
+        if v == 0:
+            return t(_zero(ns != ds))
+    elif op == "sqrt":
+        if f[0] == 0:
+            return a[0]
+        v = f[0]
+        c = round_frac(Fraction(float(np.sqrt(np.float64(a[0])))), t, "rd")
+        # the root rounded down: the largest c with c*c <= v
+        c = t(c)
+        while Fraction(float(c)) ** 2 > v:
+            c = np.nextafter(c, t(-np.inf))
+        while np.isfinite(nxt := np.nextafter(c, t(np.inf))) and Fraction(float(nxt)) ** 2 <= v:
+            c = nxt
+        if mode == "ru" and Fraction(float(c)) ** 2 != v:
+            c = np.nextafter(c, t(np.inf))
+        return c
+    elif op == "fma":
+        p = f[0] * f[1]
+        v = p + f[2]
+        if v == 0:
+            ps = sb[0] != sb[1]
+            both = p == 0 and f[2] == 0 and ps == sb[2]
+            return t(_zero(ps if both else mode == "rd"))
+    return round_frac(v, t, mode)
+
+
+# ---- inputs -------------------------------------------------------------------------------------
+
+def floats(t, rng, n, lo=-60, hi=60):
+    return (rng.standard_normal(n) * np.exp2(rng.integers(lo, hi, n))).astype(t)
+
+
+def special(t):
+    f = np.finfo(t)
+    tiny = t(f.smallest_subnormal)
+    return np.array([0.0, -0.0, np.inf, -np.inf, np.nan, f.max, -f.max, f.tiny, -f.tiny,
+                     tiny, -tiny, 1.0, -1.0, 3 * tiny, f.eps, 2.0], t)
+
+
+def inputs(op, t, rng):
+    n_args = {"fma": 3, "rcp": 1, "sqrt": 1}.get(op, 2)
+    f = np.finfo(t)
+    bits = 24 if t == np.float32 else 53
+    xs = [floats(t, rng, N) for _ in range(n_args)]
+    sp = special(t)
+    # every pair of special values in the first 16*16 positions? too many: the diagonals
+    for k in range(n_args):
+        xs[k][:16] = sp
+        xs[k][16:32] = np.roll(sp, 3 * k + 1)
+        xs[k][32:48] = np.roll(sp, 5 * k + 7)
+    # subnormal operands and results
+    for k in range(n_args):
+        xs[k][48:64] = (rng.integers(-(1 << 20), 1 << 20, 16) * f.smallest_subnormal).astype(t)
+    if op in ("add", "sub", "fma"):
+        # ties and exact sums: y a small multiple of x's half ulp
+        x = xs[0][64:96]
+        ulp = np.spacing(np.abs(x))
+        xs[1][64:96] = (rng.integers(-4, 5, 32) * ulp / 2).astype(t)
+        xs[1][96:104] = -xs[0][96:104]  # exact zeros
+        xs[0][104:112] = f.max
+        xs[1][104:112] = (f.max * rng.random(8)).astype(t)  # overflow
+        if op == "fma":
+            xs[1][64:112] = 1.0
+            xs[2][64:96] = (rng.integers(-4, 5, 32) * ulp / 2).astype(t)
+            xs[2][96:104] = -xs[0][96:104]
+            xs[0][104:112] = f.max
+            xs[2][104:112] = (f.max * rng.random(8)).astype(t)
+            # cancellation of the product's low part; products with tiny residuals
+            a = floats(t, rng, 16, -10, 10)
+            xs[0][112:128], xs[1][112:128] = a, a
+            xs[2][112:128] = -(a.astype(np.float64) ** 2).astype(t)
+    elif op in ("mul", "div"):
+        # exact products and quotients; results at the subnormal and overflow edges
+        xs[0][64:80] = rng.integers(-(1 << 12), 1 << 12, 16).astype(t)
+        xs[1][64:80] = rng.integers(1, 1 << 10, 16).astype(t)
+        e = -bits - (126 if t == np.float32 else 1022) + 2
+        xs[0][80:96] = floats(t, rng, 16, e // 2 - 4, e // 2 + 4)
+        xs[1][80:96] = floats(t, rng, 16, e // 2 - 4, e // 2 + 4) if op == "mul" else \
+            floats(t, rng, 16, -e // 2 - 4, -e // 2 + 4)
+        xs[0][96:104] = f.max
+        xs[1][96:104] = (1 + rng.random(8)).astype(t) if op == "mul" else rng.random(8).astype(t)
+    elif op in ("sqrt", "rcp"):
+        xs[0][64:96] = np.abs(floats(t, rng, 32, -40, 40))
+        xs[0][96:112] = rng.integers(1, 1 << 12, 16).astype(t) ** 2  # exact roots
+        xs[0][112:128] = np.abs(xs[0][48:64])
+    return xs
+
+
+OPS = ["add", "sub", "mul", "div", "fma", "rcp", "sqrt"]
+CASES = [(op, dt) for op in OPS for dt in ("fp32", "fp64")]
+
+
+@pytest.mark.parametrize("op, dt", CASES, ids=[f"{o}-{d}" for o, d in CASES])
+def test_arith(op, dt):
+    t = NP[dt]
+    rng = np.random.default_rng(OPS.index(op) * 2 + (dt == "fp64"))
+    xs = inputs(op, t, rng)
+    wants = {}
+    for mode in MODES:
+        want = wants[mode] = np.array([ref_op(op, mode, args, t) for args in zip(*xs)], t)
+        for got in run_both(f"{op}_{mode}", xs, dt):
+            same = (got.view(f"u{t().itemsize}") == want.view(f"u{t().itemsize}")) | \
+                (np.isnan(got) & np.isnan(want))
+            bad = np.flatnonzero(~same)
+            assert not bad.size, (op, mode, [(tuple(x[i] for x in xs), got[i], want[i])
+                                             for i in bad[:5]])
+    inexact = wants["rd"] != wants["ru"]
+    assert N // 4 < inexact.sum() < N - 16  # both the inexact results and the exact ones
+
+
+CONV = [("int2float", "int32", "fp32"), ("uint2float", "uint32", "fp32"),
+        ("ll2float", "int64", "fp32"), ("ull2float", "uint64", "fp32"),
+        ("ll2double", "int64", "fp64"), ("ull2double", "uint64", "fp64")]
+
+
+def int_inputs(dt, rng):
+    info = np.iinfo(NP[dt])
+    w = info.bits
+    x = np.empty(N, object)
+    mags = rng.integers(0, w - 1 if info.min < 0 else w, N)
+    for i, m in enumerate(mags):
+        v = int(rng.integers(0, 1 << 62)) % (1 << int(m)) + (1 << int(m))
+        x[i] = v if info.min == 0 or rng.random() < 0.5 else -v
+    x[:8] = [0, 1, info.max, info.min, info.max - 1, info.min + 1, 1 << 24, (1 << 24) + 1]
+    x[8:12] = [(1 << 53) + 1, (1 << 25) + 2, (1 << 25) + 3, (1 << 25) + 1]  # ties
+    return np.array([min(max(v, info.min), info.max) for v in x]).astype(NP[dt])
+
+
+@pytest.mark.parametrize("name, src, dst", CONV, ids=[c[0] for c in CONV])
+def test_int_to_float(name, src, dst):
+    t = NP[dst]
+    x = int_inputs(src, np.random.default_rng(len(name)))
+    for mode in MODES:
+        want = np.array([t(0.0) if int(v) == 0 else round_frac(Fraction(int(v)), t, mode)
+                         for v in x], t)
+        for got in run_both(f"{name}_{mode}", [x], dst):
+            np.testing.assert_array_equal(got, want, err_msg=f"{name}_{mode}")
+
+
+def test_double2float():
+    rng = np.random.default_rng(7)
+    x = floats(np.float64, rng, N, -160, 140)
+    x[:16] = special(np.float64)
+    x[16:32] = (floats(np.float32, rng, 16).astype(np.float64) *
+                (1 + rng.integers(-2, 3, 16) * 2.0 ** -24))  # ties and near-ties
+    x[32:48] = rng.integers(-(1 << 20), 1 << 20, 16) * 2.0 ** -160  # fp32 subnormal results
+    x[48:56] = np.finfo(np.float32).max * (1 + rng.random(8) * 2.0 ** -20)  # overflow
+    for mode in MODES:
+        want = np.array([np.float32(v) if not np.isfinite(v) or v == 0 else
+                         round_frac(Fraction(float(v)), np.float32, mode) for v in x],
+                        np.float32)
+        for got in run_both(f"double2float_{mode}", [x], "fp32"):
+            np.testing.assert_array_equal(got, want, err_msg=mode)
+
+
+@pytest.mark.parametrize("target", ["gfx942", "sm_80"])
+def test_compiles(target):
+    sig = {n: tl.pointer_type(tl.float64) for n in "xyzo"}
+    ck = compile(ASTSource(k3, sig, {"FN": "fma_rd"}, {}), target, cache=False)
+    assert "fma" in ck.asm["amdgcn" if target == "gfx942" else "ptx"]
+    sig = {"x": tl.pointer_type(tl.float32), "y": tl.pointer_type(tl.float32),
+           "o": tl.pointer_type(tl.float32)}
+    ck = compile(ASTSource(k2, sig, {"FN": "div_ru"}, {}), target, cache=False)
+    assert "fma" in ck.asm["amdgcn" if target == "gfx942" else "ptx"]
+
+
+@pytest.mark.parametrize("name, dts, msg", [
+    ("add_rd", ("int32", "int32"), "libdevice.add_rd takes fp32 or fp64"),
+    ("sqrt_ru", ("fp32",), None),
+    ("div_rz", ("fp32", "fp64"), "libdevice.div_rz: the operands' dtypes differ"),
+    ("int2float_rd", ("int64",), "libdevice.int2float_rd takes int32"),
+    ("ull2double_ru", ("int64",), "libdevice.ull2double_ru takes uint64"),
+    ("double2float_rz", ("fp32",), "libdevice.double2float_rz takes fp64"),
+])
+def test_rejects_wrong_dtype(name, dts, msg):
+    if msg is None:  # fp16 is not among Triton's signatures either
+        dts, msg = ("fp16",), "libdevice.sqrt_ru takes fp32 or fp64"
+    k = (k1, k2, k3)[len(dts) - 1]
+    tt = {"fp16": tl.float16, **TL}
+    sig = {n: tl.pointer_type(tt[d]) for n, d in zip("xyz", dts)}
+    sig["o"] = tl.pointer_type(tl.float32)
+    with pytest.raises(tilework.CompilationError, match=msg):
+        compile(ASTSource(k, sig, {"FN": name}, {}), "sm_90a", cache=False)
