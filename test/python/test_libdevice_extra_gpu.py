@@ -1,6 +1,8 @@
 """Issue 14's libdevice additions on the GPU: the directed roundings (add/sub/mul/div/fma/rcp/
 sqrt `_rd`/`_ru`/`_rz`, int -> float, double2float) against the exact references and inputs
-of test_libdevice_round.py (the interpreter and gpu_sim half); skipped without a GPU."""
+of test_libdevice_round.py, and the special functions (erfinv, lgamma, ...) within the ulp
+bounds of test_libdevice_special.py (those files are the interpreter and gpu_sim halves);
+skipped without a GPU."""
 from fractions import Fraction
 
 import numpy as np
@@ -61,3 +63,23 @@ def test_int_to_float(name, src, dst):
         want = np.array([t(0.0) if int(v) == 0 else lr.round_frac(Fraction(int(v)), t, mode)
                          for v in x], t)
         np.testing.assert_array_equal(run_gpu(f"{name}_{mode}", [x], dst), want)
+
+
+import test_libdevice_special as ls  # noqa: E402
+
+
+@pytest.mark.parametrize("dt", ["fp32", "fp64"])
+@pytest.mark.parametrize("fn", list(ls.CASES))
+def test_special(fn, dt):
+    """The special functions' ulp bounds of test_libdevice_special.py, on the GPU."""
+    t = ls.NP[dt]
+    x = ls.inputs(fn, t, np.random.default_rng(len(fn) + (dt == "fp64")))
+    o = torch.zeros(ls.N, dtype=TORCH[str(np.dtype(t))], device="cuda")
+    ls.k1[(1,)](dev(x), o, FN=fn)
+    got = o.cpu().numpy()
+    n_ex = len(ls.EXACT[fn])
+    bound = 1.0 if dt == "fp32" else ls.CASES[fn][1]
+    errs = [ls.ulps(g, ls.REF[fn](float(v)), t) for g, v in zip(got[:-n_ex], x[:-n_ex])]
+    worst = int(np.argmax(errs))
+    assert errs[worst] <= bound, (fn, x[worst], got[worst], errs[worst])
+    np.testing.assert_array_equal(got[-n_ex:], np.array([w for _, w in ls.EXACT[fn]], t))
