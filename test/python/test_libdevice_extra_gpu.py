@@ -1,7 +1,8 @@
 """Issue 14's libdevice additions on the GPU: the directed roundings (add/sub/mul/div/fma/rcp/
 sqrt `_rd`/`_ru`/`_rz`, int -> float, double2float) against the exact references and inputs
 of test_libdevice_round.py, and the special functions (erfinv, lgamma, ...) within the ulp
-bounds of test_libdevice_special.py (those files are the interpreter and gpu_sim halves);
+bounds of test_libdevice_special.py, the Bessel functions within test_libdevice_bessel.py's
+(those files are the interpreter and gpu_sim halves);
 skipped without a GPU."""
 from fractions import Fraction
 
@@ -83,3 +84,25 @@ def test_special(fn, dt):
     worst = int(np.argmax(errs))
     assert errs[worst] <= bound, (fn, x[worst], got[worst], errs[worst])
     np.testing.assert_array_equal(got[-n_ex:], np.array([w for _, w in ls.EXACT[fn]], t))
+
+
+import test_libdevice_bessel as lb  # noqa: E402
+
+
+@pytest.mark.parametrize("dt", ["fp32", "fp64"])
+@pytest.mark.parametrize("fn", list(lb.REF))
+def test_bessel(fn, dt):
+    """The Bessel functions' bounds of test_libdevice_bessel.py, on the GPU."""
+    t = lb.NP[dt]
+    x = lb.inputs(fn, t, np.random.default_rng(len(fn) * 3 + (dt == "fp64")))
+    o = torch.zeros(lb.N, dtype=TORCH[str(np.dtype(t))], device="cuda")
+    lb.k1[(1,)](dev(x), o, FN=fn)
+    got = o.cpu().numpy()
+    n_ex = len(lb.EXACT[fn])
+    bound = 8.0 if (dt == "fp64" and fn.startswith("cyl")) else lb.BOUND[dt]
+    for g, v in zip(got[:-n_ex], x[:-n_ex]):
+        w = lb.REF[fn](float(v))
+        wf = t(float(w))
+        err = lb.error(fn, g, w, t) if np.isfinite(wf) else (0.0 if g == wf else np.inf)
+        assert err <= bound, (fn, v, g, err)
+    np.testing.assert_array_equal(got[-n_ex:], np.array([w for _, w in lb.EXACT[fn]], t))
