@@ -2,7 +2,8 @@
 sqrt `_rd`/`_ru`/`_rz`, int -> float, double2float) against the exact references and inputs
 of test_libdevice_round.py, and the special functions (erfinv, lgamma, ...) within the ulp
 bounds of test_libdevice_special.py, the Bessel functions within test_libdevice_bessel.py's
-(those files are the interpreter and gpu_sim halves);
+and tl.bitonic_merge (test_bitonic_merge.py) (those files are the interpreter and emulator
+halves);
 skipped without a GPU."""
 from fractions import Fraction
 
@@ -106,3 +107,15 @@ def test_bessel(fn, dt):
         err = lb.error(fn, g, w, t) if np.isfinite(wf) else (0.0 if g == wf else np.inf)
         assert err <= bound, (fn, v, g, err)
     np.testing.assert_array_equal(got[-n_ex:], np.array([w for _, w in lb.EXACT[fn]], t))
+
+
+import test_bitonic_merge as bm  # noqa: E402
+
+
+@pytest.mark.parametrize("m, n, dim, desc", [(4, 64, 1, True), (32, 8, 0, False), (1, 1024, 1, 1)])
+def test_bitonic_merge(m, n, dim, desc):
+    rng = np.random.default_rng(n)
+    for x in (bm.bitonic(rng, m, n, dim, np.float32), rng.standard_normal((m, n)).astype(np.float32)):
+        y = torch.zeros((m, n), dtype=torch.float32, device="cuda")
+        bm.merge_k[(1,)](dev(x), y, M=m, N=n, DIM=dim, DESC=desc)
+        np.testing.assert_array_equal(y.cpu().numpy(), bm.network(x, dim, desc))
