@@ -119,3 +119,18 @@ def test_bitonic_merge(m, n, dim, desc):
         y = torch.zeros((m, n), dtype=torch.float32, device="cuda")
         bm.merge_k[(1,)](dev(x), y, M=m, N=n, DIM=dim, DESC=desc)
         np.testing.assert_array_equal(y.cpu().numpy(), bm.network(x, dim, desc))
+
+
+def test_rcp64h():
+    """NVIDIA: rcp.approx.ftz.f64 (its bits are the instruction's; checked loosely);
+    AMD: the high word of 1/x, as the interpreter."""
+    rng = np.random.default_rng(11)
+    x = lr.floats(np.float64, rng, lr.N, -1000, 1000)
+    o = torch.zeros(lr.N, dtype=torch.float64, device="cuda")
+    lr.k1[(1,)](dev(x), o, FN="rcp64h")
+    got = o.cpu().numpy()
+    assert (np.abs(got / (1.0 / x) - 1) < 2.0 ** -19).all()
+    if getattr(torch.version, "hip", None) is not None:
+        oi = np.zeros(lr.N, np.float64)
+        lr.tilework.jit(lr.k1.fn, interpret=True)[(1,)](x, oi, FN="rcp64h")
+        np.testing.assert_array_equal(got, oi)

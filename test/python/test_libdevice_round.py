@@ -296,3 +296,33 @@ def test_rejects_wrong_dtype(name, dts, msg):
     sig["o"] = tl.pointer_type(tl.float32)
     with pytest.raises(tilework.CompilationError, match=msg):
         compile(ASTSource(k, sig, {"FN": name}, {}), "sm_90a", cache=False)
+
+
+def test_rcp64h_portable():
+    """AMD and the interpreter: 1/x's high word; subnormals flushed as rcp.approx.ftz.f64."""
+    rng = np.random.default_rng(11)
+    x = floats(np.float64, rng, N, -1000, 1000)
+    x[:16] = special(np.float64)
+    x[16:20] = [2.0 ** 1023, -(2.0 ** 1023), 1e-310, -1e-310]  # subnormal result / input
+    o = np.zeros(N, np.float64)
+    tilework.jit(k1.fn, interpret=True)[(1,)](x, o, FN="rcp64h")
+    with np.errstate(all="ignore"):
+        exact = 1.0 / x
+    fin = np.isfinite(exact) & (np.abs(exact) >= np.finfo(np.float64).tiny)
+    assert fin.sum() > N - 24
+    assert (o.view(np.uint64)[fin] & 0xFFFFFFFF == 0).all()
+    assert (np.abs(o[fin] / exact[fin] - 1) < 2.0 ** -20).all()
+    np.testing.assert_array_equal(o[16:20], [0.0, -0.0, np.inf, -np.inf])
+    assert np.signbit(o[17]) and not np.signbit(o[16])
+    np.testing.assert_array_equal(o[:3], [np.inf, -np.inf, 0.0])  # 1/+-0, 1/inf
+
+
+def test_rcp64h_targets():
+    sig = {"x": tl.pointer_type(tl.float64), "o": tl.pointer_type(tl.float64)}
+    ptx = compile(ASTSource(k1, sig, {"FN": "rcp64h"}, {}), "sm_90a", cache=False).asm["ptx"]
+    assert "rcp.approx.ftz.f64" in ptx
+    amd = compile(ASTSource(k1, sig, {"FN": "rcp64h"}, {}), "gfx942", cache=False).asm["amdgcn"]
+    assert "rcp.approx" not in amd and "global_store_dwordx2" in amd
+    sig["x"] = tl.pointer_type(tl.float32)
+    with pytest.raises(tilework.CompilationError, match="libdevice.rcp64h takes fp64"):
+        compile(ASTSource(k1, sig, {"FN": "rcp64h"}, {}), "sm_90a", cache=False)

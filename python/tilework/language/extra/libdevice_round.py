@@ -18,7 +18,9 @@ Limit: fp64 `fma_*` where a*b overflows while the result does not may miss the s
 error terms are then NaN).
 """
 from ..core import float32, float64, full_like, int32, int64, static_assert, uint32, uint64, where
+from ..asm import inline_asm_elementwise
 from ..function import jit
+from .. import target_info
 from ..math import abs, fma, sqrt
 
 INF = float("inf")
@@ -32,6 +34,8 @@ TWO63 = 2.0 ** 63
 TWO64 = 2.0 ** 64
 NEG_TINY32 = -2147483647  # the bits of -2**-149 as int32
 NEG_TINY64 = -9223372036854775807  # the bits of -2**-1074 as int64
+LOW_WORD = -4294967296  # ~0xFFFFFFFF as int64
+MIN_NORMAL64 = 2.2250738585072014e-308
 
 
 @jit
@@ -201,7 +205,7 @@ def _from_int(x, ft, mode):
     return _stepped(r, d, mode)
 
 
-__all__ = ["add_rd", "add_ru", "add_rz", "sub_rd", "sub_ru", "sub_rz", "mul_rd", "mul_ru", "mul_rz", "div_rd", "div_ru", "div_rz", "fma_rd", "fma_ru", "fma_rz", "rcp_rd", "rcp_ru", "rcp_rz", "sqrt_rd", "sqrt_ru", "sqrt_rz", "int2float_rd", "int2float_ru", "int2float_rz", "uint2float_rd", "uint2float_ru", "uint2float_rz", "ll2float_rd", "ll2float_ru", "ll2float_rz", "ull2float_rd", "ull2float_ru", "ull2float_rz", "ll2double_rd", "ll2double_ru", "ll2double_rz", "ull2double_rd", "ull2double_ru", "ull2double_rz", "double2float_rd", "double2float_ru", "double2float_rz"]
+__all__ = ["rcp64h", "add_rd", "add_ru", "add_rz", "sub_rd", "sub_ru", "sub_rz", "mul_rd", "mul_ru", "mul_rz", "div_rd", "div_ru", "div_rz", "fma_rd", "fma_ru", "fma_rz", "rcp_rd", "rcp_ru", "rcp_rz", "sqrt_rd", "sqrt_ru", "sqrt_rz", "int2float_rd", "int2float_ru", "int2float_rz", "uint2float_rd", "uint2float_ru", "uint2float_rz", "ll2float_rd", "ll2float_ru", "ll2float_rz", "ull2float_rd", "ull2float_ru", "ull2float_rz", "ll2double_rd", "ll2double_ru", "ll2double_rz", "ull2double_rd", "ull2double_ru", "ull2double_rz", "double2float_rd", "double2float_ru", "double2float_rz"]
 
 @jit
 def add_rd(x, y):
@@ -472,3 +476,20 @@ def double2float_rz(x):
     static_assert(x.dtype == float64, "libdevice.double2float_rz takes fp64 (as Triton)")
     return _stepped(x.to(float32), x - x.to(float32).to(float64), 2)
 
+
+
+@jit
+def rcp64h(x):
+    """libdevice's approximate fp64 reciprocal: on NVIDIA its instruction,
+    `rcp.approx.ftz.f64` (as Triton); elsewhere (AMD, the interpreter) 1/x with the low 32 bits
+    cleared (relative error below 2**-20), subnormal inputs and results flushed to zero as
+    the instruction does.  The bits can differ between the two."""
+    static_assert(x.dtype == float64, "libdevice.rcp64h takes fp64 (as Triton)")
+    if target_info.is_cuda():
+        return inline_asm_elementwise("rcp.approx.ftz.f64 $0, $1;", "=d,d", [x],
+                                      dtype=float64, is_pure=True, pack=1)
+    else:
+        xf = where(abs(x) < MIN_NORMAL64, x * 0.0, x)  # -0 for -subnormals (1/-0 = -inf)
+        r = 1.0 / xf
+        r = (r.to(int64, bitcast=True) & LOW_WORD).to(float64, bitcast=True)
+        return where(abs(r) < MIN_NORMAL64, r * 0.0, r)
