@@ -108,3 +108,75 @@ def test_rejects_ints(fn):
     sig = {"x": tl.pointer_type(tl.int32), "o": tl.pointer_type(tl.float32)}
     with pytest.raises(tilework.CompilationError, match=f"libdevice.{fn} takes fp32 or fp64"):
         compile(ASTSource(k1, sig, {"FN": fn}, {}), "sm_90a", cache=False)
+
+
+@tilework.jit
+def k_order(n, x, o, FN: tl.constexpr):
+    i = tl.arange(0, 128)
+    tl.store(o + i, getattr(libdevice, FN)(tl.load(n + i), tl.load(x + i)))
+
+
+def order_inputs(t, rng):
+    n = rng.integers(-12, 40, N).astype(np.int32)
+    x = (rng.random(N) * 60).astype(t)
+    x[:24] = (rng.random(24) * 2).astype(t)  # n > x: Miller's recurrence, huge Y_n
+    x[24:32] = -x[24:32]  # J's parity (Y: NaN)
+    x[32:36] = [0.0, np.inf, np.nan, 1e-30]
+    n[36:40] = [0, 1, -1, 2]
+    return n, x
+
+
+def run_order(fn, n, x, dt):
+    sig = {"n": tl.pointer_type(tl.int32), "x": tl.pointer_type(TL[dt]),
+           "o": tl.pointer_type(TL[dt])}
+    oi = np.zeros(N, NP[dt])
+    tilework.jit(k_order.fn, interpret=True)[(1,)](n, x, oi, FN=fn)
+    ck = compile(ASTSource(k_order, sig, {"FN": fn}, {}), "sm_90a", cache=False)
+    oc = np.zeros(N, NP[dt])
+    gpu_sim.run(ck, (1, 1, 1), n, x, oc)
+    return oi, oc
+
+
+def order_errors(fn, n, x, got, t):
+    errs = []
+    for a, b, g in zip(n, x, got):
+        if np.isnan(b) or (fn == "yn" and b < 0):
+            errs.append(0.0 if np.isnan(g) else np.inf)
+            continue
+        w = (mp.besselj if fn == "jn" else mp.bessely)(int(a), float(b)) if np.isfinite(b) \
+            else mp.mpf(0)
+        wf = t(float(w)) if abs(w) < 1e308 else t(np.inf if w > 0 else -np.inf)
+        if not np.isfinite(wf):
+            errs.append(0.0 if g == wf else np.inf)
+            continue
+        errs.append(float(abs(mp.mpf(float(g)) - w) / max(1, abs(w))) / float(np.finfo(t).eps))
+    return errs
+
+
+@pytest.mark.parametrize("dt", ["fp32", "fp64"])
+@pytest.mark.parametrize("fn", ["jn", "yn"])
+def test_integer_order(fn, dt):
+    """Measured: jn within 1 fp64 epsilon, yn 9.3 (the forward recurrence, up to about n / 4
+    epsilons at order n; n < 40 here)."""
+    t = NP[dt]
+    n, x = order_inputs(t, np.random.default_rng(17 + (dt == "fp64")))
+    bound = 1.0 if dt == "fp32" else {"jn": 2.0, "yn": 12.0}[fn]
+    for got in run_order(fn, n, x, dt):
+        errs = order_errors(fn, n, x, got, t)
+        worst = int(np.argmax(errs))
+        assert errs[worst] <= bound, (fn, n[worst], x[worst], got[worst], errs[worst])
+
+
+def test_integer_order_rejects():
+    sig = {"n": tl.pointer_type(tl.int64), "x": tl.pointer_type(tl.float32),
+           "o": tl.pointer_type(tl.float32)}
+    with pytest.raises(tilework.CompilationError, match="the order n is int32"):
+        compile(ASTSource(k_order, sig, {"FN": "jn"}, {}), "sm_90a", cache=False)
+    sig = {"n": tl.pointer_type(tl.int32), "x": tl.pointer_type(tl.int32),
+           "o": tl.pointer_type(tl.float32)}
+    with pytest.raises(tilework.CompilationError, match=r"libdevice.yn takes \(int32, fp32\)"):
+        compile(ASTSource(k_order, sig, {"FN": "yn"}, {}), "sm_90a", cache=False)
+    sig = {"n": tl.pointer_type(tl.int32), "x": tl.pointer_type(tl.float64),
+           "o": tl.pointer_type(tl.float64)}
+    asm = compile(ASTSource(k_order, sig, {"FN": "jn"}, {}), "gfx942", cache=False).asm["amdgcn"]
+    assert "global_store_dwordx2" in asm

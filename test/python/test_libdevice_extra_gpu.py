@@ -134,3 +134,15 @@ def test_rcp64h():
         oi = np.zeros(lr.N, np.float64)
         lr.tilework.jit(lr.k1.fn, interpret=True)[(1,)](x, oi, FN="rcp64h")
         np.testing.assert_array_equal(got, oi)
+
+
+@pytest.mark.parametrize("dt", ["fp32", "fp64"])
+@pytest.mark.parametrize("fn", ["jn", "yn"])
+def test_integer_order_bessel(fn, dt):
+    t = lb.NP[dt]
+    n, x = lb.order_inputs(t, np.random.default_rng(17 + (dt == "fp64")))
+    o = torch.zeros(lb.N, dtype=TORCH[str(np.dtype(t))], device="cuda")
+    lb.k_order[(1,)](dev(n), dev(x), o, FN=fn)
+    errs = lb.order_errors(fn, n, x, o.cpu().numpy(), t)
+    bound = 1.0 if dt == "fp32" else {"jn": 2.0, "yn": 12.0}[fn]
+    assert max(errs) <= bound, (fn, max(errs))

@@ -9,6 +9,11 @@ written in the language (fp32 computes in fp64 and rounds once; fp64 in fp64):
   terms bounded by 1 (no cancellation of large terms).
 - |x| >= 20: Hankel's asymptotic expansion (28 terms; its remainder is below e**-2x), the
   phase x - pi/4 (- pi/2) through cos x +- sin x so pi's rounding does not enter.
+- jn, yn (integer order n, per element: `tl.map_elementwise`, a loop of its own length per
+  element): Y_n by the forward recurrence from Y0, Y1 (stable for Y); J_n by it where x > n,
+  else Miller's backward recurrence from 2 floor((n + 16 + sqrt(60 n)) / 2), rescaled by
+  1e-250 whenever it passes 1e250, normalised by J0 + 2 (J2 + J4 + ...) = 1; negative n and x
+  by the parities J_-n = (-1)**n J_n, J_n(-x) = (-1)**n J_n(x), Y_-n = (-1)**n Y_n.
 - I0, I1: the series (positive terms) below 25, above it e**x / sqrt(2 pi x) times the
   asymptotic series (e**(x/2) twice, so results up to the fp64 maximum stay finite).
 
@@ -16,11 +21,13 @@ Errors (test_libdevice_bessel.py): J and Y absolute (as CUDA states them: near t
 relative accuracy is not kept), I relative.
 """
 from ..control import static_range
-from ..core import float32, float64, static_assert, where
+from ..asm import map_elementwise
+from ..core import float32, float64, int32, static_assert, where
 from ..function import jit
-from ..math import abs, cos, exp, log, sin, sqrt
+from ..math import abs, cos, exp, floor, log, sin, sqrt
+from ..random import to_tensor
 
-__all__ = ["j0", "j1", "y0", "y1", "cyl_bessel_i0", "cyl_bessel_i1"]
+__all__ = ["j0", "j1", "y0", "y1", "jn", "yn", "cyl_bessel_i0", "cyl_bessel_i1"]
 
 TWO_OVER_PI = 0.6366197723675814
 INV_PI = 0.3183098861837907
@@ -198,6 +205,95 @@ def y0(x):
 def y1(x):
     _check(x, "libdevice.y1 takes fp32 or fp64 (as Triton)")
     _, _, _, r = _jy(_wide(x))
+    return _narrow(r, x)
+
+
+@jit
+def _yn_scalar(nf, x, a, b):
+    """Y_n(x) for n = nf >= 2, x > 0, from a = Y0(x), b = Y1(x)."""
+    k = x * 0.0 + 1.0
+    while k < nf:
+        c = (2.0 * k / x) * b - a
+        c = where(abs(b) == INF, b, c)  # past the overflow: stay at -inf
+        a = b
+        b = c
+        k = k + 1.0
+    return b
+
+
+@jit
+def _jn_scalar(nf, x, j0v, j1v):
+    """J_n(x) for n = nf >= 2, x > 0 finite, from j0v = J0(x), j1v = J1(x)."""
+    r = x * 0.0
+    if x > nf:
+        a = j0v
+        b = j1v
+        k = x * 0.0 + 1.0
+        while k < nf:
+            c = (2.0 * k / x) * b - a
+            a = b
+            b = c
+            k = k + 1.0
+        r = b
+    else:
+        k = 2.0 * floor(0.5 * (nf + 16.0 + sqrt(60.0 * nf)))
+        jp = x * 0.0  # J(k+1)
+        jk = x * 0.0 + 1e-30  # J(k)
+        norm = x * 0.0  # 2 (J2 + J4 + ...) so far
+        res = x * 0.0
+        while k > 0.5:
+            jm = (2.0 * k / x) * jk - jp
+            if k == nf:
+                res = jk
+            if k - 2.0 * floor(0.5 * k) == 0.0:
+                norm = norm + 2.0 * jk
+            jp = jk
+            jk = jm
+            k = k - 1.0
+            if abs(jk) > 1e250:
+                jk = jk * 1e-250
+                jp = jp * 1e-250
+                norm = norm * 1e-250
+                res = res * 1e-250
+        r = res / (norm + jk)
+    return r
+
+
+@jit
+def _order(n):
+    n = to_tensor(n)
+    static_assert(n.dtype == int32, "libdevice.jn / yn: the order n is int32 (as Triton)")
+    na = abs(n)
+    return n, na, na.to(float64)
+
+
+@jit
+def jn(n, x):
+    _check(x, "libdevice.jn takes (int32, fp32) or (int32, fp64) (as Triton)")
+    n, na, nf = _order(n)
+    w = _wide(x)
+    a = abs(w)
+    c0, c1, _, _ = _jy(w)  # J0(|x|), J1(|x|)
+    ok = (a > 0.0) & (a < INF) & (na >= 2)
+    big = map_elementwise(_jn_scalar, where(ok, nf, 2.0), where(ok, a, 1.0), where(ok, c0, 0.0),
+                          where(ok, c1, 0.0))
+    r = where(na == 0, c0, where(na == 1, c1, big))
+    r = where((na >= 2) & ((a == 0.0) | (a == INF)), 0.0, r)
+    r = where(((na % 2) == 1) & ((n < 0) != (w < 0)), -r, r)
+    return _narrow(where(w != w, w, r), x)
+
+
+@jit
+def yn(n, x):
+    _check(x, "libdevice.yn takes (int32, fp32) or (int32, fp64) (as Triton)")
+    n, na, nf = _order(n)
+    w = _wide(x)
+    _, _, c0, c1 = _jy(w)  # Y0(x), Y1(x): NaN below 0, -inf at 0
+    ok = (w > 0.0) & (w < INF) & (na >= 2)
+    big = map_elementwise(_yn_scalar, where(ok, nf, 2.0), where(ok, w, 1.0), where(ok, c0, 0.0),
+                          where(ok, c1, 0.0))
+    r = where(na == 0, c0, where(na == 1, c1, where(ok, big, c1)))
+    r = where(((na % 2) == 1) & (n < 0), -r, r)
     return _narrow(r, x)
 
 
