@@ -16,18 +16,20 @@ fp64).  Approximations of our own on classical expansions:
   the shifts;
   from 12 Stirling's series with seven Bernoulli terms; x <= -1/2 by the reflection
   lgamma(x) = log(pi / |sin(pi x)|) - log(-x) - lgamma(-x), sin on the exact x - round(x).
-- tgamma: exp of the same series times the shifts below 12, Stirling above; reflection below
-  -1/2 (negative integers NaN, +-0 +-inf).
+- tgamma: exp of the same series at 1 + t times the product of the shifts (up to 179 of them,
+  compensated: each product's residual from fma, so the product is within about an ulp;
+  `tl.map_elementwise`, a loop of its own length per element); reflection below -1/2
+  (negative integers NaN, +-0 +-inf).
 
 fp64 error: erfcx and normcdf inherit the absolute 1e-16 of `erf` between about 1/2 and 2 (up
-to 30 ulp there; elsewhere a few); erfinv, erfcinv, normcdfinv, lgamma a few ulp; tgamma a few
-below 12 in magnitude, from 12 on (and below -12) up to about 4 |lgamma(x)| * 2**-53 relative
-(exp's argument carries log's rounding times x); lgamma near its negative roots is accurate
-only absolutely; tgamma below -168 gives 0 where Gamma(-x) overflows (results under 1e-302).
+to 30 ulp there; elsewhere a few); erfinv, erfcinv, normcdfinv, lgamma, tgamma a few ulp;
+lgamma near its negative roots is accurate only absolutely; tgamma below -171.6 gives 0 where
+Gamma(-x) overflows (results under 1e-307).
 The tests (test_libdevice_special.py) state the measured bounds.
 """
 from ..control import static_range
-from ..core import float32, float64, maximum, static_assert, where
+from ..asm import map_elementwise
+from ..core import float32, float64, maximum, minimum, static_assert, where
 from ..function import jit
 from ..math import abs, erf, exp, floor, fma, log, sin, sqrt
 
@@ -281,12 +283,30 @@ def lgamma(x):
 
 
 @jit
+def _shift_product(x, m):
+    """prod (x - j), j = 1 .. m (each factor exact), and the relative error of its roundings,
+    summed from each product's exact residual (fma): a compensated product."""
+    p = x * 0.0 + 1.0
+    rel = x * 0.0
+    j = x * 0.0 + 1.0
+    while j <= m:
+        a = x - j
+        q = p * a
+        rel = rel + fma(p, a, -q) / q
+        p = q
+        j = j + 1.0
+    return p, rel
+
+
+@jit
 def _tgamma_pos(x):
-    """Gamma for x >= 1/2 (fp64)."""
-    t, prod, lprod = _shifted(where(x < 12.0, x, 1.0))
-    mid = exp(_lg1p(t)) * prod
-    big = exp(_stirling(maximum(x, 12.0)))
-    return where(x < 12.0, mid, big)
+    """Gamma for x >= 1/2 (fp64): Gamma(1 + t) times the m factors down to it, m up to 179
+    (a loop of its own length per element); beyond, inf."""
+    xc = minimum(x, 180.0)
+    m = floor(xc - 0.5)
+    p, rel = map_elementwise(_shift_product, xc, m)
+    r = exp(_lg1p(xc - m - 1.0)) * (p * (1.0 + rel))
+    return where((p == INF) | (x > 180.0), INF, r)
 
 
 @jit
