@@ -3,12 +3,14 @@
 fp64).  Approximations of our own on classical expansions:
 
 - erfcx: for x > 2 the continued fraction of erfc, x + (1/2) / (x + 1 / (x + (3/2) / ...)),
-  erfcx = 1 / (sqrt(pi) f), needing no exp; below, exp(x*x) (1 - erf(x)); for x < 0,
+  erfcx = 1 / (sqrt(pi) f), needing no exp; on [1/2, 2] Taylor series at six centres, their
+  coefficients by erfcx's differential equation; below, exp(x*x) (1 - erf(x)); for x < 0,
   2 exp(x*x) - erfcx(-x) with x*x split exactly (fma) so exp's argument carries no error.
 - erfinv / erfcinv: Winitzki's closed form (relative error 2e-3) as the start, then for
   |y| <= 1/2 three Halley steps on erf(x) - y, else four Newton steps on
   log(erfcx(x)) - x*x - log(1 - |y|), whose derivative -2 / (sqrt(pi) erfcx(x)) never
   underflows (so erfcinv of the smallest subnormals converges too).
+- erfc (for normcdf) = exp(-x*x) erfcx(x) from 1/2 on, x*x split exactly.
 - normcdf(x) = erfc(-x / sqrt 2) / 2; normcdfinv(p) = -sqrt(2) erfcinv(2p).
 - lgamma: lgamma(1 + t) for |t| <= 1/2 from the series -gamma t + (t - log1p t) +
   sum (-1)**k (zeta(k) - 1) t**k / k (32 terms), exact at the roots 1 and 2 (t = 0); other
@@ -21,8 +23,7 @@ fp64).  Approximations of our own on classical expansions:
   `tl.map_elementwise`, a loop of its own length per element); reflection below -1/2
   (negative integers NaN, +-0 +-inf).
 
-fp64 error: erfcx and normcdf inherit the absolute 1e-16 of `erf` between about 1/2 and 2 (up
-to 30 ulp there; elsewhere a few); erfinv, erfcinv, normcdfinv, lgamma, tgamma a few ulp;
+fp64 error: a few ulp each (normcdf up to about 6: the rounding of x / sqrt 2);
 lgamma near its negative roots is accurate only absolutely; tgamma below -171.6 gives 0 where
 Gamma(-x) overflows (results under 1e-307).
 The tests (test_libdevice_special.py) state the measured bounds.
@@ -59,6 +60,9 @@ LG1P = (0.3224670334241132, -0.0673523010531981, 0.020580808427784546, -0.007385
         -2.7595228851242334e-10, 1.330476437424449e-10, -6.4229645638381e-11,
         3.1044247747322276e-11, -1.5021384080754142e-11, 7.275974480239079e-12,
         -3.527742476575915e-12)
+# erfcx at 0.625, 0.875, ..., 1.875 (mpmath, 40 digits)
+ERFCX_C = (0.5568138808733625, 0.464311583202669, 0.3956980795529959, 0.3432958898621254,
+           0.30226120936348594, 0.2694299851646704)
 # Stirling: B(2k) / (2k (2k - 1)), k = 1 .. 7
 STIRLING = (1.0 / 12, -1.0 / 360, 1.0 / 1260, -1.0 / 1680, 1.0 / 1188, -691.0 / 360360,
             1.0 / 156)
@@ -94,8 +98,33 @@ def _log1p(x):
 # ---- erfcx, erfc, normcdf -----------------------------------------------------------------------
 
 @jit
+def _erfcx_taylor(x):
+    """erfcx on [1/2, 2): its Taylor series at the nearest of six centres c (|x - c| <= 1/8),
+    the coefficients from erfcx(c) (mpmath) by erfcx' = 2x erfcx - 2/sqrt(pi), i.e.
+    a(n+1) = (2c a(n) + 2 a(n-1)) / (n+1)."""
+    k = minimum(maximum(floor((x - 0.5) * 4.0), 0.0), 5.0)
+    c = 0.625 + 0.25 * k
+    a0 = x * 0.0 + ERFCX_C[5]  # fp64 (a where of two Python floats would be fp32)
+    for i in static_range(5):
+        a0 = where(k == i, ERFCX_C[i], a0)
+    h = x - c
+    a1 = 2.0 * c * a0 - 2.0 * INV_SQRT_PI
+    acc = a0 + a1 * h
+    hp = h
+    for n in static_range(1, 20):
+        a2 = (2.0 * c * a1 + 2.0 * a0) / (n + 1)
+        hp = hp * h
+        acc = acc + a2 * hp
+        a0 = a1
+        a1 = a2
+    return acc
+
+
+@jit
 def _erfcx_pos(x):
-    """exp(x*x) erfc(x) for x >= 0 (fp64)."""
+    """exp(x*x) erfc(x) for x >= 0 (fp64): below 1/2 exp(x*x) (1 - erf(x)) (erfc >= 0.48, so
+    erf's absolute error stays relative), the Taylor series to 2, the continued fraction
+    above."""
     w = maximum(x, 2.0)
     f = w
     for j in static_range(60):
@@ -104,7 +133,8 @@ def _erfcx_pos(x):
     hi = x * x
     lo = fma(x, x, -hi)
     near = exp(hi) * (1.0 + lo) * (1.0 - erf(x))
-    return where(x > 2.0, tail, near)
+    mid = _erfcx_taylor(minimum(maximum(x, 0.5), 1.999))
+    return where(x > 2.0, tail, where(x >= 0.5, mid, near))
 
 
 @jit
@@ -121,7 +151,9 @@ def _erfcx_w(x):
 @jit
 def _erfc_w(x):
     a = abs(x)
-    pos = where(a > 2.0, exp(-a * a) * _erfcx_pos(a), 1.0 - erf(a))
+    hi = a * a
+    lo = fma(a, a, -hi)
+    pos = where(a >= 0.5, exp(-hi) * (1.0 - lo) * _erfcx_pos(a), 1.0 - erf(a))
     pos = where(a == INF, 0.0, pos)
     return where(x < 0, 2.0 - pos, pos)
 
