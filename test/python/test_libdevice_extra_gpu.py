@@ -115,7 +115,8 @@ import test_bitonic_merge as bm  # noqa: E402
 @pytest.mark.parametrize("m, n, dim, desc", [(4, 64, 1, True), (32, 8, 0, False), (1, 1024, 1, 1)])
 def test_bitonic_merge(m, n, dim, desc):
     rng = np.random.default_rng(n)
-    for x in (bm.bitonic(rng, m, n, dim, np.float32), rng.standard_normal((m, n)).astype(np.float32)):
+    for x in (bm.bitonic(rng, m, n, dim, np.float32),
+              rng.standard_normal((m, n)).astype(np.float32)):
         y = torch.zeros((m, n), dtype=torch.float32, device="cuda")
         bm.merge_k[(1,)](dev(x), y, M=m, N=n, DIM=dim, DESC=desc)
         np.testing.assert_array_equal(y.cpu().numpy(), bm.network(x, dim, desc))

@@ -279,10 +279,42 @@ def test_compiles(target):
     assert "fma" in ck.asm["amdgcn" if target == "gfx942" else "ptx"]
 
 
+@tilework.jit
+def k_mixed(x, y, o):
+    i = tl.arange(0, 256)
+    a = tl.load(x + i)
+    b = tl.load(y + i)
+    tl.store(o + i, libdevice.add_ru(a, b) + libdevice.mul_rd(a, 3) + libdevice.fma_rz(a, 0.1, b))
+
+
+def test_operands_promote_as_triton():
+    """fp32 with fp64 computes in fp64, fp32 with a Python int in fp32 (as Triton's
+    extern_elementwise promotes)."""
+    rng = np.random.default_rng(12)
+    x = floats(np.float32, rng, N)
+    y = floats(np.float64, rng, N)
+    sig = {"x": tl.pointer_type(tl.float32), "y": tl.pointer_type(tl.float64),
+           "o": tl.pointer_type(tl.float64)}
+    got = np.zeros(N, np.float64)
+    tilework.jit(k_mixed.fn, interpret=True)[(1,)](x, y, got)
+    ck = compile(ASTSource(k_mixed, sig, {}, {}), "sm_90a", cache=False)
+    gc = np.zeros(N, np.float64)
+    gpu_sim.run(ck, (1, 1, 1), x, y, gc)
+    t = np.float64
+    with np.errstate(all="ignore"):
+        want = np.array([ref_op("add", "ru", (a, b), t)
+                         + t(ref_op("mul", "rd", (a, 3.0), np.float32))  # fp32 and an int
+                         + ref_op("fma", "rz", (a, np.float32(0.1), b), t)
+                         for a, b in zip(x, y)])
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(gc, want)
+
+
 @pytest.mark.parametrize("name, dts, msg", [
     ("add_rd", ("int32", "int32"), "libdevice.add_rd takes fp32 or fp64"),
     ("sqrt_ru", ("fp32",), None),
-    ("div_rz", ("fp32", "fp64"), "libdevice.div_rz: the operands' dtypes differ"),
+    ("div_rz", ("fp16", "fp16"), "libdevice.div_rz takes fp32 or fp64"),
+    ("fma_ru", ("int32", "int64", "int32"), "libdevice.fma_ru takes fp32 or fp64"),
     ("int2float_rd", ("int64",), "libdevice.int2float_rd takes int32"),
     ("ull2double_ru", ("int64",), "libdevice.ull2double_ru takes uint64"),
     ("double2float_rz", ("fp32",), "libdevice.double2float_rz takes fp64"),

@@ -20,6 +20,7 @@ error terms are then NaN).
 from ..core import float32, float64, full_like, int32, int64, static_assert, uint32, uint64, where
 from ..asm import inline_asm_elementwise
 from ..function import jit
+from ..random import to_tensor
 from .. import target_info
 from ..math import abs, fma, sqrt
 
@@ -36,6 +37,33 @@ NEG_TINY32 = -2147483647  # the bits of -2**-149 as int32
 NEG_TINY64 = -9223372036854775807  # the bits of -2**-1074 as int64
 LOW_WORD = -4294967296  # ~0xFFFFFFFF as int64
 MIN_NORMAL64 = 2.2250738585072014e-308
+
+
+@jit
+def _check(x, msg):
+    static_assert(x.dtype == float32 or x.dtype == float64, msg)
+
+
+@jit
+def _common(x, y):
+    """Triton's promotion of libdevice's operands: Python numbers become tensors, then a float
+    operand makes both the wider float (fp64 over fp32); the dtype is then checked."""
+    x = to_tensor(x)
+    y = to_tensor(y)
+    if x.dtype == float64 or y.dtype == float64:
+        return x.to(float64), y.to(float64)
+    elif x.dtype == float32 or y.dtype == float32:
+        return x.to(float32), y.to(float32)
+    else:
+        return x, y
+
+
+@jit
+def _common3(x, y, z):
+    x, y = _common(x, y)
+    x, z = _common(x, z)
+    x, y = _common(x, y)
+    return x, y, z
 
 
 @jit
@@ -205,149 +233,154 @@ def _from_int(x, ft, mode):
     return _stepped(r, d, mode)
 
 
-__all__ = ["rcp64h", "add_rd", "add_ru", "add_rz", "sub_rd", "sub_ru", "sub_rz", "mul_rd", "mul_ru", "mul_rz", "div_rd", "div_ru", "div_rz", "fma_rd", "fma_ru", "fma_rz", "rcp_rd", "rcp_ru", "rcp_rz", "sqrt_rd", "sqrt_ru", "sqrt_rz", "int2float_rd", "int2float_ru", "int2float_rz", "uint2float_rd", "uint2float_ru", "uint2float_rz", "ll2float_rd", "ll2float_ru", "ll2float_rz", "ull2float_rd", "ull2float_ru", "ull2float_rz", "ll2double_rd", "ll2double_ru", "ll2double_rz", "ull2double_rd", "ull2double_ru", "ull2double_rz", "double2float_rd", "double2float_ru", "double2float_rz"]
+__all__ = [
+    "rcp64h", "add_rd", "add_ru", "add_rz", "sub_rd", "sub_ru", "sub_rz", "mul_rd", "mul_ru",
+    "mul_rz", "div_rd", "div_ru", "div_rz", "fma_rd", "fma_ru", "fma_rz", "rcp_rd", "rcp_ru",
+    "rcp_rz", "sqrt_rd", "sqrt_ru", "sqrt_rz", "int2float_rd", "int2float_ru", "int2float_rz",
+    "uint2float_rd", "uint2float_ru", "uint2float_rz", "ll2float_rd", "ll2float_ru",
+    "ll2float_rz", "ull2float_rd", "ull2float_ru", "ull2float_rz", "ll2double_rd",
+    "ll2double_ru", "ll2double_rz", "ull2double_rd", "ull2double_ru", "ull2double_rz",
+    "double2float_rd", "double2float_ru", "double2float_rz"
+]
 
 @jit
 def add_rd(x, y):
-    static_assert(x.dtype == float32 or x.dtype == float64, "libdevice.add_rd takes fp32 or fp64 (as Triton)")
-    static_assert(y.dtype == x.dtype, "libdevice.add_rd: the operands' dtypes differ")
+    x, y = _common(x, y)
+    _check(x, "libdevice.add_rd takes fp32 or fp64 (as Triton)")
     return _add(x, y, 0)
 
 
 @jit
 def add_ru(x, y):
-    static_assert(x.dtype == float32 or x.dtype == float64, "libdevice.add_ru takes fp32 or fp64 (as Triton)")
-    static_assert(y.dtype == x.dtype, "libdevice.add_ru: the operands' dtypes differ")
+    x, y = _common(x, y)
+    _check(x, "libdevice.add_ru takes fp32 or fp64 (as Triton)")
     return _add(x, y, 1)
 
 
 @jit
 def add_rz(x, y):
-    static_assert(x.dtype == float32 or x.dtype == float64, "libdevice.add_rz takes fp32 or fp64 (as Triton)")
-    static_assert(y.dtype == x.dtype, "libdevice.add_rz: the operands' dtypes differ")
+    x, y = _common(x, y)
+    _check(x, "libdevice.add_rz takes fp32 or fp64 (as Triton)")
     return _add(x, y, 2)
 
 
 @jit
 def sub_rd(x, y):
-    static_assert(x.dtype == float32 or x.dtype == float64, "libdevice.sub_rd takes fp32 or fp64 (as Triton)")
-    static_assert(y.dtype == x.dtype, "libdevice.sub_rd: the operands' dtypes differ")
+    x, y = _common(x, y)
+    _check(x, "libdevice.sub_rd takes fp32 or fp64 (as Triton)")
     return _add(x, -y, 0)
 
 
 @jit
 def sub_ru(x, y):
-    static_assert(x.dtype == float32 or x.dtype == float64, "libdevice.sub_ru takes fp32 or fp64 (as Triton)")
-    static_assert(y.dtype == x.dtype, "libdevice.sub_ru: the operands' dtypes differ")
+    x, y = _common(x, y)
+    _check(x, "libdevice.sub_ru takes fp32 or fp64 (as Triton)")
     return _add(x, -y, 1)
 
 
 @jit
 def sub_rz(x, y):
-    static_assert(x.dtype == float32 or x.dtype == float64, "libdevice.sub_rz takes fp32 or fp64 (as Triton)")
-    static_assert(y.dtype == x.dtype, "libdevice.sub_rz: the operands' dtypes differ")
+    x, y = _common(x, y)
+    _check(x, "libdevice.sub_rz takes fp32 or fp64 (as Triton)")
     return _add(x, -y, 2)
 
 
 @jit
 def mul_rd(x, y):
-    static_assert(x.dtype == float32 or x.dtype == float64, "libdevice.mul_rd takes fp32 or fp64 (as Triton)")
-    static_assert(y.dtype == x.dtype, "libdevice.mul_rd: the operands' dtypes differ")
+    x, y = _common(x, y)
+    _check(x, "libdevice.mul_rd takes fp32 or fp64 (as Triton)")
     return _mul(x, y, 0)
 
 
 @jit
 def mul_ru(x, y):
-    static_assert(x.dtype == float32 or x.dtype == float64, "libdevice.mul_ru takes fp32 or fp64 (as Triton)")
-    static_assert(y.dtype == x.dtype, "libdevice.mul_ru: the operands' dtypes differ")
+    x, y = _common(x, y)
+    _check(x, "libdevice.mul_ru takes fp32 or fp64 (as Triton)")
     return _mul(x, y, 1)
 
 
 @jit
 def mul_rz(x, y):
-    static_assert(x.dtype == float32 or x.dtype == float64, "libdevice.mul_rz takes fp32 or fp64 (as Triton)")
-    static_assert(y.dtype == x.dtype, "libdevice.mul_rz: the operands' dtypes differ")
+    x, y = _common(x, y)
+    _check(x, "libdevice.mul_rz takes fp32 or fp64 (as Triton)")
     return _mul(x, y, 2)
 
 
 @jit
 def div_rd(x, y):
-    static_assert(x.dtype == float32 or x.dtype == float64, "libdevice.div_rd takes fp32 or fp64 (as Triton)")
-    static_assert(y.dtype == x.dtype, "libdevice.div_rd: the operands' dtypes differ")
+    x, y = _common(x, y)
+    _check(x, "libdevice.div_rd takes fp32 or fp64 (as Triton)")
     return _div(x, y, 0)
 
 
 @jit
 def div_ru(x, y):
-    static_assert(x.dtype == float32 or x.dtype == float64, "libdevice.div_ru takes fp32 or fp64 (as Triton)")
-    static_assert(y.dtype == x.dtype, "libdevice.div_ru: the operands' dtypes differ")
+    x, y = _common(x, y)
+    _check(x, "libdevice.div_ru takes fp32 or fp64 (as Triton)")
     return _div(x, y, 1)
 
 
 @jit
 def div_rz(x, y):
-    static_assert(x.dtype == float32 or x.dtype == float64, "libdevice.div_rz takes fp32 or fp64 (as Triton)")
-    static_assert(y.dtype == x.dtype, "libdevice.div_rz: the operands' dtypes differ")
+    x, y = _common(x, y)
+    _check(x, "libdevice.div_rz takes fp32 or fp64 (as Triton)")
     return _div(x, y, 2)
 
 
 @jit
 def fma_rd(x, y, z):
-    static_assert(x.dtype == float32 or x.dtype == float64, "libdevice.fma_rd takes fp32 or fp64 (as Triton)")
-    static_assert(y.dtype == x.dtype, "libdevice.fma_rd: the operands' dtypes differ")
-    static_assert(z.dtype == x.dtype, "libdevice.fma_rd: the operands' dtypes differ")
+    x, y, z = _common3(x, y, z)
+    _check(x, "libdevice.fma_rd takes fp32 or fp64 (as Triton)")
     return _fma(x, y, z, 0)
 
 
 @jit
 def fma_ru(x, y, z):
-    static_assert(x.dtype == float32 or x.dtype == float64, "libdevice.fma_ru takes fp32 or fp64 (as Triton)")
-    static_assert(y.dtype == x.dtype, "libdevice.fma_ru: the operands' dtypes differ")
-    static_assert(z.dtype == x.dtype, "libdevice.fma_ru: the operands' dtypes differ")
+    x, y, z = _common3(x, y, z)
+    _check(x, "libdevice.fma_ru takes fp32 or fp64 (as Triton)")
     return _fma(x, y, z, 1)
 
 
 @jit
 def fma_rz(x, y, z):
-    static_assert(x.dtype == float32 or x.dtype == float64, "libdevice.fma_rz takes fp32 or fp64 (as Triton)")
-    static_assert(y.dtype == x.dtype, "libdevice.fma_rz: the operands' dtypes differ")
-    static_assert(z.dtype == x.dtype, "libdevice.fma_rz: the operands' dtypes differ")
+    x, y, z = _common3(x, y, z)
+    _check(x, "libdevice.fma_rz takes fp32 or fp64 (as Triton)")
     return _fma(x, y, z, 2)
 
 
 @jit
 def rcp_rd(x):
-    static_assert(x.dtype == float32 or x.dtype == float64, "libdevice.rcp_rd takes fp32 or fp64 (as Triton)")
+    _check(x, "libdevice.rcp_rd takes fp32 or fp64 (as Triton)")
     return _div(full_like(x, 1.0), x, 0)
 
 
 @jit
 def rcp_ru(x):
-    static_assert(x.dtype == float32 or x.dtype == float64, "libdevice.rcp_ru takes fp32 or fp64 (as Triton)")
+    _check(x, "libdevice.rcp_ru takes fp32 or fp64 (as Triton)")
     return _div(full_like(x, 1.0), x, 1)
 
 
 @jit
 def rcp_rz(x):
-    static_assert(x.dtype == float32 or x.dtype == float64, "libdevice.rcp_rz takes fp32 or fp64 (as Triton)")
+    _check(x, "libdevice.rcp_rz takes fp32 or fp64 (as Triton)")
     return _div(full_like(x, 1.0), x, 2)
 
 
 @jit
 def sqrt_rd(x):
-    static_assert(x.dtype == float32 or x.dtype == float64, "libdevice.sqrt_rd takes fp32 or fp64 (as Triton)")
+    _check(x, "libdevice.sqrt_rd takes fp32 or fp64 (as Triton)")
     return _sqrt(x, 0)
 
 
 @jit
 def sqrt_ru(x):
-    static_assert(x.dtype == float32 or x.dtype == float64, "libdevice.sqrt_ru takes fp32 or fp64 (as Triton)")
+    _check(x, "libdevice.sqrt_ru takes fp32 or fp64 (as Triton)")
     return _sqrt(x, 1)
 
 
 @jit
 def sqrt_rz(x):
-    static_assert(x.dtype == float32 or x.dtype == float64, "libdevice.sqrt_rz takes fp32 or fp64 (as Triton)")
+    _check(x, "libdevice.sqrt_rz takes fp32 or fp64 (as Triton)")
     return _sqrt(x, 2)
 
 
