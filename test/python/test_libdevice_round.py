@@ -15,6 +15,7 @@ from tilework.compiler.driver import ASTSource, compile
 from tilework.language.extra import libdevice
 
 import gpu_sim
+from simt_emulator import Emulator
 
 N = 256
 NP = {"fp32": np.float32, "fp64": np.float64, "int32": np.int32, "uint32": np.uint32,
@@ -46,7 +47,9 @@ def _dt(a):
 
 
 def run_both(name, ins, out_dt, target="sm_90a"):
-    """The interpreter's and the compiled kernel's (on gpu_sim) outputs."""
+    """The outputs of the interpreter and of the compiled kernel: for sm_90a (NVIDIA's
+    one-instruction forms, on gpu_sim, which computes them exactly: sim_rounding.py) and for
+    gfx942 (the computed roundings, on the SIMT emulator)."""
     k = (k1, k2, k3)[len(ins) - 1]
     names = ["x", "y", "z"][:len(ins)]
     sig = {n: tl.pointer_type(TL[_dt(a)]) for n, a in zip(names, ins)}
@@ -56,87 +59,12 @@ def run_both(name, ins, out_dt, target="sm_90a"):
     ck = compile(ASTSource(k, sig, {"FN": name}, {}), target, cache=False)
     oc = np.zeros(N, NP[out_dt])
     gpu_sim.run(ck, (1, 1, 1), *ins, oc)
-    return oi, oc
+    oa = np.zeros(N, NP[out_dt])
+    Emulator.from_kernel(k, sig, {"FN": name}, "gfx942", 4).run((1,), *ins, oa)
+    return oi, oc, oa
 
 
-# ---- exact references ---------------------------------------------------------------------------
-
-def round_frac(v: Fraction, t, mode):
-    """The exact value v rounded to dtype t in mode (a nonzero v; zeros are the caller's)."""
-    big = Fraction(float(np.finfo(t).max))
-    if v > big:
-        return t(np.inf) if mode == "ru" else t(big)
-    if v < -big:
-        return t(-np.inf) if mode == "rd" else t(-big)
-    c = t(float(v))
-    while Fraction(float(c)) > v:
-        c = np.nextafter(c, t(-np.inf))
-    while np.isfinite(nxt := np.nextafter(c, t(np.inf))) and Fraction(float(nxt)) <= v:
-        c = nxt
-    # c = v rounded down
-    up = mode == "ru" or (mode == "rz" and v < 0)
-    if up and Fraction(float(c)) != v:
-        c = np.nextafter(c, t(np.inf))
-    return c
-
-
-def _zero(neg):
-    return -0.0 if neg else 0.0
-
-
-def ref_op(op, mode, args, t):
-    """op of float args (numpy scalars of t), rounded in mode."""
-    with np.errstate(all="ignore"):
-        a = [t(v) for v in args]
-        nearest = {"add": lambda: a[0] + a[1], "sub": lambda: a[0] - a[1],
-                   "mul": lambda: a[0] * a[1], "div": lambda: a[0] / a[1],
-                   "rcp": lambda: t(1) / a[0], "sqrt": lambda: np.sqrt(a[0]),
-                   "fma": lambda: t(np.float64(a[0]) * a[1] + a[2]) if t == np.float32
-                   else a[0] * a[1] + a[2]}[op]()
-    if not all(np.isfinite(a)) or not np.isfinite(nearest) and op in ("div", "rcp") and \
-            any(v == 0 for v in a[1:] if op == "div") or (op == "rcp" and a[0] == 0):
-        return t(nearest)  # inf and NaN operands, x/0: exact in every mode
-    if op == "sqrt" and a[0] < 0:
-        return t(np.nan)
-    f = [Fraction(float(v)) for v in a]
-    sb = [bool(np.signbit(v)) for v in a]
-    if op in ("add", "sub"):
-        y, ys = (f[1], sb[1]) if op == "add" else (-f[1], not sb[1])
-        v = f[0] + y
-        if v == 0:
-            both = f[0] == 0 and y == 0 and sb[0] == ys
-            return t(_zero(sb[0] if both else mode == "rd"))
-    elif op == "mul":
-        v = f[0] * f[1]
-        if v == 0:
-            return t(_zero(sb[0] != sb[1]))
-    elif op in ("div", "rcp"):
-        num, den, ns, ds = (f[0], f[1], sb[0], sb[1]) if op == "div" else (1, f[0], False, sb[0])
-        v = num / den
-        if v == 0:
-            return t(_zero(ns != ds))
-    elif op == "sqrt":
-        if f[0] == 0:
-            return a[0]
-        v = f[0]
-        c = round_frac(Fraction(float(np.sqrt(np.float64(a[0])))), t, "rd")
-        # the root rounded down: the largest c with c*c <= v
-        c = t(c)
-        while Fraction(float(c)) ** 2 > v:
-            c = np.nextafter(c, t(-np.inf))
-        while np.isfinite(nxt := np.nextafter(c, t(np.inf))) and Fraction(float(nxt)) ** 2 <= v:
-            c = nxt
-        if mode == "ru" and Fraction(float(c)) ** 2 != v:
-            c = np.nextafter(c, t(np.inf))
-        return c
-    elif op == "fma":
-        p = f[0] * f[1]
-        v = p + f[2]
-        if v == 0:
-            ps = sb[0] != sb[1]
-            both = p == 0 and f[2] == 0 and ps == sb[2]
-            return t(_zero(ps if both else mode == "rd"))
-    return round_frac(v, t, mode)
+from sim_rounding import ref_op, round_frac  # noqa: E402  (the exact references)
 
 
 # ---- inputs -------------------------------------------------------------------------------------
@@ -272,11 +200,13 @@ def test_double2float():
 def test_compiles(target):
     sig = {n: tl.pointer_type(tl.float64) for n in "xyzo"}
     ck = compile(ASTSource(k3, sig, {"FN": "fma_rd"}, {}), target, cache=False)
-    assert "fma" in ck.asm["amdgcn" if target == "gfx942" else "ptx"]
+    text = ck.asm["amdgcn" if target == "gfx942" else "ptx"]
+    assert ("v_fma_f64" in text) if target == "gfx942" else ("fma.rm.f64" in text)
     sig = {"x": tl.pointer_type(tl.float32), "y": tl.pointer_type(tl.float32),
            "o": tl.pointer_type(tl.float32)}
     ck = compile(ASTSource(k2, sig, {"FN": "div_ru"}, {}), target, cache=False)
-    assert "fma" in ck.asm["amdgcn" if target == "gfx942" else "ptx"]
+    text = ck.asm["amdgcn" if target == "gfx942" else "ptx"]
+    assert ("v_fma_f64" in text) if target == "gfx942" else ("div.rp.f32" in text)
 
 
 @tilework.jit

@@ -71,6 +71,17 @@ def _common3(x, y, z):
 
 
 @jit
+def _ptx(text32, text64, args):
+    """NVIDIA: the one PTX instruction (`add.rm.f32`, ...) of fp32 or fp64 operands."""
+    if args[0].dtype == float64:
+        return inline_asm_elementwise(text64, "=d" + ",d" * len(args), args, dtype=float64,
+                                      is_pure=True, pack=1)
+    else:
+        return inline_asm_elementwise(text32, "=f" + ",f" * len(args), args, dtype=float32,
+                                      is_pure=True, pack=1)
+
+
+@jit
 def _stepped(r, d, mode):
     """`r`, or its neighbour on the side of the exact result when mode (0 down, 1 up, 2 toward
     zero) says: d has the sign of (exact - r); 0 or NaN keeps r.  On the bits: as integers a
@@ -251,267 +262,456 @@ __all__ = [
 def add_rd(x, y):
     x, y = _common(x, y)
     _check(x, "libdevice.add_rd takes fp32 or fp64 (as Triton)")
-    return _add(x, y, 0)
+    if target_info.is_cuda():
+        r = _ptx("add.rm.f32 $0, $1, $2;", "add.rm.f64 $0, $1, $2;", [x, y])
+    else:
+        r = _add(x, y, 0)
+    return r
 
 
 @jit
 def add_ru(x, y):
     x, y = _common(x, y)
     _check(x, "libdevice.add_ru takes fp32 or fp64 (as Triton)")
-    return _add(x, y, 1)
+    if target_info.is_cuda():
+        r = _ptx("add.rp.f32 $0, $1, $2;", "add.rp.f64 $0, $1, $2;", [x, y])
+    else:
+        r = _add(x, y, 1)
+    return r
 
 
 @jit
 def add_rz(x, y):
     x, y = _common(x, y)
     _check(x, "libdevice.add_rz takes fp32 or fp64 (as Triton)")
-    return _add(x, y, 2)
+    if target_info.is_cuda():
+        r = _ptx("add.rz.f32 $0, $1, $2;", "add.rz.f64 $0, $1, $2;", [x, y])
+    else:
+        r = _add(x, y, 2)
+    return r
 
 
 @jit
 def sub_rd(x, y):
     x, y = _common(x, y)
     _check(x, "libdevice.sub_rd takes fp32 or fp64 (as Triton)")
-    return _add(x, -y, 0)
+    if target_info.is_cuda():
+        r = _ptx("sub.rm.f32 $0, $1, $2;", "sub.rm.f64 $0, $1, $2;", [x, y])
+    else:
+        r = _add(x, -y, 0)
+    return r
 
 
 @jit
 def sub_ru(x, y):
     x, y = _common(x, y)
     _check(x, "libdevice.sub_ru takes fp32 or fp64 (as Triton)")
-    return _add(x, -y, 1)
+    if target_info.is_cuda():
+        r = _ptx("sub.rp.f32 $0, $1, $2;", "sub.rp.f64 $0, $1, $2;", [x, y])
+    else:
+        r = _add(x, -y, 1)
+    return r
 
 
 @jit
 def sub_rz(x, y):
     x, y = _common(x, y)
     _check(x, "libdevice.sub_rz takes fp32 or fp64 (as Triton)")
-    return _add(x, -y, 2)
+    if target_info.is_cuda():
+        r = _ptx("sub.rz.f32 $0, $1, $2;", "sub.rz.f64 $0, $1, $2;", [x, y])
+    else:
+        r = _add(x, -y, 2)
+    return r
 
 
 @jit
 def mul_rd(x, y):
     x, y = _common(x, y)
     _check(x, "libdevice.mul_rd takes fp32 or fp64 (as Triton)")
-    return _mul(x, y, 0)
+    if target_info.is_cuda():
+        r = _ptx("mul.rm.f32 $0, $1, $2;", "mul.rm.f64 $0, $1, $2;", [x, y])
+    else:
+        r = _mul(x, y, 0)
+    return r
 
 
 @jit
 def mul_ru(x, y):
     x, y = _common(x, y)
     _check(x, "libdevice.mul_ru takes fp32 or fp64 (as Triton)")
-    return _mul(x, y, 1)
+    if target_info.is_cuda():
+        r = _ptx("mul.rp.f32 $0, $1, $2;", "mul.rp.f64 $0, $1, $2;", [x, y])
+    else:
+        r = _mul(x, y, 1)
+    return r
 
 
 @jit
 def mul_rz(x, y):
     x, y = _common(x, y)
     _check(x, "libdevice.mul_rz takes fp32 or fp64 (as Triton)")
-    return _mul(x, y, 2)
+    if target_info.is_cuda():
+        r = _ptx("mul.rz.f32 $0, $1, $2;", "mul.rz.f64 $0, $1, $2;", [x, y])
+    else:
+        r = _mul(x, y, 2)
+    return r
 
 
 @jit
 def div_rd(x, y):
     x, y = _common(x, y)
     _check(x, "libdevice.div_rd takes fp32 or fp64 (as Triton)")
-    return _div(x, y, 0)
+    if target_info.is_cuda():
+        r = _ptx("div.rm.f32 $0, $1, $2;", "div.rm.f64 $0, $1, $2;", [x, y])
+    else:
+        r = _div(x, y, 0)
+    return r
 
 
 @jit
 def div_ru(x, y):
     x, y = _common(x, y)
     _check(x, "libdevice.div_ru takes fp32 or fp64 (as Triton)")
-    return _div(x, y, 1)
+    if target_info.is_cuda():
+        r = _ptx("div.rp.f32 $0, $1, $2;", "div.rp.f64 $0, $1, $2;", [x, y])
+    else:
+        r = _div(x, y, 1)
+    return r
 
 
 @jit
 def div_rz(x, y):
     x, y = _common(x, y)
     _check(x, "libdevice.div_rz takes fp32 or fp64 (as Triton)")
-    return _div(x, y, 2)
+    if target_info.is_cuda():
+        r = _ptx("div.rz.f32 $0, $1, $2;", "div.rz.f64 $0, $1, $2;", [x, y])
+    else:
+        r = _div(x, y, 2)
+    return r
 
 
 @jit
 def fma_rd(x, y, z):
     x, y, z = _common3(x, y, z)
     _check(x, "libdevice.fma_rd takes fp32 or fp64 (as Triton)")
-    return _fma(x, y, z, 0)
+    if target_info.is_cuda():
+        r = _ptx("fma.rm.f32 $0, $1, $2, $3;", "fma.rm.f64 $0, $1, $2, $3;", [x, y, z])
+    else:
+        r = _fma(x, y, z, 0)
+    return r
 
 
 @jit
 def fma_ru(x, y, z):
     x, y, z = _common3(x, y, z)
     _check(x, "libdevice.fma_ru takes fp32 or fp64 (as Triton)")
-    return _fma(x, y, z, 1)
+    if target_info.is_cuda():
+        r = _ptx("fma.rp.f32 $0, $1, $2, $3;", "fma.rp.f64 $0, $1, $2, $3;", [x, y, z])
+    else:
+        r = _fma(x, y, z, 1)
+    return r
 
 
 @jit
 def fma_rz(x, y, z):
     x, y, z = _common3(x, y, z)
     _check(x, "libdevice.fma_rz takes fp32 or fp64 (as Triton)")
-    return _fma(x, y, z, 2)
+    if target_info.is_cuda():
+        r = _ptx("fma.rz.f32 $0, $1, $2, $3;", "fma.rz.f64 $0, $1, $2, $3;", [x, y, z])
+    else:
+        r = _fma(x, y, z, 2)
+    return r
 
 
 @jit
 def rcp_rd(x):
     _check(x, "libdevice.rcp_rd takes fp32 or fp64 (as Triton)")
-    return _div(full_like(x, 1.0), x, 0)
+    if target_info.is_cuda():
+        r = _ptx("rcp.rm.f32 $0, $1;", "rcp.rm.f64 $0, $1;", [x])
+    else:
+        r = _div(full_like(x, 1.0), x, 0)
+    return r
 
 
 @jit
 def rcp_ru(x):
     _check(x, "libdevice.rcp_ru takes fp32 or fp64 (as Triton)")
-    return _div(full_like(x, 1.0), x, 1)
+    if target_info.is_cuda():
+        r = _ptx("rcp.rp.f32 $0, $1;", "rcp.rp.f64 $0, $1;", [x])
+    else:
+        r = _div(full_like(x, 1.0), x, 1)
+    return r
 
 
 @jit
 def rcp_rz(x):
     _check(x, "libdevice.rcp_rz takes fp32 or fp64 (as Triton)")
-    return _div(full_like(x, 1.0), x, 2)
+    if target_info.is_cuda():
+        r = _ptx("rcp.rz.f32 $0, $1;", "rcp.rz.f64 $0, $1;", [x])
+    else:
+        r = _div(full_like(x, 1.0), x, 2)
+    return r
 
 
 @jit
 def sqrt_rd(x):
     _check(x, "libdevice.sqrt_rd takes fp32 or fp64 (as Triton)")
-    return _sqrt(x, 0)
+    if target_info.is_cuda():
+        r = _ptx("sqrt.rm.f32 $0, $1;", "sqrt.rm.f64 $0, $1;", [x])
+    else:
+        r = _sqrt(x, 0)
+    return r
 
 
 @jit
 def sqrt_ru(x):
     _check(x, "libdevice.sqrt_ru takes fp32 or fp64 (as Triton)")
-    return _sqrt(x, 1)
+    if target_info.is_cuda():
+        r = _ptx("sqrt.rp.f32 $0, $1;", "sqrt.rp.f64 $0, $1;", [x])
+    else:
+        r = _sqrt(x, 1)
+    return r
 
 
 @jit
 def sqrt_rz(x):
     _check(x, "libdevice.sqrt_rz takes fp32 or fp64 (as Triton)")
-    return _sqrt(x, 2)
+    if target_info.is_cuda():
+        r = _ptx("sqrt.rz.f32 $0, $1;", "sqrt.rz.f64 $0, $1;", [x])
+    else:
+        r = _sqrt(x, 2)
+    return r
 
 
 @jit
 def int2float_rd(x):
     static_assert(x.dtype == int32, "libdevice.int2float_rd takes int32 (as Triton)")
-    return _from_int(x, float32, 0)
+    if target_info.is_cuda():
+        r = inline_asm_elementwise("cvt.rm.f32.s32 $0, $1;", "=f,r", [x],
+                                   dtype=float32, is_pure=True, pack=1)
+    else:
+        r = _from_int(x, float32, 0)
+    return r
 
 
 @jit
 def int2float_ru(x):
     static_assert(x.dtype == int32, "libdevice.int2float_ru takes int32 (as Triton)")
-    return _from_int(x, float32, 1)
+    if target_info.is_cuda():
+        r = inline_asm_elementwise("cvt.rp.f32.s32 $0, $1;", "=f,r", [x],
+                                   dtype=float32, is_pure=True, pack=1)
+    else:
+        r = _from_int(x, float32, 1)
+    return r
 
 
 @jit
 def int2float_rz(x):
     static_assert(x.dtype == int32, "libdevice.int2float_rz takes int32 (as Triton)")
-    return _from_int(x, float32, 2)
+    if target_info.is_cuda():
+        r = inline_asm_elementwise("cvt.rz.f32.s32 $0, $1;", "=f,r", [x],
+                                   dtype=float32, is_pure=True, pack=1)
+    else:
+        r = _from_int(x, float32, 2)
+    return r
 
 
 @jit
 def uint2float_rd(x):
     static_assert(x.dtype == uint32, "libdevice.uint2float_rd takes uint32 (as Triton)")
-    return _from_int(x, float32, 0)
+    if target_info.is_cuda():
+        r = inline_asm_elementwise("cvt.rm.f32.u32 $0, $1;", "=f,r", [x],
+                                   dtype=float32, is_pure=True, pack=1)
+    else:
+        r = _from_int(x, float32, 0)
+    return r
 
 
 @jit
 def uint2float_ru(x):
     static_assert(x.dtype == uint32, "libdevice.uint2float_ru takes uint32 (as Triton)")
-    return _from_int(x, float32, 1)
+    if target_info.is_cuda():
+        r = inline_asm_elementwise("cvt.rp.f32.u32 $0, $1;", "=f,r", [x],
+                                   dtype=float32, is_pure=True, pack=1)
+    else:
+        r = _from_int(x, float32, 1)
+    return r
 
 
 @jit
 def uint2float_rz(x):
     static_assert(x.dtype == uint32, "libdevice.uint2float_rz takes uint32 (as Triton)")
-    return _from_int(x, float32, 2)
+    if target_info.is_cuda():
+        r = inline_asm_elementwise("cvt.rz.f32.u32 $0, $1;", "=f,r", [x],
+                                   dtype=float32, is_pure=True, pack=1)
+    else:
+        r = _from_int(x, float32, 2)
+    return r
 
 
 @jit
 def ll2float_rd(x):
     static_assert(x.dtype == int64, "libdevice.ll2float_rd takes int64 (as Triton)")
-    return _from_int(x, float32, 0)
+    if target_info.is_cuda():
+        r = inline_asm_elementwise("cvt.rm.f32.s64 $0, $1;", "=f,l", [x],
+                                   dtype=float32, is_pure=True, pack=1)
+    else:
+        r = _from_int(x, float32, 0)
+    return r
 
 
 @jit
 def ll2float_ru(x):
     static_assert(x.dtype == int64, "libdevice.ll2float_ru takes int64 (as Triton)")
-    return _from_int(x, float32, 1)
+    if target_info.is_cuda():
+        r = inline_asm_elementwise("cvt.rp.f32.s64 $0, $1;", "=f,l", [x],
+                                   dtype=float32, is_pure=True, pack=1)
+    else:
+        r = _from_int(x, float32, 1)
+    return r
 
 
 @jit
 def ll2float_rz(x):
     static_assert(x.dtype == int64, "libdevice.ll2float_rz takes int64 (as Triton)")
-    return _from_int(x, float32, 2)
+    if target_info.is_cuda():
+        r = inline_asm_elementwise("cvt.rz.f32.s64 $0, $1;", "=f,l", [x],
+                                   dtype=float32, is_pure=True, pack=1)
+    else:
+        r = _from_int(x, float32, 2)
+    return r
 
 
 @jit
 def ull2float_rd(x):
     static_assert(x.dtype == uint64, "libdevice.ull2float_rd takes uint64 (as Triton)")
-    return _from_int(x, float32, 0)
+    if target_info.is_cuda():
+        r = inline_asm_elementwise("cvt.rm.f32.u64 $0, $1;", "=f,l", [x],
+                                   dtype=float32, is_pure=True, pack=1)
+    else:
+        r = _from_int(x, float32, 0)
+    return r
 
 
 @jit
 def ull2float_ru(x):
     static_assert(x.dtype == uint64, "libdevice.ull2float_ru takes uint64 (as Triton)")
-    return _from_int(x, float32, 1)
+    if target_info.is_cuda():
+        r = inline_asm_elementwise("cvt.rp.f32.u64 $0, $1;", "=f,l", [x],
+                                   dtype=float32, is_pure=True, pack=1)
+    else:
+        r = _from_int(x, float32, 1)
+    return r
 
 
 @jit
 def ull2float_rz(x):
     static_assert(x.dtype == uint64, "libdevice.ull2float_rz takes uint64 (as Triton)")
-    return _from_int(x, float32, 2)
+    if target_info.is_cuda():
+        r = inline_asm_elementwise("cvt.rz.f32.u64 $0, $1;", "=f,l", [x],
+                                   dtype=float32, is_pure=True, pack=1)
+    else:
+        r = _from_int(x, float32, 2)
+    return r
 
 
 @jit
 def ll2double_rd(x):
     static_assert(x.dtype == int64, "libdevice.ll2double_rd takes int64 (as Triton)")
-    return _from_int(x, float64, 0)
+    if target_info.is_cuda():
+        r = inline_asm_elementwise("cvt.rm.f64.s64 $0, $1;", "=d,l", [x],
+                                   dtype=float64, is_pure=True, pack=1)
+    else:
+        r = _from_int(x, float64, 0)
+    return r
 
 
 @jit
 def ll2double_ru(x):
     static_assert(x.dtype == int64, "libdevice.ll2double_ru takes int64 (as Triton)")
-    return _from_int(x, float64, 1)
+    if target_info.is_cuda():
+        r = inline_asm_elementwise("cvt.rp.f64.s64 $0, $1;", "=d,l", [x],
+                                   dtype=float64, is_pure=True, pack=1)
+    else:
+        r = _from_int(x, float64, 1)
+    return r
 
 
 @jit
 def ll2double_rz(x):
     static_assert(x.dtype == int64, "libdevice.ll2double_rz takes int64 (as Triton)")
-    return _from_int(x, float64, 2)
+    if target_info.is_cuda():
+        r = inline_asm_elementwise("cvt.rz.f64.s64 $0, $1;", "=d,l", [x],
+                                   dtype=float64, is_pure=True, pack=1)
+    else:
+        r = _from_int(x, float64, 2)
+    return r
 
 
 @jit
 def ull2double_rd(x):
     static_assert(x.dtype == uint64, "libdevice.ull2double_rd takes uint64 (as Triton)")
-    return _from_int(x, float64, 0)
+    if target_info.is_cuda():
+        r = inline_asm_elementwise("cvt.rm.f64.u64 $0, $1;", "=d,l", [x],
+                                   dtype=float64, is_pure=True, pack=1)
+    else:
+        r = _from_int(x, float64, 0)
+    return r
 
 
 @jit
 def ull2double_ru(x):
     static_assert(x.dtype == uint64, "libdevice.ull2double_ru takes uint64 (as Triton)")
-    return _from_int(x, float64, 1)
+    if target_info.is_cuda():
+        r = inline_asm_elementwise("cvt.rp.f64.u64 $0, $1;", "=d,l", [x],
+                                   dtype=float64, is_pure=True, pack=1)
+    else:
+        r = _from_int(x, float64, 1)
+    return r
 
 
 @jit
 def ull2double_rz(x):
     static_assert(x.dtype == uint64, "libdevice.ull2double_rz takes uint64 (as Triton)")
-    return _from_int(x, float64, 2)
+    if target_info.is_cuda():
+        r = inline_asm_elementwise("cvt.rz.f64.u64 $0, $1;", "=d,l", [x],
+                                   dtype=float64, is_pure=True, pack=1)
+    else:
+        r = _from_int(x, float64, 2)
+    return r
 
 
 @jit
 def double2float_rd(x):
     static_assert(x.dtype == float64, "libdevice.double2float_rd takes fp64 (as Triton)")
-    return _stepped(x.to(float32), x - x.to(float32).to(float64), 0)
+    if target_info.is_cuda():
+        r = inline_asm_elementwise("cvt.rm.f32.f64 $0, $1;", "=f,d", [x],
+                                   dtype=float32, is_pure=True, pack=1)
+    else:
+        r = _stepped(x.to(float32), x - x.to(float32).to(float64), 0)
+    return r
 
 
 @jit
 def double2float_ru(x):
     static_assert(x.dtype == float64, "libdevice.double2float_ru takes fp64 (as Triton)")
-    return _stepped(x.to(float32), x - x.to(float32).to(float64), 1)
+    if target_info.is_cuda():
+        r = inline_asm_elementwise("cvt.rp.f32.f64 $0, $1;", "=f,d", [x],
+                                   dtype=float32, is_pure=True, pack=1)
+    else:
+        r = _stepped(x.to(float32), x - x.to(float32).to(float64), 1)
+    return r
 
 
 @jit
 def double2float_rz(x):
     static_assert(x.dtype == float64, "libdevice.double2float_rz takes fp64 (as Triton)")
-    return _stepped(x.to(float32), x - x.to(float32).to(float64), 2)
+    if target_info.is_cuda():
+        r = inline_asm_elementwise("cvt.rz.f32.f64 $0, $1;", "=f,d", [x],
+                                   dtype=float32, is_pure=True, pack=1)
+    else:
+        r = _stepped(x.to(float32), x - x.to(float32).to(float64), 2)
+    return r
 
 
 
