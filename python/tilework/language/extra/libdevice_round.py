@@ -1,8 +1,9 @@
 """libdevice's directed roundings (`_rd` down, `_ru` up, `_rz` toward zero) of `add`, `sub`,
 `mul`, `div`, `fma`, `rcp`, `sqrt` (fp32 and fp64), of the integer -> float conversions
-(`int2float_rd`, `ull2double_ru`, ...) and of `double2float`, written in the language on the
-round-to-nearest arithmetic every target and the interpreter share, so all of them agree bit
-for bit (no rounding-mode instructions: AMD has none per instruction).
+(`int2float_rd`, `ull2double_ru`, ...) and of `double2float`.  On NVIDIA each is its one PTX
+instruction (`add.rm.f32`, `cvt.rz.f32.s64`, ...; inline assembly, as libdevice).  AMD has no
+per-instruction rounding mode: there, and in the interpreter, they are computed in the
+language on round-to-nearest arithmetic, to the same bits:
 
 Each function computes a representable `r` next to the exact result (its nearest, or the
 nearest of a close fp64 value) and a `d` with the sign of (exact - r), found exactly: fp32
@@ -15,8 +16,7 @@ is inf has d of the other sign (rounding down or toward zero gives the largest f
 An exact zero sum (or fma) rounding down is -0, as IEEE says.
 
 Limit: fp64 `fma_*` where a*b overflows while the result does not may miss the step (its
-error terms are then NaN).  NVIDIA's one-instruction forms (`add.rm.f32`, ...) are not used:
-one computation everywhere, at about 20 to 80 instructions an element.
+error terms are then NaN).  The computed path costs about 20 to 80 instructions an element.
 
 Also `rcp64h` (fp64 approximate reciprocal: NVIDIA's instruction there, 1/x's high word
 elsewhere).
