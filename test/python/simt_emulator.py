@@ -376,6 +376,18 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
     def op_arith_muli(self, op, a, env, act):
         return self._int2(np.multiply, a)
 
+    def op_arith_mului_extended(self, op, a, env, act):
+        """The low and high halves of the unsigned double-width product."""
+        dt = a[0].dtype
+        w = dt.itemsize * 8
+        lo, hi = [], []
+        for p, q in zip(_unsigned(a[0]).tolist(), _unsigned(a[1]).tolist()):
+            r = (int(p) * int(q)) % (1 << (2 * w))
+            lo.append(r % (1 << w))
+            hi.append(r >> w)
+        u = np.dtype(f"u{dt.itemsize}")
+        return [np.array(lo, u).view(dt), np.array(hi, u).view(dt)]
+
     def op_arith_andi(self, op, a, env, act):
         return [a[0] & a[1]]
 
@@ -585,6 +597,8 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
             return [(a[0].astype(np.float64) / a[1]).astype(a[0].dtype)]
         if name == "llvm.sqrt":  # correctly rounded (no afn: tl.sqrt_rn, fp64)
             return [np.sqrt(a[0])]
+        if name in ("llvm.floor", "llvm.ceil"):
+            return [(np.floor if name == "llvm.floor" else np.ceil)(a[0])]
         if name not in ("llvm.fma", "llvm.fmuladd"):
             raise EmulationError(f"intrinsic {name} is not emulated")
         return [fma_exact(*a)]  # rounded once

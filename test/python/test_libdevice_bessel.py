@@ -1,5 +1,6 @@
 """libdevice's Bessel functions (`language/extra/libdevice_bessel.py`): j0, j1, y0, y1,
-cyl_bessel_i0, cyl_bessel_i1, interpreted and compiled for sm_90a (run on gpu_sim) against
+cyl_bessel_i0, cyl_bessel_i1, interpreted and compiled for sm_90a (run on gpu_sim) and gfx942
+(run on the SIMT emulator; jn and yn on gpu_sim only: their loop is not emulated) against
 mpmath (40 digits) on random inputs across the three methods' ranges (series below 2, Miller
 below 20, Hankel above; I's series below 25, asymptotic above), negative ones, and the
 special values exactly; gfx942 and sm_80 compile; the dtype errors.  J and Y are measured
@@ -15,6 +16,7 @@ from tilework.compiler.driver import ASTSource, compile
 from tilework.language.extra import libdevice
 
 import gpu_sim
+from simt_emulator import Emulator
 
 mp.mp.dps = 40
 N = 128
@@ -49,7 +51,9 @@ def run_both(name, x, dt, target="sm_90a"):
     ck = compile(ASTSource(k1, sig, {"FN": name}, {}), target, cache=False)
     oc = np.zeros(N, NP[dt])
     gpu_sim.run(ck, (1, 1, 1), x, oc)
-    return oi, oc
+    oa = np.zeros(N, NP[dt])  # compiled for gfx942, on the SIMT emulator
+    Emulator.from_kernel(k1, sig, {"FN": name}, "gfx942", 4).run((1,), x, oa)
+    return oi, oc, oa
 
 
 def inputs(fn, t, rng):
