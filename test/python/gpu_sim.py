@@ -13,7 +13,8 @@ mma by simt_mma.mma_sync), `cp.async` (copied when issued, zero-filled past its 
 one legal schedule; commit/wait are then nothing, so a wrong wait count is the SIMT emulator's
 to catch), LLVM's target-independent intrinsics.  The predicated inline PTX `ld.global`/`st.global` of masked accesses run as branches around LLVM loads and stores, their pinned compares (`add` + `setp` asm) as `add` + `icmp`; the inline PTX `atom`/`red` of atomics (either order of scope and
 semantics) run as LLVM
-`atomicrmw` (`atom.cas` as `cmpxchg`); rsqrt.approx and div.full correctly rounded, ex2.approx.ftz as exp2 with subnormal results flushed, `prmt` (llvm.nvvm.prmt) as the PTX ISA defines it.  Not supported (raises `Unsupported`): other inline PTX (`ex2.approx`, ...), printf, other NVVM intrinsics.  Arguments: numpy arrays for
+`atomicrmw` (`atom.cas` as `cmpxchg`); rsqrt.approx and div.full correctly rounded, ex2.approx.ftz as exp2 with subnormal results flushed, `prmt` (llvm.nvvm.prmt) as the PTX ISA defines it, the directed-rounding inline PTX
+(`add.rm.f32`, `cvt.rz.f32.s64`, ...) exactly (sim_rounding.py).  Not supported (raises `Unsupported`): other inline PTX (`ex2.approx`, ...), printf, other NVVM intrinsics.  Arguments: numpy arrays for
 pointers (their data address is passed), Python ints/floats for scalars, in the order of the
 compiled kernel's parameters.
 """
@@ -24,6 +25,8 @@ import re
 import threading
 
 import numpy as np
+
+import sim_rounding
 
 WARP = 32
 SMEM_BYTES = 1 << 18
@@ -73,6 +76,7 @@ def _host_ir(text: str) -> tuple[str, str, list, list]:
     text += "\ndeclare void @sim_barrier()\n"
     text = _atomics(text)
     text = _predicated(text)
+    text = sim_rounding.rewrite(text)  # add.rm.f32, cvt.rz.f32.s64, ...: exact host calls
     for name, body in _APPROX.items():  # approximate NVVM math: correctly rounded here
         if f"@{name}(" in text:
             text = re.sub(rf"declare [^\n]*@{re.escape(name)}\([^\n]*\n", "", text)
@@ -527,7 +531,7 @@ def run(ck, grid, *args, num_threads: int | None = None):
     lb.initialize_native_asmprinter()
     global _HELPERS
     if _HELPERS is None:
-        _HELPERS = _f16_bf16_helpers()
+        _HELPERS = _f16_bf16_helpers() | sim_rounding.helpers()
         for sym, cb in _HELPERS.items():
             lb.add_symbol(sym, ctypes.cast(cb, ctypes.c_void_p).value)
     tm = lb.Target.from_default_triple().create_target_machine(  # (F16C: native half casts)

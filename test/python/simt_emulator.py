@@ -30,6 +30,7 @@ import numpy as np
 import mlir.ir as ir
 
 from simt_mfma_amd import MfmaOps
+from sim_rounding import fma_exact
 from simt_mma import MmaOps
 from simt_tma import TensorMap, TmaOps
 from simt_wgmma import WgmmaOps
@@ -376,6 +377,18 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
     def op_arith_muli(self, op, a, env, act):
         return self._int2(np.multiply, a)
 
+    def op_arith_mului_extended(self, op, a, env, act):
+        """The low and high halves of the unsigned double-width product."""
+        dt = a[0].dtype
+        w = dt.itemsize * 8
+        lo, hi = [], []
+        for p, q in zip(_unsigned(a[0]).tolist(), _unsigned(a[1]).tolist()):
+            r = (int(p) * int(q)) % (1 << (2 * w))
+            lo.append(r % (1 << w))
+            hi.append(r >> w)
+        u = np.dtype(f"u{dt.itemsize}")
+        return [np.array(lo, u).view(dt), np.array(hi, u).view(dt)]
+
     def op_arith_andi(self, op, a, env, act):
         return [a[0] & a[1]]
 
@@ -497,8 +510,7 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
         return self._f(np.minimum, a)
 
     def op_math_fma(self, op, a, env, act):
-        x, y, z = (v.astype(np.float64) for v in a)
-        return [(x * y + z).astype(a[0].dtype)]
+        return [fma_exact(*a)]
 
     def op_math_absf(self, op, a, env, act):
         return [np.abs(a[0])]
@@ -585,10 +597,13 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
             return [(np.fmin if name == "llvm.minnum" else np.fmax)(a[0], a[1])]
         if name == "llvm.nvvm.div.full":
             return [(a[0].astype(np.float64) / a[1]).astype(a[0].dtype)]
+        if name == "llvm.sqrt":  # correctly rounded (no afn: tl.sqrt_rn, fp64)
+            return [np.sqrt(a[0])]
+        if name in ("llvm.floor", "llvm.ceil"):
+            return [(np.floor if name == "llvm.floor" else np.ceil)(a[0])]
         if name not in ("llvm.fma", "llvm.fmuladd"):
             raise EmulationError(f"intrinsic {name} is not emulated")
-        x, y, z = (v.astype(np.float64) for v in a)  # (f32: the product is exact in f64)
-        return [(x * y + z).astype(a[0].dtype)]
+        return [fma_exact(*a)]  # rounded once
 
     def op_llvm_extractvalue(self, op, a, env, act):
         if not isinstance(a[0], tuple):  # a wgmma accumulator struct (simt_wgmma.py)

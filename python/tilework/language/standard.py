@@ -16,6 +16,7 @@ two (in registers, or one shuffle), a broadcast and selects.
 * topk: runs of k sorted in alternating order; then, while runs remain, the elementwise
   maximum of two neighbouring runs (one ascending, one descending: a bitonic run holding the
   k largest of both) is merged again.  The result is descending, as Triton.
+* bitonic_merge: sort's last stage alone (a bitonic run comes out sorted).
 * flip: every index bit exchanged with its partner (index i -> 2**n - 1 - i).
 * histogram (`tile.histogram`: shared-memory atomics) and gather (`tile.gather`: src in
   shared memory, read back at the indices) are builtins of `frontend/ops_standard.py`.
@@ -27,7 +28,7 @@ from .function import jit
 from .reduction import max as _max_reduce, xor_sum
 from .shape import expand_dims, reshape
 
-__all__ = ["sort", "topk", "flip", "histogram", "gather", "swizzle2d"]
+__all__ = ["sort", "topk", "bitonic_merge", "flip", "histogram", "gather", "swizzle2d"]
 
 
 # ---- compile-time helpers (plain Python on constexpr values) -------------------------------
@@ -78,6 +79,12 @@ def _bits_type(dt):
     if dt.is_int() and not dt.is_bool():
         return None
     return {8: int8, 16: int16, 32: int32, 64: int64}[dt.primitive_bitwidth]
+
+
+def _is_flag(v):
+    """A constexpr bool, or Triton's 0 / 1."""
+    v = _v(v)
+    return isinstance(v, bool) or (isinstance(v, int) and v in (0, 1))
 
 
 def _moved(shape, d, k):
@@ -173,6 +180,27 @@ def topk(x, k: constexpr, dim: constexpr = None):
         y = _max_reduce(y, nb - level - m)
         y = _merge(y, nb - level - 1, m, _run_order(y, nb - level - 1, m, True))
     y = reshape(y, _moved(x.shape, d, k))
+    return y.to(int1) if is_bool else y
+
+
+@jit
+def bitonic_merge(x, dim: constexpr = None, descending: constexpr = False):
+    """One bitonic merge along `dim` (None: the last dimension): each run along it that is
+    bitonic (rising then falling, or the reverse) comes out sorted, ascending or, with
+    `descending` (a bool, or Triton's 0 / 1), descending; other runs come out permuted by the
+    same network (sort's last stage: compare-exchanges at index bits n-1 .. 0).  Triton takes
+    the last dimension only; any is taken here."""
+    d: constexpr = _dim(x.shape, dim)
+    static_assert(d >= 0, "bitonic_merge: dim is out of range for the tile")
+    static_assert(_is_flag(descending), "bitonic_merge: descending must be a constexpr bool")
+    n: constexpr = _log2(x.shape[d])
+    if n == 0:
+        return x
+    is_bool: constexpr = x.dtype == int1
+    y = x.to(int8) if is_bool else x
+    y = reshape(y, _cube(x.shape, d))
+    y = _merge(y, n, n, _v(descending) == 1)
+    y = reshape(y, x.shape)
     return y.to(int1) if is_bool else y
 
 

@@ -16,9 +16,12 @@ from ..function import jit
 from ..math import abs, ceil, cos, div_rn, erf, exp, exp2, fdiv, floor, fma, log, log2, rsqrt, sin
 from ..math import sqrt, sqrt_rn, umulhi
 from ..random import to_tensor
-from . import libdevice_bits, libdevice_convert
+from . import libdevice_bessel, libdevice_bits, libdevice_convert, libdevice_round, libdevice_special
 from .libdevice_bits import *  # noqa: F401,F403  (popc, clz, ffs, brev, byte_perm, sad, mul24)
 from .libdevice_convert import *  # noqa: F401,F403  (rint, the conversions)
+from .libdevice_round import *  # noqa: F401,F403  (add_rd, ..., int2float_ru, ...)
+from .libdevice_special import *  # noqa: F401,F403  (erfinv, lgamma, ...)
+from .libdevice_bessel import *  # noqa: F401,F403  (j0, y1, cyl_bessel_i0, ...)
 
 __all__ = [
     "abs", "fabs", "ceil", "floor", "trunc", "round", "nearbyint", "sqrt", "sqrt_rn",
@@ -31,7 +34,8 @@ __all__ = [
     "fast_cosf", "fast_tanf", "float_as_int", "int_as_float", "double_as_longlong",
     "longlong_as_double", "llrint", "llround", "scalbn", "logb", "ilogb", "nextafter", "norm3d", "norm4d", "rnorm3d",
     "rnorm4d",
-] + libdevice_convert.__all__ + libdevice_bits.__all__
+] + (libdevice_convert.__all__ + libdevice_bits.__all__ + libdevice_round.__all__
+     + libdevice_special.__all__ + libdevice_bessel.__all__)
 
 PI = 3.141592653589793
 HALF_PI = 1.5707963267948966

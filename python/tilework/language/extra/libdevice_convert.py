@@ -2,7 +2,7 @@
 truncates float -> int and rounds to nearest int -> float and fp64 -> fp32) and `floor`/`ceil`/
 `rint`: `float2int_rd(x)` is `floor(x).to(int32)`.  For values in the result's range (outside
 it, or NaN, as `.to()`: libdevice saturates).  The int -> float ones with a directed rounding
-(`int2float_rd`, ...) are not here (docs/language.md).  Also the bit reinterpretations
+(`int2float_rd`, ...) are in libdevice_round.py.  Also the bit reinterpretations
 `float_as_uint`, `uint_as_float`, `double2hiint`, `double2loint`, `hiloint2double`; the
 round-to-nearest arithmetic (`add_rn`, ...: the operators, which round so; no contraction
 into fma happens in tilework's code) and int32 `mulhi`, `hadd`, `rhadd`."""
