@@ -336,6 +336,8 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             # an int argument equal to 1 is specialized to a constant, yet stays an int32 (or
             # wider) value to the kernel, as in Triton
             return S.python_scalar_dtype(obj)
+        if node.attr == "type" and isinstance(base, constexpr) and not hasattr(obj, "type"):
+            return base.type  # Triton's constexpr_type
         try:
             v = getattr(obj, node.attr)
         except AttributeError:

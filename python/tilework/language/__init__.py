@@ -26,3 +26,4 @@ from .reduction import *  # noqa: F401,F403,E402
 from .shape import *  # noqa: F401,F403,E402
 from .standard import *  # noqa: F401,F403,E402
 from .compat import *  # noqa: F401,F403,E402
+from .tuples import *  # noqa: F401,F403,E402  (tl.tuple, tl.slice: shadow the builtins here)

@@ -336,6 +336,27 @@ class constexpr:
     def __hash__(self):
         return hash(self.value)
 
+    @property
+    def type(self):
+        return constexpr_type(self.value)
+
+
+class constexpr_type:
+    """The type of a constexpr (`c.type`, an element of a `tl.tuple_type`), as in Triton: two
+    are equal when their values are."""
+
+    def __init__(self, value):
+        self.value = value.value if isinstance(value, constexpr) else value
+
+    def __eq__(self, other):
+        return isinstance(other, constexpr_type) and self.value == other.value
+
+    def __hash__(self):
+        return hash(self.value)
+
+    def __repr__(self):
+        return f"constexpr_type[{self.value}]"
+
 
 # --------------------------------------------------------------------------------------------
 # tensor: a value inside a kernel (a tile, or a scalar when shape == ())
