@@ -63,3 +63,39 @@ def test_pi32_t_cast_rejects_a_float():
     with pytest.raises(tilework.CompilationError, match=r"cannot cast fp32 to \*int32"):
         compile(ASTSource(tilework.jit(k), {"x": tl.pointer_type(tl.float32), "out": tl.pi32_t},
                           {}, {}), "sm_90a", cache=False)
+
+
+def k_trans4d(a, out, D0, D1, D2, D3, B0: tl.constexpr, B1: tl.constexpr, B2: tl.constexpr,
+              B3: tl.constexpr):
+    """A 4-D block read through tl.make_tensor_descriptor, permuted, stored contiguous (the
+    shape of Triton's test_trans_4d)."""
+    src = tl.make_tensor_descriptor(a, [D0, D1, D2, D3], [D1 * D2 * D3, D2 * D3, D3, 1],
+                                    [B0, B1, B2, B3])
+    t = tl.permute(src.load([0, 0, 0, 0]), (2, 0, 3, 1))  # [B2, B0, B3, B1]
+    o = (tl.arange(0, B2)[:, None, None, None] * (B0 * B3 * B1)
+         + tl.arange(0, B0)[None, :, None, None] * (B3 * B1)
+         + tl.arange(0, B3)[None, None, :, None] * B1 + tl.arange(0, B1)[None, None, None, :])
+    tl.store(out + o, t)
+
+
+SHAPE4 = (2, 4, 8, 8)
+
+
+def test_make_tensor_descriptor_4d_interpreted():
+    a = np.random.default_rng(31).standard_normal(SHAPE4).astype(np.float32)
+    out = np.zeros(a.size, np.float32)
+    interpreted(k_trans4d)[(1,)](a, out, *SHAPE4, B0=2, B1=4, B2=8, B3=8)
+    np.testing.assert_array_equal(out, a.transpose(2, 0, 3, 1).ravel())
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+def test_make_tensor_descriptor_4d_compiled(target):
+    from simt_emulator import Emulator
+    a = np.random.default_rng(32).standard_normal(SHAPE4).astype(np.float32)
+    out = np.zeros(a.size, np.float32)
+    sig = {"a": tl.pointer_type(tl.float32), "out": tl.pointer_type(tl.float32),
+           **{f"D{i}": tl.int32 for i in range(4)}}
+    emu = Emulator.from_kernel(tilework.jit(k_trans4d), sig, dict(B0=2, B1=4, B2=8, B3=8),
+                               target, 4)
+    emu.run((1,), a, out, *SHAPE4)
+    np.testing.assert_array_equal(out, a.transpose(2, 0, 3, 1).ravel())

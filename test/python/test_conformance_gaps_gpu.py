@@ -1,7 +1,8 @@
 """Issue 14's features that had interpreter (or emulator) tests but no run on the GPU: integer
 division/remainder of one signedness and mixed widths, in-range Python ints taking the tile's
 type, float8e4b15 conversions and arithmetic, `None` indexing of a pointer tile, a parameter
-named like a launch option, `tl.pi32_t` as a cast target, and `tl.tuple` values.  Against
+named like a launch option, `tl.pi32_t` as a cast target, a 4-D tl.make_tensor_descriptor block permuted, and
+`tl.tuple` values.  Against
 numpy/torch on random inputs; skipped without a GPU (docs/conformance.md lists the rows)."""
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ torch = pytest.importorskip("torch")
 
 from builtins_kernels import e4b15_k, np_from_e4b15, np_to_e4b15  # noqa: E402
 from test_conform_semantics import k_intop, k_pointer_index, k_scalar  # noqa: E402
+from test_conformance_gaps import SHAPE4, k_pi32, k_trans4d  # noqa: E402
 from test_tuple_values import k_tuple_ret, np_tuple_ret  # noqa: E402
 
 DEV = "cuda"
@@ -78,19 +80,11 @@ def test_parameters_named_like_launch_options_on_the_gpu():
     torch.testing.assert_close(y, x * 3 - 1)
 
 
-@tilework.jit
-def k_pi32(ptrs, out, B: tl.constexpr):
-    g = tl.program_id(0)
-    base = tl.load(ptrs + g).to(tl.pi32_t)
-    o = tl.arange(0, B)
-    tl.store(out + g * B + o, tl.load(base + o) + g)
-
-
 def test_pi32_t_cast_on_the_gpu():
     ts = [torch.randint(-1000, 1000, (64,), dtype=torch.int32, device=DEV) for _ in range(3)]
     ptrs = torch.tensor([t.data_ptr() for t in ts], dtype=torch.int64, device=DEV)
     out = torch.zeros(3 * 64, dtype=torch.int32, device=DEV)
-    k_pi32[(3,)](ptrs, out, B=64)
+    tilework.jit(k_pi32)[(3,)](ptrs, out, B=64)
     torch.testing.assert_close(out, torch.cat([t + g for g, t in enumerate(ts)]))
 
 
@@ -99,3 +93,10 @@ def test_tuple_values_on_the_gpu():
     out = torch.zeros(3 * 64, device=DEV)
     tilework.jit(k_tuple_ret)[(1,)](x, out, 3, N=64)
     np.testing.assert_allclose(out.cpu().numpy(), np_tuple_ret(x.cpu().numpy()), rtol=1e-6)
+
+
+def test_make_tensor_descriptor_4d_on_the_gpu():
+    a = torch.randn(SHAPE4, device=DEV)
+    out = torch.zeros(a.numel(), device=DEV)
+    tilework.jit(k_trans4d)[(1,)](a, out, *SHAPE4, B0=2, B1=4, B2=8, B3=8)
+    torch.testing.assert_close(out, a.permute(2, 0, 3, 1).reshape(-1), rtol=0, atol=0)
