@@ -99,3 +99,25 @@ def test_make_tensor_descriptor_4d_compiled(target):
                                target, 4)
     emu.run((1,), a, out, *SHAPE4)
     np.testing.assert_array_equal(out, a.transpose(2, 0, 3, 1).ravel())
+
+
+def k_bad_index(x, WHAT: tl.constexpr):
+    p = x + tl.arange(0, 8)
+    if WHAT == "int":
+        q = p[None, 0]  # ERR
+    else:
+        q = p[None, :, :]  # ERR
+    tl.store(q, 1.0)
+
+
+@pytest.mark.parametrize("what, msg", [
+    ("int", "tiles are indexed only with None and `:`, got 0"),
+    ("colons", "too many `:` in the index for the tile's rank")])
+def test_bad_none_indexing_rejected(what, msg):
+    from located import assert_located
+    with pytest.raises(tilework.CompilationError) as e:
+        compile(ASTSource(tilework.jit(k_bad_index), {"x": tl.pointer_type(tl.float32)},
+                          {"WHAT": what}, {}), "sm_90a", cache=False)
+    assert_located(e.value, msg, __file__)
+    with pytest.raises(Exception, match=msg):
+        interpreted(k_bad_index)[(1,)](np.zeros(8, np.float32), WHAT=what)
