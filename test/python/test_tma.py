@@ -193,7 +193,9 @@ def test_descriptor_gemm_feeds_wgmma_from_the_tma_buffer(dt, stages):
 def test_pipeline_depth_shrinks_to_fit_shared_memory():
     ck = _gemm(stages=8)
     note = re.search(r'tilegpu.pipeline_note = "([^"]*)"', ck.asm["tilegpu"]).group(1)
-    assert note == ("num_stages 8 -> 5: the TMA buffers of 8 stages (and 65536 bytes of "
+    # (the epilogue's conversion after the loop reuses the buffers' bytes: only the scratch
+    # of ops in the loop counts against the stages)
+    assert note == ("num_stages 8 -> 7: the TMA buffers of 8 stages (and 0 bytes of "
                     "scratch) exceed the 232448 bytes of shared memory")
     assert "cp.async.bulk.tensor" in ck.asm["ptx"]
 
