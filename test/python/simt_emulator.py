@@ -135,9 +135,10 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
         return emu
 
     @classmethod
-    def from_tilegpu(cls, text: str, target="sm_80", num_warps=4, passes=None):
+    def from_tilegpu(cls, text: str, target="sm_80", num_warps=4, passes=None, **options):
         """Lowers tilegpu IR text: shared memory allocated and barriers placed again (a
-        rewrite may have changed what needs scratch), then tilegpu-to-llvm."""
+        rewrite may have changed what needs scratch), then tilegpu-to-llvm (`options`: more
+        CompileOptions, e.g. buffer_loads)."""
         from tilework import CompileOptions
         from tilework.backends import parse_target
         from tilework.dialects import tile as T
@@ -148,7 +149,8 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
             passes = ("tilegpu-allocate-shared", "tilegpu-insert-barriers", "tilegpu-to-llvm")
         with ctx:
             m = ir.Module.parse(text)
-            run_pipeline(m, passes, PassContext(tgt, CompileOptions(num_warps=num_warps)))
+            run_pipeline(m, passes, PassContext(tgt, CompileOptions(num_warps=num_warps,
+                                                                    **options)))
         emu = cls(m, num_warps, tgt.warp_size)
         emu.context = ctx
         emu.arch = tgt.arch  # (gfx942's fp8 MFMAs read fnuz bytes, gfx950's OCP ones)
@@ -689,6 +691,20 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
             vals = vals.astype(np.bool_) if dt == np.bool_ else vals
             out[sel] = vals if n else vals[:, 0]
         return [out]
+
+    def op_rocdl_make_buffer_rsrc(self, op, a, env, act):
+        """A buffer resource (rules/memory_amd.py): per thread [base, num_records]."""
+        return [np.stack([a[0].astype(np.int64), a[2].astype(np.int64)], axis=1)]
+
+    def op_rocdl_raw_ptr_buffer_load(self, op, a, env, act):
+        """base + voffset + soffset (unsigned 32-bit offsets) where the access lies within
+        num_records bytes; else 0, as the hardware reads out of range (nothing is accessed)."""
+        rsrc, voff, soff = a[0], a[1], a[2]
+        dt, n = _np(op.results[0].type)
+        size = (1 if dt == np.bool_ else np.dtype(dt).itemsize) * max(n, 1)
+        off = _unsigned(voff).astype(np.int64) + _unsigned(soff).astype(np.int64)
+        inside = off + size <= rsrc[:, 1]
+        return self.op_llvm_load(op, [rsrc[:, 0] + off], env, act & inside)
 
     def op_llvm_store(self, op, a, env, act):
         v, p = a
