@@ -19,7 +19,7 @@ from tilework.dialects.verify import named_operands
 from ..axis_info import elem_bytes
 from ..registry import lower
 from ..regs import Regs
-from .memory_amd import buffer_load, buffer_plan, element_offset, resource
+from .memory_amd import buffer_load, buffer_plan, buffer_store, element_offset, resource
 from .memory_ptx import pinned_compare, predicated_load, predicated_store
 
 _DYNAMIC_INDEX = -2147483648  # GEP marker: the index is an SSA operand
@@ -378,9 +378,15 @@ def _store(ctx, op, args):
         if vec > 1:  # (vector accesses only: runs of contiguous addresses, not a gather)
             groups = _interleaved(groups, [mask.values[g[0]] for g in groups])
         pin = _pin_plan(ctx, [mask.values[g[0]] for g in groups])
+    buf = buffer_plan(ctx, op) if mask is not None else None  # AMD: buffer stores, no branch
+    rsrc = resource(ctx, buf[0]) if buf else None
     for idxs in groups:
         m = mask.values[idxs[0]] if mask is not None else None
         vals = [_to_mem(ctx, val.values[i], elem, mem) for i in idxs]
+        off = element_offset(ctx, ptr.values[idxs[0]], buf) if buf else None
+        if off is not None:
+            buffer_store(ctx, rsrc, off, m, _pack(ctx, vals, mem, vec), mem, vec)
+            continue
         _guarded_store(ctx, ptr.values[idxs[0]], vals, pin(m) if pin else m, mem, vec)
     return []
 

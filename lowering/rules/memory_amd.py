@@ -1,11 +1,13 @@
-"""Masked global loads on AMD as buffer loads: no branch per access (opt-in, `buffer_loads`).
+"""Masked global loads and stores on AMD as buffer accesses: no branch per access (opt-in,
+`buffer_ops`).
 
 Without predication, a masked load elsewhere on AMD is a branch around its access (`scf.if`):
 the attention backward's masked key loops became many basic blocks, and LLVM's AMDGPU
 scheduler and register allocator worked on each alone (dK/dV at D=64 spilled on gfx1100).
 A buffer load reads base + a 32-bit byte offset through a resource whose num_records bounds
 the offset; an offset past it reads 0 in hardware.  So a masked-off access takes the offset
-0x80000000 and reads 0, and a `select` puts `other` in (none where `other` is 0).
+0x80000000 and reads 0, and a `select` puts `other` in (none where `other` is 0); a
+masked-off store writes nothing.
 
 Used where the pointer tile is one scalar pointer (`tile.splat`, then broadcasts) plus i32
 offsets (`tile.addptr`s): their GEPs' indices are summed back into one element offset.  Where
@@ -37,10 +39,10 @@ def supported(arch: str) -> bool:
 
 
 def buffer_plan(ctx, op):
-    """(scalar base, k) where `op`'s pointer tile is a scalar pointer splat, broadcast and
+    """(scalar base, k) where `op`'s (a load's or a store's) pointer tile is a scalar pointer splat, broadcast and
     offset by k tile.addptr of i32 offsets (each element's pointer is then k GEPs from the
     base); None where buffer loads are off, unsupported or the pointer is not of that form."""
-    if not getattr(ctx, "buffer_loads", False) or ctx.target != "amd" or \
+    if not getattr(ctx, "buffer_ops", False) or ctx.target != "amd" or \
             not supported(ctx.arch) or "volatile" in op.attributes:
         return None
     v, k = op.operands[0], 0
@@ -119,6 +121,20 @@ def buffer_load(ctx, rsrc, off, m, others, mem, vec):
         for j, x in enumerate(others):
             fill = ctx.op1("llvm.insertelement", [fill, x, ctx.const(j)], vt)
     return ctx.op1("arith.select", [m, v, fill], vt)
+
+
+def buffer_store(ctx, rsrc, off, m, value, mem, vec):
+    """Stores `value` (`vec` elements of `mem`: one value or a vector) at element offset `off`
+    from the resource's base where `m`; elsewhere the offset is out of range: no write."""
+    nbytes = elem_bytes(mem) * vec
+    byte_off = ctx.op1("arith.muli", [off, ctx.const(elem_bytes(mem))], ctx.i32)
+    if m is not None:
+        byte_off = ctx.op1("arith.select", [m, byte_off, ctx.const(_OUT_OF_RANGE)], ctx.i32)
+    wt = _word_type(nbytes)
+    if wt != value.type:
+        value = ctx.op1("llvm.bitcast", [value], wt)
+    ctx.create("rocdl.raw.ptr.buffer.store", [value, rsrc, byte_off, ctx.const(0),
+                                              ctx.const(0)], [])
 
 
 def _is_zero(v) -> bool:

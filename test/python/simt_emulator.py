@@ -138,7 +138,7 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
     def from_tilegpu(cls, text: str, target="sm_80", num_warps=4, passes=None, **options):
         """Lowers tilegpu IR text: shared memory allocated and barriers placed again (a
         rewrite may have changed what needs scratch), then tilegpu-to-llvm (`options`: more
-        CompileOptions, e.g. buffer_loads)."""
+        CompileOptions, e.g. buffer_ops)."""
         from tilework import CompileOptions
         from tilework.backends import parse_target
         from tilework.dialects import tile as T
@@ -705,6 +705,15 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
         off = _unsigned(voff).astype(np.int64) + _unsigned(soff).astype(np.int64)
         inside = off + size <= rsrc[:, 1]
         return self.op_llvm_load(op, [rsrc[:, 0] + off], env, act & inside)
+
+    def op_rocdl_raw_ptr_buffer_store(self, op, a, env, act):
+        """Writes where the access lies within num_records bytes; else nothing."""
+        v, rsrc, voff, soff = a[0], a[1], a[2], a[3]
+        size = (1 if v.dtype == np.bool_ else v.dtype.itemsize) * (v.shape[1] if v.ndim == 2
+                                                                  else 1)
+        off = _unsigned(voff).astype(np.int64) + _unsigned(soff).astype(np.int64)
+        inside = off + size <= rsrc[:, 1]
+        return self.op_llvm_store(op, [v, rsrc[:, 0] + off], env, act & inside)
 
     def op_llvm_store(self, op, a, env, act):
         v, p = a

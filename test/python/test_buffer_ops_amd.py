@@ -1,7 +1,8 @@
-"""Masked global loads as AMD buffer loads (CompileOptions.buffer_loads, rules/memory_amd.py):
-a masked-off access reads past num_records (0 in hardware) and `other` is selected, so the
-body keeps no branch per access.  Run on the SIMT emulator (out-of-range buffer reads give 0,
-in-range ones must lie in the arrays) against numpy; the AMDGCN checked for buffer loads."""
+"""Masked global loads and stores as AMD buffer accesses (CompileOptions.buffer_ops,
+rules/memory_amd.py): a masked-off load reads past num_records (0 in hardware) and `other` is
+selected, a masked-off store writes nothing, so the body keeps no branch per access.  Run on
+the SIMT emulator (out-of-range buffer reads give 0 and writes are dropped, in-range ones must
+lie in the arrays) against numpy; the AMDGCN checked for buffer accesses."""
 import re
 
 import numpy as np
@@ -13,10 +14,11 @@ from simt_emulator import Emulator
 
 
 @tilework.jit
-def masked_copy(X, Y, n, BLOCK: tl.constexpr, OTHER: tl.constexpr):
+def masked_copy(X, Y, Z, n, BLOCK: tl.constexpr, OTHER: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     x = tl.load(X + offs, mask=offs < n, other=OTHER)
     tl.store(Y + offs, x * 2.0 + 1.0)
+    tl.store(Z + offs, x - 3.0, mask=offs < n)  # Z holds n: a write past it is an error
 
 
 def _lowered(emu):
@@ -28,64 +30,79 @@ def _lowered(emu):
 def test_masked_load_emulated(target, other):
     n, block = 200, 128
     ck = tilework.compile(masked_copy, target=target,
-                          signature={"X": "*fp32", "Y": "*fp32", "n": "i32"},
+                          signature={"X": "*fp32", "Y": "*fp32", "Z": "*fp32", "n": "i32"},
                           constexprs={"BLOCK": block, "OTHER": other}, num_warps=4,
-                          buffer_loads=True)
+                          buffer_ops=True)
     asm = ck.asm["amdgcn"]
     assert re.search(r"\bbuffer_load_(dword|b32|b64|b128)", asm)
-    assert not re.search(r"\bglobal_load", asm)
-    emu = Emulator.from_tilegpu(ck.asm["tilegpu"], target, 4, buffer_loads=True)
+    assert re.search(r"\bbuffer_store_(dword|b32|b64|b128)", asm)
+    assert not re.search(r"\bglobal_load|s_cbranch_execz", asm)
+    emu = Emulator.from_tilegpu(ck.asm["tilegpu"], target, 4, buffer_ops=True)
     ir_text = _lowered(emu)
     assert "rocdl.raw.ptr.buffer.load" in ir_text and "scf.if" not in ir_text
-    assert ("arith.select" in ir_text.split("rocdl.raw.ptr.buffer.load", 1)[1]) == (other != 0)
+    assert "rocdl.raw.ptr.buffer.store" in ir_text
+    # `other` is selected only where it is not 0 (the out-of-range read's value)
+    assert bool(re.search(r"arith\.select [^\n]*: (f32|vector<\d+xf32>)\n", ir_text)) == \
+        (other != 0)
     x = np.random.default_rng(1).standard_normal(n).astype(np.float32)
     y = np.full(2 * block, np.nan, np.float32)
-    emu.run((2,), x, y, n)
+    z = np.full(n, np.nan, np.float32)
+    emu.run((2,), x, y, z, n)
     ref = np.concatenate([x, np.full(2 * block - n, other, np.float32)]) * 2 + 1
     np.testing.assert_allclose(y, ref, rtol=1e-6)
+    np.testing.assert_allclose(z, x - 3, rtol=1e-6)
 
 
 def test_masked_load_branches_without_option():
     ck = tilework.compile(masked_copy, target="gfx1100",
-                          signature={"X": "*fp32", "Y": "*fp32", "n": "i32"},
+                          signature={"X": "*fp32", "Y": "*fp32", "Z": "*fp32", "n": "i32"},
                           constexprs={"BLOCK": 128, "OTHER": 0.0}, num_warps=4)
-    assert not re.search(r"\bbuffer_load", ck.asm["amdgcn"])
+    assert not re.search(r"\bbuffer_(load|store)", ck.asm["amdgcn"])
     assert re.search(r"\bglobal_load", ck.asm["amdgcn"])
+    assert re.search(r"s_cbranch_execz", ck.asm["amdgcn"])
 
 
-def _bwd(target, which, buffer_loads):
+def _bwd(target, which, buffer_ops):
     import attention as A
     from test_attention import bwd_signature
     cfg = A.default_bwd_configs(64)[0 if which == "dkdv" else 1]
     return cfg, tilework.compile(
         A.attn_bwd_dkdv if which == "dkdv" else A.attn_bwd_dq, target=target,
         signature=bwd_signature(which), constexprs=dict(HEAD_DIM=64, CAUSAL=True, **cfg.kwargs),
-        num_warps=cfg.num_warps, num_stages=cfg.num_stages, buffer_loads=buffer_loads)
+        num_warps=cfg.num_warps, num_stages=cfg.num_stages, buffer_ops=buffer_ops)
 
 
 def _scratch(asm) -> int:
     return int(re.search(r"\.private_segment_fixed_size:\s+(\d+)", asm).group(1))
 
 
-def test_attention_dkdv_gfx1100_buffer_loads():
-    """The masked loops' loads are buffer loads, none is branched around: 284 -> 36 bytes of
-    scratch (what is left: the masked stores' addresses, live across the loops)."""
+def test_attention_dkdv_gfx1100_buffer_ops():
+    """The masked loops' loads are buffer loads and the masked stores buffer stores, none is
+    branched around: 284 -> 28 bytes of scratch (what is left: 7 dwords live across the
+    loops at 256 VGPRs, among them the stores' offsets)."""
     _, plain = _bwd("gfx1100", "dkdv", False)
     _, buf = _bwd("gfx1100", "dkdv", True)
     asm = buf.asm["amdgcn"]
     assert len(re.findall(r"\bbuffer_load_b(32|128)", asm)) >= 16
+    assert len(re.findall(r"\bbuffer_store_b128", asm)) >= 4
+    execz = [len(re.findall(r"s_cbranch_execz", a)) for a in (asm, plain.asm["amdgcn"])]
+    assert execz[0] < execz[1] // 4, execz  # (one is left: the loops')
     assert _scratch(asm) < _scratch(plain.asm["amdgcn"])
-    assert _scratch(asm) <= 36
+    assert _scratch(asm) <= 28
 
 
 @pytest.mark.parametrize("which", ["dkdv", "dq"])
-def test_attention_backward_gfx1100_buffer_loads_emulated(which):
+def test_attention_backward_gfx1100_buffer_ops_emulated(which):
     """The D=64 causal backward on gfx1100 with buffer loads, a masked tail (n = 80), against
     float64 numpy."""
     from test_attention import _elem_strides, _inputs, ref_backward, ref_forward
     cfg, ck = _bwd("gfx1100", which, True)
-    emu = Emulator.from_tilegpu(ck.asm["tilegpu"], "gfx1100", cfg.num_warps, buffer_loads=True)
+    emu = Emulator.from_tilegpu(ck.asm["tilegpu"], "gfx1100", cfg.num_warps, buffer_ops=True)
     assert "rocdl.raw.ptr.buffer.load" in str(emu.module)
+    assert "rocdl.raw.ptr.buffer.store" in str(emu.module)
+    # no access is branched around (a masked one would be `scf.if %m -> (vector<8xf16>)`;
+    # dQ's pipeliner keeps its tile-level ifs around the prologue's loads)
+    assert not re.search(r"scf\.if %\S+ -> \((vector<\d+x\w+>|f16|f32)\) ", str(emu.module))
     n, d = 80, 64
     q, k, v = _inputs(1, 1, 1, n, d, np.float16)
     do = np.random.default_rng(n).standard_normal(q.shape).astype(np.float16)
