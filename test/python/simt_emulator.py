@@ -589,6 +589,8 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
         if name == "llvm.nvvm.ex2.approx.ftz.f":  # subnormal results flush to zero
             r = np.exp2(a[0].astype(np.float64))
             return [np.where(r < 2.0 ** -126, 0.0, r).astype(a[0].dtype)]
+        if name == "llvm.exp":  # (AMD: tl.exp, expanded by LLVM)
+            return [np.exp(a[0].astype(np.float64)).astype(a[0].dtype)]
         if name == "llvm.fabs":
             return [np.abs(a[0])]
         if name == "llvm.roundeven":

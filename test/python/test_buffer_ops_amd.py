@@ -118,3 +118,28 @@ def test_attention_backward_gfx1100_buffer_ops_emulated(which):
             np.float32(scale), *st, 1, 1, n)
     for got, ref in zip(outs, [rdq] if which == "dq" else [rdk, rdv]):
         np.testing.assert_allclose(got.astype(np.float64), ref, rtol=2e-2, atol=2e-2)
+
+
+@pytest.mark.parametrize("target", ["gfx942", "gfx1100"])
+@pytest.mark.parametrize("kernel", ["softmax_kernel"])  # (the prefetch one reads the
+def test_softmax_buffer_ops_emulated(kernel, target):  # dispatch packet: not emulated)
+    """examples/softmax.py with buffer ops: `other` -inf selected where masked off (a ragged
+    last row block and columns past n_cols), the masked stores dropped there."""
+    import softmax as S
+    fn = getattr(S, kernel)
+    n_rows, n_cols, block = 5, 100, 128
+    sig = {"out_ptr": "*fp16", "in_ptr": "*fp16", "in_stride": "i32", "out_stride": "i32",
+           "n_rows": "i32", "n_cols": "i32"}
+    consts = {"BLOCK_N": block, **({"ROWS": 2} if kernel == "softmax_kernel" else {})}
+    ck = tilework.compile(fn, target=target, signature=sig, constexprs=consts, num_warps=4,
+                          buffer_ops=True)
+    assert re.search(r"\bbuffer_load_\w+ [^,]+, v", ck.asm["amdgcn"])
+    emu = Emulator.from_tilegpu(ck.asm["tilegpu"], target, 4, buffer_ops=True)
+    text = str(emu.module)
+    assert "rocdl.raw.ptr.buffer.load" in text and "rocdl.raw.ptr.buffer.store" in text
+    x = np.random.default_rng(7).standard_normal((n_rows, n_cols)).astype(np.float16)
+    y = np.full((n_rows, n_cols), np.nan, np.float16)
+    grid = (3,) if kernel == "softmax_kernel" else (2,)
+    emu.run(grid, y, x, n_cols, n_cols, n_rows, n_cols)
+    e = np.exp(x.astype(np.float64) - x.max(1, keepdims=True))
+    np.testing.assert_allclose(y.astype(np.float64), e / e.sum(1, keepdims=True), atol=2e-3)

@@ -17,7 +17,9 @@ from test_codeobject_amd import _check_note
 from test_examples import KERNELS, MM_KERNELS, _aligned
 
 TARGETS = ["gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1201"]
-_SCRATCH = re.compile(r"^\s*(scratch|buffer)_(load|store)", re.M)
+# a scratch access: scratch_*, or (gfx90a) a buffer access at no VGPR address (`off`); the
+# buffer loads/stores of `buffer_ops` address by a VGPR offset (`offen`)
+_SCRATCH = re.compile(r"^\s*(scratch_(load|store)|buffer_(load|store)\w*\s+[^,]+,\s*off,)", re.M)
 
 
 def _cdna(target):
