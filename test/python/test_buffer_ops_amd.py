@@ -143,3 +143,44 @@ def test_softmax_buffer_ops_emulated(kernel, target):  # dispatch packet: not em
     emu.run(grid, y, x, n_cols, n_cols, n_rows, n_cols)
     e = np.exp(x.astype(np.float64) - x.max(1, keepdims=True))
     np.testing.assert_allclose(y.astype(np.float64), e / e.sum(1, keepdims=True), atol=2e-3)
+
+
+def test_buffer_ops_option():
+    from tilework import CompileOptions
+    assert CompileOptions().buffer_ops is False
+    with pytest.raises(ValueError, match="buffer_ops must be a bool, got 1"):
+        CompileOptions(buffer_ops=1)
+
+
+def test_buffer_ops_env(monkeypatch):
+    from tilework import CompileOptions
+    monkeypatch.setenv("TILEWORK_BUFFER_OPS", "1")
+    assert CompileOptions.from_env().buffer_ops is True
+    monkeypatch.setenv("TILEWORK_BUFFER_OPS", "0")
+    assert CompileOptions.from_env().buffer_ops is False
+
+
+def test_loop_carried_pointer_keeps_branch():
+    """A pointer tile carried by a loop (`ptrs += BLOCK`) has no known scalar base here: the
+    masked load keeps its branch (no buffer access), and is still right."""
+    @tilework.jit
+    def walk(X, Y, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        ptrs = X + offs
+        acc = tl.zeros([BLOCK], dtype=tl.float32)
+        for i in range(0, 2):
+            acc += tl.load(ptrs, mask=offs + i * BLOCK < n, other=0.0)
+            ptrs += BLOCK
+        tl.store(Y + offs, acc)
+
+    ck = tilework.compile(walk, target="gfx1100", signature={"X": "*fp32", "Y": "*fp32",
+                                                             "n": "i32"},
+                          constexprs={"BLOCK": 128}, num_warps=4, buffer_ops=True)
+    emu = Emulator.from_tilegpu(ck.asm["tilegpu"], "gfx1100", 4, buffer_ops=True)
+    assert "rocdl.raw.ptr.buffer.load" not in str(emu.module)
+    assert "scf.if" in str(emu.module)
+    x = np.random.default_rng(3).standard_normal(200).astype(np.float32)
+    y = np.full(128, np.nan, np.float32)
+    emu.run((1,), x, y, 200)
+    np.testing.assert_allclose(y, x[:128] + np.concatenate([x[128:], np.zeros(56, np.float32)]),
+                               rtol=1e-6)
