@@ -78,17 +78,32 @@ def _scratch(asm) -> int:
 
 def test_attention_dkdv_gfx1100_buffer_ops():
     """The masked loops' loads are buffer loads and the masked stores buffer stores, none is
-    branched around: 284 -> 28 bytes of scratch (what is left: 7 dwords live across the
-    loops at 256 VGPRs, among them the stores' offsets)."""
+    branched around, and the kernel spills nothing (issue 11): without buffer ops 260 bytes of
+    scratch (284 before the scheduler retry); with them 160 from the optimised module, 28
+    from the plain one, none with LLVM's iterative-minreg scheduler (the backend's retry
+    where a kernel still spills)."""
+    from test_codeobject_amd import _check_note
     _, plain = _bwd("gfx1100", "dkdv", False)
     _, buf = _bwd("gfx1100", "dkdv", True)
     asm = buf.asm["amdgcn"]
     assert len(re.findall(r"\bbuffer_load_b(32|128)", asm)) >= 16
     assert len(re.findall(r"\bbuffer_store_b128", asm)) >= 4
     execz = [len(re.findall(r"s_cbranch_execz", a)) for a in (asm, plain.asm["amdgcn"])]
-    assert execz[0] < execz[1] // 4, execz  # (one is left: the loops')
-    assert _scratch(asm) < _scratch(plain.asm["amdgcn"])
-    assert _scratch(asm) <= 28
+    assert execz[0] < execz[1] // 4, execz  # (those left: the loops')
+    assert _scratch(plain.asm["amdgcn"]) > 0  # (the strict xfail of test_examples_amd.py)
+    assert _scratch(asm) == 0 and not re.search(r"^\s*scratch_", asm, re.M)
+    _check_note(buf, "gfx1100")
+
+
+def test_sched_strategy_on_kernels_only():
+    from tilework.backends.amd.compiler import with_sched_strategy
+    llir = ("define amdgpu_kernel void @k(ptr addrspace(1) %0) #0 !reqd_work_group_size !2 {\n"
+            "  ret void\n}\ndefine void @helper() #1 {\n  ret void\n}\n"
+            'attributes #0 = { "amdgpu-flat-work-group-size"="256,256" }\n'
+            "attributes #1 = { nounwind }\n")
+    out = with_sched_strategy(llir, "iterative-minreg")
+    assert 'attributes #0 = { "amdgpu-sched-strategy"="iterative-minreg" "amdgpu-flat' in out
+    assert "attributes #1 = { nounwind }" in out
 
 
 @pytest.mark.parametrize("which", ["dkdv", "dq"])
