@@ -5,7 +5,8 @@ A load/store moves `tilegpu.vector_width` contiguous elements per access (set by
 A masked access is predicated on the first element's mask bit, which the vector width
 guarantees is uniform over the group; `other` fills masked-off elements.  On NVIDIA the
 instruction itself is predicated (`memory_ptx.py`: no basic block per access, as Triton); other
-targets branch around it (`scf.if`).
+targets branch around it (`scf.if`), except AMD buffer accesses with `buffer_ops`
+(`memory_amd.py`: a masked-off offset past the buffer's end).
 """
 from __future__ import annotations
 

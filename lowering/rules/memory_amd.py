@@ -39,9 +39,10 @@ def supported(arch: str) -> bool:
 
 
 def buffer_plan(ctx, op):
-    """(scalar base, k) where `op`'s (a load's or a store's) pointer tile is a scalar pointer splat, broadcast and
-    offset by k tile.addptr of i32 offsets (each element's pointer is then k GEPs from the
-    base); None where buffer loads are off, unsupported or the pointer is not of that form."""
+    """(scalar base, k) where the pointer tile of `op` (a load or a store) is a scalar
+    pointer splat, broadcast and offset by k tile.addptr of i32 offsets (each element's
+    pointer is then k GEPs from the base); None where buffer ops are off or unsupported, the
+    load is volatile, or the pointer is not of that form."""
     if not getattr(ctx, "buffer_ops", False) or ctx.target != "amd" or \
             not supported(ctx.arch) or "volatile" in op.attributes:
         return None
@@ -89,8 +90,9 @@ def element_offset(ctx, p, plan):
 def resource(ctx, base):
     """The buffer resource of `base` (LLVM hoists and merges repeats)."""
     return ctx.op1("rocdl.make.buffer.rsrc",
-                   [base, ctx.const(0, ir.IntegerType.get_signless(16)), ctx.const(_NUM_RECORDS, ctx.i64),
-                    ctx.const(_word3(ctx.arch))], ir.Type.parse("!llvm.ptr<8>"))
+                   [base, ctx.const(0, ir.IntegerType.get_signless(16)),
+                    ctx.const(_NUM_RECORDS, ctx.i64), ctx.const(_word3(ctx.arch))],
+                   ir.Type.parse("!llvm.ptr<8>"))
 
 
 def _word_type(nbytes):
