@@ -390,13 +390,14 @@ def _lower_block(ctx: LoweringContext, block: ir.Block):
 
 
 def _convert_func(f, gpu_module, target, arch, num_warps, warp_size, functions, shared,
-                  maxnreg=None, facts=None):
+                  maxnreg=None, facts=None, buffer_ops=False):
     f = f.operation
     name = ir.StringAttr(f.attributes["sym_name"]).value
     ftype = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
     ctx = LoweringContext(target, arch, num_warps, warp_size)
     ctx.functions = functions
     ctx.facts = facts
+    ctx.buffer_ops = buffer_ops  # AMD: masked loads/stores as buffer ops (rules/memory_amd.py)
     arg_types = [ctx.scalar_type(t) for t in ftype.inputs]
     for i in _tma_args(f):  # a tensor map: a by-value parameter, addressed generically
         arg_types[i] = ir.Type.parse("!llvm.ptr")
@@ -425,6 +426,7 @@ def _convert_func(f, gpu_module, target, arch, num_warps, warp_size, functions, 
     gf.attributes[SHARED_ATTR] = i32(shared)
 
 
+BUFFER_OPS_ATTR = "tilegpu.buffer_ops"  # unit module attribute: `buffer_ops` on
 TMA_ATTR = "tile.tma"  # (frontend/ops_descriptor.py): tensor-map arguments, the kernel's plans
 
 
@@ -452,9 +454,12 @@ def _to_llvm(module_op, pctx):
         gm = gpu.GPUModuleOp("kernels", targets=ir.ArrayAttr.get([ir.Attribute.parse(target_attr)]))
         gm.regions[0].blocks.append()
     functions = {ir.StringAttr(h.attributes["sym_name"]).value: h for h in helpers}
+    # the option, or the module attribute (hand-written IR)
+    buffer_ops = bool(getattr(pctx.options, "buffer_ops", False)) or \
+        BUFFER_OPS_ATTR in module_op.attributes
     for f in funcs:
         _convert_func(f, gm, pctx.backend, pctx.arch, nw, ws, functions, shared,
-                      pctx.extra.get("maxnreg"), pctx.target)
+                      pctx.extra.get("maxnreg"), pctx.target, buffer_ops)
         f.erase()
     for h in helpers:
         h.erase()

@@ -5,7 +5,8 @@ A load/store moves `tilegpu.vector_width` contiguous elements per access (set by
 A masked access is predicated on the first element's mask bit, which the vector width
 guarantees is uniform over the group; `other` fills masked-off elements.  On NVIDIA the
 instruction itself is predicated (`memory_ptx.py`: no basic block per access, as Triton); other
-targets branch around it (`scf.if`).
+targets branch around it (`scf.if`), except AMD buffer accesses with `buffer_ops`
+(`memory_amd.py`: a masked-off offset past the buffer's end).
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from tilework.dialects.verify import named_operands
 from ..axis_info import elem_bytes
 from ..registry import lower
 from ..regs import Regs
+from .memory_amd import buffer_load, buffer_plan, buffer_store, element_offset, resource
 from .memory_ptx import pinned_compare, predicated_load, predicated_store
 
 _DYNAMIC_INDEX = -2147483648  # GEP marker: the index is an SSA operand
@@ -212,14 +214,33 @@ def _load_elems(ctx, op, elem, operands):
     out = [None] * len(ptr.values)
     groups = list(vector_groups(ptr, vec))
     pin = _pin_plan(ctx, [mask.values[g[0]] for g in groups]) if mask is not None else None
+    buf = buffer_plan(ctx, op) if mask is not None else None  # AMD: buffer loads, no branch
+    rsrc = resource(ctx, buf[0]) if buf else None
     for idxs in groups:
         m = mask.values[idxs[0]] if mask is not None else None
         o = [other.values[i] for i in idxs] if other is not None else None
+        off = element_offset(ctx, ptr.values[idxs[0]], buf) if buf else None
+        if off is not None:
+            v = _from_mem_vec(ctx, buffer_load(ctx, rsrc, off, m, None if o is None else [
+                _to_mem(ctx, x, elem, mem) for x in o], mem, vec), elem, mem, vec)
+            for i, x in zip(idxs, _extract(ctx, v, elem, vec)):
+                out[i] = x
+            continue
         v = _guarded_load(ctx, op, ptr.values[idxs[0]], pin(m) if pin else m, o, elem, mem,
                           vec)
         for i, x in zip(idxs, _extract(ctx, v, elem, vec) if vec > 1 else [v]):
             out[i] = x
     return ptr.like(out)
+
+
+def _from_mem_vec(ctx, v, elem, mem, vec):
+    """`vec` loaded memory values (one value or a vector) as `elem`."""
+    if elem == mem:
+        return v
+    if vec == 1:
+        return _from_mem(ctx, v, elem, mem)
+    return _pack(ctx, [_from_mem(ctx, x, elem, mem) for x in _extract(ctx, v, mem, vec)],
+                 elem, vec)
 
 
 def _guarded_load(ctx, op, p, m, other, elem, mem, vec):
@@ -358,9 +379,15 @@ def _store(ctx, op, args):
         if vec > 1:  # (vector accesses only: runs of contiguous addresses, not a gather)
             groups = _interleaved(groups, [mask.values[g[0]] for g in groups])
         pin = _pin_plan(ctx, [mask.values[g[0]] for g in groups])
+    buf = buffer_plan(ctx, op) if mask is not None else None  # AMD: buffer stores, no branch
+    rsrc = resource(ctx, buf[0]) if buf else None
     for idxs in groups:
         m = mask.values[idxs[0]] if mask is not None else None
         vals = [_to_mem(ctx, val.values[i], elem, mem) for i in idxs]
+        off = element_offset(ctx, ptr.values[idxs[0]], buf) if buf else None
+        if off is not None:
+            buffer_store(ctx, rsrc, off, m, _pack(ctx, vals, mem, vec), mem, vec)
+            continue
         _guarded_store(ctx, ptr.values[idxs[0]], vals, pin(m) if pin else m, mem, vec)
     return []
 

@@ -135,9 +135,10 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
         return emu
 
     @classmethod
-    def from_tilegpu(cls, text: str, target="sm_80", num_warps=4, passes=None):
+    def from_tilegpu(cls, text: str, target="sm_80", num_warps=4, passes=None, **options):
         """Lowers tilegpu IR text: shared memory allocated and barriers placed again (a
-        rewrite may have changed what needs scratch), then tilegpu-to-llvm."""
+        rewrite may have changed what needs scratch), then tilegpu-to-llvm (`options`: more
+        CompileOptions, e.g. buffer_ops)."""
         from tilework import CompileOptions
         from tilework.backends import parse_target
         from tilework.dialects import tile as T
@@ -148,7 +149,8 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
             passes = ("tilegpu-allocate-shared", "tilegpu-insert-barriers", "tilegpu-to-llvm")
         with ctx:
             m = ir.Module.parse(text)
-            run_pipeline(m, passes, PassContext(tgt, CompileOptions(num_warps=num_warps)))
+            run_pipeline(m, passes, PassContext(tgt, CompileOptions(num_warps=num_warps,
+                                                                    **options)))
         emu = cls(m, num_warps, tgt.warp_size)
         emu.context = ctx
         emu.arch = tgt.arch  # (gfx942's fp8 MFMAs read fnuz bytes, gfx950's OCP ones)
@@ -587,6 +589,8 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
         if name == "llvm.nvvm.ex2.approx.ftz.f":  # subnormal results flush to zero
             r = np.exp2(a[0].astype(np.float64))
             return [np.where(r < 2.0 ** -126, 0.0, r).astype(a[0].dtype)]
+        if name == "llvm.exp":  # (AMD: tl.exp, expanded by LLVM)
+            return [np.exp(a[0].astype(np.float64)).astype(a[0].dtype)]
         if name == "llvm.fabs":
             return [np.abs(a[0])]
         if name == "llvm.roundeven":
@@ -689,6 +693,29 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
             vals = vals.astype(np.bool_) if dt == np.bool_ else vals
             out[sel] = vals if n else vals[:, 0]
         return [out]
+
+    def op_rocdl_make_buffer_rsrc(self, op, a, env, act):
+        """A buffer resource (rules/memory_amd.py): per thread [base, num_records]."""
+        return [np.stack([a[0].astype(np.int64), a[2].astype(np.int64)], axis=1)]
+
+    def op_rocdl_raw_ptr_buffer_load(self, op, a, env, act):
+        """base + voffset + soffset (unsigned 32-bit offsets) where the access lies within
+        num_records bytes; else 0, as the hardware reads out of range (nothing is accessed)."""
+        rsrc, voff, soff = a[0], a[1], a[2]
+        dt, n = _np(op.results[0].type)
+        size = (1 if dt == np.bool_ else np.dtype(dt).itemsize) * max(n, 1)
+        off = _unsigned(voff).astype(np.int64) + _unsigned(soff).astype(np.int64)
+        inside = off + size <= rsrc[:, 1]
+        return self.op_llvm_load(op, [rsrc[:, 0] + off], env, act & inside)
+
+    def op_rocdl_raw_ptr_buffer_store(self, op, a, env, act):
+        """Writes where the access lies within num_records bytes; else nothing."""
+        v, rsrc, voff, soff = a[0], a[1], a[2], a[3]
+        size = (1 if v.dtype == np.bool_ else v.dtype.itemsize) * (v.shape[1] if v.ndim == 2
+                                                                  else 1)
+        off = _unsigned(voff).astype(np.int64) + _unsigned(soff).astype(np.int64)
+        inside = off + size <= rsrc[:, 1]
+        return self.op_llvm_store(op, [v, rsrc[:, 0] + off], env, act & inside)
 
     def op_llvm_store(self, op, a, env, act):
         v, p = a

@@ -33,6 +33,9 @@ class CompileOptions:
     # NVIDIA sm_90: fence.proxy.async before a pipelined wgmma whose operand buffers only
     # cp.async writes (False: none, as Triton; off until timed and checked on a GPU)
     wgmma_cp_async_fence: bool = True
+    # AMD gfx9/gfx11: masked loads/stores of a scalar pointer + i32 offsets as buffer ops (no
+    # branch per access); off: assumes offsets in [0, 2 GiB) where the mask holds, unchecked
+    buffer_ops: bool = False
 
     def __post_init__(self):
         nw = self.num_warps
@@ -61,6 +64,8 @@ class CompileOptions:
                              f"{self.tma_store!r}")
         if not isinstance(self.speculate_loads, bool):
             raise ValueError(f"speculate_loads must be a bool, got {self.speculate_loads!r}")
+        if not isinstance(self.buffer_ops, bool):
+            raise ValueError(f"buffer_ops must be a bool, got {self.buffer_ops!r}")
         if self.opt_level not in (0, 1, 2, 3):
             raise ValueError(f"opt_level must be 0..3, got {self.opt_level!r}")
 
@@ -82,6 +87,8 @@ class CompileOptions:
             env["speculate_loads"] = os.environ["TILEWORK_SPECULATE_LOADS"] == "1"
         if os.environ.get("TILEWORK_WGMMA_CP_ASYNC_FENCE", "") in ("0", "1"):
             env["wgmma_cp_async_fence"] = os.environ["TILEWORK_WGMMA_CP_ASYNC_FENCE"] == "1"
+        if os.environ.get("TILEWORK_BUFFER_OPS", "") in ("0", "1"):
+            env["buffer_ops"] = os.environ["TILEWORK_BUFFER_OPS"] == "1"
         if os.environ.get("TILEWORK_OPT_LEVEL"):
             env["opt_level"] = int(os.environ["TILEWORK_OPT_LEVEL"])
         env.update({k: v for k, v in overrides.items() if v is not None})
