@@ -9,21 +9,15 @@ ordering, masked K tail, autotuned over fp8 configs (BLOCK_K 128).
 """
 import tilework
 import tilework.language as tl
-from matmul import grid
+from matmul import config, grid
 
 FP8_CONFIGS = [
-    tilework.Config({"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 128, "GROUP_M": 8},
-                    num_warps=8, num_stages=3),
-    tilework.Config({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 128, "GROUP_M": 8},
-                    num_warps=8, num_stages=3),
-    tilework.Config({"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 128, "GROUP_M": 8},
-                    num_warps=4, num_stages=4),
-    tilework.Config({"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 128, "GROUP_M": 8},
-                    num_warps=4, num_stages=4),
-    tilework.Config({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8},
-                    num_warps=4, num_stages=4),
-    tilework.Config({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "GROUP_M": 8},
-                    num_warps=4, num_stages=4),
+    config(128, 256, 128, 8, 3),
+    config(128, 128, 128, 8, 3),
+    config(64, 128, 128, 4, 4),
+    config(128, 64, 128, 4, 4),
+    config(128, 128, 64, 4, 4),
+    config(64, 64, 64, 4, 4),
 ]
 
 

@@ -12,42 +12,39 @@ would leave most SMs idle (`use_split_k`).
 import tilework
 import tilework.language as tl
 
-# Triton's tutorial/Hopper list; the autotuner times them on the real arguments
+
+def config(block_m, block_n, block_k, num_warps, num_stages, **more):
+    """A config of C's tiles BLOCK_M x BLOCK_N, K slices BLOCK_K, in groups of 8 tile rows
+    (`more`: other constexprs, SPLIT_K)."""
+    return tilework.Config({"BLOCK_M": block_m, "BLOCK_N": block_n, "BLOCK_K": block_k,
+                            "GROUP_M": 8, **more}, num_warps=num_warps, num_stages=num_stages)
+
+
+# Triton's tutorial/Hopper list (BLOCK_M, BLOCK_N, BLOCK_K, warps, stages); the autotuner times
+# them on the real arguments
 CONFIGS = [
-    tilework.Config({"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8},
-                    num_warps=8, num_stages=3),
-    tilework.Config({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8},
-                    num_warps=8, num_stages=3),
-    tilework.Config({"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8},
-                    num_warps=4, num_stages=4),
-    tilework.Config({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8},
-                    num_warps=4, num_stages=4),
-    tilework.Config({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8},
-                    num_warps=4, num_stages=4),
-    tilework.Config({"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 64, "GROUP_M": 8},
-                    num_warps=4, num_stages=4),
+    config(128, 256, 64, 8, 3),
+    config(128, 128, 64, 8, 3),
+    config(64, 128, 32, 4, 4),
+    config(128, 128, 32, 4, 4),
+    config(64, 64, 32, 4, 4),
+    config(128, 64, 64, 4, 4),
 ]
 
 # skinny shapes (issue 9).  M <= 32 (a decode step's GEMV-like GEMM): the time is reading B,
 # so the tile is 16 or 32 rows (mma.sync; wgmma needs 64) and narrow in N (N / BLOCK_N programs
 # to fill the SMs), deep in K with 3-4 stages (tens of KiB of B in flight per SM).
 SMALL_M_CONFIGS = [
-    tilework.Config({"BLOCK_M": 16, "BLOCK_N": 64, "BLOCK_K": 128, "GROUP_M": 8},
-                    num_warps=4, num_stages=4),
-    tilework.Config({"BLOCK_M": 16, "BLOCK_N": 64, "BLOCK_K": 256, "GROUP_M": 8},
-                    num_warps=4, num_stages=3),
-    tilework.Config({"BLOCK_M": 16, "BLOCK_N": 32, "BLOCK_K": 256, "GROUP_M": 8},
-                    num_warps=4, num_stages=3),
-    tilework.Config({"BLOCK_M": 32, "BLOCK_N": 64, "BLOCK_K": 128, "GROUP_M": 8},
-                    num_warps=4, num_stages=4),
+    config(16, 64, 128, 4, 4),
+    config(16, 64, 256, 4, 3),
+    config(16, 32, 256, 4, 3),
+    config(32, 64, 128, 4, 4),
 ]
 # short K (<= 1024: a handful of K slices a tile, so the prologue and the epilogue weigh):
 # a deeper ring for the wide tile, and the tall one
 SHORT_K_CONFIGS = [
-    tilework.Config({"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8},
-                    num_warps=8, num_stages=4),
-    tilework.Config({"BLOCK_M": 256, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8},
-                    num_warps=8, num_stages=3),
+    config(128, 256, 64, 8, 4),
+    config(256, 128, 64, 8, 3),
 ]
 ALL_CONFIGS = CONFIGS + SMALL_M_CONFIGS + SHORT_K_CONFIGS
 
@@ -128,14 +125,10 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
 
 # split K: for a C whose tiles leave most SMs idle (M = 16 with N <= 4096, say)
 SPLITK_CONFIGS = [
-    tilework.Config({"BLOCK_M": 16, "BLOCK_N": 64, "BLOCK_K": 128, "GROUP_M": 8,
-                     "SPLIT_K": 2}, num_warps=4, num_stages=4),
-    tilework.Config({"BLOCK_M": 16, "BLOCK_N": 64, "BLOCK_K": 128, "GROUP_M": 8,
-                     "SPLIT_K": 4}, num_warps=4, num_stages=4),
-    tilework.Config({"BLOCK_M": 32, "BLOCK_N": 64, "BLOCK_K": 128, "GROUP_M": 8,
-                     "SPLIT_K": 4}, num_warps=4, num_stages=4),
-    tilework.Config({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "GROUP_M": 8,
-                     "SPLIT_K": 4}, num_warps=4, num_stages=4),
+    config(16, 64, 128, 4, 4, SPLIT_K=2),
+    config(16, 64, 128, 4, 4, SPLIT_K=4),
+    config(32, 64, 128, 4, 4, SPLIT_K=4),
+    config(64, 64, 64, 4, 4, SPLIT_K=4),
 ]
 
 

@@ -49,19 +49,11 @@ from tilework.dialects.opdefs.wgmma import is_async
 
 from .module_info import kernels
 from .pass_base import Pass, register
-from .pipeline_common import next_op, wait_result
+from .pipeline_common import inside, next_op, wait_result
 
 ENABLED = False
 _MAX_ACC_REGS = 128  # accumulator registers a thread at which the loop is left alone
 _PURE = frozenset(opdefs.PURE_OPS) - {"tile.dot", "tile.reduce", "tile.scan"}
-
-
-def _inside(op, loop) -> bool:
-    while op is not None and op.name != "func.func":
-        if op == loop:
-            return True
-        op = op.parent
-    return False
 
 
 def _root(v):
@@ -80,7 +72,7 @@ def _copied_only(v, loop) -> bool:
     """The buffer `v` views is allocated before the loop (live across it: no other buffer
     takes its bytes there) and written in the loop by async copies only (which move)."""
     root = _root(v)
-    if isinstance(root, ir.Block) or root.name != "tilegpu.local_alloc" or _inside(root, loop):
+    if isinstance(root, ir.Block) or root.name != "tilegpu.local_alloc" or inside(root, loop):
         return False
     views = [root.results[0]]
     while views:
@@ -89,7 +81,7 @@ def _copied_only(v, loop) -> bool:
             o = u.owner
             if o.name in ("tilegpu.memdesc_index", "tilegpu.memdesc_trans"):
                 views.append(o.results[0])
-            elif o.name == "tilegpu.local_store" and _inside(o, loop):
+            elif o.name == "tilegpu.local_store" and inside(o, loop):
                 return False
     return True
 

@@ -23,32 +23,11 @@ loops: D=256 spilled).
 """
 from __future__ import annotations
 
-import mlir.ir as ir
-
 from tilework.dialects import tile as T
 
+from .pipeline_common import invariant_in, outermost_invariant
+
 _LOOPS = ("scf.for", "scf.while")
-
-
-def _inside(op, loop) -> bool:
-    while op is not None and op.name != "func.func":
-        if op == loop:
-            return True
-        op = op.parent
-    return False
-
-
-def _invariant(v, loop) -> bool:
-    owner = v.owner.owner if isinstance(v.owner, ir.Block) else v.owner
-    return not _inside(owner, loop)
-
-
-def _outermost(loop, v):
-    """The outermost loop around (and including) `loop` in which `v` is invariant."""
-    p = loop.parent
-    while p is not None and p.name in _LOOPS and _invariant(v, p):
-        loop, p = p, p.parent
-    return loop
 
 
 def _hoistable(alloc):
@@ -56,14 +35,14 @@ def _hoistable(alloc):
     else None."""
     loop = alloc.parent
     if loop is None or loop.name != "scf.for" or len(alloc.operands) != 1 or \
-            not _invariant(alloc.operands[0], loop):
+            not invariant_in(alloc.operands[0], loop):
         return None
     users = [u.owner for u in alloc.results[0].uses]
     dots = [u for u in users if u.name == "tilegpu.warpgroup_dot"]
     deallocs = [u for u in users if u.name == "tilegpu.local_dealloc"]
     if len(dots) != 1 or len(deallocs) != 1 or len(users) != 2 or dots[0].parent != loop:
         return None
-    return _outermost(loop, alloc.operands[0]), deallocs[0]
+    return outermost_invariant(loop, alloc.operands[0], _LOOPS), deallocs[0]
 
 
 def hoist_invariant_operands(f) -> None:

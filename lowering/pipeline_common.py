@@ -26,6 +26,30 @@ def loops(op):
                     yield inner
 
 
+def inside(op, loop) -> bool:
+    """Whether `op` is `loop` or nested in it (within the function)."""
+    while op is not None and op.name != "func.func":
+        if op == loop:
+            return True
+        op = op.parent
+    return False
+
+
+def invariant_in(v, loop) -> bool:
+    """Whether value `v` is defined outside `loop`."""
+    owner = v.owner.owner if isinstance(v.owner, ir.Block) else v.owner
+    return not inside(owner, loop)
+
+
+def outermost_invariant(loop, v, kinds=("scf.for",)):
+    """The outermost loop around (and including) `loop` in which `v` is invariant, going out
+    through directly nested loops of `kinds` only."""
+    p = loop.parent
+    while p is not None and p.name in kinds and invariant_in(v, p):
+        loop, p = p, p.parent
+    return loop
+
+
 def reserve_bytes(op) -> int:
     """Shared bytes needed beside a loop's pipeline buffers: the largest scratch of the ops in
     it.  The buffers live from just before the loop to just after it (tilegpu-allocate-shared

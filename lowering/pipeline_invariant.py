@@ -32,7 +32,7 @@ from tilework.dialects import tile as T
 from tilework.dialects.layout import layout_of
 from tilework.dialects.layout_nvidia import SwizzledShared
 
-from .pipeline_common import next_op
+from .pipeline_common import invariant_in, next_op, outermost_invariant
 from .rules.layout import conversion_plan, ldmatrix_plan
 from .shared_memory import buffer_bytes
 
@@ -47,26 +47,6 @@ def _loop_of(op):
             return p
         p = p.parent
     return None
-
-
-def _inside(op, loop) -> bool:
-    while op is not None and op.name != "func.func":
-        if op == loop:
-            return True
-        op = op.parent
-    return False
-
-
-def _invariant(v, loop) -> bool:
-    owner = v.owner.owner if isinstance(v.owner, ir.Block) else v.owner
-    return not _inside(owner, loop)
-
-
-def _outermost(loop, v):
-    p = loop.parent
-    while p is not None and p.name == "scf.for" and _invariant(v, p):
-        loop, p = p, p.parent
-    return loop
 
 
 def _feeds_dot(v) -> bool:
@@ -100,12 +80,12 @@ def hoist_invariant_operands(f) -> int:
     for conv in [op for op in T.walk_ops(f) if op.name == "tilegpu.convert_layout"]:
         loop = _loop_of(conv)
         x = conv.operands[0]
-        if loop is None or not _invariant(x, loop) or not _feeds_dot(conv.results[0]):
+        if loop is None or not invariant_in(x, loop) or not _feeds_dot(conv.results[0]):
             continue
         mt = _buffer_type(conv)
         if mt is None:
             continue
-        outer = _outermost(loop, x)
+        outer = outermost_invariant(loop, x)
         key = (x, str(mt), outer)
         if key not in made:
             after = next_op(outer)

@@ -22,6 +22,15 @@ def instrs(text):
             if ln.strip() and not ln.strip().startswith(("//", "$", "{", "}", ".reg"))]
 
 
+def key_loops(d, causal):
+    """The forward compiled for sm_90a, and the instructions of each of its key loops (the
+    loops with wgmmas: two when causal)."""
+    ck = compile_fwd("sm_90a", d, causal)
+    loops = [b for b in loop_bodies(ck.asm["ptx"]) if "wgmma.mma_async" in b]
+    assert len(loops) == (2 if causal else 1)
+    return ck, [instrs(b) for b in loops]
+
+
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("d", [64, 128])
 def test_forward_loop_fences_once_after_the_copies_land(d, causal):
@@ -29,12 +38,8 @@ def test_forward_loop_fences_once_after_the_copies_land(d, causal):
     copies it completed, before the barrier and before the next copies are issued); none
     between that barrier and the wgmmas, and q's buffer, written before the loop, is not
     fenced again in it."""
-    ck = compile_fwd("sm_90a", d, causal)
-    ptx = ck.asm["ptx"]
-    loops = [b for b in loop_bodies(ptx) if "wgmma.mma_async" in b]
-    assert len(loops) == (2 if causal else 1)
-    for body in loops:
-        ins = instrs(body)
+    ck, loops = key_loops(d, causal)
+    for ins in loops:
         fences = [i for i, x in enumerate(ins) if x.startswith("fence.proxy.async")]
         assert len(fences) == 1, fences
         assert ins[fences[0] - 1].startswith("cp.async.wait_group"), ins[fences[0] - 1]
@@ -71,12 +76,8 @@ def test_overlap_forward_loop_order(overlap, d, causal):
     """Per key loop: S's wgmma waits (wait_group 0, which also completes the previous P @ V),
     then V's copies go out after a barrier, and P @ V is left in flight (wait_group 1); after
     the loops every group is waited for."""
-    ck = compile_fwd("sm_90a", d, causal)
-    ptx = ck.asm["ptx"]
-    loops = [b for b in loop_bodies(ptx) if "wgmma.mma_async" in b]
-    assert len(loops) == (2 if causal else 1)
-    for body in loops:
-        ins = instrs(body)
+    ck, loops = key_loops(d, causal)
+    for ins in loops:
         waits = [x for x in ins if x.startswith("wgmma.wait_group")]
         assert [w.split()[-1] for w in waits] == ["0;", "0;", "1;"], waits
         w0 = next(i for i, x in enumerate(ins) if x.startswith("wgmma.wait_group"))

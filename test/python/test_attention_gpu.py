@@ -107,10 +107,9 @@ def test_forward_noncontiguous_heads():
     assert maxerr(o, ro) < 1e-2 and maxerr(lse, rlse) < 1e-3
 
 
-@pytest.mark.parametrize("causal", [False, True])
-def test_every_forward_config(causal):
-    """Each autotune config, run untuned on the same inputs (the autotuner times them all)."""
-    z, h, n, d = 1, 2, 1000, 64
+def every_forward_config(z, h, n, d, causal, even_n):
+    """(config, compiled kernel) of each forward config that fits d, run untuned on the same
+    inputs (the autotuner times them all), its outputs checked against the reference."""
     q, k, v, do = inputs(z, h, h, n, d, torch.float16)
     ro, rlse, *_ = reference(q, k, v, do, causal, 0.125)
     for cfg in A.FWD_CONFIGS:
@@ -119,11 +118,19 @@ def test_every_forward_config(causal):
         o = torch.empty_like(q)
         lse = torch.empty(z, h, n, device="cuda")
         st = [q.stride(i) for i in range(3)]
-        A.attn_fwd_kernel[(A.cdiv(n, cfg.kwargs["BLOCK_M"]), z * h)](
+        ck = A.attn_fwd_kernel[(A.cdiv(n, cfg.kwargs["BLOCK_M"]), z * h)](
             q, k, v, o, lse, 0.125, *st, *st, *st, *st, h, 1, n, HEAD_DIM=d, CAUSAL=causal,
-            EVEN_N=False, num_warps=cfg.num_warps, num_stages=cfg.num_stages, **cfg.kwargs)
+            EVEN_N=even_n, num_warps=cfg.num_warps, num_stages=cfg.num_stages, **cfg.kwargs)
         assert maxerr(o, ro) < 1e-2, cfg
         assert maxerr(lse, rlse) < 1e-3, cfg
+        yield cfg, ck
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_every_forward_config(causal):
+    """Each autotune config, run untuned on the same inputs."""
+    for _ in every_forward_config(1, 2, 1000, 64, causal, even_n=False):
+        pass
 
 
 @pytest.mark.parametrize("d", [64, 128])

@@ -16,18 +16,9 @@ from tilework.compiler.driver import ASTSource, compile
 from tilework.language.extra import libdevice
 
 import gpu_sim
-from simt_emulator import Emulator
+from libdevice_checks import N, NP, TL, assert_compiles, assert_rejects_ints, run_both
 
 mp.mp.dps = 40
-N = 128
-NP = {"fp32": np.float32, "fp64": np.float64}
-TL = {"fp32": tl.float32, "fp64": tl.float64}
-
-
-@tilework.jit
-def k1(x, o, FN: tl.constexpr):
-    i = tl.arange(0, 128)
-    tl.store(o + i, getattr(libdevice, FN)(tl.load(x + i)))
 
 
 REF = {"j0": lambda v: mp.besselj(0, v), "j1": lambda v: mp.besselj(1, v),
@@ -42,18 +33,6 @@ EXACT = {
     "cyl_bessel_i0": [(0.0, 1.0), (np.inf, np.inf), (-np.inf, np.inf), (np.nan, np.nan)],
     "cyl_bessel_i1": [(0.0, 0.0), (np.inf, np.inf), (-np.inf, -np.inf), (np.nan, np.nan)],
 }
-
-
-def run_both(name, x, dt, target="sm_90a"):
-    sig = {"x": tl.pointer_type(TL[dt]), "o": tl.pointer_type(TL[dt])}
-    oi = np.zeros(N, NP[dt])
-    tilework.jit(k1.fn, interpret=True)[(1,)](x, oi, FN=name)
-    ck = compile(ASTSource(k1, sig, {"FN": name}, {}), target, cache=False)
-    oc = np.zeros(N, NP[dt])
-    gpu_sim.run(ck, (1, 1, 1), x, oc)
-    oa = np.zeros(N, NP[dt])  # compiled for gfx942, on the SIMT emulator
-    Emulator.from_kernel(k1, sig, {"FN": name}, "gfx942", 4).run((1,), x, oa)
-    return oi, oc, oa
 
 
 def inputs(fn, t, rng):
@@ -101,17 +80,12 @@ def test_bessel(fn, dt):
 @pytest.mark.parametrize("target", ["gfx942", "sm_80"])
 def test_compiles(target):
     for fn in ("j0", "y1", "cyl_bessel_i1"):
-        sig = {"x": tl.pointer_type(tl.float64), "o": tl.pointer_type(tl.float64)}
-        ck = compile(ASTSource(k1, sig, {"FN": fn}, {}), target, cache=False)
-        assert ("global_store" if target == "gfx942" else "st.global") in \
-            ck.asm["amdgcn" if target == "gfx942" else "ptx"]
+        assert_compiles(fn, tl.float64, target)
 
 
 @pytest.mark.parametrize("fn", list(REF))
 def test_rejects_ints(fn):
-    sig = {"x": tl.pointer_type(tl.int32), "o": tl.pointer_type(tl.float32)}
-    with pytest.raises(tilework.CompilationError, match=f"libdevice.{fn} takes fp32 or fp64"):
-        compile(ASTSource(k1, sig, {"FN": fn}, {}), "sm_90a", cache=False)
+    assert_rejects_ints(fn)
 
 
 @tilework.jit

@@ -8,38 +8,11 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-import tilework
 import tilework.language as tl
-from tilework.compiler.driver import ASTSource, compile
-from tilework.language.extra import libdevice
 
-import gpu_sim
-from simt_emulator import Emulator
+from libdevice_checks import N, NP, assert_compiles, assert_rejects_ints, run_both
 
 mp.mp.dps = 40
-N = 128
-NP = {"fp32": np.float32, "fp64": np.float64}
-TL = {"fp32": tl.float32, "fp64": tl.float64}
-
-
-@tilework.jit
-def k1(x, o, FN: tl.constexpr):
-    i = tl.arange(0, 128)
-    tl.store(o + i, getattr(libdevice, FN)(tl.load(x + i)))
-
-
-def run_both(name, x, dt, target="sm_90a"):
-    sig = {"x": tl.pointer_type(TL[dt]), "o": tl.pointer_type(TL[dt])}
-    oi = np.zeros(N, NP[dt])
-    tilework.jit(k1.fn, interpret=True)[(1,)](x, oi, FN=name)
-    ck = compile(ASTSource(k1, sig, {"FN": name}, {}), target, cache=False)
-    oc = np.zeros(N, NP[dt])
-    gpu_sim.run(ck, (1, 1, 1), x, oc)
-    if name == "tgamma":  # its per-element loop (scf.while) is not emulated
-        return oi, oc
-    oa = np.zeros(N, NP[dt])  # compiled for gfx942, on the SIMT emulator
-    Emulator.from_kernel(k1, sig, {"FN": name}, "gfx942", 4).run((1,), x, oa)
-    return oi, oc, oa
 
 
 def _erfcinv(z):
@@ -108,7 +81,7 @@ def test_special(fn, dt):
     n_ex = len(EXACT[fn])
     bound = 1.0 if dt == "fp32" else CASES[fn][1]
     wants = [REF[fn](float(v)) for v in x[:-n_ex]]
-    for got in run_both(fn, x, dt):
+    for got in run_both(fn, x, dt, emulated=fn != "tgamma"):  # (tgamma's loop: not emulated)
         errs = [ulps(g, w, t) for g, w in zip(got[:-n_ex], wants)]
         worst = int(np.argmax(errs))
         assert errs[worst] <= bound, (fn, x[worst], got[worst], float(wants[worst]), errs[worst])
@@ -121,7 +94,7 @@ def test_tgamma_fp64_small_and_moderate():
     rng = np.random.default_rng(5)
     x = ((0.5 + 30 * rng.random(N)) * rng.choice([-1, 1], N)).astype(np.float64)
     x[:8] = [171.5, 171.7, 1000.0, -0.5, 0.5, 12.0, 100.0, 170.0]
-    for got in run_both("tgamma", x, "fp64"):
+    for got in run_both("tgamma", x, "fp64", emulated=False):
         errs = [ulps(g, mp.gamma(float(v)), np.float64) for g, v in zip(got, x)]
         assert max(errs) <= 4, x[int(np.argmax(errs))]
         assert got[1] == np.inf and got[2] == np.inf  # beyond the fp64 range
@@ -130,14 +103,9 @@ def test_tgamma_fp64_small_and_moderate():
 @pytest.mark.parametrize("target", ["gfx942", "sm_80"])
 def test_compiles(target):
     for fn in CASES:
-        sig = {"x": tl.pointer_type(tl.float32), "o": tl.pointer_type(tl.float32)}
-        ck = compile(ASTSource(k1, sig, {"FN": fn}, {}), target, cache=False)
-        assert ("global_store" if target == "gfx942" else "st.global") in \
-            ck.asm["amdgcn" if target == "gfx942" else "ptx"]
+        assert_compiles(fn, tl.float32, target)
 
 
 @pytest.mark.parametrize("fn", list(CASES))
 def test_rejects_ints(fn):
-    sig = {"x": tl.pointer_type(tl.int32), "o": tl.pointer_type(tl.float32)}
-    with pytest.raises(tilework.CompilationError, match=f"libdevice.{fn} takes fp32 or fp64"):
-        compile(ASTSource(k1, sig, {"FN": fn}, {}), "sm_90a", cache=False)
+    assert_rejects_ints(fn)

@@ -87,14 +87,10 @@ def _reference(x, dy, w, mean, rstd, group):
     return dx, pdw, pdb
 
 
-@pytest.mark.parametrize("n", [1024, 992])
-def test_ln_bwd_dx_runs_in_gpu_sim(n):
-    """6 rows into 4 groups (two groups add to partial sums already written), fp16 rows of n
-    columns in a 1024-column block (992: the masked tail), the compiled code on the CPU."""
-    rng = np.random.default_rng(n)
-    m, group, block = 6, 4, 1024
-    ck = _compile(block, 4, group)
-    assert "array<i32: 4>, array<i32: 32>, array<i32: 4>" in _f32_stores(ck.asm["tilegpu"])[0]
+def _run_ln_bwd_dx(ck, rng, m, n, group, block):
+    """Runs the compiled ln_bwd_dx `ck` in gpu_sim on m random fp16 rows of n columns (into
+    `group` partial-sum rows of `block` columns), checks dx and the partial sums against numpy,
+    and returns the lock array."""
     x = rng.standard_normal((m, n)).astype(np.float16)
     dy = (0.5 * rng.standard_normal((m, n))).astype(np.float16)
     w = rng.random(n).astype(np.float16)
@@ -119,6 +115,17 @@ def test_ln_bwd_dx_runs_in_gpu_sim(n):
     np.testing.assert_allclose(got_pdw, ref_pdw, atol=1e-4, rtol=1e-4)
     np.testing.assert_allclose(got_pdb, ref_pdb, atol=1e-4, rtol=1e-4)
     assert (pdw.reshape(-1)[group * n:] == 7).all() and (pdb.reshape(-1)[group * n:] == 7).all()
+    return lock
+
+
+@pytest.mark.parametrize("n", [1024, 992])
+def test_ln_bwd_dx_runs_in_gpu_sim(n):
+    """6 rows into 4 groups (two groups add to partial sums already written), fp16 rows of n
+    columns in a 1024-column block (992: the masked tail), the compiled code on the CPU."""
+    m, group, block = 6, 4, 1024
+    ck = _compile(block, 4, group)
+    assert "array<i32: 4>, array<i32: 32>, array<i32: 4>" in _f32_stores(ck.asm["tilegpu"])[0]
+    lock = _run_ln_bwd_dx(ck, np.random.default_rng(n), m, n, group, block)
     assert (lock[:group] == 0).all() and (lock[group:] == 1).all()
 
 
@@ -147,30 +154,10 @@ def test_partial_sums_loaded_with_the_count(on):
 
 def test_speculated_ln_bwd_dx_runs_in_gpu_sim():
     """The speculated kernel against numpy, rows adding to partial sums already written (zeros
-    where they go: the kernel's own race, above)."""
-    rng = np.random.default_rng(5)
+    where they go: the kernel's own race, `_run_ln_bwd_dx`)."""
     m, group, block, n = 6, 4, 1024, 992
     ck = _compile_spec(block, 4, group, True)
-    x = rng.standard_normal((m, n)).astype(np.float16)
-    dy = (0.5 * rng.standard_normal((m, n))).astype(np.float16)
-    w = rng.random(n).astype(np.float16)
-    xf = x.astype(np.float32)
-    mean = xf.mean(1).astype(np.float32)
-    rstd = (1 / np.sqrt(xf.var(1) + 1e-5)).astype(np.float32)
-    dx = np.full((m, n), np.nan, np.float16)
-    pdw = np.full((group, block), 7, np.float32)
-    pdb = np.full((group, block), 7, np.float32)
-    pdw.reshape(-1)[:group * n] = 0
-    pdb.reshape(-1)[:group * n] = 0
-    gpu_sim.run(ck, (m,), dx, dy, pdw, pdb, x, w, mean, rstd, np.zeros(2 * group, np.int32),
-                n, n)
-    ref_dx, ref_pdw, ref_pdb = _reference(x, dy, w, mean, rstd, group)
-    np.testing.assert_allclose(dx.astype(np.float32), ref_dx, atol=2e-2, rtol=1e-2)
-    np.testing.assert_allclose(pdw.reshape(-1)[:group * n].reshape(group, n), ref_pdw,
-                               atol=1e-4, rtol=1e-4)
-    np.testing.assert_allclose(pdb.reshape(-1)[:group * n].reshape(group, n), ref_pdb,
-                               atol=1e-4, rtol=1e-4)
-    assert (pdw.reshape(-1)[group * n:] == 7).all()
+    _run_ln_bwd_dx(ck, np.random.default_rng(5), m, n, group, block)
 
 
 @tilework.jit

@@ -13,6 +13,7 @@ and `erfc` (absolute 1e-16 below 2).  Integer results (isnan, signbit, ...) are 
 from ..control import static_range
 from ..core import float32, float64, int32, int64, maximum, minimum, static_assert, where
 from ..function import jit
+from .libdevice_common import narrow as _narrow, wide as _wide
 from ..math import abs, ceil, cos, div_rn, erf, exp, exp2, fdiv, floor, fma, log, log2, rsqrt, sin
 from ..math import sqrt, sqrt_rn, umulhi
 from ..random import to_tensor
@@ -59,20 +60,6 @@ fast_dividef = fdiv
 
 
 # ---- working precision: fp32 (and narrower) computes in fp64, rounded once at the end -------
-
-@jit
-def _wide(x):
-    if x.dtype == float64:
-        return x
-    return x.to(float64)
-
-
-@jit
-def _narrow(r, x):
-    if x.dtype == float64:
-        return r
-    return r.to(x.dtype)
-
 
 @jit
 def _sign_of(x, r):

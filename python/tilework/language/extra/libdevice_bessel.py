@@ -22,8 +22,9 @@ relative accuracy is not kept), I relative.
 """
 from ..control import static_range
 from ..asm import map_elementwise
-from ..core import float32, float64, int32, static_assert, where
+from ..core import float64, int32, static_assert, where
 from ..function import jit
+from .libdevice_common import check_float as _check, narrow as _narrow, wide as _wide
 from ..math import abs, cos, exp, floor, log, sin, sqrt
 from ..random import to_tensor
 
@@ -37,25 +38,6 @@ INV_SQRT_2PI = 0.3989422804014327
 INF = float("inf")
 NAN = float("nan")
 MILLER_N = 64
-
-
-@jit
-def _check(x, msg):
-    static_assert(x.dtype == float32 or x.dtype == float64, msg)
-
-
-@jit
-def _wide(x):
-    if x.dtype == float64:
-        return x
-    return x.to(float64)
-
-
-@jit
-def _narrow(r, x):
-    if x.dtype == float64:
-        return r
-    return r.to(x.dtype)
 
 
 @jit

@@ -21,9 +21,13 @@ error terms are then NaN).  The computed path costs about 20 to 80 instructions 
 Also `rcp64h` (fp64 approximate reciprocal: NVIDIA's instruction there, 1/x's high word
 elsewhere).
 """
-from ..core import float32, float64, full_like, int32, int64, static_assert, uint32, uint64, where
+import types
+
+from ..core import constexpr, float32, float64, full_like, int32, int64, static_assert, uint32
+from ..core import uint64, where
 from ..asm import inline_asm_elementwise
 from ..function import jit
+from .libdevice_common import check_float as _check, narrow as _narrow, wide as _wide
 from ..random import to_tensor
 from .. import target_info
 from ..math import abs, fma, sqrt
@@ -41,11 +45,6 @@ NEG_TINY32 = -2147483647  # the bits of -2**-149 as int32
 NEG_TINY64 = -9223372036854775807  # the bits of -2**-1074 as int64
 LOW_WORD = -4294967296  # ~0xFFFFFFFF as int64
 MIN_NORMAL64 = 2.2250738585072014e-308
-
-
-@jit
-def _check(x, msg):
-    static_assert(x.dtype == float32 or x.dtype == float64, msg)
 
 
 @jit
@@ -105,28 +104,13 @@ def _stepped(r, d, mode):
 
 
 @jit
-def _wide(x):
-    if x.dtype == float64:
-        return x
-    return x.to(float64)
-
-
-@jit
-def _near(w, x):
-    """w (fp64) rounded to x's dtype."""
-    if x.dtype == float64:
-        return w
-    return w.to(float32)
-
-
-@jit
 def _add(x, y, mode):
     a = _wide(x)
     b = _wide(y)
     s = a + b
     bb = s - a
     e = (a - (s - bb)) + (b - bb)  # TwoSum: a + b = s + e exactly (short of overflow)
-    r = _near(s, x)
+    r = _narrow(s, x)
     d = (s - _wide(r)) + e
     finite = (abs(a) < INF) & (abs(b) < INF)
     d = where(finite & (abs(s) == INF), -s, d)
@@ -140,7 +124,7 @@ def _mul(x, y, mode):
     a = _wide(x)
     b = _wide(y)
     p = a * b  # exact for fp32 operands
-    r = _near(p, x)
+    r = _narrow(p, x)
     if x.dtype == float64:
         # the residual of a product below 2**-900 from operands scaled by 2**600 each (then
         # exactly representable, being a multiple of 2**-948)
@@ -157,7 +141,7 @@ def _mul(x, y, mode):
 def _div(x, y, mode):
     a = _wide(x)
     b = _wide(y)
-    r = _near(a / b, x)  # fp64's division: correctly rounded
+    r = _narrow(a / b, x)  # fp64's division: correctly rounded
     w = _wide(r)
     if x.dtype == float64:
         # a - r*b is exact unless |a| < 2**-900: then a is scaled by 2**1100 with b (b small)
@@ -174,7 +158,7 @@ def _div(x, y, mode):
 @jit
 def _sqrt(x, mode):
     a = _wide(x)
-    r = _near(sqrt(a), x)  # fp64's root: correctly rounded
+    r = _narrow(sqrt(a), x)  # fp64's root: correctly rounded
     w = _wide(r)
     if x.dtype == float64:
         tiny = a < TINY  # x * 4**300, root * 2**300: the residual exact again
@@ -248,473 +232,6 @@ def _from_int(x, ft, mode):
     return _stepped(r, d, mode)
 
 
-__all__ = [
-    "rcp64h", "add_rd", "add_ru", "add_rz", "sub_rd", "sub_ru", "sub_rz", "mul_rd", "mul_ru",
-    "mul_rz", "div_rd", "div_ru", "div_rz", "fma_rd", "fma_ru", "fma_rz", "rcp_rd", "rcp_ru",
-    "rcp_rz", "sqrt_rd", "sqrt_ru", "sqrt_rz", "int2float_rd", "int2float_ru", "int2float_rz",
-    "uint2float_rd", "uint2float_ru", "uint2float_rz", "ll2float_rd", "ll2float_ru",
-    "ll2float_rz", "ull2float_rd", "ull2float_ru", "ull2float_rz", "ll2double_rd",
-    "ll2double_ru", "ll2double_rz", "ull2double_rd", "ull2double_ru", "ull2double_rz",
-    "double2float_rd", "double2float_ru", "double2float_rz"
-]
-
-@jit
-def add_rd(x, y):
-    x, y = _common(x, y)
-    _check(x, "libdevice.add_rd takes fp32 or fp64 (as Triton)")
-    if target_info.is_cuda():
-        r = _ptx("add.rm.f32 $0, $1, $2;", "add.rm.f64 $0, $1, $2;", [x, y])
-    else:
-        r = _add(x, y, 0)
-    return r
-
-
-@jit
-def add_ru(x, y):
-    x, y = _common(x, y)
-    _check(x, "libdevice.add_ru takes fp32 or fp64 (as Triton)")
-    if target_info.is_cuda():
-        r = _ptx("add.rp.f32 $0, $1, $2;", "add.rp.f64 $0, $1, $2;", [x, y])
-    else:
-        r = _add(x, y, 1)
-    return r
-
-
-@jit
-def add_rz(x, y):
-    x, y = _common(x, y)
-    _check(x, "libdevice.add_rz takes fp32 or fp64 (as Triton)")
-    if target_info.is_cuda():
-        r = _ptx("add.rz.f32 $0, $1, $2;", "add.rz.f64 $0, $1, $2;", [x, y])
-    else:
-        r = _add(x, y, 2)
-    return r
-
-
-@jit
-def sub_rd(x, y):
-    x, y = _common(x, y)
-    _check(x, "libdevice.sub_rd takes fp32 or fp64 (as Triton)")
-    if target_info.is_cuda():
-        r = _ptx("sub.rm.f32 $0, $1, $2;", "sub.rm.f64 $0, $1, $2;", [x, y])
-    else:
-        r = _add(x, -y, 0)
-    return r
-
-
-@jit
-def sub_ru(x, y):
-    x, y = _common(x, y)
-    _check(x, "libdevice.sub_ru takes fp32 or fp64 (as Triton)")
-    if target_info.is_cuda():
-        r = _ptx("sub.rp.f32 $0, $1, $2;", "sub.rp.f64 $0, $1, $2;", [x, y])
-    else:
-        r = _add(x, -y, 1)
-    return r
-
-
-@jit
-def sub_rz(x, y):
-    x, y = _common(x, y)
-    _check(x, "libdevice.sub_rz takes fp32 or fp64 (as Triton)")
-    if target_info.is_cuda():
-        r = _ptx("sub.rz.f32 $0, $1, $2;", "sub.rz.f64 $0, $1, $2;", [x, y])
-    else:
-        r = _add(x, -y, 2)
-    return r
-
-
-@jit
-def mul_rd(x, y):
-    x, y = _common(x, y)
-    _check(x, "libdevice.mul_rd takes fp32 or fp64 (as Triton)")
-    if target_info.is_cuda():
-        r = _ptx("mul.rm.f32 $0, $1, $2;", "mul.rm.f64 $0, $1, $2;", [x, y])
-    else:
-        r = _mul(x, y, 0)
-    return r
-
-
-@jit
-def mul_ru(x, y):
-    x, y = _common(x, y)
-    _check(x, "libdevice.mul_ru takes fp32 or fp64 (as Triton)")
-    if target_info.is_cuda():
-        r = _ptx("mul.rp.f32 $0, $1, $2;", "mul.rp.f64 $0, $1, $2;", [x, y])
-    else:
-        r = _mul(x, y, 1)
-    return r
-
-
-@jit
-def mul_rz(x, y):
-    x, y = _common(x, y)
-    _check(x, "libdevice.mul_rz takes fp32 or fp64 (as Triton)")
-    if target_info.is_cuda():
-        r = _ptx("mul.rz.f32 $0, $1, $2;", "mul.rz.f64 $0, $1, $2;", [x, y])
-    else:
-        r = _mul(x, y, 2)
-    return r
-
-
-@jit
-def div_rd(x, y):
-    x, y = _common(x, y)
-    _check(x, "libdevice.div_rd takes fp32 or fp64 (as Triton)")
-    if target_info.is_cuda():
-        r = _ptx("div.rm.f32 $0, $1, $2;", "div.rm.f64 $0, $1, $2;", [x, y])
-    else:
-        r = _div(x, y, 0)
-    return r
-
-
-@jit
-def div_ru(x, y):
-    x, y = _common(x, y)
-    _check(x, "libdevice.div_ru takes fp32 or fp64 (as Triton)")
-    if target_info.is_cuda():
-        r = _ptx("div.rp.f32 $0, $1, $2;", "div.rp.f64 $0, $1, $2;", [x, y])
-    else:
-        r = _div(x, y, 1)
-    return r
-
-
-@jit
-def div_rz(x, y):
-    x, y = _common(x, y)
-    _check(x, "libdevice.div_rz takes fp32 or fp64 (as Triton)")
-    if target_info.is_cuda():
-        r = _ptx("div.rz.f32 $0, $1, $2;", "div.rz.f64 $0, $1, $2;", [x, y])
-    else:
-        r = _div(x, y, 2)
-    return r
-
-
-@jit
-def fma_rd(x, y, z):
-    x, y, z = _common3(x, y, z)
-    _check(x, "libdevice.fma_rd takes fp32 or fp64 (as Triton)")
-    if target_info.is_cuda():
-        r = _ptx("fma.rm.f32 $0, $1, $2, $3;", "fma.rm.f64 $0, $1, $2, $3;", [x, y, z])
-    else:
-        r = _fma(x, y, z, 0)
-    return r
-
-
-@jit
-def fma_ru(x, y, z):
-    x, y, z = _common3(x, y, z)
-    _check(x, "libdevice.fma_ru takes fp32 or fp64 (as Triton)")
-    if target_info.is_cuda():
-        r = _ptx("fma.rp.f32 $0, $1, $2, $3;", "fma.rp.f64 $0, $1, $2, $3;", [x, y, z])
-    else:
-        r = _fma(x, y, z, 1)
-    return r
-
-
-@jit
-def fma_rz(x, y, z):
-    x, y, z = _common3(x, y, z)
-    _check(x, "libdevice.fma_rz takes fp32 or fp64 (as Triton)")
-    if target_info.is_cuda():
-        r = _ptx("fma.rz.f32 $0, $1, $2, $3;", "fma.rz.f64 $0, $1, $2, $3;", [x, y, z])
-    else:
-        r = _fma(x, y, z, 2)
-    return r
-
-
-@jit
-def rcp_rd(x):
-    _check(x, "libdevice.rcp_rd takes fp32 or fp64 (as Triton)")
-    if target_info.is_cuda():
-        r = _ptx("rcp.rm.f32 $0, $1;", "rcp.rm.f64 $0, $1;", [x])
-    else:
-        r = _div(full_like(x, 1.0), x, 0)
-    return r
-
-
-@jit
-def rcp_ru(x):
-    _check(x, "libdevice.rcp_ru takes fp32 or fp64 (as Triton)")
-    if target_info.is_cuda():
-        r = _ptx("rcp.rp.f32 $0, $1;", "rcp.rp.f64 $0, $1;", [x])
-    else:
-        r = _div(full_like(x, 1.0), x, 1)
-    return r
-
-
-@jit
-def rcp_rz(x):
-    _check(x, "libdevice.rcp_rz takes fp32 or fp64 (as Triton)")
-    if target_info.is_cuda():
-        r = _ptx("rcp.rz.f32 $0, $1;", "rcp.rz.f64 $0, $1;", [x])
-    else:
-        r = _div(full_like(x, 1.0), x, 2)
-    return r
-
-
-@jit
-def sqrt_rd(x):
-    _check(x, "libdevice.sqrt_rd takes fp32 or fp64 (as Triton)")
-    if target_info.is_cuda():
-        r = _ptx("sqrt.rm.f32 $0, $1;", "sqrt.rm.f64 $0, $1;", [x])
-    else:
-        r = _sqrt(x, 0)
-    return r
-
-
-@jit
-def sqrt_ru(x):
-    _check(x, "libdevice.sqrt_ru takes fp32 or fp64 (as Triton)")
-    if target_info.is_cuda():
-        r = _ptx("sqrt.rp.f32 $0, $1;", "sqrt.rp.f64 $0, $1;", [x])
-    else:
-        r = _sqrt(x, 1)
-    return r
-
-
-@jit
-def sqrt_rz(x):
-    _check(x, "libdevice.sqrt_rz takes fp32 or fp64 (as Triton)")
-    if target_info.is_cuda():
-        r = _ptx("sqrt.rz.f32 $0, $1;", "sqrt.rz.f64 $0, $1;", [x])
-    else:
-        r = _sqrt(x, 2)
-    return r
-
-
-@jit
-def int2float_rd(x):
-    static_assert(x.dtype == int32, "libdevice.int2float_rd takes int32 (as Triton)")
-    if target_info.is_cuda():
-        r = inline_asm_elementwise("cvt.rm.f32.s32 $0, $1;", "=f,r", [x],
-                                   dtype=float32, is_pure=True, pack=1)
-    else:
-        r = _from_int(x, float32, 0)
-    return r
-
-
-@jit
-def int2float_ru(x):
-    static_assert(x.dtype == int32, "libdevice.int2float_ru takes int32 (as Triton)")
-    if target_info.is_cuda():
-        r = inline_asm_elementwise("cvt.rp.f32.s32 $0, $1;", "=f,r", [x],
-                                   dtype=float32, is_pure=True, pack=1)
-    else:
-        r = _from_int(x, float32, 1)
-    return r
-
-
-@jit
-def int2float_rz(x):
-    static_assert(x.dtype == int32, "libdevice.int2float_rz takes int32 (as Triton)")
-    if target_info.is_cuda():
-        r = inline_asm_elementwise("cvt.rz.f32.s32 $0, $1;", "=f,r", [x],
-                                   dtype=float32, is_pure=True, pack=1)
-    else:
-        r = _from_int(x, float32, 2)
-    return r
-
-
-@jit
-def uint2float_rd(x):
-    static_assert(x.dtype == uint32, "libdevice.uint2float_rd takes uint32 (as Triton)")
-    if target_info.is_cuda():
-        r = inline_asm_elementwise("cvt.rm.f32.u32 $0, $1;", "=f,r", [x],
-                                   dtype=float32, is_pure=True, pack=1)
-    else:
-        r = _from_int(x, float32, 0)
-    return r
-
-
-@jit
-def uint2float_ru(x):
-    static_assert(x.dtype == uint32, "libdevice.uint2float_ru takes uint32 (as Triton)")
-    if target_info.is_cuda():
-        r = inline_asm_elementwise("cvt.rp.f32.u32 $0, $1;", "=f,r", [x],
-                                   dtype=float32, is_pure=True, pack=1)
-    else:
-        r = _from_int(x, float32, 1)
-    return r
-
-
-@jit
-def uint2float_rz(x):
-    static_assert(x.dtype == uint32, "libdevice.uint2float_rz takes uint32 (as Triton)")
-    if target_info.is_cuda():
-        r = inline_asm_elementwise("cvt.rz.f32.u32 $0, $1;", "=f,r", [x],
-                                   dtype=float32, is_pure=True, pack=1)
-    else:
-        r = _from_int(x, float32, 2)
-    return r
-
-
-@jit
-def ll2float_rd(x):
-    static_assert(x.dtype == int64, "libdevice.ll2float_rd takes int64 (as Triton)")
-    if target_info.is_cuda():
-        r = inline_asm_elementwise("cvt.rm.f32.s64 $0, $1;", "=f,l", [x],
-                                   dtype=float32, is_pure=True, pack=1)
-    else:
-        r = _from_int(x, float32, 0)
-    return r
-
-
-@jit
-def ll2float_ru(x):
-    static_assert(x.dtype == int64, "libdevice.ll2float_ru takes int64 (as Triton)")
-    if target_info.is_cuda():
-        r = inline_asm_elementwise("cvt.rp.f32.s64 $0, $1;", "=f,l", [x],
-                                   dtype=float32, is_pure=True, pack=1)
-    else:
-        r = _from_int(x, float32, 1)
-    return r
-
-
-@jit
-def ll2float_rz(x):
-    static_assert(x.dtype == int64, "libdevice.ll2float_rz takes int64 (as Triton)")
-    if target_info.is_cuda():
-        r = inline_asm_elementwise("cvt.rz.f32.s64 $0, $1;", "=f,l", [x],
-                                   dtype=float32, is_pure=True, pack=1)
-    else:
-        r = _from_int(x, float32, 2)
-    return r
-
-
-@jit
-def ull2float_rd(x):
-    static_assert(x.dtype == uint64, "libdevice.ull2float_rd takes uint64 (as Triton)")
-    if target_info.is_cuda():
-        r = inline_asm_elementwise("cvt.rm.f32.u64 $0, $1;", "=f,l", [x],
-                                   dtype=float32, is_pure=True, pack=1)
-    else:
-        r = _from_int(x, float32, 0)
-    return r
-
-
-@jit
-def ull2float_ru(x):
-    static_assert(x.dtype == uint64, "libdevice.ull2float_ru takes uint64 (as Triton)")
-    if target_info.is_cuda():
-        r = inline_asm_elementwise("cvt.rp.f32.u64 $0, $1;", "=f,l", [x],
-                                   dtype=float32, is_pure=True, pack=1)
-    else:
-        r = _from_int(x, float32, 1)
-    return r
-
-
-@jit
-def ull2float_rz(x):
-    static_assert(x.dtype == uint64, "libdevice.ull2float_rz takes uint64 (as Triton)")
-    if target_info.is_cuda():
-        r = inline_asm_elementwise("cvt.rz.f32.u64 $0, $1;", "=f,l", [x],
-                                   dtype=float32, is_pure=True, pack=1)
-    else:
-        r = _from_int(x, float32, 2)
-    return r
-
-
-@jit
-def ll2double_rd(x):
-    static_assert(x.dtype == int64, "libdevice.ll2double_rd takes int64 (as Triton)")
-    if target_info.is_cuda():
-        r = inline_asm_elementwise("cvt.rm.f64.s64 $0, $1;", "=d,l", [x],
-                                   dtype=float64, is_pure=True, pack=1)
-    else:
-        r = _from_int(x, float64, 0)
-    return r
-
-
-@jit
-def ll2double_ru(x):
-    static_assert(x.dtype == int64, "libdevice.ll2double_ru takes int64 (as Triton)")
-    if target_info.is_cuda():
-        r = inline_asm_elementwise("cvt.rp.f64.s64 $0, $1;", "=d,l", [x],
-                                   dtype=float64, is_pure=True, pack=1)
-    else:
-        r = _from_int(x, float64, 1)
-    return r
-
-
-@jit
-def ll2double_rz(x):
-    static_assert(x.dtype == int64, "libdevice.ll2double_rz takes int64 (as Triton)")
-    if target_info.is_cuda():
-        r = inline_asm_elementwise("cvt.rz.f64.s64 $0, $1;", "=d,l", [x],
-                                   dtype=float64, is_pure=True, pack=1)
-    else:
-        r = _from_int(x, float64, 2)
-    return r
-
-
-@jit
-def ull2double_rd(x):
-    static_assert(x.dtype == uint64, "libdevice.ull2double_rd takes uint64 (as Triton)")
-    if target_info.is_cuda():
-        r = inline_asm_elementwise("cvt.rm.f64.u64 $0, $1;", "=d,l", [x],
-                                   dtype=float64, is_pure=True, pack=1)
-    else:
-        r = _from_int(x, float64, 0)
-    return r
-
-
-@jit
-def ull2double_ru(x):
-    static_assert(x.dtype == uint64, "libdevice.ull2double_ru takes uint64 (as Triton)")
-    if target_info.is_cuda():
-        r = inline_asm_elementwise("cvt.rp.f64.u64 $0, $1;", "=d,l", [x],
-                                   dtype=float64, is_pure=True, pack=1)
-    else:
-        r = _from_int(x, float64, 1)
-    return r
-
-
-@jit
-def ull2double_rz(x):
-    static_assert(x.dtype == uint64, "libdevice.ull2double_rz takes uint64 (as Triton)")
-    if target_info.is_cuda():
-        r = inline_asm_elementwise("cvt.rz.f64.u64 $0, $1;", "=d,l", [x],
-                                   dtype=float64, is_pure=True, pack=1)
-    else:
-        r = _from_int(x, float64, 2)
-    return r
-
-
-@jit
-def double2float_rd(x):
-    static_assert(x.dtype == float64, "libdevice.double2float_rd takes fp64 (as Triton)")
-    if target_info.is_cuda():
-        r = inline_asm_elementwise("cvt.rm.f32.f64 $0, $1;", "=f,d", [x],
-                                   dtype=float32, is_pure=True, pack=1)
-    else:
-        r = _stepped(x.to(float32), x - x.to(float32).to(float64), 0)
-    return r
-
-
-@jit
-def double2float_ru(x):
-    static_assert(x.dtype == float64, "libdevice.double2float_ru takes fp64 (as Triton)")
-    if target_info.is_cuda():
-        r = inline_asm_elementwise("cvt.rp.f32.f64 $0, $1;", "=f,d", [x],
-                                   dtype=float32, is_pure=True, pack=1)
-    else:
-        r = _stepped(x.to(float32), x - x.to(float32).to(float64), 1)
-    return r
-
-
-@jit
-def double2float_rz(x):
-    static_assert(x.dtype == float64, "libdevice.double2float_rz takes fp64 (as Triton)")
-    if target_info.is_cuda():
-        r = inline_asm_elementwise("cvt.rz.f32.f64 $0, $1;", "=f,d", [x],
-                                   dtype=float32, is_pure=True, pack=1)
-    else:
-        r = _stepped(x.to(float32), x - x.to(float32).to(float64), 2)
-    return r
-
-
-
 @jit
 def rcp64h(x):
     """libdevice's approximate fp64 reciprocal: on NVIDIA its instruction,
@@ -730,3 +247,111 @@ def rcp64h(x):
         r = 1.0 / xf
         r = (r.to(int64, bitcast=True) & LOW_WORD).to(float64, bitcast=True)
         return where(abs(r) < MIN_NORMAL64, r * 0.0, r)
+
+
+# ---- the public functions: one @jit definition per family, a variant per mode -------------------
+# Each variant (`add_rd`, ...) is its family's function under that name, with its keyword-only
+# constexprs (the op, the types, the mode) bound as defaults: `_define` makes them from the table
+# below.  Mode 0 rounds down, 1 up, 2 toward zero.
+
+SUFFIX = ("rd", "ru", "rz")  # libdevice's names of the modes
+PTX_RND = ("rm", "rp", "rz")  # PTX's
+FLOAT_ONLY = " takes fp32 or fp64 (as Triton)"
+
+
+@jit
+def _rounded1(x, *, op: constexpr, mode: constexpr):
+    """rcp, sqrt."""
+    _check(x, "libdevice." + op + "_" + SUFFIX[mode] + FLOAT_ONLY)
+    if target_info.is_cuda():
+        r = _ptx(op + "." + PTX_RND[mode] + ".f32 $0, $1;",
+                 op + "." + PTX_RND[mode] + ".f64 $0, $1;", [x])
+    elif op == "rcp":
+        r = _div(full_like(x, 1.0), x, mode)
+    else:
+        r = _sqrt(x, mode)
+    return r
+
+
+@jit
+def _rounded2(x, y, *, op: constexpr, mode: constexpr):
+    """add, sub, mul, div."""
+    x, y = _common(x, y)
+    _check(x, "libdevice." + op + "_" + SUFFIX[mode] + FLOAT_ONLY)
+    if target_info.is_cuda():
+        r = _ptx(op + "." + PTX_RND[mode] + ".f32 $0, $1, $2;",
+                 op + "." + PTX_RND[mode] + ".f64 $0, $1, $2;", [x, y])
+    elif op == "add":
+        r = _add(x, y, mode)
+    elif op == "sub":
+        r = _add(x, -y, mode)
+    elif op == "mul":
+        r = _mul(x, y, mode)
+    else:
+        r = _div(x, y, mode)
+    return r
+
+
+@jit
+def _rounded3(x, y, z, *, op: constexpr, mode: constexpr):
+    """fma."""
+    x, y, z = _common3(x, y, z)
+    _check(x, "libdevice." + op + "_" + SUFFIX[mode] + FLOAT_ONLY)
+    if target_info.is_cuda():
+        r = _ptx(op + "." + PTX_RND[mode] + ".f32 $0, $1, $2, $3;",
+                 op + "." + PTX_RND[mode] + ".f64 $0, $1, $2, $3;", [x, y, z])
+    else:
+        r = _fma(x, y, z, mode)
+    return r
+
+
+@jit
+def _converted(x, *, op: constexpr, src: constexpr, dst: constexpr, cvt: constexpr,
+               constraints: constexpr, mode: constexpr):
+    """The integer -> float conversions and double2float: `cvt` is PTX's types ("f32.s32")."""
+    static_assert(x.dtype == src, "libdevice." + op + "_" + SUFFIX[mode] + " takes " + src.name
+                  + " (as Triton)")
+    if target_info.is_cuda():
+        r = inline_asm_elementwise("cvt." + PTX_RND[mode] + "." + cvt + " $0, $1;", constraints,
+                                   [x], dtype=dst, is_pure=True, pack=1)
+    elif src == float64:
+        r = _stepped(x.to(float32), x - x.to(float32).to(float64), mode)
+    else:
+        r = _from_int(x, dst, mode)
+    return r
+
+
+__all__ = ["rcp64h"]
+
+
+def _define(family, op, what, **consts):
+    """`op_rd`, `op_ru`, `op_rz` (of `what`): @jit functions running `family`'s code with `op`,
+    `consts` and their mode bound (the source, and so the error locations, are `family`'s)."""
+    f = family.fn
+    for mode, suffix in enumerate(SUFFIX):
+        name = f"{op}_{suffix}"
+        fn = types.FunctionType(f.__code__, f.__globals__, name, f.__defaults__, f.__closure__)
+        fn.__kwdefaults__ = {"op": op, **consts, "mode": mode}
+        fn.__qualname__ = name
+        fn.__doc__ = f"{what}, rounded {('down', 'up', 'toward zero')[mode]}."
+        globals()[name] = jit(fn)
+        __all__.append(name)
+
+
+_define(_rounded2, "add", "x + y")
+_define(_rounded2, "sub", "x - y")
+_define(_rounded2, "mul", "x * y")
+_define(_rounded2, "div", "x / y")
+_define(_rounded3, "fma", "x * y + z (one rounding)")
+_define(_rounded1, "rcp", "1 / x")
+_define(_rounded1, "sqrt", "The square root of x")
+PTX_TYPE = {int32: ("s32", "r"), uint32: ("u32", "r"), int64: ("s64", "l"),
+            uint64: ("u64", "l"), float32: ("f32", "f"), float64: ("f64", "d")}
+for _op, _src, _dst in (("int2float", int32, float32), ("uint2float", uint32, float32),
+                        ("ll2float", int64, float32), ("ull2float", uint64, float32),
+                        ("ll2double", int64, float64), ("ull2double", uint64, float64),
+                        ("double2float", float64, float32)):
+    _define(_converted, _op, f"x ({_src.name}) as {_dst.name}", src=_src, dst=_dst,
+            cvt=f"{PTX_TYPE[_dst][0]}.{PTX_TYPE[_src][0]}",
+            constraints=f"={PTX_TYPE[_dst][1]},{PTX_TYPE[_src][1]}")
+del _op, _src, _dst

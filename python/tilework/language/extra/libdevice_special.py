@@ -30,8 +30,9 @@ The tests (test_libdevice_special.py) state the measured bounds.
 """
 from ..control import static_range
 from ..asm import map_elementwise
-from ..core import float32, float64, maximum, minimum, static_assert, where
+from ..core import maximum, minimum, where
 from ..function import jit
+from .libdevice_common import check_float as _check, narrow as _narrow, wide as _wide
 from ..math import abs, erf, exp, floor, fma, log, sin, sqrt
 
 __all__ = ["erfcx", "erfinv", "erfcinv", "normcdf", "normcdfinv", "lgamma", "tgamma"]
@@ -66,25 +67,6 @@ ERFCX_C = (0.5568138808733625, 0.464311583202669, 0.3956980795529959, 0.34329588
 # Stirling: B(2k) / (2k (2k - 1)), k = 1 .. 7
 STIRLING = (1.0 / 12, -1.0 / 360, 1.0 / 1260, -1.0 / 1680, 1.0 / 1188, -691.0 / 360360,
             1.0 / 156)
-
-
-@jit
-def _check(x, msg):
-    static_assert(x.dtype == float32 or x.dtype == float64, msg)
-
-
-@jit
-def _wide(x):
-    if x.dtype == float64:
-        return x
-    return x.to(float64)
-
-
-@jit
-def _narrow(r, x):
-    if x.dtype == float64:
-        return r
-    return r.to(x.dtype)
 
 
 @jit
