@@ -84,6 +84,11 @@ def test_wide_tile_keeps_its_stages_sm90a():
     assert ck.metadata["shared"] == 4 * 48 * 1024
 
 
+def test_wgmma_cp_async_fence_option_rejects_non_bool():
+    with pytest.raises(ValueError, match="wgmma_cp_async_fence must be a bool, got 0"):
+        tilework.CompileOptions(wgmma_cp_async_fence=0)
+
+
 @pytest.mark.parametrize("fence", [True, False])
 def test_wgmma_cp_async_fence_option(fence, monkeypatch):
     """CompileOptions.wgmma_cp_async_fence (env TILEWORK_WGMMA_CP_ASYNC_FENCE; default on):

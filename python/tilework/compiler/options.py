@@ -64,6 +64,9 @@ class CompileOptions:
                              f"{self.tma_store!r}")
         if not isinstance(self.speculate_loads, bool):
             raise ValueError(f"speculate_loads must be a bool, got {self.speculate_loads!r}")
+        if not isinstance(self.wgmma_cp_async_fence, bool):
+            raise ValueError(f"wgmma_cp_async_fence must be a bool, got "
+                             f"{self.wgmma_cp_async_fence!r}")
         if not isinstance(self.buffer_ops, bool):
             raise ValueError(f"buffer_ops must be a bool, got {self.buffer_ops!r}")
         if self.opt_level not in (0, 1, 2, 3):
