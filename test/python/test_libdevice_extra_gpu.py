@@ -15,6 +15,7 @@ pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
 
 import test_libdevice_round as lr  # noqa: E402
+from libdevice_checks import k1  # noqa: E402
 
 if not torch.cuda.is_available():
     pytest.skip("no GPU", allow_module_level=True)
@@ -77,7 +78,7 @@ def test_special(fn, dt):
     t = ls.NP[dt]
     x = ls.inputs(fn, t, np.random.default_rng(len(fn) + (dt == "fp64")))
     o = torch.zeros(ls.N, dtype=TORCH[str(np.dtype(t))], device="cuda")
-    ls.k1[(1,)](dev(x), o, FN=fn)
+    k1[(1,)](dev(x), o, FN=fn)
     got = o.cpu().numpy()
     n_ex = len(ls.EXACT[fn])
     bound = 1.0 if dt == "fp32" else ls.CASES[fn][1]
@@ -97,7 +98,7 @@ def test_bessel(fn, dt):
     t = lb.NP[dt]
     x = lb.inputs(fn, t, np.random.default_rng(len(fn) * 3 + (dt == "fp64")))
     o = torch.zeros(lb.N, dtype=TORCH[str(np.dtype(t))], device="cuda")
-    lb.k1[(1,)](dev(x), o, FN=fn)
+    k1[(1,)](dev(x), o, FN=fn)
     got = o.cpu().numpy()
     n_ex = len(lb.EXACT[fn])
     bound = 8.0 if (dt == "fp64" and fn.startswith("cyl")) else lb.BOUND[dt]
