@@ -28,6 +28,7 @@ from tilework.lowering.registry import LoweringError
 from tilework.version import __version__
 
 from .cache import FileCache
+from .kernel_stats import KernelStats
 from .options import CompileOptions
 
 MLIR_STAGES = ("tile", "tilegpu", "llvm")
@@ -47,13 +48,8 @@ class KernelMetadata(dict):
             raise AttributeError(name) from None
 
 
-def _asm_count(text, pattern) -> int | None:
-    m = re.search(pattern, text or "")
-    return int(m.group(1)) if m else None
-
-
 @dataclass
-class CompiledKernel:
+class CompiledKernel(KernelStats):
     name: str
     target: Target
     options: CompileOptions
@@ -64,23 +60,6 @@ class CompiledKernel:
     def __post_init__(self):
         if not isinstance(self.metadata, KernelMetadata):
             self.metadata = KernelMetadata(self.metadata)
-
-    @property
-    def n_regs(self) -> int | None:
-        """Registers per thread (ptxas's report; AMD: VGPRs), None when unknown (no ptxas)."""
-        if "amdgcn" in self.asm:
-            return _asm_count(self.asm["amdgcn"], r"\.vgpr_count:\s*(\d+)")
-        return _asm_count(self.metadata.get("ptxas_info"), r"Used (\d+) registers")
-
-    @property
-    def n_spills(self) -> int | None:
-        """Spilled 4-byte words per thread (Triton's count; AMD: spilled VGPRs), None when
-        unknown."""
-        if "amdgcn" in self.asm:
-            return _asm_count(self.asm["amdgcn"], r"\.vgpr_spill_count:\s*(\d+)")
-        else:
-            n = _asm_count(self.metadata.get("ptxas_info"), r"(\d+) bytes spill stores")
-        return None if n is None else n // 4
 
     @property
     def binary(self) -> bytes:

@@ -12,6 +12,7 @@ import json
 import os
 
 from ..compiler.cache import FileCache
+from ..compiler.kernel_stats import KernelStats
 from ..version import __version__
 
 BINARY_STAGES = ("cubin", "hsaco")
@@ -50,7 +51,7 @@ def cache_key(fn, signature, constants, attrs, options, target: str) -> str:
         f"{compiler_hash()}|{src_hash}|{options.key()}|{target}".encode()).hexdigest()
 
 
-class CachedKernel:
+class CachedKernel(KernelStats):
     """What the runtimes load of a compiled kernel (`CompiledKernel`'s name, asm, metadata,
     key and binary), read from a cache entry."""
     __slots__ = ("name", "target", "options", "asm", "metadata", "key")
