@@ -19,6 +19,7 @@ from ..errors import CompilationError
 from ..language import core
 from ..language.core import constexpr, tensor
 from ..language.function import JITFunction
+from ..language.tuples import is_tuple_spec, runtime_params, tuple_value
 from . import semantic as S
 from .ops import IMPLS
 from .ops_control import KERNEL_RETURN_MESSAGE, ControlFlow, ReturnSignal, Undefined
@@ -492,6 +493,9 @@ def build_kernel(jit_fn, signature: dict, constants: dict, attrs: dict, context:
         for p in jit_fn.arg_names:
             if p in signature:
                 t = signature[p]
+                if is_tuple_spec(t):  # a tuple argument: its runtime members, flattened
+                    params += runtime_params(p, t)
+                    continue
                 if p in getattr(jit_fn, "const_params", ()) and t.is_ptr():  # `p: tl.const`
                     t = core.pointer_type(t.element_ty, t.address_space, const=True)
                 params += descriptor_params(p, t) if is_descriptor_type(t) else [(p, t)]
@@ -527,6 +531,8 @@ def build_kernel(jit_fn, signature: dict, constants: dict, attrs: dict, context:
                     scope[p] = descriptor_from_args(
                         b, t, [args[n] for n, _ in descriptor_params(p, t)],
                         args[tp[0]] if tp else None)
+            elif is_tuple_spec(t):
+                scope[p] = tuple_value(p, t, args.__getitem__)
             elif t is not None:
                 scope[p] = args[p]
         for p, v in constants.items():

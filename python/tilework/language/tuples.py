@@ -1,8 +1,13 @@
 """Triton's frontend classes for tuples and slices: `tl.tuple`, `tl.tuple_type`, `tl.slice`
 (and `tl.constexpr_type`, in core).  Tilework's kernels already carry Python tuples (unpacked,
 returned from @jit helpers, carried through loops), so `tl.tuple` is a Python tuple with
-Triton's extras: a `.type`, named fields (`t.name`) and indexing by `tl.slice`.  Tuples are
-not kernel arguments (parameters are flat)."""
+Triton's extras: a `.type`, named fields (`t.name`) and indexing by `tl.slice`.
+
+A tuple (or namedtuple) kernel argument is specialized as a `tuple_type` whose leaves are the
+runtime members' dtypes and `constexpr_type`s of the constant ones (constexprs, None, ints
+equal to 1, @jit functions, dtypes); its runtime members are the kernel's parameters
+`<name>.<i>[.<j>...]`, in order (`runtime_params`), and the kernel sees a `tl.tuple` of them
+(`tuple_value`)."""
 import builtins
 
 from .core import constexpr, constexpr_type
@@ -47,6 +52,10 @@ class tuple_type:
 
     def __hash__(self):
         return hash(builtins.tuple(map(str, self.types)))
+
+    def mangle(self) -> str:
+        """Triton's mangled name: `T<members' mangled names joined by _>T`."""
+        return "T" + "_".join(t.mangle() for t in self.types) + "T"
 
 
 class slice:
@@ -111,3 +120,88 @@ class tuple(builtins.tuple):
 
     def __repr__(self):
         return f"tl.tuple({list(self)!r})"
+
+
+# ---- tuples as kernel arguments -------------------------------------------------------------
+
+def is_tuple_spec(t) -> bool:
+    """Whether a signature entry is a tuple argument's `tuple_type`."""
+    return isinstance(t, tuple_type)
+
+
+def arg_fields(a):
+    """The field names of a tuple argument (a namedtuple's `_fields`, a tl.tuple's), or None."""
+    fields = getattr(builtins.type(a), "_fields", None)
+    if fields is None and isinstance(a, tuple):
+        fields = a.fields
+    return list(fields) if fields else None
+
+
+def member_param(name: str, i: int) -> str:
+    """The kernel parameter name of member `i` of the tuple argument (or member) `name`."""
+    return f"{name}.{i}"
+
+
+def member_label(name: str, i: int) -> str:
+    """How messages name member `i` of the tuple argument `name` (`t[1][0]`)."""
+    return f"{name}[{i}]"
+
+
+def runtime_params(name: str, t) -> list:
+    """[(parameter name, dtype)] of the runtime members of the tuple type `t` of argument
+    `name`, flattened depth first."""
+    out = []
+    for i, m in enumerate(t.types):
+        if isinstance(m, tuple_type):
+            out += runtime_params(member_param(name, i), m)
+        elif not isinstance(m, constexpr_type):
+            out.append((member_param(name, i), m))
+    return out
+
+
+def flat_signature(signature: dict) -> list:
+    """[(parameter name, dtype)] of a specialization's runtime parameters, in order, tuple
+    arguments flattened: what the compiled kernel takes."""
+    out = []
+    for name, t in signature.items():
+        out += runtime_params(name, t) if isinstance(t, tuple_type) else [(name, t)]
+    return out
+
+
+def tuple_value(name: str, t, member):
+    """The kernel's value of tuple argument `name` of type `t`: a `tl.tuple` (fields kept) of
+    `member(parameter name)` for runtime members and constexprs for constant ones."""
+    vals = []
+    for i, m in enumerate(t.types):
+        if isinstance(m, tuple_type):
+            vals.append(tuple_value(member_param(name, i), m, member))
+        elif isinstance(m, constexpr_type):
+            vals.append(constexpr(m.value))
+        else:
+            vals.append(member(member_param(name, i)))
+    return argument_tuple(name, vals, t.fields if any(t.fields) else None)
+
+
+def argument_tuple(name: str, vals, fields=None):
+    """The `tl.tuple` a kernel sees for tuple argument `name` (messages name it)."""
+    v = tuple(vals, tuple_type([_type_of(x) for x in vals], fields) if fields else None)
+    v.__dict__["arg_name"] = name
+    return v
+
+
+def spec_key(t) -> str:
+    """An unambiguous text of a signature entry, for cache keys: a tuple type's constant
+    members by type and repr (`str` would print constexpr 1 and '1' alike), @jit functions by
+    their sources' hash."""
+    if not isinstance(t, tuple_type):
+        return str(t)
+    parts = []
+    for f, m in zip(t.fields, t.types):
+        if isinstance(m, constexpr_type):
+            v = m.value
+            h = getattr(v, "cache_key", None) if callable(v) else None
+            m = f"cx:{builtins.type(v).__qualname__}:{v!r}" + (f":{h}" if h else "")
+        else:
+            m = spec_key(m)
+        parts.append(f"{f}={m}")
+    return "(" + ",".join(parts) + ")"
