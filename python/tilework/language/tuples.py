@@ -113,13 +113,27 @@ class tuple(builtins.tuple):
         raise AttributeError(f"tl.tuple has no attribute `{name}` (its fields: {fields})")
 
     def __add__(self, other):
+        if not isinstance(other, builtins.tuple):
+            raise TypeError(tuple_operand_message(self))
         return tuple(builtins.tuple(self) + builtins.tuple(other))
 
     def __radd__(self, other):
+        if not isinstance(other, builtins.tuple):
+            raise TypeError(tuple_operand_message(self))
         return tuple(builtins.tuple(other) + builtins.tuple(self))
 
     def __repr__(self):
         return f"tl.tuple({list(self)!r})"
+
+
+def tuple_operand_message(t) -> str:
+    """The message for a tuple where a tile or a number is needed, naming the kernel argument
+    it is (the compiler's and the interpreter's)."""
+    name = t.__dict__.get("arg_name") if isinstance(t, tuple) else None
+    if name:
+        return (f"expected a tile or a number, got the tuple argument `{name}` (of "
+                f"{len(t)}; index it: `{name}[0]`)")
+    return "expected a tile or a number, got tuple"
 
 
 # ---- tuples as kernel arguments -------------------------------------------------------------
