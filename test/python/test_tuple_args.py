@@ -138,6 +138,67 @@ def test_shape_and_stride_tuples():
     np.testing.assert_array_equal(x, want)
 
 
+View = namedtuple("View", ["base", "rows", "stride"])
+Op = namedtuple("Op", ["fn", "extra"])
+
+
+@tilework.jit
+def _axpb(x, a_ptr, b):
+    return x * tl.load(a_ptr) + b
+
+
+@tilework.jit
+def _view(base, rows, stride):
+    return View(stride=stride, base=base, rows=rows)  # built in the kernel, by keywords
+
+
+@tilework.jit
+def _rows_mask(v, R: tl.constexpr, C: tl.constexpr):
+    return (tl.arange(0, R)[:, None] < v.rows) & (tl.arange(0, C)[None, :] < C)
+
+
+def k_views(op, src, dst, R: tl.constexpr, C: tl.constexpr):
+    """Namedtuple arguments (one holding a @jit function, a constant), namedtuples built in a
+    helper and read by field, `*op.extra` spread into a call."""
+    s = _view(src.base, src.rows, src.stride)
+    d = _view(dst.base, dst.rows, dst.stride)
+    r, c = tl.arange(0, R)[:, None], tl.arange(0, C)[None, :]
+    x = tl.load(s.base + r * s.stride + c, mask=_rows_mask(s, R, C), other=0.0)
+    tl.store(d.base + r * d.stride + c, op.fn(x, *op.extra), mask=_rows_mask(d, R, C))
+
+
+def np_views(x, a, b, rows):
+    return (x[:rows, :16] * a[0] + np.float32(b)).astype(np.float32)
+
+
+def test_namedtuples_built_in_kernels_and_callable_members():
+    x = rng.standard_normal((24, 16)).astype(np.float32)
+    a = np.array([1.75], np.float32)
+    want = np_views(x, a, 0.25, 10)
+    y = np.zeros((10, 16), np.float32)
+    tilework.jit(k_views, interpret=True)[(1,)](Op(_axpb, (a, 0.25)), View(x, 24, 16),
+                                                View(y, 10, 16), R=32, C=16)
+    np.testing.assert_allclose(y, want, rtol=1e-6)
+    ck = tilework.jit(k_views).warmup(Op(_axpb, ("*fp32", 0.25)), View("*fp32:16", 24, 16),
+                                      View("*fp32:16", 10, 16), R=32, C=16, target="sm_90a",
+                                      num_warps=4)
+    assert list(ck.metadata["signature"]) == ["op.1.0", "op.1.1", "src.0", "src.1", "src.2",
+                                              "dst.0", "dst.1", "dst.2"]  # (op.0: a constant)
+    y = np.zeros((10, 16), np.float32)
+    _run_compiled(ck, "sm_90a", (1,), [a, 0.25, x, 24, 16, y, 10, 16])
+    np.testing.assert_allclose(y, want, rtol=1e-6)
+
+
+def test_a_namedtuple_built_with_bad_arguments():
+    @tilework.jit
+    def bad(out):
+        v = View(out, 1)
+        tl.store(v.base, 1.0)
+    with pytest.raises(CompilationError, match=r"View\(\): .*missing 1 required positional "
+                                               r"argument: 'stride'"):
+        bad.warmup("*fp32", target="sm_90a")
+
+
 # ---- specialization and keys -------------------------------------------------------------------
 
 class FakeDevicePtr:
@@ -270,6 +331,61 @@ def test_autotune_precompiles_tuple_arguments(monkeypatch):
     k = scale.run((x, y), 1000, grid=(8,), warmup=True, target="sm_80")
     assert scale.best_config == configs[1] and len(loaded) == 2
     assert list(k.metadata["signature"]) == ["xy.0", "xy.1", "n"]
+
+
+class ArrayOnDevice:
+    """A numpy array posing as a GPU tensor (`__cuda_array_interface__` at its own address)."""
+
+    def __init__(self, a):
+        self.a = a
+        self.__cuda_array_interface__ = {"data": (a.ctypes.data, False), "typestr": "<f4",
+                                         "shape": a.shape}
+
+
+class EmulatedRuntime:
+    """launcher's runtime on the CPU: variants load as compiled kernels and launch on the SIMT
+    emulator, pointer parameters mapped back to their arrays."""
+
+    def __init__(self, arrays):
+        self.arrays = {a.ctypes.data: a for a in arrays}
+        self.launches = []
+
+    def target(self):
+        return "sm_90a"
+
+    def load(self, ck):
+        return ck
+
+    def launch(self, ck, grid, params):
+        self.launches.append(params)
+        kinds = [t.startswith("*") for t in ck.metadata["signature"].values()]
+        _run_compiled(ck, "sm_90a", grid, [self.arrays[p] if ptr else p
+                                           for ptr, p in zip(kinds, params)])
+
+
+def test_the_launch_path_on_an_emulated_device(monkeypatch):
+    """`kernel[grid](...)` with tuple arguments through launcher.run (key, specialization,
+    compile, flattened parameters), launched on the emulator; a second launch finds the
+    variant, another structure compiles another."""
+    x, outs = _inputs()
+    rt = EmulatedRuntime([x, *outs])
+    monkeypatch.setattr(launcher, "_runtime", rt)
+    kern = tilework.jit(k_args)
+    kern._native_launch = False  # (the native path hands tuples to launcher.run anyway)
+    dev = tuple(ArrayOnDevice(o) for o in outs)
+    for _ in range(2):
+        for o in outs:
+            o[:] = 0
+        kern[(4,)](Src(ArrayOnDevice(x), 1.5), dev, 100, (7, tl.constexpr(3), None, (1, 32)),
+                   IDX=2, BLOCK=32, num_warps=2)
+        for got, want in zip(outs, np_args(x, 1.5, 7, 32)):
+            np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert len(kern.cache) == 1 and rt.launches[0] == rt.launches[1] == [
+        x.ctypes.data, 1.5, *(o.ctypes.data for o in outs), 100, 7, 32]
+    kern[(4,)](Src(ArrayOnDevice(x), 1.5), dev, 100, (7, tl.constexpr(3), None, (1, 5)),
+               IDX=2, BLOCK=32, num_warps=2)
+    assert len(kern.cache) == 2  # 5 is not divisible by 16: another variant
+    np.testing.assert_allclose(outs[2], np_args(x, 1.5, 7, 5)[2], rtol=1e-6)
 
 
 def k_copy(t, N: tl.constexpr):

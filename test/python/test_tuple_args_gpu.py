@@ -1,5 +1,5 @@
 """Tuple (and namedtuple) kernel arguments on the GPU: the kernels of test_tuple_args.py
-launched with torch tensors inside nested tuples, against numpy; a new structure compiles a
+launched with torch tensors inside nested tuples and namedtuples, against numpy; a new structure compiles a
 new variant; `warmup` for the device; autotune timing configs of a kernel taking tuples.
 Skipped without a GPU (docs/conformance.md's row)."""
 import numpy as np
@@ -11,7 +11,8 @@ import tilework.language as tl
 pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
 
-from test_tuple_args import Src, k_args, k_copy, k_pairs, k_shape, np_args  # noqa: E402
+from test_tuple_args import (Op, Src, View, _axpb, k_args, k_copy, k_pairs,  # noqa: E402
+                             k_shape, k_views, np_args, np_views)
 
 DEV = "cuda"
 rng = np.random.default_rng(615)
@@ -41,6 +42,16 @@ def test_nested_pairs_and_shape_tuples_on_the_gpu():
     want = 8 * x
     tilework.jit(k_shape)[(1,)](x, x.shape, x.stride(), (2, 3))  # torch.Size, a stride tuple
     assert torch.equal(x, want)
+
+
+def test_namedtuples_on_the_gpu():
+    x = rng.standard_normal((24, 16)).astype(np.float32)
+    a = np.array([1.75], np.float32)
+    y = torch.zeros((10, 16), device=DEV)
+    tilework.jit(k_views)[(1,)](Op(_axpb, (torch.from_numpy(a).to(DEV), 0.25)),
+                                View(torch.from_numpy(x).to(DEV), 24, 16), View(y, 10, 16),
+                                R=32, C=16)
+    np.testing.assert_allclose(y.cpu().numpy(), np_views(x, a, 0.25, 10), rtol=1e-6)
 
 
 def test_a_new_structure_is_a_new_variant_on_the_gpu():

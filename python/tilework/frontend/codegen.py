@@ -19,7 +19,8 @@ from ..errors import CompilationError
 from ..language import core
 from ..language.core import constexpr, tensor
 from ..language.function import JITFunction
-from ..language.tuples import is_tuple_spec, runtime_params, tuple_value
+from ..language.tuples import (is_namedtuple_class, is_tuple_spec, named_tuple,
+                               runtime_params, tuple_value)
 from . import semantic as S
 from .ops import IMPLS
 from .ops_control import KERNEL_RETURN_MESSAGE, ControlFlow, ReturnSignal, Undefined
@@ -391,6 +392,12 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             return self.call_builtin(name, args, kwargs, node)
         if isinstance(fn_u, JITFunction):  # jit functions are inlined
             return self.call_jit(fn_u, args, kwargs, node)
+        if is_namedtuple_class(fn_u):  # a namedtuple built in a kernel: a tl.tuple with fields
+            try:
+                nt = fn_u(*args, **kwargs)
+            except TypeError as e:
+                raise self.error(node, f"{fn_u.__name__}(): {e}") from e
+            return named_tuple(list(nt), list(fn_u._fields))
         if isinstance(fn_u, core.dtype) or fn_u is constexpr:
             return fn_u(*[unwrap(a) for a in args]) if fn_u is constexpr else fn_u
         if fn_u is builtins.print:  # as in Triton: print() in a kernel is tl.device_print

@@ -198,9 +198,20 @@ def tuple_value(name: str, t, member):
 
 def argument_tuple(name: str, vals, fields=None):
     """The `tl.tuple` a kernel sees for tuple argument `name` (messages name it)."""
-    v = tuple(vals, tuple_type([_type_of(x) for x in vals], fields) if fields else None)
+    v = named_tuple(vals, fields)
     v.__dict__["arg_name"] = name
     return v
+
+
+def named_tuple(vals, fields=None):
+    """A `tl.tuple` of `vals` whose `fields` (names, or None) read as attributes: what a
+    namedtuple argument, or a namedtuple built in a kernel, is there."""
+    return tuple(vals, tuple_type([_type_of(x) for x in vals], fields) if fields else None)
+
+
+def is_namedtuple_class(c) -> bool:
+    return isinstance(c, builtins.type) and issubclass(c, builtins.tuple) and \
+        hasattr(c, "_fields")
 
 
 def spec_key(t) -> str:
