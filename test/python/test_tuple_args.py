@@ -279,6 +279,26 @@ def test_aot_signature_forms():
     assert "tile.divisibility = 16" in b.asm["tile"]  # src[0]'s ':16'
 
 
+def test_cli_signature_groups_and_bundles(tmp_path):
+    """`tilework compile --signature` with a parenthesized group; a bundle's C launcher takes
+    the flattened members (`t_0`, ...)."""
+    from tilework.tools import cli
+    src = tmp_path / "pairs.py"
+    src.write_text("import tilework\nimport tilework.language as tl\n\n\n@tilework.jit\n"
+                   "def pairs(t, out, N: tl.constexpr):\n"
+                   "    o = tl.arange(0, N)\n"
+                   "    tl.store(out + o, tl.load(t[0] + o) * t[1][0] + t[1][1])\n")
+    out = tmp_path / "bundle"
+    assert cli.main(["compile", f"{src}:pairs", "--target", "sm_90a", "--signature",
+                     "(*fp32:16, (fp32, i32)), *fp32:16", "--constexpr", "N=64", "--emit",
+                     "bundle", "-o", str(out)]) == 0
+    import json
+    (entry,) = json.loads((out / "manifest.json").read_text())["kernels"]
+    assert entry["params"] == [["t.0", "p"], ["t.1.0", "f"], ["t.1.1", "i"], ["out", "p"]]
+    c = (out / "pairs_sm_90a.h").read_text()
+    assert "CUdeviceptr t_0, float t_1_0, int32_t t_1_1, CUdeviceptr out);" in c
+
+
 # ---- the launch paths ---------------------------------------------------------------------
 
 def test_autotune_with_tuple_arguments_and_config_kwargs():

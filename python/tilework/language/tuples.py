@@ -113,12 +113,12 @@ class tuple(builtins.tuple):
         raise AttributeError(f"tl.tuple has no attribute `{name}` (its fields: {fields})")
 
     def __add__(self, other):
-        if not isinstance(other, builtins.tuple):
+        if not isinstance(other, (builtins.tuple, list)):
             raise TypeError(tuple_operand_message(self))
         return tuple(builtins.tuple(self) + builtins.tuple(other))
 
     def __radd__(self, other):
-        if not isinstance(other, builtins.tuple):
+        if not isinstance(other, (builtins.tuple, list)):
             raise TypeError(tuple_operand_message(self))
         return tuple(builtins.tuple(other) + builtins.tuple(self))
 
