@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from ..language import core
 from ..language.function import JITFunction
-from ..language.tuples import member_param, tuple_type
+from ..language.tuples import member_label, member_param, tuple_type
 from .driver import ASTSource
 from .driver import compile as compile_source
 from .options import CompileOptions
@@ -90,7 +90,7 @@ def _tuple_entry(name: str, label: str, entry: tuple, attrs: dict):
     """The `tuple_type` of a tuple parameter's entry (member attributes go in `attrs`)."""
     types = []
     for i, e in enumerate(entry):
-        p, lb = member_param(name, i), f"{label}[{i}]"
+        p, lb = member_param(name, i), member_label(label, i)
         if isinstance(e, tuple):
             types.append(_tuple_entry(p, lb, e, attrs))
         elif e is None or isinstance(e, core.constexpr):

@@ -131,7 +131,7 @@ def _tuple_entry(fn, name, nospec, a):
     keys, params = [], _Several()
     for i, m in enumerate(a):
         label = member_label(name, i)
-        if type(m) is core.constexpr or (m is not None and is_constant_member(m)):
+        if m is not None and is_constant_member(m):  # (None: arg_entry's, a constant too)
             v = m.value if type(m) is core.constexpr else m
             keys.append(("constexpr", type(v), v))
             continue
