@@ -431,6 +431,45 @@ def test_unhandled_launches_fall_back_to_python(native, fake_torch_types, monkey
     assert _record(native.lib, 0)[0][9] == before  # not launched natively
 
 
+@tilework.jit
+def _tup(t, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(t[1] + offs, tl.load(t[0] + offs, mask=m) * t[2], mask=m)
+
+
+def test_tuple_arguments_are_launched_by_python(native, fake_torch_types, monkeypatch):
+    """A tuple argument goes back to launcher.run (which sees its members' devices and
+    flattens them); the native key and parameters equal the Python path's all the same."""
+    rt = _FakeRuntime()
+    monkeypatch.setattr(launcher, "_runtime", rt)
+    monkeypatch.setitem(sys.modules, "torch", None)
+    x, y = _FakeCudaTensor(0x1000), _FakeCudaTensor(0x2000)
+    ck = _tup.warmup(("*fp32:16", "*fp32:16", 2.5), 64, BLOCK=64, target="sm_90a")
+    k = LoadedKernel(ck, None, None, 128, 0)
+    k.native = native.mod.Kernel(0x4000, 128, 0, k.kinds, ck.name, 0)
+    k.device = 0
+    values, opts = launcher.bind(_tup, ((x, y, 2.5), 64), {"BLOCK": 64})
+    _tup.cache.clear()
+    _tup.cache[launcher.variant_key(_tup, values, opts)] = k
+    _tup._native_launch = sig = launcher.native_signature(_tup)
+    key, params, _ = sig.key_and_params(values)
+    assert (key, params) == launcher.key_and_params(_tup, values)
+    assert params == [0x1000, 0x2000, 2.5, 64] and k.kinds == "ppfi"
+    before = _record(native.lib, 0)[0][9]
+    assert sig(values, opts, _tup.cache, (1,)) is None  # handed back
+    assert _tup[(3,)]((x, y, 2.5), 64, BLOCK=64) is k
+    assert rt.launches == [(k, (3, 1, 1), [0x1000, 0x2000, 2.5, 64])] and rt.loads == []
+    # a member on another device: the variant loaded there, as for any argument
+    x1, y1 = _FakeCudaTensor(0x1000, device=1), _FakeCudaTensor(0x2000, device=1)
+    _tup[(1,)]((x1, y1, 2.5), 64, BLOCK=64)
+    assert rt.loads == [1]
+    assert _record(native.lib, 0)[0][9] == before  # nothing launched natively
+    with pytest.raises(ValueError, match=r"_tup: arguments on different devices: `t\[0\]` is "
+                                         r"on cuda:0 and `t\[1\]` on cuda:1"):
+        _tup[(1,)]((x, y1, 2.5), 64, BLOCK=64)
+
+
 def test_mixing_devices_is_an_error(native, fake_torch_types):
     a, b = _FakeCudaTensor(0x1000, device=0), _FakeCudaTensor(0x2000, device=1)
     _install(native, _add, (a, a, a, 64, 1.0), {"BLOCK": 64})

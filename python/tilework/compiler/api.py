@@ -6,6 +6,12 @@
                          constexprs={"BLOCK_SIZE": 1024}, num_warps=4)
     print(k.asm["ptx"])
 
+A tuple parameter's entry is a (nested) tuple of entries, in the string form a parenthesized
+group: `signature="*fp32,(*fp32:16,(i32,fp32)),i32"`; in the list and dict forms a member may
+also be `tl.constexpr(v)` (or None): a constant baked into the kernel, as a constexpr member
+of a launched tuple is.  The kernel's parameters are then the runtime members, flattened
+(`t.0`, `t.1.0`, ... in `metadata["signature"]`).
+
 This module loads MLIR (the driver); `tilework.compile` imports it at its first call, so
 `import tilework` stays light.
 """
@@ -13,6 +19,7 @@ from __future__ import annotations
 
 from ..language import core
 from ..language.function import JITFunction
+from ..language.tuples import member_label, member_param, tuple_type
 from .driver import ASTSource
 from .driver import compile as compile_source
 from .options import CompileOptions
@@ -44,10 +51,66 @@ def parse_entry(name: str, entry) -> tuple:
     return t, hint == "16"
 
 
+def split_signature(text: str) -> list:
+    """The entries of a signature string, a parenthesized group as a tuple of its entries."""
+    def group(i, closing):
+        out, cur = [], ""
+        while i < len(text):
+            c = text[i]
+            if c == "(":
+                if cur.strip():
+                    raise ValueError(f"signature {text!r}: '(' after {cur.strip()!r}")
+                sub, i = group(i + 1, ")")
+                out.append(tuple(sub))
+                cur = None  # a group ends the entry
+            elif c == ")":
+                if closing != ")":
+                    raise ValueError(f"signature {text!r}: unbalanced ')'")
+                break
+            elif c == ",":
+                if cur is not None:
+                    out.append(cur.strip())
+                cur = ""
+            elif cur is None:
+                if not c.isspace():
+                    raise ValueError(f"signature {text!r}: {c!r} after a ')'")
+            else:
+                cur += c
+            i += 1
+        else:
+            if closing == ")":
+                raise ValueError(f"signature {text!r}: unbalanced '('")
+        if cur is not None and (cur.strip() or (out and closing != ")")):
+            out.append(cur.strip())  # (a group's trailing comma ends it, as in Python)
+        return out, i
+    return group(0, "")[0] if text.strip() else []
+
+
+def _tuple_entry(name: str, label: str, entry: tuple, attrs: dict):
+    """The `tuple_type` of a tuple parameter's entry (member attributes go in `attrs`)."""
+    types = []
+    for i, e in enumerate(entry):
+        p, lb = member_param(name, i), member_label(label, i)
+        if isinstance(e, tuple):
+            types.append(_tuple_entry(p, lb, e, attrs))
+        elif e is None or isinstance(e, core.constexpr):
+            types.append(core.constexpr_type(e))
+        elif isinstance(e, list):
+            raise ValueError(f"signature entry for `{lb}`: a tuple parameter's entry is a "
+                             f"tuple, not a list")
+        else:
+            t, div16 = parse_entry(lb, e)
+            types.append(t)
+            if div16:
+                attrs[p] = {"tile.divisibility": 16}
+    return tuple_type(types, getattr(type(entry), "_fields", None))
+
+
 def parse_signature(fn, signature, constexprs: dict) -> tuple:
     """(signature dict, attrs) for the runtime parameters of `fn`: `signature` is a
     comma-separated string (`'*fp32:16,i32'`), a list in parameter order, or a dict by
-    parameter name; `:16` marks a pointer 16-byte aligned or an integer divisible by 16."""
+    parameter name; `:16` marks a pointer 16-byte aligned or an integer divisible by 16; a tuple
+    parameter's entry is a tuple of entries (a parenthesized group in the string)."""
     runtime = [n for n in fn.arg_names if n not in fn.constexprs and n not in constexprs]
     if isinstance(signature, dict):
         unknown = [n for n in signature if n not in runtime]
@@ -60,7 +123,7 @@ def parse_signature(fn, signature, constexprs: dict) -> tuple:
             raise ValueError(f"the signature of {fn.__name__} lacks {', '.join(missing)}")
         entries = [signature[n] for n in runtime]
     elif isinstance(signature, str):
-        entries = [e.strip() for e in signature.split(",")] if signature.strip() else []
+        entries = split_signature(signature)
     else:
         entries = list(signature or [])
     if len(entries) != len(runtime):
@@ -68,6 +131,9 @@ def parse_signature(fn, signature, constexprs: dict) -> tuple:
                          f"({', '.join(runtime)}) but the signature has {len(entries)} entries")
     sig, attrs = {}, {}
     for name, e in zip(runtime, entries):
+        if isinstance(e, tuple):
+            sig[name] = _tuple_entry(name, name, e, attrs)
+            continue
         sig[name], div16 = parse_entry(name, e)
         if div16:
             attrs[name] = {"tile.divisibility": 16}

@@ -24,6 +24,7 @@ from tilework.backends.common import TARGET_ATTR
 from tilework.dialects import VerificationError, new_context, verify
 from tilework.errors import StageError
 from tilework.frontend.codegen import build_kernel
+from tilework.language.tuples import flat_signature, spec_key
 from tilework.lowering.registry import LoweringError
 from tilework.version import __version__
 
@@ -79,7 +80,7 @@ class ASTSource:
     attrs: dict              # param -> {"tile.divisibility": 16}
 
     def hash(self) -> str:
-        spec = (sorted((k, str(v)) for k, v in self.signature.items()),
+        spec = (sorted((k, spec_key(v)) for k, v in self.signature.items()),
                 sorted((k, repr(v)) for k, v in self.constants.items()),
                 sorted((k, sorted(v.items())) for k, v in self.attrs.items()))
         return hashlib.sha256((self.fn.cache_key + repr(spec)).encode()).hexdigest()
@@ -156,7 +157,7 @@ def compile(src, target: str | Target, options: CompileOptions | None = None,
             asm = {"tile": str(cur)}
             verify(cur)
             # the kernel's runtime parameters, in order (the runtime derives its ABI from them)
-            md["signature"] = {k: str(t) for k, t in src.signature.items()}
+            md["signature"] = {k: str(t) for k, t in flat_signature(src.signature)}
         else:
             asm = {}
             if start in MLIR_STAGES:

@@ -19,6 +19,8 @@ from ..errors import CompilationError
 from ..language import core
 from ..language.core import constexpr, tensor
 from ..language.function import JITFunction
+from ..language.tuples import (is_namedtuple_class, is_tuple_spec, named_tuple,
+                               runtime_params, tuple_value)
 from . import semantic as S
 from .ops import IMPLS
 from .ops_control import KERNEL_RETURN_MESSAGE, ControlFlow, ReturnSignal, Undefined
@@ -390,6 +392,12 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             return self.call_builtin(name, args, kwargs, node)
         if isinstance(fn_u, JITFunction):  # jit functions are inlined
             return self.call_jit(fn_u, args, kwargs, node)
+        if is_namedtuple_class(fn_u):  # a namedtuple built in a kernel: a tl.tuple with fields
+            try:
+                nt = fn_u(*args, **kwargs)
+            except TypeError as e:
+                raise self.error(node, f"{fn_u.__name__}(): {e}") from e
+            return named_tuple(list(nt), list(fn_u._fields))
         if isinstance(fn_u, core.dtype) or fn_u is constexpr:
             return fn_u(*[unwrap(a) for a in args]) if fn_u is constexpr else fn_u
         if fn_u is builtins.print:  # as in Triton: print() in a kernel is tl.device_print
@@ -492,6 +500,9 @@ def build_kernel(jit_fn, signature: dict, constants: dict, attrs: dict, context:
         for p in jit_fn.arg_names:
             if p in signature:
                 t = signature[p]
+                if is_tuple_spec(t):  # a tuple argument: its runtime members, flattened
+                    params += runtime_params(p, t)
+                    continue
                 if p in getattr(jit_fn, "const_params", ()) and t.is_ptr():  # `p: tl.const`
                     t = core.pointer_type(t.element_ty, t.address_space, const=True)
                 params += descriptor_params(p, t) if is_descriptor_type(t) else [(p, t)]
@@ -527,6 +538,8 @@ def build_kernel(jit_fn, signature: dict, constants: dict, attrs: dict, context:
                     scope[p] = descriptor_from_args(
                         b, t, [args[n] for n, _ in descriptor_params(p, t)],
                         args[tp[0]] if tp else None)
+            elif is_tuple_spec(t):
+                scope[p] = tuple_value(p, t, args.__getitem__)
             elif t is not None:
                 scope[p] = args[p]
         for p, v in constants.items():

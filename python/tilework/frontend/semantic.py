@@ -22,6 +22,7 @@ from tilework.dialects import builders as B
 
 from ..language import core
 from ..language.core import constexpr, tensor
+from ..language.tuples import tuple_operand_message
 from .types import tensor_ir_type, to_ir
 
 
@@ -102,6 +103,8 @@ def python_scalar_dtype(v) -> core.dtype:
                             f"(Nonrepresentable integer {v})")
     if isinstance(v, float):
         return core.float32
+    if isinstance(v, tuple) and "arg_name" in getattr(v, "__dict__", {}):
+        raise SemanticError(tuple_operand_message(v))  # a tuple argument: named
     raise SemanticError(f"expected a tile or a number, got {type(v).__name__} {v!r}")
 
 
@@ -112,6 +115,8 @@ def not_a_tile(x) -> str:
         return f"expected a tile or a number, got dtype {x}"
     if x is None or isinstance(x, str):
         return f"expected a tile or a number, got {x!r}"
+    if isinstance(x, tuple):
+        return tuple_operand_message(x)
     return f"expected a tile or a number, got {type(x).__name__}"
 
 

@@ -198,6 +198,28 @@ class dtype:
         b = builder if builder is not None else _builder("dtype.to_ir")
         return b.ir_type(self)
 
+    def codegen_name(self) -> str:
+        """Triton's name in generated code: `fp32` -> `float32`, `bf16` -> `bfloat16`."""
+        if self.name.startswith("fp"):
+            return "float" + self.name[2:]
+        if self.name.startswith("bf"):
+            return "bfloat" + self.name[2:]
+        return self.name
+
+    @property
+    def cache_key_part(self) -> str:
+        """The dtype's part of a cache key (Triton's: its name)."""
+        return self.name
+
+    def mangle(self) -> str:
+        """Triton's mangled name (of @jit helpers' specializations): `i32`, `u8`, `fp16`;
+        int1 is `u1` (unsigned there); void has none (RuntimeError, as Triton's)."""
+        if self.is_int():
+            return ("u" if self.name in self.UINT_TYPES else "i") + str(self.int_bitwidth)
+        if self.is_floating():
+            return self.name
+        raise RuntimeError("Not implemented")
+
     def __eq__(self, other):
         return isinstance(other, dtype) and not other.is_ptr() and self.name == other.name
 
@@ -257,6 +279,17 @@ class pointer_type(dtype):
 
     def __hash__(self):
         return hash(("ptr", self.element_ty.name, self.const))
+
+    def codegen_name(self) -> str:
+        """Triton's name of the pointer type: `pointer<fp32>`, `const_pointer<int8>`."""
+        return f"{'const_' if self.const else ''}pointer<{self.element_ty.name}>"
+
+    @property
+    def cache_key_part(self) -> str:
+        return self.codegen_name()
+
+    def mangle(self) -> str:
+        return f"P{self.element_ty.mangle()}"
 
     def __repr__(self):
         return f"*const {self.element_ty.name}" if self.const else self.name
@@ -356,6 +389,9 @@ class constexpr_type:
 
     def __repr__(self):
         return f"constexpr_type[{self.value}]"
+
+    def mangle(self) -> str:
+        return repr(self)
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,8 +1,13 @@
 """Triton's frontend classes for tuples and slices: `tl.tuple`, `tl.tuple_type`, `tl.slice`
 (and `tl.constexpr_type`, in core).  Tilework's kernels already carry Python tuples (unpacked,
 returned from @jit helpers, carried through loops), so `tl.tuple` is a Python tuple with
-Triton's extras: a `.type`, named fields (`t.name`) and indexing by `tl.slice`.  Tuples are
-not kernel arguments (parameters are flat)."""
+Triton's extras: a `.type`, named fields (`t.name`) and indexing by `tl.slice`.
+
+A tuple (or namedtuple) kernel argument is specialized as a `tuple_type` whose leaves are the
+runtime members' dtypes and `constexpr_type`s of the constant ones (constexprs, None, ints
+equal to 1, @jit functions, dtypes); its runtime members are the kernel's parameters
+`<name>.<i>[.<j>...]`, in order (`runtime_params`), and the kernel sees a `tl.tuple` of them
+(`tuple_value`)."""
 import builtins
 
 from .core import constexpr, constexpr_type
@@ -47,6 +52,10 @@ class tuple_type:
 
     def __hash__(self):
         return hash(builtins.tuple(map(str, self.types)))
+
+    def mangle(self) -> str:
+        """Triton's mangled name: `T<members' mangled names joined by _>T`."""
+        return "T" + "_".join(t.mangle() for t in self.types) + "T"
 
 
 class slice:
@@ -104,10 +113,120 @@ class tuple(builtins.tuple):
         raise AttributeError(f"tl.tuple has no attribute `{name}` (its fields: {fields})")
 
     def __add__(self, other):
+        if not isinstance(other, (builtins.tuple, list)):
+            raise TypeError(tuple_operand_message(self))
         return tuple(builtins.tuple(self) + builtins.tuple(other))
 
     def __radd__(self, other):
+        if not isinstance(other, (builtins.tuple, list)):
+            raise TypeError(tuple_operand_message(self))
         return tuple(builtins.tuple(other) + builtins.tuple(self))
 
     def __repr__(self):
         return f"tl.tuple({list(self)!r})"
+
+
+def tuple_operand_message(t) -> str:
+    """The message for a tuple where a tile or a number is needed, naming the kernel argument
+    it is (the compiler's and the interpreter's)."""
+    name = t.__dict__.get("arg_name") if isinstance(t, tuple) else None
+    if name:
+        return (f"expected a tile or a number, got the tuple argument `{name}` (of "
+                f"{len(t)}; index it: `{name}[0]`)")
+    return "expected a tile or a number, got tuple"
+
+
+# ---- tuples as kernel arguments -------------------------------------------------------------
+
+def is_tuple_spec(t) -> bool:
+    """Whether a signature entry is a tuple argument's `tuple_type`."""
+    return isinstance(t, tuple_type)
+
+
+def arg_fields(a):
+    """The field names of a tuple argument (a namedtuple's `_fields`, a tl.tuple's), or None."""
+    fields = getattr(builtins.type(a), "_fields", None)
+    if fields is None and isinstance(a, tuple):
+        fields = a.fields
+    return list(fields) if fields else None
+
+
+def member_param(name: str, i: int) -> str:
+    """The kernel parameter name of member `i` of the tuple argument (or member) `name`."""
+    return f"{name}.{i}"
+
+
+def member_label(name: str, i: int) -> str:
+    """How messages name member `i` of the tuple argument `name` (`t[1][0]`)."""
+    return f"{name}[{i}]"
+
+
+def runtime_params(name: str, t) -> list:
+    """[(parameter name, dtype)] of the runtime members of the tuple type `t` of argument
+    `name`, flattened depth first."""
+    out = []
+    for i, m in enumerate(t.types):
+        if isinstance(m, tuple_type):
+            out += runtime_params(member_param(name, i), m)
+        elif not isinstance(m, constexpr_type):
+            out.append((member_param(name, i), m))
+    return out
+
+
+def flat_signature(signature: dict) -> list:
+    """[(parameter name, dtype)] of a specialization's runtime parameters, in order, tuple
+    arguments flattened: what the compiled kernel takes."""
+    out = []
+    for name, t in signature.items():
+        out += runtime_params(name, t) if isinstance(t, tuple_type) else [(name, t)]
+    return out
+
+
+def tuple_value(name: str, t, member):
+    """The kernel's value of tuple argument `name` of type `t`: a `tl.tuple` (fields kept) of
+    `member(parameter name)` for runtime members and constexprs for constant ones."""
+    vals = []
+    for i, m in enumerate(t.types):
+        if isinstance(m, tuple_type):
+            vals.append(tuple_value(member_param(name, i), m, member))
+        elif isinstance(m, constexpr_type):
+            vals.append(constexpr(m.value))
+        else:
+            vals.append(member(member_param(name, i)))
+    return argument_tuple(name, vals, t.fields if any(t.fields) else None)
+
+
+def argument_tuple(name: str, vals, fields=None):
+    """The `tl.tuple` a kernel sees for tuple argument `name` (messages name it)."""
+    v = named_tuple(vals, fields)
+    v.__dict__["arg_name"] = name
+    return v
+
+
+def named_tuple(vals, fields=None):
+    """A `tl.tuple` of `vals` whose `fields` (names, or None) read as attributes: what a
+    namedtuple argument, or a namedtuple built in a kernel, is there."""
+    return tuple(vals, tuple_type([_type_of(x) for x in vals], fields) if fields else None)
+
+
+def is_namedtuple_class(c) -> bool:
+    return isinstance(c, builtins.type) and issubclass(c, builtins.tuple) and \
+        hasattr(c, "_fields")
+
+
+def spec_key(t) -> str:
+    """An unambiguous text of a signature entry, for cache keys: a tuple type's constant
+    members by type and repr (`str` would print constexpr 1 and '1' alike), @jit functions by
+    their sources' hash."""
+    if not isinstance(t, tuple_type):
+        return str(t)
+    parts = []
+    for f, m in zip(t.fields, t.types):
+        if isinstance(m, constexpr_type):
+            v = m.value
+            h = getattr(v, "cache_key", None) if callable(v) else None
+            m = f"cx:{builtins.type(v).__qualname__}:{v!r}" + (f":{h}" if h else "")
+        else:
+            m = spec_key(m)
+        parts.append(f"{f}={m}")
+    return "(" + ",".join(parts) + ")"

@@ -99,22 +99,45 @@ class Config:
     __repr__ = __str__
 
 
+def _is_array(a) -> bool:
+    return hasattr(a, "zero_") or hasattr(a, "__array_interface__")
+
+
 def _zero(a):
-    if hasattr(a, "zero_"):
+    if isinstance(a, tuple):  # a tuple argument: each of its arrays
+        for m in a:
+            if _is_array(m) or isinstance(m, tuple):
+                _zero(m)
+    elif hasattr(a, "zero_"):
         a.zero_()
     else:
         a[...] = 0  # numpy, in the interpreter
 
 
 def _copy(a):
+    if isinstance(a, tuple):
+        return tuple(_copy(m) if _is_array(m) or isinstance(m, tuple) else m for m in a)
     return a.clone() if hasattr(a, "clone") else a.copy()
 
 
 def _restore(a, saved):
-    if hasattr(a, "copy_"):
+    if isinstance(a, tuple):
+        for m, s in zip(a, saved):
+            if _is_array(m) or isinstance(m, tuple):
+                _restore(m, s)
+    elif hasattr(a, "copy_"):
         a.copy_(saved)
     else:
         a[...] = saved
+
+
+def _leaves(values):
+    """The values, tuple arguments' members in their place."""
+    for a in values:
+        if isinstance(a, tuple):
+            yield from _leaves(a)
+        else:
+            yield a
 
 
 def _first_line(e: BaseException) -> str:
@@ -191,7 +214,7 @@ class Autotuner(KernelInterface):
     def tuning_key(self, nargs: dict) -> tuple:
         """The key values, then the dtype of every argument that has one."""
         key = [nargs[k] for k in self.keys if k in nargs]
-        key += [str(a.dtype) for a in nargs.values() if hasattr(a, "dtype")]
+        key += [str(a.dtype) for a in _leaves(nargs.values()) if hasattr(a, "dtype")]
         return tuple(key)
 
     def prune_configs(self, kwargs: dict, nargs: dict) -> list:

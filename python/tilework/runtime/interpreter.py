@@ -39,10 +39,15 @@ from ..language import core
 from ..language.core import tensor
 from ..language.descriptor import TensorDescriptor, tensor_descriptor
 from ..language.function import JITFunction
+from ..language.tuples import arg_fields, argument_tuple, member_label, tuple_type
+from .interp_args import NUMPY_DTYPES as _NUMPY_DTYPES
+from .interp_args import pointer as _pointer
+from .interp_args import region as _region
 from .interp_common import UNSIGNED as _UNSIGNED
 from .interp_common import emulated_target, operand_segments as _segments
 from .interp_common import unsigned as _u
-from .launch_args import TORCH_DTYPES, normalize_grid
+from .launch_args import descriptor_member_message, is_constant_member, list_message
+from .launch_args import normalize_grid
 
 __all__ = ["interpret", "InterpreterBuilder"]
 
@@ -560,44 +565,12 @@ class InterpreterBuilder(S.Builder):
 # --------------------------------------------------------------------------------------------
 # arguments
 
-_NUMPY_DTYPES = {"float32": "fp32", "float16": "fp16", "float64": "fp64", "bfloat16": "bf16",
-                 "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
-                 "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64",
-                 "bool": "int1", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5",
-                 "float8_e4m3fnuz": "fp8e4b8", "float8_e5m2fnuz": "fp8e5b16"}
-
-
-_byte_bounds = getattr(getattr(np.lib, "array_utils", None), "byte_bounds", None) or \
-    getattr(np, "byte_bounds", None)  # numpy 2 moved it
-
-
-def _pointer(fn, name, a):
-    """(element dtype, address, (lo, hi, writable, name) of its memory) of an array argument."""
-    if type(a).__module__.startswith("torch"):
-        if a.device.type != "cpu":
-            raise located(f"argument `{name}` of {fn.__name__} is on {a.device}; the "
-                          f"interpreter needs CPU tensors or numpy arrays", fn.fn, exc=ValueError)
-        dt = TORCH_DTYPES.get(str(a.dtype))
-        s = a.untyped_storage()
-        lo, hi, writable, ptr = s.data_ptr(), s.data_ptr() + s.nbytes(), True, a.data_ptr()
-    elif isinstance(a, np.ndarray):
-        dt = _NUMPY_DTYPES.get(a.dtype.name)
-        lo, hi = _byte_bounds(a)
-        writable, ptr = a.flags.writeable, a.ctypes.data
-    else:
-        raise located(f"argument `{name}` of {fn.__name__} has unsupported type "
-                      f"{type(a).__name__}: the interpreter takes numpy arrays, CPU torch "
-                      f"tensors, ints, floats and bools", fn.fn, exc=TypeError)
-    if dt is None:
-        raise located(f"argument `{name}` of {fn.__name__} has unsupported dtype {a.dtype}",
-                      fn.fn, exc=TypeError)
-    return core.DTYPES[dt], ptr, (lo, hi, writable, name)
-
-
 def _bind(fn: JITFunction, values):
     """The kernel's arguments as the interpreter passes them, and the memory regions.
     Constexprs stay Python values; runtime scalars and pointers become scalar tensors typed
-    as compiled kernels type them (an int equal to 1 is specialized to a constant there)."""
+    as compiled kernels type them (an int equal to 1 is specialized to a constant there); a
+    tuple argument becomes a `tl.tuple` of its members bound so (constexpr members as
+    constexprs, as compiled)."""
     args, regions = [], []
     for name, a in zip(fn.arg_names, values):
         if isinstance(a, core.constexpr):
@@ -605,35 +578,51 @@ def _bind(fn: JITFunction, values):
         if name in fn.constexprs or a is None:
             args.append(a)
             continue
-        if isinstance(a, TensorDescriptor):
-            args.append(_descriptor(fn, name, a, regions))
-            continue
-        if isinstance(a, np.generic) and \
-                not _NUMPY_DTYPES.get(a.dtype.name, "fp8").startswith("fp8"):
-            # a numpy scalar (np.float16(1.5), np.uint8(3)) is a parameter of its own type
-            dt = core.DTYPES[_NUMPY_DTYPES[a.dtype.name]]
-            store = _info(tensor_ir_type(dt, ())).np
-            v = np.array(a).view(store) if np.dtype(store).itemsize == a.dtype.itemsize \
-                and a.dtype.kind != "b" else np.array(a).astype(store)
-        elif isinstance(a, (bool, int, float)):
-            if a == 1 and type(a) is int and name not in fn.do_not_specialize:
-                args.append(SpecializedOne(1))
-                continue
-            try:
-                dt = S.python_scalar_dtype(a)
-            except S.SemanticError as e:
-                raise located(f"argument `{name}` of {fn.__name__}: {e}", fn.fn,
-                              exc=ValueError) from None
-            v = np.array(a).astype(_info(tensor_ir_type(dt, ())).np) if dt != core.uint64 \
-                else np.array(a, np.uint64).view(np.int64)
-        else:
-            elem, v, region = _pointer(fn, name, a)
-            dt = core.pointer_type(elem, const=name in fn.const_params)  # (`name: tl.const`)
-            v = np.uint64(v)
-            if region[1] > region[0]:
-                regions.append(region)
-        args.append(tensor(_wrap(v, tensor_ir_type(dt, ())), dt))
+        args.append(_bind_value(fn, name, a, regions, name in fn.do_not_specialize,
+                                name in fn.const_params))
     return args, regions
+
+
+def _bind_value(fn, name, a, regions, nospec, const=False):
+    if isinstance(a, tuple):  # constant members as plain values (as constexpr parameters)
+        vals = []
+        for i, m in enumerate(a):
+            label = member_label(name, i)
+            if m is None or is_constant_member(m):
+                vals.append(m.value if isinstance(m, core.constexpr) else m)
+            elif isinstance(m, TensorDescriptor):
+                raise located(descriptor_member_message(fn, label), fn.fn, exc=TypeError)
+            else:
+                vals.append(_bind_value(fn, label, m, regions, nospec))
+        return argument_tuple(name, vals, arg_fields(a))
+    if isinstance(a, list):
+        raise located(list_message(fn, name), fn.fn, exc=TypeError)
+    if isinstance(a, TensorDescriptor):
+        return _descriptor(fn, name, a, regions)
+    if isinstance(a, np.generic) and \
+            not _NUMPY_DTYPES.get(a.dtype.name, "fp8").startswith("fp8"):
+        # a numpy scalar (np.float16(1.5), np.uint8(3)) is a parameter of its own type
+        dt = core.DTYPES[_NUMPY_DTYPES[a.dtype.name]]
+        store = _info(tensor_ir_type(dt, ())).np
+        v = np.array(a).view(store) if np.dtype(store).itemsize == a.dtype.itemsize \
+            and a.dtype.kind != "b" else np.array(a).astype(store)
+    elif isinstance(a, (bool, int, float)):
+        if a == 1 and type(a) is int and not nospec:
+            return SpecializedOne(1)
+        try:
+            dt = S.python_scalar_dtype(a)
+        except S.SemanticError as e:
+            raise located(f"argument `{name}` of {fn.__name__}: {e}", fn.fn,
+                          exc=ValueError) from None
+        v = np.array(a).astype(_info(tensor_ir_type(dt, ())).np) if dt != core.uint64 \
+            else np.array(a, np.uint64).view(np.int64)
+    else:
+        elem, v, region = _pointer(fn, name, a)
+        dt = core.pointer_type(elem, const=const)  # (`name: tl.const`)
+        v = np.uint64(v)
+        if region[1] > region[0]:
+            regions.append(region)
+    return tensor(_wrap(v, tensor_ir_type(dt, ())), dt)
 
 
 def _types_check(fn, args, ctx):
@@ -645,9 +634,19 @@ def _types_check(fn, args, ctx):
             return
         if isinstance(a, tensor):
             signature[name] = a.dtype
+        elif isinstance(a, tuple) and name not in fn.constexprs:
+            signature[name] = _tuple_spec(a)
         else:
             constants[name] = int(a) if isinstance(a, SpecializedOne) else a
     types_check(fn, signature, constants, ctx)
+
+
+def _tuple_spec(t) -> tuple_type:
+    """The compiler's `tuple_type` of a bound tuple argument."""
+    return tuple_type([_tuple_spec(m) if isinstance(m, tuple) else m.dtype
+                       if isinstance(m, tensor) else core.constexpr_type(
+                           int(m) if isinstance(m, SpecializedOne) else m) for m in t],
+                      t.fields)
 
 
 class SpecializedOne(int):
@@ -741,17 +740,6 @@ class reachable:
     def __exit__(self, *exc):
         for r in self.regions:
             _REACHABLE.remove(r)
-
-
-def _region(a, name):
-    if isinstance(a, np.ndarray):
-        lo, hi = _byte_bounds(a)
-        return lo, hi, bool(a.flags.writeable), name
-    if type(a).__module__.startswith("torch") and a.device.type == "cpu":
-        st = a.untyped_storage()
-        return st.data_ptr(), st.data_ptr() + st.nbytes(), True, name
-    raise TypeError(f"reachable takes numpy arrays and CPU torch tensors, got "
-                    f"{type(a).__name__}{' on ' + str(a.device) if hasattr(a, 'device') else ''}")
 
 
 def interpret(fn: JITFunction, grid, values, options=None):

@@ -1,8 +1,11 @@
 """What the launch path and the interpreter both need of a launch's arguments: the tile dtype
-of a torch dtype, and the grid as three ints."""
+of a torch dtype, the grid as three ints, which members of a tuple argument are constants
+and the messages refusing lists and descriptors in tuples."""
 from __future__ import annotations
 
 from ..errors import located
+from ..language import core
+from ..language.function import JITFunction
 
 # torch dtype name -> tile dtype name
 TORCH_DTYPES = {
@@ -33,3 +36,20 @@ def normalize_grid(fn, grid, values) -> tuple:
         raise located(f"grid of {fn.__name__} must have 1 to 3 non-negative sizes, got {g}",
                       fn.fn, exc=ValueError)
     return g + (1,) * (3 - len(g))
+
+
+def list_message(fn, name) -> str:
+    """The one message for a list argument (the compiler's and the interpreter's)."""
+    return (f"argument `{name}` of {fn.__name__} is a list: a kernel takes tuples, not lists "
+            f"(pass tuple(...))")
+
+
+def is_constant_member(m) -> bool:
+    """Whether a member of a tuple argument is a constant of the kernel whatever its value
+    (a constexpr, None, a @jit function or a dtype; an int equal to 1 is one too)."""
+    return m is None or type(m) is core.constexpr or isinstance(m, (JITFunction, core.dtype))
+
+
+def descriptor_member_message(fn, label) -> str:
+    return (f"argument `{label}` of {fn.__name__}: a TensorDescriptor inside a tuple argument "
+            f"is not supported; pass it as an argument of its own")

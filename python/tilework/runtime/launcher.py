@@ -15,11 +15,13 @@ from ..errors import located
 from ..language import core
 from ..language.descriptor import TensorDescriptor, tensor_descriptor_type
 from ..language.function import IGNORED_OPTIONS, LAUNCH_OPTIONS, JITFunction
+from ..language.tuples import arg_fields, member_label, member_param, tuple_type
 from . import native_launch, warm_cache
 from .allocation import global_scratch, scratch_size
 from .device import runtime_for
 from .gpu_errors import CudaError
 from .launch_args import TORCH_DTYPES as _TORCH_DTYPES
+from .launch_args import descriptor_member_message, is_constant_member, list_message
 from .launch_args import normalize_grid as _grid
 from .tma import tensor_maps
 
@@ -112,10 +114,36 @@ def arg_entry(fn: JITFunction, name: str, nospec: bool, a):
         return None, _NOPARAM
     if t is TensorDescriptor:
         return _descriptor_entry(fn, name, a)
+    if isinstance(a, tuple):
+        return _tuple_entry(fn, name, nospec, a)
+    if t is list:
+        raise located(list_message(fn, name), fn.fn, exc=TypeError)
     sc = numpy_scalar_dtype(a)
     if sc is not None:  # np.float16(1.5), np.int8(3), ...: a scalar of that type
         return sc, a.item()
     return _tensor_entry(fn, name, a)
+
+
+def _tuple_entry(fn, name, nospec, a):
+    """(key entry, parameters) of a tuple argument: each member's entry as an argument's
+    (constant members by type and value), with the fields of a namedtuple; the runtime
+    members' parameters in order."""
+    keys, params = [], _Several()
+    for i, m in enumerate(a):
+        label = member_label(name, i)
+        if m is not None and is_constant_member(m):  # (None: arg_entry's, a constant too)
+            v = m.value if type(m) is core.constexpr else m
+            keys.append(("constexpr", type(v), v))
+            continue
+        if type(m) is TensorDescriptor:
+            raise located(descriptor_member_message(fn, label), fn.fn, exc=TypeError)
+        k, p = arg_entry(fn, label, nospec, m)
+        keys.append(k)
+        if type(p) is _Several:
+            params.extend(p)
+        elif p is not _NOPARAM:
+            params.append(p)
+    return ("tuple", tuple(arg_fields(a) or ()), tuple(keys)), params
 
 
 _SCALAR_NAMES = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
@@ -214,54 +242,89 @@ def fast_key_and_params(fn: JITFunction):
 
 
 def specialization(fn: JITFunction, values, placeholders: bool = False):
-    """The signature (runtime param -> dtype), constants and arg attributes of a launch (of a
-    warmup, with `placeholders`: type strings and dtypes standing for arguments)."""
+    """The signature (runtime param -> dtype; a tuple argument's `tuple_type`), constants and
+    arg attributes of a launch (of a warmup, with `placeholders`: type strings and dtypes
+    standing for arguments)."""
     signature, constants, attrs = {}, {}, {}
     for name, a in zip(fn.arg_names, values):
         if type(a) is core.constexpr:
             a = a.value
         if name in fn.constexprs:
             constants[name] = a
-        elif a is None:
-            constants[name] = None
-        elif type(a) is bool:
-            signature[name] = core.int1
-        elif type(a) is int:
-            if a == 1 and name not in fn.do_not_specialize:
-                constants[name] = 1
-                continue
-            signature[name] = core.int32 if -2**31 <= a < 2**31 else (
-                core.int64 if -2**63 <= a < 2**63 else core.uint64)
-            if a % 16 == 0 and name not in fn.do_not_specialize:
-                attrs[name] = {"tile.divisibility": 16}
-        elif type(a) is float:
-            signature[name] = core.float32
-        elif type(a) is TensorDescriptor:
-            key, _ = _descriptor_entry(fn, name, a)
-            elem = _tile_dtype(fn, name, key[1])
-            signature[name] = tensor_descriptor_type(elem, a.block_shape, a.padding)
-            attrs[name] = {"tile.divisibility": 16}
-            for d, ok in enumerate(key[4]):
-                if ok:
-                    attrs[f"{name}.shape{d}"] = {"tile.divisibility": 16}
-            last = f"{name}.shape{len(key[4]) - 1}"
-            if key[6] and last not in attrs:  # rows of 16 bytes: 16 // itemsize elements
-                attrs[last] = {"tile.divisibility": 16 // a.base.dtype.itemsize}
-            for d, ok in enumerate(key[5]):
-                if ok:
-                    attrs[f"{name}.stride{d}"] = {"tile.divisibility": 16}
-        elif numpy_scalar_dtype(a) is not None:
-            signature[name] = core.DTYPES[numpy_scalar_dtype(a)]
-        elif placeholders and placeholder(fn, name, a) is not None:
-            signature[name], hint = placeholder(fn, name, a)
-            if hint:
-                attrs[name] = {"tile.divisibility": 16}
+            continue
+        nospec = name in fn.do_not_specialize
+        if isinstance(a, tuple):
+            signature[name] = _tuple_spec(fn, name, name, a, nospec, placeholders, attrs)
+            continue
+        const, t = _value_spec(fn, name, name, a, nospec, placeholders, attrs)
+        if const:
+            constants[name] = t
         else:
-            (dt, aligned), _ = _tensor_entry(fn, name, a)
-            signature[name] = core.pointer_type(_tile_dtype(fn, name, dt))
-            if aligned:
-                attrs[name] = {"tile.divisibility": 16}
+            signature[name] = t
     return signature, constants, attrs
+
+
+def _tuple_spec(fn, param, label, a, nospec, placeholders, attrs) -> tuple_type:
+    """The `tuple_type` of tuple argument `a` (its members specialized as arguments are; the
+    attributes of member parameters `param.<i>` go in `attrs`)."""
+    types = []
+    for i, m in enumerate(a):
+        p, lb = member_param(param, i), member_label(label, i)
+        if isinstance(m, tuple):
+            types.append(_tuple_spec(fn, p, lb, m, nospec, placeholders, attrs))
+        elif m is not None and is_constant_member(m):
+            types.append(core.constexpr_type(m))
+        elif type(m) is TensorDescriptor:
+            raise located(descriptor_member_message(fn, lb), fn.fn, exc=TypeError)
+        else:
+            const, t = _value_spec(fn, p, lb, m, nospec, placeholders, attrs)
+            types.append(core.constexpr_type(t) if const else t)
+    return tuple_type(types, arg_fields(a))
+
+
+def _value_spec(fn, name, label, a, nospec, placeholders, attrs):
+    """(is a constant, the constant or the dtype) of one runtime argument or tuple member
+    (`name`: its parameter, `label`: how messages name it); its attributes go in `attrs`."""
+    if a is None:
+        return True, None
+    if type(a) is bool:
+        return False, core.int1
+    if type(a) is int:
+        if a == 1 and not nospec:
+            return True, 1
+        if a % 16 == 0 and not nospec:
+            attrs[name] = {"tile.divisibility": 16}
+        return False, core.int32 if -2**31 <= a < 2**31 else (
+            core.int64 if -2**63 <= a < 2**63 else core.uint64)
+    if type(a) is float:
+        return False, core.float32
+    if type(a) is list:
+        raise located(list_message(fn, label), fn.fn, exc=TypeError)
+    if type(a) is TensorDescriptor:
+        key, _ = _descriptor_entry(fn, label, a)
+        elem = _tile_dtype(fn, label, key[1])
+        attrs[name] = {"tile.divisibility": 16}
+        for d, ok in enumerate(key[4]):
+            if ok:
+                attrs[f"{name}.shape{d}"] = {"tile.divisibility": 16}
+        last = f"{name}.shape{len(key[4]) - 1}"
+        if key[6] and last not in attrs:  # rows of 16 bytes: 16 // itemsize elements
+            attrs[last] = {"tile.divisibility": 16 // a.base.dtype.itemsize}
+        for d, ok in enumerate(key[5]):
+            if ok:
+                attrs[f"{name}.stride{d}"] = {"tile.divisibility": 16}
+        return False, tensor_descriptor_type(elem, a.block_shape, a.padding)
+    if numpy_scalar_dtype(a) is not None:
+        return False, core.DTYPES[numpy_scalar_dtype(a)]
+    if placeholders and placeholder(fn, label, a) is not None:
+        t, hint = placeholder(fn, label, a)
+        if hint:
+            attrs[name] = {"tile.divisibility": 16}
+        return False, t
+    (dt, aligned), _ = _tensor_entry(fn, label, a)
+    if aligned:
+        attrs[name] = {"tile.divisibility": 16}
+    return False, core.pointer_type(_tile_dtype(fn, label, dt))
 
 
 def _tile_dtype(fn, name, dt) -> core.dtype:
@@ -309,11 +372,20 @@ def native_signature(fn: JITFunction):
                          tuple(o for o in IGNORED_OPTIONS if o not in params))
 
 
+def _leaves(names, values):
+    """(label, value) of each argument, tuple arguments' members in their place."""
+    for n, a in zip(names, values):
+        if isinstance(a, tuple):
+            yield from _leaves([member_label(n, i) for i in range(len(a))], a)
+        else:
+            yield n, a
+
+
 def launch_device(fn: JITFunction, values):
     """The device ordinal of the launch's torch tensors (None: no torch tensor); raises if
     they are on several devices."""
     dev = name = None
-    for n, a in zip(fn.arg_names, values):
+    for n, a in _leaves(fn.arg_names, values):
         if type(a) in _TORCH_TYPES and a.is_cuda:
             d = a.get_device()
             if dev is None:

@@ -13,6 +13,7 @@ import os
 
 from ..compiler.cache import FileCache
 from ..compiler.kernel_stats import KernelStats
+from ..language.tuples import spec_key
 from ..version import __version__
 
 BINARY_STAGES = ("cubin", "hsaco")
@@ -43,7 +44,7 @@ def compiler_hash() -> str:
 
 def cache_key(fn, signature, constants, attrs, options, target: str) -> str:
     """The disk cache key of this variant (the driver's `ASTSource.hash` and `compile`)."""
-    spec = (sorted((k, str(v)) for k, v in signature.items()),
+    spec = (sorted((k, spec_key(v)) for k, v in signature.items()),
             sorted((k, repr(v)) for k, v in constants.items()),
             sorted((k, sorted(v.items())) for k, v in attrs.items()))
     src_hash = hashlib.sha256((fn.cache_key + repr(spec)).encode()).hexdigest()

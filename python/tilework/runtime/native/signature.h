@@ -496,6 +496,14 @@ static unsigned long long raw_stream(long device) {
     return v;
 }
 
+/* whether a runtime argument is a tuple (launched by the Python path) */
+static int has_tuple_argument(Signature *s, PyObject *values) {
+    if (!PyTuple_Check(values) || PyTuple_GET_SIZE(values) != s->n) return 0;
+    for (Py_ssize_t i = 0; i < s->n; i++)
+        if (!s->is_cx[i] && PyTuple_Check(PyTuple_GET_ITEM(values, i))) return 1;
+    return 0;
+}
+
 /* one launch: the launched variant (new reference), None (not handled here: the Python path
    takes it) or NULL (an error) */
 static PyObject *launch_core(Signature *self, PyObject *values, PyObject *opts, PyObject *cache,
@@ -511,6 +519,8 @@ static PyObject *launch_core(Signature *self, PyObject *values, PyObject *opts, 
     int fast = fingerprint(self, values, fp, kobj, held, &nheld, params, &np, &device);
     if (fast < 0) return NULL;
     if (!fast) { /* the full rules: key tuple built, then looked up */
+        if (has_tuple_argument(self, values))
+            Py_RETURN_NONE; /* the Python path: its members' devices, its flattening */
         PyObject *key = key_and_params(self, values, params, &np, &device);
         if (!key) return NULL;
         T_ADD(PH_KEY, t0);
