@@ -222,7 +222,7 @@ TILE.op("make_tensormap", "one thread writes the tensor map of the tensor at `ba
         results=[result("result", any_type())],
         attrs=[Attr("box", DENSE_I32), Attr("swizzle", INT), Attr("offset", INT),
                Attr("program_bytes", INT)],
-        traits={WRITES}, verify=_make_tensormap, interp=None,
+        traits={WRITES}, verify=_make_tensormap, interp="builtin",
         unsupported={"amd": "TMA tensor maps are NVIDIA's (sm_90+); AMD loads descriptors "
                             "as block pointers"})
 TILEGPU.op("mbarrier_init", "one thread initializes the mbarrier `barrier` for `count` arrivals",
