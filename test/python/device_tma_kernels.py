@@ -56,3 +56,34 @@ def dev_two_maps(a_ptr, b_ptr, out, R, C, stride, BM: tl.constexpr, BN: tl.const
     v = da.load([p * BM, 0]) + db.load([p * BM, 0])
     rm = p * BM + tl.arange(0, BM)
     tl.store(out + rm[:, None] * BN + tl.arange(0, BN)[None, :], v)
+
+
+@tilework.jit
+def dev_batched(a_ptr, out, R, C, stride_b, stride_r, BM: tl.constexpr, BN: tl.constexpr):
+    """Program (p, b) copies block p of batch b: each program's map has its own base, so a
+    slot shared by two programs would copy another batch's rows."""
+    p, bi = tl.program_id(0), tl.program_id(1)
+    d = tl.make_tensor_descriptor(a_ptr + bi * stride_b, [R, C], [stride_r, 1], [BM, BN])
+    v = d.load([p * BM, 0])
+    rm = p * BM + tl.arange(0, BM)
+    o = out + bi * (tl.num_programs(0) * BM * BN)
+    tl.store(o + rm[:, None] * BN + tl.arange(0, BN)[None, :], v)
+
+
+@tilework.jit
+def dev_rows(x, out, N, B: tl.constexpr):
+    """A 1-D descriptor (no strides): out block p = 3 * x's block p, zero past N."""
+    d = tl.make_tensor_descriptor(x, [N], [1], [B])
+    tl.store(out + tl.program_id(0) * B + tl.arange(0, B), d.load([tl.program_id(0) * B]) * 3)
+
+
+@tilework.jit
+def dev_box3d(x, out, A, Bd, C, s0, s1, B0: tl.constexpr, B1: tl.constexpr,
+              B2: tl.constexpr):
+    """A 3-D descriptor: block p along the first dimension, stored row-major."""
+    p = tl.program_id(0)
+    d = tl.make_tensor_descriptor(x, [A, Bd, C], [s0, s1, 1], [B0, B1, B2])
+    v = d.load([p * B0, 0, 0])
+    o = (p * B0 + tl.arange(0, B0))[:, None, None] * (B1 * B2) + \
+        tl.arange(0, B1)[None, :, None] * B2 + tl.arange(0, B2)[None, None, :]
+    tl.store(out + o, v)

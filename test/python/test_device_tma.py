@@ -14,7 +14,8 @@ from tilework.backends.nvidia.compiler import find_ptxas, ptx_features
 from tilework.compiler.driver import ASTSource, compile
 from tilework.runtime import abi, allocation
 
-from device_tma_kernels import dev_matmul, dev_two_maps, dev_window
+from device_tma_kernels import (dev_box3d, dev_matmul, dev_rows, dev_two_maps,
+                                dev_window)
 
 F16 = tl.pointer_type(tl.float16)
 MM_SIG = {"a_ptr": F16, "b_ptr": F16, "c_ptr": F16, "M": tl.int32, "N": tl.int32,
@@ -175,3 +176,27 @@ def test_ptx_version_is_raised_only_for_tensor_maps():
     assert ptx_features("tensormap.replace", "+ptx86") == "+ptx86"
     ck = _window(attrs={})
     assert ".version 8.0" in ck.asm["ptx"]
+
+
+F32 = tl.pointer_type(tl.float32)
+
+
+def test_rank_1_and_3_maps():
+    """Rank 1 (no stride to set: the builder's empty stride group) and rank 3 (two strides,
+    ord 0 the middle dimension's): ptxas takes both."""
+    one = compile(ASTSource(dev_rows, {"x": F32, "out": F32, "N": tl.int32}, {"B": 64},
+                            {"x": {"tile.divisibility": 16}}), "sm_90a", CompileOptions(),
+                  cache=False)
+    assert re.search(r"rank\.global\.b1024\.b32 \[%rd\d+\], 0;", one.asm["ptx"])
+    assert "global_stride" not in one.asm["ptx"] and "cp.async.bulk.tensor.1d" in one.asm["ptx"]
+    attrs = {k: {"tile.divisibility": 16} for k in ("x", "s0", "s1")}
+    three = compile(ASTSource(dev_box3d, {"x": F32, "out": F32, "A": tl.int32, "Bd": tl.int32,
+                                          "C": tl.int32, "s0": tl.int32, "s1": tl.int32},
+                              {"B0": 2, "B1": 4, "B2": 8}, attrs), "sm_90a", CompileOptions(),
+                    cache=False)
+    ptx = three.asm["ptx"]
+    assert re.search(r"rank\.global\.b1024\.b32 \[%rd\d+\], 2;", ptx)
+    assert len(re.findall(r"global_stride\.global\.b1024\.b64 \[%rd\d+\], [01], ", ptx)) == 2
+    assert "cp.async.bulk.tensor.3d" in ptx
+    if find_ptxas() is not None:
+        assert one.asm["cubin"] and three.asm["cubin"]
