@@ -6,8 +6,9 @@ Depth S as tilegpu-pipeline's (`tile.num_stages` on the loop, else `num_stages`;
 loop is left to tilegpu-tma-loads, one copy and wait per load).  A descriptor_load directly
 in the body is pipelined when its coordinates are computed, in the body, by side-effect-free
 ops from the (i32) induction variable and values from outside the loop, and its tensor map
-(a parameter, or one a descriptor made in the kernel wrote) comes from outside the loop.  Each such load gets
-a ring of S buffers in its swizzle's layout; the loop one ring of S mbarriers, each
+(a parameter, or one a descriptor made in the kernel wrote) comes from outside the loop.
+Each such load gets a ring of S buffers in its swizzle's layout; the loop one ring of S
+mbarriers, each
 initialized for one arrival per load (every load's tma_load arrives with its bytes):
 
     before:   rings; mbarrier_init of each slot's barrier;
