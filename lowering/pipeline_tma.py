@@ -8,8 +8,8 @@ in the body is pipelined when its coordinates are computed, in the body, by side
 ops from the (i32) induction variable and values from outside the loop, and its tensor map
 (a parameter, or one a descriptor made in the kernel wrote) comes from outside the loop.
 Each such load gets a ring of S buffers in its swizzle's layout; the loop one ring of S
-mbarriers, each
-initialized for one arrival per load (every load's tma_load arrives with its bytes):
+mbarriers, each initialized for one arrival per load (every load's tma_load arrives with its
+bytes):
 
     before:   rings; mbarrier_init of each slot's barrier;
               for j in 0 .. S-2: the loads of iteration j into slot j (pred: lb + j*step < ub)
