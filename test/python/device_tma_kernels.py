@@ -87,3 +87,15 @@ def dev_box3d(x, out, A, Bd, C, s0, s1, B0: tl.constexpr, B1: tl.constexpr,
     o = (p * B0 + tl.arange(0, B0))[:, None, None] * (B1 * B2) + \
         tl.arange(0, B1)[None, :, None] * B2 + tl.arange(0, B2)[None, None, :]
     tl.store(out + o, v)
+
+
+@tilework.jit
+def dev_remade(a_ptr, out, R, C, stride, n, BM: tl.constexpr, BN: tl.constexpr):
+    """out block = the sum over i < n of block pid of the i-th [R, C] matrix at a_ptr: a
+    descriptor made in the loop, its map rewritten (one slot) each iteration."""
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for i in range(n):
+        d = tl.make_tensor_descriptor(a_ptr + i * stride * R, [R, C], [stride, 1], [BM, BN])
+        acc += d.load([tl.program_id(0) * BM, 0])
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    tl.store(out + rm[:, None] * BN + tl.arange(0, BN)[None, :], acc)

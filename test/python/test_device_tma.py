@@ -14,7 +14,7 @@ from tilework.backends.nvidia.compiler import find_ptxas, ptx_features
 from tilework.compiler.driver import ASTSource, compile
 from tilework.runtime import abi, allocation
 
-from device_tma_kernels import (dev_box3d, dev_matmul, dev_rows, dev_two_maps,
+from device_tma_kernels import (dev_box3d, dev_matmul, dev_remade, dev_rows, dev_two_maps,
                                 dev_window)
 
 F16 = tl.pointer_type(tl.float16)
@@ -200,3 +200,27 @@ def test_rank_1_and_3_maps():
     assert "cp.async.bulk.tensor.3d" in ptx
     if find_ptxas() is not None:
         assert one.asm["cubin"] and three.asm["cubin"]
+
+
+def test_stores_stay_on_the_pointer_path_with_tma_store():
+    """`tma_store=True` stores host descriptors by TMA; an in-kernel descriptor's store keeps
+    the block-pointer store (and C, only stored, gets no map)."""
+    ck = _matmul(tma_store=True)
+    assert "tile.descriptor_store" not in ck.asm["tile"] and '"tile.store"' in ck.asm["tile"]
+    assert ck.metadata["global_scratch_size"] == 256
+    assert "cp.async.bulk.tensor.2d.global.shared::cta" not in ck.asm["ptx"]
+
+
+def test_a_map_made_in_a_loop_is_rewritten_there():
+    """A descriptor made in a loop body: its map (one slot) is written each iteration before
+    that iteration's copy, which tilegpu-tma-loads waits for in the iteration."""
+    sig = {"a_ptr": F32, "out": F32, "R": tl.int32, "C": tl.int32, "stride": tl.int32,
+           "n": tl.int32}
+    ck = compile(ASTSource(dev_remade, sig, {"BM": 32, "BN": 32},
+                           {k: {"tile.divisibility": 16} for k in ("a_ptr", "stride")}),
+                 "sm_90a", CompileOptions(), cache=False)
+    tg = ck.asm["tilegpu"]
+    loop = tg.index("scf.for")
+    assert loop < tg.index("tile.make_tensormap") < tg.index('"tilegpu.tma_load"') < \
+        tg.index("tilegpu.mbarrier_wait")
+    assert ck.metadata["global_scratch_size"] == 128

@@ -13,8 +13,8 @@ if not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] != 9:
 
 import tilework  # noqa: E402
 from tilework.runtime import allocation  # noqa: E402
-from device_tma_kernels import (dev_batched, dev_box3d, dev_matmul, dev_rows,  # noqa: E402
-                                dev_two_maps, dev_window)
+from device_tma_kernels import (dev_batched, dev_box3d, dev_matmul, dev_remade,  # noqa: E402
+                                dev_rows, dev_two_maps, dev_window)
 
 
 def cdiv(a, b):
@@ -112,6 +112,17 @@ def test_each_program_has_its_own_map():
     want = torch.zeros(B, 3 * bm, bn, device="cuda")
     want[:, :R] = x
     torch.testing.assert_close(out, want, rtol=0, atol=0)
+
+
+def test_map_rewritten_in_a_loop():
+    n, R, C = 5, 50, 32
+    x = torch.randn(n, R, C, device="cuda")
+    out = torch.full((64, 32), float("nan"), device="cuda")
+    k = dev_remade[(2,)](x, out, R, C, C, n, BM=32, BN=32)
+    want = torch.zeros(64, 32, device="cuda")
+    want[:R] = x.sum(0)
+    torch.testing.assert_close(out, want)
+    assert "tensormap.replace" in k.asm["ptx"]
 
 
 def test_rank_1():
