@@ -5,11 +5,13 @@ One program per multiprocessor (NUM_SMS programs) walks the output tiles with
 `tl.range(start, num_tiles, NUM_SMS)`, in groups of GROUP_M tile rows so that programs running
 at the same time share A's rows and B's columns in L2.  Operands are read and the result
 written through tensor descriptors: `matmul_persistent` takes host `TensorDescriptor`s,
-`matmul_persistent_device` builds them in the kernel with `tl.make_tensor_descriptor`.  Tails
+`matmul_persistent_device` builds them in the kernel with `tl.make_tensor_descriptor` (on
+sm_90a their TMA maps live in global scratch from `tilework.set_allocator`).  Tails
 need no masks: a descriptor reads zeros outside the tensor and writes only inside it.
 """
 import tilework
 import tilework.language as tl
+from tilework.runtime.allocation import get_allocator
 from tilework.tools.tensor_descriptor import TensorDescriptor
 
 
@@ -86,6 +88,9 @@ def matmul(a, b, device_descriptors=False, **config):
     grid = (min(sms, tiles),)
     bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
     if device_descriptors:
+        if get_allocator() is None:  # (sm_90a writes the descriptors' TMA maps in scratch)
+            tilework.set_allocator(lambda size, align, stream:
+                                   torch.empty(size, device=a.device, dtype=torch.int8))
         matmul_persistent_device[grid](a, b, c, M, N, K, a.stride(0), b.stride(0), c.stride(0),
                                        NUM_SMS=sms, **cfg)
     else:

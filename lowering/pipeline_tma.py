@@ -5,9 +5,11 @@ scf.for whose body feeds a dot (NVIDIA sm_90; the cp.async pipeliner, pipeline.p
 Depth S as tilegpu-pipeline's (`tile.num_stages` on the loop, else `num_stages`; S <= 1: the
 loop is left to tilegpu-tma-loads, one copy and wait per load).  A descriptor_load directly
 in the body is pipelined when its coordinates are computed, in the body, by side-effect-free
-ops from the (i32) induction variable and values from outside the loop.  Each such load gets
-a ring of S buffers in its swizzle's layout; the loop one ring of S mbarriers, each
-initialized for one arrival per load (every load's tma_load arrives with its bytes):
+ops from the (i32) induction variable and values from outside the loop, and its tensor map
+(a parameter, or one a descriptor made in the kernel wrote) comes from outside the loop.
+Each such load gets a ring of S buffers in its swizzle's layout; the loop one ring of S
+mbarriers, each initialized for one arrival per load (every load's tma_load arrives with its
+bytes):
 
     before:   rings; mbarrier_init of each slot's barrier;
               for j in 0 .. S-2: the loads of iteration j into slot j (pred: lb + j*step < ub)
@@ -66,6 +68,17 @@ def _slice(body, iv, values, out: set) -> bool:
             if not _slice(body, iv, list(op.operands), out):
                 return False
     return True
+
+
+def _outside(body, v) -> bool:
+    """Whether `v` is defined outside the loop: the tensor map its copies are issued from
+    before the loop too (a kernel parameter, or the map a descriptor made before the loop
+    wrote; one made in the body, or carried, leaves the load to tilegpu-tma-loads)."""
+    owner = v.owner
+    if isinstance(owner, ir.Block):
+        return owner != body
+    op = owner.operation if hasattr(owner, "operation") else owner
+    return op.block != body  # (the load is directly in the body: its map dominates it)
 
 
 def _i32(v: int) -> ir.Value:
@@ -127,7 +140,8 @@ def pipeline_loop(loop, pctx, reserve: int) -> bool:
             nbytes = alloc_bytes(T.MemDesc(T.shape_of(o.results[0].type),
                                            T.element_type(o.results[0].type), "unit", 1))
             # (slots start at multiples of the buffer's bytes: TMA needs 128-byte alignment)
-            if nbytes % 128 == 0 and _slice(body, iv, list(o.operands)[1:], s):
+            if nbytes % 128 == 0 and _outside(body, o.operands[0]) and \
+                    _slice(body, iv, list(o.operands)[1:], s):
                 loads.append(o)
                 ops |= s
     if not loads:

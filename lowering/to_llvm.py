@@ -406,6 +406,8 @@ def _convert_func(f, gpu_module, target, arch, num_warps, warp_size, functions, 
                            sym_name=name, kernel=True)
         if TMA_ATTR in f.attributes:  # the backend makes those parameters byval (TMA_ATTR)
             gf.attributes[TMA_ATTR] = f.attributes[TMA_ATTR]
+        if SCRATCH_ATTR in f.attributes:  # the metadata's global_scratch_size (the backend)
+            gf.attributes[SCRATCH_ATTR] = f.attributes[SCRATCH_ATTR]
         nthreads = num_warps * warp_size
         gf.attributes["known_block_size"] = ir.DenseI32ArrayAttr.get([nthreads, 1, 1])
         gf.attributes["tilegpu.num_warps"] = i32(num_warps)
@@ -428,6 +430,7 @@ def _convert_func(f, gpu_module, target, arch, num_warps, warp_size, functions, 
 
 BUFFER_OPS_ATTR = "tilegpu.buffer_ops"  # unit module attribute: `buffer_ops` on
 TMA_ATTR = "tile.tma"  # (frontend/ops_descriptor.py): tensor-map arguments, the kernel's plans
+SCRATCH_ATTR = "tile.global_scratch"  # (frontend/ops_descriptor.py): bytes per program
 
 
 def _tma_args(f) -> list:

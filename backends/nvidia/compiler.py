@@ -98,6 +98,9 @@ class NVIDIABackend(Backend):
         tma = tensor_map_params(self.gpu_module(mod))  # (idempotent: from the llvm text too)
         if tma:
             md["tma"] = tma
+        scratch = global_scratch_size(self.gpu_module(mod))
+        if scratch:  # the launch passes `scratch` bytes per program as the last parameter
+            md["global_scratch_size"], md["global_scratch_align"] = scratch, 128
         return super().to_llir(mod, md)
 
     def add_binary_stages(self, st, options):
@@ -176,6 +179,20 @@ def tensor_map_params(gpu_module) -> list:
     return plans
 
 
+SCRATCH_ATTR = "tile.global_scratch"  # (frontend/ops_descriptor.py, lowering/to_llvm.py)
+
+
+def global_scratch_size(gpu_module) -> int:
+    """The global scratch bytes a program of the module's kernel needs (tensor maps of
+    descriptors made in the kernel, 128 bytes each), 0 if none."""
+    import mlir.ir as ir
+    for op in gpu_module.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name == "llvm.func" and SCRATCH_ATTR in op.attributes:
+            return ir.IntegerAttr(op.attributes[SCRATCH_ATTR]).value
+    return 0
+
+
 def occupancy_hint(ptx: str, ptxas_info: str, shared: int, target) -> int | None:
     """How many programs per SM to ask ptxas for (`.minnctapersm`), when its register
     allocation lets fewer run at once than shared memory and the thread limit would, at most
@@ -217,7 +234,7 @@ def llir_to_ptx(llir: str, target, opt_level: int = 3) -> str:
     mod = llvm.parse_assembly(llir)
     mod.triple = "nvptx64-nvidia-cuda"
     tm = llvm.Target.from_triple(mod.triple).create_target_machine(
-        cpu=target.arch, features=target.features, opt=opt_level)
+        cpu=target.arch, features=ptx_features(llir, target.features), opt=opt_level)
     mod.data_layout = str(tm.target_data)
     pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
     pto.loop_unrolling = pto.loop_interleaving = True  # as MLIR's optimizing transformer
@@ -226,6 +243,16 @@ def llir_to_ptx(llir: str, target, opt_level: int = 3) -> str:
     pb = llvm.create_pass_builder(tm, pto)
     pb.getModulePassManager().run(mod, pb)
     return tm.emit_assembly(mod)
+
+
+def ptx_features(llir: str, features: str) -> str:
+    """The target's PTX version, or 8.3 where the module writes tensor maps in the kernel
+    (`tensormap.replace`, `fence.proxy.tensormap`: PTX ISA 8.3, which ptxas 12.3+ reads), so
+    every other kernel's PTX stays as it was."""
+    m = re.search(r"\+ptx(\d+)", features)
+    if "tensormap.replace" in llir and m and int(m.group(1)) < 83:
+        return features.replace(m.group(0), "+ptx83")
+    return features
 
 
 # LLVM's SLP vectorizer took most of the O3 time (bias_gelu_rowsum: 268 of 331 ms) and gave the

@@ -365,7 +365,7 @@ def builder_source(d: OpDef) -> str:
                      f"if len({a.group}) > {n}:",
                      f"    raise TypeError(f'{fname}: at most {n} {a.group} values, got "
                      f"{{len({a.group})}}')",
-                     f"if not {a.group}:",
+                     f"if not {a.group} and {not a.optional}:",  # (a group may be empty)
                      f"    raise TypeError('{fname}: {a.group}0 is required')",
                      f"operands += {a.group}",
                      f"osizes += [1] * len({a.group}) + [0] * ({n} - len({a.group}))"]

@@ -21,15 +21,21 @@ The store side: `tile.descriptor_store` is `desc.store(offsets, value)` of such 
 when `CompileOptions.tma_store` is on; `tilegpu-tma-stores` (lowering/tma_store.py) writes the
 value into a buffer in the box layout (`local_alloc`) and `tilegpu.tma_store` copies the buffer
 to the box at the coordinates (one thread; the hardware clips what lies outside the tensor),
-reading it through the async proxy until its bulk group's reads are done."""
+reading it through the async proxy until its bulk group's reads are done.
+
+A descriptor made in the kernel (`tl.make_tensor_descriptor`) gets its tensor map written in
+global scratch: `tile.make_tensormap` (one thread fills the 128 bytes at `scratch` + this
+program's slice (`program_bytes` per program, the linear program id) + `offset`, then fences
+them for the tensor-map proxy) returns the map's global address, which descriptor_load and
+tma_load take as `desc` as they take a host map's parameter."""
 from __future__ import annotations
 
 import mlir.ir as ir
 
 from .. import ir_types as T
 from ..layout import parse_layout
-from .base import INT, READS, WRITES, Attr, any_type, group, is_type, named_operands, operand, \
-    optional, result, tensor
+from .base import DENSE_I32, INT, READS, WRITES, Arg, Attr, any_type, group, is_type, \
+    named_operands, operand, optional, result, tensor
 from .core import TILE
 from .shared import checked, memdesc
 from .tilegpu import TILEGPU
@@ -71,6 +77,39 @@ def _box(shape, elem, swizzle, what):
     if swizzle and (len(shape) != 2 or inner < swizzle or _bits(elem) > 32):
         return f"{what} swizzle {swizzle} needs a 2-D block of 8/16/32-bit elements with rows " \
                f"of at least {swizzle} bytes"
+
+
+MAP_BYTES = 128  # a CUtensorMap
+
+
+def _scalar_ptr(v, what, name):
+    if T.shape_of(v.type) or not T.is_ptr(v.type):
+        return f"{what} {name} must be a scalar pointer, got {v.type}"
+
+
+def _make_tensormap(op):
+    args = named_operands(op)
+    err = _scalar_ptr(args["scratch"], "make_tensormap", "scratch") or \
+        _scalar_ptr(args["base"], "make_tensormap", "base") or \
+        _desc(op.results[0], "make_tensormap result")
+    if err:
+        return err
+    box = list(ir.DenseI32ArrayAttr(op.attributes["box"]))
+    rank = len(box)
+    ndims = sum(1 for k, v in args.items() if k.startswith("dim") and v is not None)
+    nstrides = sum(1 for k, v in args.items() if k.startswith("stride") and v is not None)
+    if ndims != rank or nstrides != rank - 1:
+        return f"make_tensormap needs one dimension per box dimension ({rank}) and one " \
+               f"stride fewer, got {ndims} and {nstrides}"
+    err = _box(box, T.pointee(args["base"].type), ir.IntegerAttr(op.attributes["swizzle"]).value,
+               "make_tensormap")
+    if err:
+        return err
+    off = ir.IntegerAttr(op.attributes["offset"]).value
+    size = ir.IntegerAttr(op.attributes["program_bytes"]).value
+    if off < 0 or off % MAP_BYTES or off + MAP_BYTES > size or size % MAP_BYTES:
+        return f"make_tensormap offset {off} must be a multiple of {MAP_BYTES} with the map " \
+               f"within the program's {size} bytes (a multiple of {MAP_BYTES})"
 
 
 def _descriptor_load(op):
@@ -171,6 +210,20 @@ TILE.op("descriptor_store", "stores the tile `src` to the block of the tensor ma
         attrs=[Attr("swizzle", INT)], traits={WRITES}, verify=_descriptor_store,
         interp="builtin",
         unsupported={"amd": "TMA tensor maps are NVIDIA's (sm_90+); AMD stores descriptors "
+                            "as block pointers"})
+TILE.op("make_tensormap", "one thread writes the tensor map of the tensor at `base` (dims and "
+                         "strides in elements, outermost first; the last stride 1) for boxes "
+                         "`box` at `offset` in this program's `program_bytes` of the global "
+                         "scratch, fenced for TMA; its address",
+        operands=[operand("scratch", any_type()), operand("base", any_type())]
+        + group("dim", _i32, MAX_RANK)
+        + [Arg(f"stride{i}", is_type("i64"), optional=True, group="stride")
+           for i in range(MAX_RANK - 1)],
+        results=[result("result", any_type())],
+        attrs=[Attr("box", DENSE_I32), Attr("swizzle", INT), Attr("offset", INT),
+               Attr("program_bytes", INT)],
+        traits={WRITES}, verify=_make_tensormap, interp="builtin",
+        unsupported={"amd": "TMA tensor maps are NVIDIA's (sm_90+); AMD loads descriptors "
                             "as block pointers"})
 TILEGPU.op("mbarrier_init", "one thread initializes the mbarrier `barrier` for `count` arrivals",
            operands=[operand("barrier", memdesc())], attrs=[Attr("count", INT)],

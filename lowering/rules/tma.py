@@ -20,6 +20,16 @@ arms and invalidates a barrier and issues the copies; every thread waits:
   `cp.async.bulk.commit_group` and `cp.async.bulk.wait_group.read 0` (the buffer has been
   read: its bytes may be written again once the other threads pass a barrier after this).
 
+* `make_tensormap` (a descriptor made in the kernel): thread 0 zeroes the 128 bytes at the
+  map's global address (the kernel's global-scratch parameter + the linear program id times
+  `program_bytes` + `offset`), fills every field a tiled map uses with `tensormap.replace`
+  (sm_90a, PTX 8.3: the base, rank - 1, boxes, dims and byte strides innermost first, element
+  strides 1, the element type, no interleave, the swizzle, zero fill), then
+  `fence.proxy.tensormap::generic.release.gpu` and, as the one thread that issues the copies,
+  `fence.proxy.tensormap::generic.acquire.gpu` on the map before any `cp.async.bulk.tensor`
+  reads it through the tensor-map proxy.  The map's address is a global pointer: the copies
+  take it generic (`addrspacecast`, i.e. `cvta.global`).
+
 The ops only exist on sm_90 and newer (tilegpu-tma-loads runs there; the verifier-checked
 IR of another target cannot hold a tensor map).  The tensor map is the kernel's by-value parameter: its generic address (`cvta.param`, which
 LLVM emits for a `byval` grid-constant argument) is the copy's `[tmap, {coords}]` operand.
@@ -29,9 +39,10 @@ tilegpu-tma-stores rewrite them first.
 from __future__ import annotations
 
 import mlir.ir as ir
+from mlir.dialects import gpu
 
 from tilework.dialects import tile as T
-from tilework.dialects.opdefs.tma import dst_swizzle
+from tilework.dialects.opdefs.tma import MAP_BYTES, dst_swizzle
 from tilework.dialects.verify import named_operands
 
 from ..axis_info import elem_bytes
@@ -53,6 +64,86 @@ def _addr(ctx, p) -> ir.Value:
 
 
 _ONE = "{ .reg .pred %%p; setp.eq.u32 %%p, $0, 0; %s }"  # the body under thread 0's predicate
+
+
+def _generic(ctx, desc) -> ir.Value:
+    """A tensor map's address as the copies take it: generic (a kernel parameter's already is;
+    a map in global scratch is a global pointer)."""
+    if str(desc.type) == "!llvm.ptr":
+        return desc
+    return ctx.op1("llvm.addrspacecast", [desc], ir.Type.parse("!llvm.ptr"))
+
+
+# `.elemtype` of tensormap.replace (PTX ISA): what the copies move; ints of a width alike
+_ELEMTYPES = {"i8": 0, "i16": 1, "i32": 3, "i64": 5, "f16": 6, "f32": 7, "f64": 9, "bf16": 10}
+_SWIZZLE_MODES = {0: 0, 32: 1, 64: 2, 128: 3}
+
+
+def _elemtype(t: ir.Type) -> int:
+    name = str(t)
+    if name in _ELEMTYPES:
+        return _ELEMTYPES[name]
+    if name.startswith("f8"):  # (fp8: bytes)
+        return 0
+    raise LoweringError(f"make_tensormap: TMA cannot copy {name}")
+
+
+def _program_linear_id(ctx) -> ir.Value:
+    """x + nx * (y + ny * z) of this program, as i64 (the runtime's scratch has a slice per
+    program of the grid, in this order)."""
+    def dim(f, d):
+        return ctx.op1("arith.index_cast", [f(d)], ctx.i64)
+    x, y, z = (dim(gpu.block_id, d) for d in (gpu.Dimension.x, gpu.Dimension.y,
+                                                gpu.Dimension.z))
+    nx, ny = (dim(gpu.grid_dim, d) for d in (gpu.Dimension.x, gpu.Dimension.y))
+    yz = ctx.op1("arith.addi", [y, ctx.op1("arith.muli", [ny, z], ctx.i64)], ctx.i64)
+    return ctx.op1("arith.addi", [x, ctx.op1("arith.muli", [nx, yz], ctx.i64)], ctx.i64)
+
+
+@lower("tile.make_tensormap", target="nvidia")
+def _make_tensormap(ctx, op, args):
+    named = named_operands(op)
+    box = list(ir.DenseI32ArrayAttr(op.attributes["box"]))
+    rank = len(box)
+    elem = T.pointee(named["base"].type)
+    eb = elem_bytes(smem_type(elem))
+    sw = ir.IntegerAttr(op.attributes["swizzle"]).value
+    per_program = ir.IntegerAttr(op.attributes["program_bytes"]).value
+    offset = ir.IntegerAttr(op.attributes["offset"]).value
+    scratch, base = args[0], args[1]
+    dims = list(args[2:2 + rank])[::-1]  # innermost first
+    strides = [ctx.op1("arith.muli", [s, ctx.const(eb, ctx.i64)], ctx.i64)  # bytes
+               for s in list(args[2 + rank:2 + rank + rank - 1])[::-1]]
+    at = ctx.op1("arith.addi", [ctx.op1("arith.muli", [_program_linear_id(ctx),
+                                                       ctx.const(per_program, ctx.i64)],
+                                        ctx.i64), ctx.const(offset, ctx.i64)], ctx.i64)
+    tmap = ctx.op1("llvm.getelementptr", [scratch, at], ctx.gptr, {
+        "rawConstantIndices": ir.DenseI32ArrayAttr.get([-2147483648]),
+        "elem_type": ir.TypeAttr.get(ir.IntegerType.get_signless(8))})
+    rep = "@%p tensormap.replace.tile"
+    body = [f"@%p st.global.v4.b32 [$1+{i}], {{%z, %z, %z, %z}};"
+            for i in range(0, MAP_BYTES, 16)]
+    body += [f"{rep}.global_address.global.b1024.b64 [$1], $2;",
+             f"{rep}.rank.global.b1024.b32 [$1], {rank - 1};"]
+    ops = [ctx.thread_id(), tmap, base]
+    for i in range(rank):
+        body.append(f"{rep}.box_dim.global.b1024.b32 [$1], {i}, {box[rank - 1 - i]};")
+        body.append(f"{rep}.global_dim.global.b1024.b32 [$1], {i}, ${len(ops)};")
+        ops.append(dims[i])
+        body.append(f"{rep}.element_stride.global.b1024.b32 [$1], {i}, 1;")
+    for i, s in enumerate(strides):
+        body.append(f"{rep}.global_stride.global.b1024.b64 [$1], {i}, ${len(ops)};")
+        ops.append(s)
+    body += [f"{rep}.elemtype.global.b1024.b32 [$1], {_elemtype(elem)};",
+             f"{rep}.interleave_layout.global.b1024.b32 [$1], 0;",
+             f"{rep}.swizzle_mode.global.b1024.b32 [$1], {_SWIZZLE_MODES[sw]};",
+             f"{rep}.fill_mode.global.b1024.b32 [$1], 0;",
+             "@%p fence.proxy.tensormap::generic.release.gpu;",
+             f"@%p fence.proxy.tensormap::generic.acquire.gpu [$1], {MAP_BYTES};"]
+    text = "{ .reg .pred %p; .reg .b32 %z; setp.eq.u32 %p, $0, 0; mov.b32 %z, 0; " + \
+        " ".join(body) + " }"
+    _asm(ctx, text, ops, "r,l,l" + ",r" * rank + ",l" * (rank - 1))
+    return [tmap]
 
 
 @lower("tile.descriptor_load", target="nvidia")
@@ -118,7 +209,7 @@ def _box_operands(ctx, md, addr, coords, ops):
 def _tma_load(ctx, op, args):
     named = named_operands(op)
     md = T.memdesc_of(named["dst"].type)
-    desc, dst, bar = args[0], args[1], args[2]
+    desc, dst, bar = _generic(ctx, args[0]), args[1], args[2]
     rank = sum(1 for k, v in named.items() if k.startswith("coord") and v is not None)
     coords = list(args[3:3 + rank])[::-1]  # innermost first
     dst_addr, bar_addr = _addr(ctx, dst), _addr(ctx, bar)
@@ -138,7 +229,7 @@ def _tma_load(ctx, op, args):
 def _tma_store(ctx, op, args):
     named = named_operands(op)
     md = T.memdesc_of(named["src"].type)
-    desc, src = args[0], args[1]
+    desc, src = _generic(ctx, args[0]), args[1]
     rank = sum(1 for k, v in named.items() if k.startswith("coord") and v is not None)
     coords = list(args[2:2 + rank])[::-1]  # innermost first
     ctx.create("nvvm.fence.proxy", [], [], {

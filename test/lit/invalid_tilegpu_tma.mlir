@@ -148,3 +148,45 @@ func.func @store_no_map(%r: i32) {
   "tilegpu.tma_store"(%r, %buf, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0>} : (i32, !tilegpu.memdesc<array<i64: 16, 16>, f16, unit, 1 : i32>, i32, i32) -> ()
   return
 }
+
+// -----
+
+// tile.make_tensormap: the map's slot lies in the program's scratch, 128-byte aligned.
+// CHECK-NEXT: error: {{.*}}'tile.make_tensormap' op make_tensormap offset 128 must be a multiple of 128 with the map within the program's 128 bytes (a multiple of 128)
+func.func @map_outside(%s: !tile.ptr<i8>, %b: !tile.ptr<f16>, %n: i32, %st: i64) {
+  %m = "tile.make_tensormap"(%s, %b, %n, %n, %st) {box = array<i32: 64, 64>, offset = 128 : i32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 0>, program_bytes = 128 : i32, swizzle = 128 : i32} : (!tile.ptr<i8>, !tile.ptr<f16>, i32, i32, i64) -> !tile.ptr<i8>
+  return
+}
+
+// -----
+
+// CHECK-NEXT: error: {{.*}}'tile.make_tensormap' op make_tensormap needs one dimension per box dimension (2) and one stride fewer, got 2 and 0
+func.func @map_no_stride(%s: !tile.ptr<i8>, %b: !tile.ptr<f16>, %n: i32) {
+  %m = "tile.make_tensormap"(%s, %b, %n, %n) {box = array<i32: 64, 64>, offset = 0 : i32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0>, program_bytes = 128 : i32, swizzle = 128 : i32} : (!tile.ptr<i8>, !tile.ptr<f16>, i32, i32) -> !tile.ptr<i8>
+  return
+}
+
+// -----
+
+// CHECK-NEXT: error: {{.*}}'tile.make_tensormap' op make_tensormap block [512, 64] exceeds TMA's box of 256 per dimension
+func.func @map_big_box(%s: !tile.ptr<i8>, %b: !tile.ptr<f16>, %n: i32, %st: i64) {
+  %m = "tile.make_tensormap"(%s, %b, %n, %n, %st) {box = array<i32: 512, 64>, offset = 0 : i32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 0>, program_bytes = 128 : i32, swizzle = 128 : i32} : (!tile.ptr<i8>, !tile.ptr<f16>, i32, i32, i64) -> !tile.ptr<i8>
+  return
+}
+
+// -----
+
+// The map's address is a `!tile.ptr<i8>`, as a tensor-map parameter is.
+// CHECK-NEXT: error: {{.*}}'tile.make_tensormap' op make_tensormap result desc must be a scalar !tile.ptr<i8> (the tensor map parameter), got !tile.ptr<f16>
+func.func @map_result(%s: !tile.ptr<i8>, %b: !tile.ptr<f16>, %n: i32, %st: i64) {
+  %m = "tile.make_tensormap"(%s, %b, %n, %n, %st) {box = array<i32: 64, 64>, offset = 0 : i32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 0>, program_bytes = 128 : i32, swizzle = 128 : i32} : (!tile.ptr<i8>, !tile.ptr<f16>, i32, i32, i64) -> !tile.ptr<f16>
+  return
+}
+
+// -----
+
+// CHECK-NEXT: error: {{.*}}'tile.make_tensormap' op make_tensormap base must be a scalar pointer, got i32
+func.func @map_base(%s: !tile.ptr<i8>, %n: i32, %st: i64) {
+  %m = "tile.make_tensormap"(%s, %n, %n, %n, %st) {box = array<i32: 64, 64>, offset = 0 : i32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 0>, program_bytes = 128 : i32, swizzle = 128 : i32} : (!tile.ptr<i8>, i32, i32, i32, i64) -> !tile.ptr<i8>
+  return
+}

@@ -162,3 +162,62 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
     return %r#0 : tensor<64x64xf32, #C>
   }
 }
+
+// -----
+
+// A descriptor made in the kernel: its tensor map (tile.make_tensormap, before the loop) is
+// what the copies before the loop and in it read, as a parameter's would be.  A map made in
+// the body (a descriptor remade each iteration) cannot be issued before the loop: that load
+// is left to tilegpu-tma-loads.
+// CHECK-LABEL: func.func @device_map(
+// CHECK: %[[MAP:.+]] = "tile.make_tensormap"(%arg0, %arg1, %arg2, %arg2, %{{.+}})
+// CHECK: "tilegpu.mbarrier_init"
+// CHECK: "tilegpu.tma_load"(%[[MAP]],
+// CHECK: scf.for
+// CHECK: "tilegpu.warpgroup_dot"
+// CHECK: "tilegpu.tma_load"(%[[MAP]],
+// CHECK-LABEL: func.func @map_in_body(
+// CHECK-NOT: tilegpu.tma_load
+// CHECK: scf.for
+// CHECK: %[[M:.+]] = "tile.make_tensormap"
+// CHECK-NEXT: "tile.descriptor_load"(%[[M]],
+// CHECK-NOT: tilegpu.tma_load
+#B = #tilegpu.blocked<array<i32: 1, 8>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
+#S = #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>
+#C = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @device_map(%scratch: !tile.ptr<i8> {tile.global_scratch}, %base: !tile.ptr<f16>, %n: i32, %m: i32) -> tensor<64x64xf32, #C> attributes {tile.kernel, tile.global_scratch = 128 : i32} {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %c64 = arith.constant 64 : i32
+    %s = arith.constant 64 : i64
+    %map = "tile.make_tensormap"(%scratch, %base, %n, %n, %s) {box = array<i32: 64, 64>, offset = 0 : i32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 0>, program_bytes = 128 : i32, swizzle = 128 : i32} : (!tile.ptr<i8>, !tile.ptr<f16>, i32, i32, i64) -> !tile.ptr<i8>
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #C>
+    %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (tensor<64x64xf32, #C>) : i32 {
+      %k = arith.muli %i, %c64 : i32
+      %a = "tile.descriptor_load"(%map, %m, %k) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>, swizzle = 128 : i32} : (!tile.ptr<i8>, i32, i32) -> tensor<64x64xf16, #B>
+      %sa = "tilegpu.local_alloc"(%a) : (tensor<64x64xf16, #B>) -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>
+      %d = "tilegpu.warpgroup_dot"(%sa, %sa, %acc) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+      "tilegpu.local_dealloc"(%sa) : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>) -> ()
+      scf.yield %d : tensor<64x64xf32, #C>
+    } {tile.num_stages = 3 : i32}
+    return %r : tensor<64x64xf32, #C>
+  }
+  func.func @map_in_body(%scratch: !tile.ptr<i8> {tile.global_scratch}, %base: !tile.ptr<f16>, %n: i32, %m: i32) -> tensor<64x64xf32, #C> attributes {tile.kernel, tile.global_scratch = 128 : i32} {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %c64 = arith.constant 64 : i32
+    %s = arith.constant 64 : i64
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #C>
+    %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (tensor<64x64xf32, #C>) : i32 {
+      %k = arith.muli %i, %c64 : i32
+      %map = "tile.make_tensormap"(%scratch, %base, %n, %n, %s) {box = array<i32: 64, 64>, offset = 0 : i32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 0>, program_bytes = 128 : i32, swizzle = 128 : i32} : (!tile.ptr<i8>, !tile.ptr<f16>, i32, i32, i64) -> !tile.ptr<i8>
+      %a = "tile.descriptor_load"(%map, %m, %k) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>, swizzle = 128 : i32} : (!tile.ptr<i8>, i32, i32) -> tensor<64x64xf16, #B>
+      %sa = "tilegpu.local_alloc"(%a) : (tensor<64x64xf16, #B>) -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>
+      %d = "tilegpu.warpgroup_dot"(%sa, %sa, %acc) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+      "tilegpu.local_dealloc"(%sa) : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>) -> ()
+      scf.yield %d : tensor<64x64xf32, #C>
+    } {tile.num_stages = 3 : i32}
+    return %r : tensor<64x64xf32, #C>
+  }
+}

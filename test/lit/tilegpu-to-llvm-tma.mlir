@@ -115,3 +115,46 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
     return
   }
 }
+
+// -----
+
+// A descriptor made in the kernel (tile.make_tensormap): its map is at the global scratch
+// argument + the linear program id (x + nx * (y + ny * z)) * the program's 256 bytes + its
+// offset 128.  Thread 0 zeroes the 128 bytes, fills the fields with tensormap.replace (the
+// base; rank - 1; box, dims and the row stride in bytes innermost first; element strides 1;
+// f16 = 6; no interleave; swizzle 128 = 3; zero fill), releases the writes to the tensor-map
+// proxy and acquires them for its own copies; the copy takes the map's address generic.
+// CHECK-LABEL: gpu.func @device_map(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1>, %arg2: i32, %arg3: i32, %arg4: i64, %arg5: i32, %arg6: i32) kernel attributes {{{.*}}tile.global_scratch = 256 : i32
+// CHECK: %[[TID:.+]] = arith.index_cast %thread_id_x
+// CHECK: %[[SB:.+]] = arith.muli %arg4, %c2_i64 : i64
+// CHECK: %[[X:.+]] = arith.index_cast %block_id_x : index to i64
+// CHECK: %[[Y:.+]] = arith.index_cast %block_id_y : index to i64
+// CHECK: %[[Z:.+]] = arith.index_cast %block_id_z : index to i64
+// CHECK: %[[NX:.+]] = arith.index_cast %grid_dim_x : index to i64
+// CHECK: %[[NY:.+]] = arith.index_cast %grid_dim_y : index to i64
+// CHECK-NEXT: %[[NYZ:.+]] = arith.muli %[[NY]], %[[Z]] : i64
+// CHECK-NEXT: %[[YZ:.+]] = arith.addi %[[Y]], %[[NYZ]] : i64
+// CHECK-NEXT: %[[NXYZ:.+]] = arith.muli %[[NX]], %[[YZ]] : i64
+// CHECK-NEXT: %[[LIN:.+]] = arith.addi %[[X]], %[[NXYZ]] : i64
+// CHECK-NEXT: %[[PB:.+]] = arith.muli %[[LIN]], %c256_i64 : i64
+// CHECK-NEXT: %[[AT:.+]] = arith.addi %[[PB]], %c128_i64 : i64
+// CHECK-NEXT: %[[MAP:.+]] = llvm.getelementptr %arg0[%[[AT]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i8
+// CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "{ .reg .pred %p; .reg .b32 %z; setp.eq.u32 %p, $0, 0; mov.b32 %z, 0; @%p st.global.v4.b32 [$1+0], {%z, %z, %z, %z}; {{.*}} @%p st.global.v4.b32 [$1+112], {%z, %z, %z, %z}; @%p tensormap.replace.tile.global_address.global.b1024.b64 [$1], $2; @%p tensormap.replace.tile.rank.global.b1024.b32 [$1], 1; @%p tensormap.replace.tile.box_dim.global.b1024.b32 [$1], 0, 64; @%p tensormap.replace.tile.global_dim.global.b1024.b32 [$1], 0, $3; @%p tensormap.replace.tile.element_stride.global.b1024.b32 [$1], 0, 1; @%p tensormap.replace.tile.box_dim.global.b1024.b32 [$1], 1, 64; @%p tensormap.replace.tile.global_dim.global.b1024.b32 [$1], 1, $4; @%p tensormap.replace.tile.element_stride.global.b1024.b32 [$1], 1, 1; @%p tensormap.replace.tile.global_stride.global.b1024.b64 [$1], 0, $5; @%p tensormap.replace.tile.elemtype.global.b1024.b32 [$1], 6; @%p tensormap.replace.tile.interleave_layout.global.b1024.b32 [$1], 0; @%p tensormap.replace.tile.swizzle_mode.global.b1024.b32 [$1], 3; @%p tensormap.replace.tile.fill_mode.global.b1024.b32 [$1], 0; @%p fence.proxy.tensormap::generic.release.gpu; @%p fence.proxy.tensormap::generic.acquire.gpu [$1], 128; }", "r,l,l,r,r,l,~{memory}" %[[TID]], %[[MAP]], %arg1, %arg3, %arg2, %[[SB]] : (i32, !llvm.ptr<1>, !llvm.ptr<1>, i32, i32, i64) -> ()
+// CHECK: mbarrier.init
+// CHECK: %[[GEN:.+]] = llvm.addrspacecast %[[MAP]] : !llvm.ptr<1> to !llvm.ptr
+// CHECK: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [$3], [$2, {$4, $5}], [$1]; }", "r,r,l,r,r,r,~{memory}" %[[TID]], %{{.+}}, %[[GEN]], %{{.+}}, %arg6, %arg5
+#S = #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @device_map(%scratch: !tile.ptr<i8> {tile.global_scratch}, %base: !tile.ptr<f16>, %rows: i32, %cols: i32, %stride: i64, %r: i32, %c: i32) attributes {tile.kernel, tile.global_scratch = 256 : i32} {
+    %map = "tile.make_tensormap"(%scratch, %base, %rows, %cols, %stride) {box = array<i32: 64, 64>, offset = 128 : i32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 0>, program_bytes = 256 : i32, swizzle = 128 : i32} : (!tile.ptr<i8>, !tile.ptr<f16>, i32, i32, i64) -> !tile.ptr<i8>
+    %buf = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>
+    %bar = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>
+    "tilegpu.mbarrier_init"(%bar) {count = 1 : i32} : (!tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>) -> ()
+    "tilegpu.tma_load"(%map, %buf, %bar, %r, %c) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 0>} : (!tile.ptr<i8>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, !tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>, i32, i32) -> ()
+    "tilegpu.mbarrier_wait"(%bar, %r) : (!tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>, i32) -> ()
+    "tilegpu.mbarrier_inval"(%bar) : (!tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>) -> ()
+    "tilegpu.local_dealloc"(%buf) : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>) -> ()
+    "tilegpu.local_dealloc"(%bar) : (!tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>) -> ()
+    return
+  }
+}

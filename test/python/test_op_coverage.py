@@ -100,6 +100,12 @@ def _descriptor_store_kernel(x, out_desc, N: tl.constexpr):
     out_desc.store([N], tl.load(x + tl.arange(0, N)) * 3)  # (tile.descriptor_store, tma_store)
 
 
+@interpreted
+def _make_descriptor_kernel(x, out, N: tl.constexpr):
+    d = tl.make_tensor_descriptor(x, [2 * N], [1], [N])  # (tile.make_tensormap on sm_90a)
+    tl.store(out + tl.arange(0, N), d.load([N]) * 3)
+
+
 @tilework.jit
 def _triple_if_negative(v):
     if v < 0:
@@ -128,6 +134,7 @@ BUILTIN_KERNELS = {
     "tile.descriptor_load": (_descriptor_kernel, 8, lambda x: x[8:] * 3),
     "tile.descriptor_store": (_descriptor_store_kernel, 16,
                               lambda x: np.concatenate([np.full(8, np.nan), x[:8] * 3])),
+    "tile.make_tensormap": (_make_descriptor_kernel, 8, lambda x: x[8:] * 3),
     "tile.map_elementwise": (_map_kernel, 16, lambda x: np.where(x < 0, x * 3, x)),
 }
 
@@ -155,6 +162,8 @@ def test_builtin_evaluated_op(name, monkeypatch):
     elif name == "tile.descriptor_store":
         from tilework.tools.tensor_descriptor import TensorDescriptor
         kernel[(1,)](x, TensorDescriptor.from_tensor(out, [8]), N=8)
+    elif name == "tile.make_tensormap":
+        kernel[(1,)](x, out, N=8)
     else:
         kernel[(1,)](x, out, N=16)
     np.testing.assert_allclose(out, ref(x), rtol=1e-6)

@@ -407,7 +407,8 @@ def test_descriptors_get_block_pointer_vector_widths(target):
            "stride_o": tl.int32}
     attrs = {k: {"tile.divisibility": 16} for k in ("a", "out", "N", "stride_a", "stride_o")}
     dev = compile(ASTSource(tilework.jit(dev_copy2d), sig, {"BM": 32, "BN": 64}, attrs),
-                  target, cache=False)
+                  target, CompileOptions(tma=False),
+                  cache=False)  # (sm_90a loads in-kernel descriptors by TMA: test_device_tma.py)
     T = tensor_descriptor_type(tl.float32, [32, 64])
     hattrs = {k: {"tile.divisibility": 16} for k in
               ("a_desc", "o_desc", "a_desc.shape1", "o_desc.shape1", "a_desc.stride0",

@@ -23,6 +23,18 @@ host_window_k, host_copy1d_k, host_copy2d_k, host_copy3d_k = (
 DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.int32]
 
 
+@pytest.fixture(autouse=True)
+def scratch_allocator():
+    """In-kernel descriptors on sm_90a keep their TMA maps in global scratch, which a launch
+    gets from the allocator (Triton's tests set one the same way)."""
+    from tilework.runtime import allocation
+    prev = allocation.get_allocator()
+    tilework.set_allocator(lambda size, align, stream:
+                           torch.empty(size, dtype=torch.int8, device="cuda"))
+    yield
+    tilework.set_allocator(prev)
+
+
 def cdiv(a, b):
     return (a + b - 1) // b
 

@@ -24,8 +24,8 @@ from ..language.tuples import (is_namedtuple_class, is_tuple_spec, named_tuple,
 from . import semantic as S
 from .ops import IMPLS
 from .ops_control import KERNEL_RETURN_MESSAGE, ControlFlow, ReturnSignal, Undefined
-from .ops_descriptor import (TMA_ATTR, descriptor_from_args, descriptor_params,
-                             is_descriptor_type, tma_param)
+from .ops_descriptor import (SCRATCH_ATTR, TMA_ATTR, descriptor_from_args, descriptor_params,
+                             is_descriptor_type, number_tensormaps, scratch_param, tma_param)
 from .ops_shape import subscript
 from .semantic import SemanticError
 from .types import to_ir
@@ -510,6 +510,10 @@ def build_kernel(jit_fn, signature: dict, constants: dict, attrs: dict, context:
         tma = [(p, tma_param(b, p, signature[p])) for p in jit_fn.arg_names
                if is_descriptor_type(signature.get(p)) and tma_param(b, p, signature[p])]
         params += [(tp[0], tp[1]) for _, tp in tma]
+        n_tma_first = len(params) - len(tma)
+        scratch = scratch_param(b)  # (dropped below unless a descriptor made in the kernel
+        if scratch:                 # gets its tensor map there)
+            params.append(scratch)
         arg_names = [p for p, _ in params]
         arg_types = [to_ir(t) for _, t in params]
         with ir.InsertionPoint(module.body), loc:
@@ -521,8 +525,10 @@ def build_kernel(jit_fn, signature: dict, constants: dict, attrs: dict, context:
                 d = {k: ir.IntegerAttr.get(ir.IntegerType.get_signless(32), v)
                      for k, v in attrs.get(p, {}).items()}
                 arg_attrs.append(ir.DictAttr.get(d))
-            for i in range(len(arg_names) - len(tma), len(arg_names)):
+            for i in range(n_tma_first, n_tma_first + len(tma)):
                 arg_attrs[i] = ir.DictAttr.get({TMA_ATTR: ir.UnitAttr.get()})
+            if scratch:
+                arg_attrs[-1] = ir.DictAttr.get({SCRATCH_ATTR: ir.UnitAttr.get()})
             f.arg_attrs = ir.ArrayAttr.get(arg_attrs)
             if tma:  # what the runtime encodes each tensor map from (metadata["tma"])
                 f.attributes[TMA_ATTR] = ir.ArrayAttr.get(
@@ -530,6 +536,7 @@ def build_kernel(jit_fn, signature: dict, constants: dict, attrs: dict, context:
             entry = f.add_entry_block()
         scope = {}
         args = {p: tensor(entry.arguments[i], t) for i, (p, t) in enumerate(params)}
+        b.global_scratch = args[scratch[0]] if scratch else None
         for p in jit_fn.arg_names:
             t = signature.get(p)
             if is_descriptor_type(t):
@@ -553,19 +560,36 @@ def build_kernel(jit_fn, signature: dict, constants: dict, attrs: dict, context:
                     raise gen.error(gen.return_node, KERNEL_RETURN_MESSAGE) from None
             with loc:
                 func_d.ReturnOp([])
+        if scratch:
+            _global_scratch(f, entry)
         if tma:
-            _drop_unused_tensor_maps(f, entry, len(tma))
+            _drop_unused_tensor_maps(f, entry, n_tma_first, len(tma))
     return module
 
 
-def _drop_unused_tensor_maps(f, entry, n: int):
-    """Erases the tensor-map arguments (the last `n`) no TMA load or store used (a descriptor
-    only stored to without `tma_store`, or accessed on the block-pointer path), with their
-    plans."""
-    first = len(entry.arguments) - n
+def _global_scratch(f, entry):
+    """The kernel's global scratch: its bytes per program on the kernel (`SCRATCH_ATTR`, the
+    metadata's `global_scratch_size`) when a tensor map is made there, else the argument
+    erased."""
+    nbytes = number_tensormaps(f)
+    if nbytes:
+        f.attributes[SCRATCH_ATTR] = ir.IntegerAttr.get(
+            ir.IntegerType.get_signless(32, f.context), nbytes)
+        return
+    entry.erase_argument(len(entry.arguments) - 1)
+    with f.context:
+        f.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+            [a.type for a in entry.arguments], []))
+        f.arg_attrs = ir.ArrayAttr.get(list(ir.ArrayAttr(f.arg_attrs))[:-1])
+
+
+def _drop_unused_tensor_maps(f, entry, first: int, n: int):
+    """Erases the tensor-map arguments (`n` from index `first`) no TMA load or store used (a
+    descriptor only stored to without `tma_store`, or accessed on the block-pointer path),
+    with their plans."""
     plans = list(ir.ArrayAttr(f.attributes[TMA_ATTR]))
     arg_attrs = list(ir.ArrayAttr(f.arg_attrs))
-    for i in reversed(range(first, len(entry.arguments))):
+    for i in reversed(range(first, first + n)):
         if not len(list(entry.arguments[i].uses)):
             entry.erase_argument(i)
             del plans[i - first], arg_attrs[i]

@@ -25,6 +25,7 @@ import mlir.ir as ir
 from ..language import core
 from ..language.core import constexpr, tensor
 from tilework.dialects import builders as B
+from tilework.dialects import tile as TD
 
 from ..language.descriptor import (MAX_RANK, PADDINGS, tensor_descriptor,
                                    tensor_descriptor_type, tma_plan)
@@ -33,7 +34,7 @@ from . import semantic as S
 from .ops_core import IMPLS, impl
 from .ops_memory import block_pointer_tiles, load_block, store_block
 from .semantic import SemanticError
-from .types import tensor_ir_type
+from .types import tensor_ir_type, to_ir
 
 
 def _unwrap(x):
@@ -125,9 +126,96 @@ def make_tensor_descriptor(b, base, shape, strides, block_shape, padding_option=
             raise SemanticError(f"Tensor descriptor strides must be 16-byte aligned: stride "
                                 f"{i} is {s} elements of {elem_size} bytes")
     pad = _padding(padding_option, elem)
-    return tensor_descriptor((base, [_scalar(b, s, core.int32, "shape") for s in shape_],
-                              [_scalar(b, s, core.int64, "strides") for s in strides_],
-                              bshape, pad))
+    dims = [_scalar(b, s, core.int32, "shape") for s in shape_]
+    strides_t = [_scalar(b, s, core.int64, "strides") for s in strides_]
+    tmap = _device_tensormap(b, base, dims, strides_t, bshape, pad)
+    return tensor_descriptor((base, dims, strides_t, bshape, pad, tmap, tmap is not None))
+
+
+# --------------------------------------------------------------------------------------------
+# descriptors made in the kernel: tensor maps in global scratch (sm_90a)
+
+SCRATCH_ATTR = "tile.global_scratch"  # on the scratch argument; on the kernel: bytes/program
+MAP_BYTES = 128
+
+
+def scratch_param(b):
+    """(name, dtype) of the global-scratch parameter a kernel gets in this compilation when
+    a descriptor it makes may be copied by TMA (NVIDIA sm_90a, `tma`), or None.
+    `tensormap.replace` is sm_90a's (PTX 8.3); build_kernel drops it if no map was made."""
+    t, opts = getattr(b, "target", None), getattr(b, "options", None)
+    if t is None or t.backend != "nvidia" or t.capability != 90 or not t.arch.endswith("a") \
+            or (opts is not None and not opts.tma):
+        return None
+    return ("global_scratch", core.pointer_type(core.int8))
+
+
+def _device_tensormap(b, base: tensor, dims, strides, bshape, pad):
+    """The `tile.make_tensormap` of a descriptor made in the kernel, or None (the
+    block-pointer path): where the kernel has global scratch (`scratch_param`), the block has
+    a TMA plan, and what TMA requires of the tensor is known from the specialization: a
+    16-byte aligned base and strides multiples of 16 bytes (Triton asks the same of the
+    caller; a tensor that does not provably meet it keeps the exact block-pointer path)."""
+    scratch = getattr(b, "global_scratch", None)
+    elem = base.dtype.element_ty
+    plan = tma_plan(elem.primitive_bitwidth, bshape, pad)
+    if scratch is None or plan is None:
+        return None
+    nbytes = elem.primitive_bitwidth // 8
+    if _ptr_align(base.handle) % 16 or \
+            any(_known_divisor(s.handle) * nbytes % 16 for s in strides[:-1]):
+        return None
+    box, sw = plan
+    ty = core.pointer_type(core.int8)
+    h = B.build_make_tensormap(b, scratch.handle, base.handle, [d.handle for d in dims],
+                               [s.handle for s in strides[:-1]], result_type=to_ir(ty),
+                               box=box, swizzle=sw, offset=0, program_bytes=MAP_BYTES)
+    return tensor(h, ty)
+
+
+def _ptr_align(v: ir.Value) -> int:
+    """The bytes a scalar pointer is known to be aligned to: a kernel argument's specialized
+    divisibility (`tile.divisibility`, 16 for an aligned pointer), through `tile.addptr`s of
+    offsets with a known divisor."""
+    owner = v.owner
+    if isinstance(owner, ir.Block):
+        return _known_divisor(v)
+    op = owner.operation if hasattr(owner, "operation") else owner
+    if op.name == "tile.addptr":
+        et = TD.pointee(op.operands[0].type)
+        bits = ir.IntegerType(et).width if TD.isa(et, ir.IntegerType) else \
+            ir.FloatType(et).width
+        return math.gcd(_ptr_align(op.operands[0]),
+                        _known_divisor(op.operands[1]) * max(1, bits // 8))
+    return 1
+
+
+def number_tensormaps(f) -> int:
+    """After a kernel's code generation: erases the `tile.make_tensormap`s no TMA copy reads
+    (their descriptors' accesses all took the block-pointer path), gives the others their
+    128-byte slots in a program's scratch and returns the bytes a program needs."""
+    maps = []
+
+    def walk(op):
+        for r in op.regions:
+            for blk in r.blocks:
+                for o in blk.operations:
+                    o = o.operation
+                    if o.name == "tile.make_tensormap":
+                        maps.append(o)
+                    walk(o)
+    walk(f.operation if hasattr(f, "operation") else f)
+    live = []
+    for o in maps:
+        if len(list(o.results[0].uses)):
+            live.append(o)
+        else:
+            o.erase()
+    i32 = ir.IntegerType.get_signless(32, f.context)
+    for i, o in enumerate(live):
+        o.attributes["offset"] = ir.IntegerAttr.get(i32, i * MAP_BYTES)
+        o.attributes["program_bytes"] = ir.IntegerAttr.get(i32, len(live) * MAP_BYTES)
+    return len(live) * MAP_BYTES
 
 
 # --------------------------------------------------------------------------------------------
@@ -180,7 +268,8 @@ def load_tensor_descriptor(b, desc, offsets):
 @impl
 def store_tensor_descriptor(b, desc, offsets, value):
     d = _desc(desc, "store_tensor_descriptor")
-    if d.tma is not None and _tma_stores(b) and _inner_offset_aligned(b, d, offsets) and \
+    if d.tma is not None and not d.device and _tma_stores(b) and \
+            _inner_offset_aligned(b, d, offsets) and \
             (_unguarded(b) or _tma_store_safe(d, offsets)):
         return _tma_store(b, d, offsets, value)
     bp = _block(b, d, offsets, "store_tensor_descriptor")

@@ -116,11 +116,12 @@ def _call(name, *args, **kwargs):
 class tensor_descriptor(tuple):
     """A descriptor of a strided tensor in global memory, read and written in blocks of
     `block_shape` at element offsets.  The tuple (base, shape, strides, block_shape, padding,
-    tma): `base` a scalar pointer, `shape` int32 scalars, `strides` int64 scalars (the last
-    the constant 1), `block_shape` ints, `padding` 'zero' or 'nan', `tma` the kernel
+    tma, device): `base` a scalar pointer, `shape` int32 scalars, `strides` int64 scalars (the
+    last the constant 1), `block_shape` ints, `padding` 'zero' or 'nan', `tma` the kernel
     parameter holding its host tensor map (NVIDIA sm_90 with a TMA plan; loads then copy
-    with TMA) or None.  Being a tuple it flows through runtime loops and branches like the
-    tuple of its values."""
+    with TMA), or, `device` True, the global address of the map a descriptor made in the
+    kernel writes in global scratch (sm_90a), or None.  Being a tuple it flows through
+    runtime loops and branches like the tuple of its values."""
 
     # method -> builtin, resolved by the code generator (compiled) or called below (interpreter)
     __tilework_methods__ = {
@@ -131,9 +132,11 @@ class tensor_descriptor(tuple):
     }
 
     def __new__(cls, parts):
-        base, shape, strides, block_shape, padding, *tma = parts
+        base, shape, strides, block_shape, padding, *rest = parts
+        tma = rest[0] if rest else None
+        device = bool(rest[1]) if len(rest) > 1 else False
         return super().__new__(cls, (base, tuple(shape), tuple(strides), tuple(block_shape),
-                                     padding, tma[0] if tma else None))
+                                     padding, tma, device))
 
     base = property(lambda self: self[0])
     shape = property(lambda self: self[1])
@@ -141,6 +144,7 @@ class tensor_descriptor(tuple):
     block_shape = property(lambda self: self[3])
     padding = property(lambda self: self[4])
     tma = property(lambda self: self[5])
+    device = property(lambda self: self[6])
 
     @property
     def dtype(self) -> core.dtype:
