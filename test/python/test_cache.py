@@ -210,8 +210,9 @@ def test_concurrent_compiles_share_one_entry(tmp_path):
 
 def test_a_kernel_read_from_the_disk_cache_reports_registers(mod):
     """The launch path's warm-cache kernel (`CachedKernel`, no compiler imported) answers
-    Triton's `n_regs`/`n_spills` as the compiled kernel does: the fused-softmax tutorial sizes
-    its grid from them, and a second run (served from disk) raised AttributeError."""
+    Triton's `n_regs`/`n_spills` and `metadata.shared` as the compiled kernel does: the
+    fused-softmax tutorial sizes its grid from them, and its second run (served from disk)
+    raised AttributeError."""
     from tilework.runtime.warm_cache import from_files
     ck = compile_scaled(mod)
     d = entry_dir(ck.key)
@@ -220,5 +221,6 @@ def test_a_kernel_read_from_the_disk_cache_reports_registers(mod):
     cached = from_files(files, "sm_90a", ck.options, ck.key)
     if ck.n_regs is None:
         pytest.skip("no ptxas: registers unknown")
+    assert cached.metadata.shared == ck.metadata.shared == ck.metadata["shared"]
     assert (cached.n_regs, cached.n_spills) == (ck.n_regs, ck.n_spills)
     assert 0 < cached.n_regs <= 255 and cached.n_spills == 0

@@ -29,24 +29,13 @@ from tilework.lowering.registry import LoweringError
 from tilework.version import __version__
 
 from .cache import FileCache
-from .kernel_stats import KernelStats
+from .kernel_stats import KernelMetadata, KernelStats
 from .options import CompileOptions
 
 MLIR_STAGES = ("tile", "tilegpu", "llvm")
 BINARY_STAGES = ("cubin", "hsaco")
 # stages whose IR is laid out for one target and warp count (recorded as module attributes)
 LAYOUT_STAGES = ("tilegpu", "llvm")
-
-
-class KernelMetadata(dict):
-    """The metadata dict, whose keys read as attributes too (`k.metadata.shared`, as
-    Triton's metadata tuple)."""
-
-    def __getattr__(self, name):
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(name) from None
 
 
 @dataclass

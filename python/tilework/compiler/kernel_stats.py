@@ -1,6 +1,7 @@
-"""What ptxas (or the AMDGCN metadata) reports of a compiled kernel, shared by the driver's
-`CompiledKernel` and the runtime's `CachedKernel` (a kernel read from the disk cache), so both
-answer Triton's `kernel.n_regs`/`n_spills`.  No MLIR: the warm-cache path imports it."""
+"""What a compiled kernel reports of itself, shared by the driver's `CompiledKernel` and the
+runtime's `CachedKernel` (a kernel read from the disk cache), so both answer Triton's
+`kernel.n_regs`/`n_spills` and `kernel.metadata.shared`.  No MLIR: the warm-cache path
+imports it."""
 from __future__ import annotations
 
 import re
@@ -9,6 +10,17 @@ import re
 def asm_count(text, pattern) -> int | None:
     m = re.search(pattern, text or "")
     return int(m.group(1)) if m else None
+
+
+class KernelMetadata(dict):
+    """The metadata dict, whose keys read as attributes too (`k.metadata.shared`, as
+    Triton's metadata tuple)."""
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
 
 
 class KernelStats:

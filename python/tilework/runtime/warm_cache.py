@@ -12,7 +12,7 @@ import json
 import os
 
 from ..compiler.cache import FileCache
-from ..compiler.kernel_stats import KernelStats
+from ..compiler.kernel_stats import KernelMetadata, KernelStats
 from ..language.tuples import spec_key
 from ..version import __version__
 
@@ -59,7 +59,7 @@ class CachedKernel(KernelStats):
 
     def __init__(self, name, target, options, asm, metadata, key):
         self.name, self.target, self.options = name, target, options
-        self.asm, self.metadata, self.key = asm, metadata, key
+        self.asm, self.metadata, self.key = asm, KernelMetadata(metadata), key
 
     @property
     def binary(self) -> bytes:
