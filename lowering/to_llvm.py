@@ -203,8 +203,30 @@ class LoweringContext:
         uniform registers (Triton's warp id is made so)."""
         return self._hoisted("warp_uniform", lambda: self.shuffle(self.warp_id(), 0, "idx"))
 
+    # Warp specialization (lowering/warp_specialize.py): `producer_warps` warps after the
+    # kernel's num_warps; inside the marked scf.if, `ws_role` is "producer" or "consumer" and
+    # a barrier is a named one of that role's threads only (the other role never reaches it).
+    producer_warps = 0
+    ws_role = None
+
     def barrier(self):
-        gpu.barrier()
+        if self.ws_role is None:
+            gpu.barrier()
+            return
+        bid, n = (1, self.num_warps) if self.ws_role == "consumer" else (2, self.producer_warps)
+        self.create("llvm.inline_asm", [], [], {
+            "asm_string": ir.StringAttr.get(f"bar.sync {bid}, {n * self.warp_size};"),
+            "constraints": ir.StringAttr.get("~{memory}"), "has_side_effects": ir.UnitAttr.get(),
+            "asm_dialect": ir.IntegerAttr.get(self.i64, 0)})
+
+    def issuer_id(self) -> ir.Value:
+        """The thread id within the threads running this code (the producer's first thread
+        is 0 there): the one thread that issues a copy or inits a barrier is issuer 0."""
+        if self.ws_role != "producer":
+            return self.thread_id()
+        return self._hoisted("issuer", lambda: self.op1(
+            "arith.subi", [self.thread_id(), self.const(self.num_warps * self.warp_size)],
+            self.i32))
 
     # Barriers between ops are placed by tilegpu-insert-barriers as `tilegpu.barrier` ops; one
     # before an op with scratch is emitted where its rule starts touching shared memory
@@ -406,7 +428,10 @@ def _convert_func(f, gpu_module, target, arch, num_warps, warp_size, functions, 
                            sym_name=name, kernel=True)
         if TMA_ATTR in f.attributes:  # the backend makes those parameters byval (TMA_ATTR)
             gf.attributes[TMA_ATTR] = f.attributes[TMA_ATTR]
-        nthreads = num_warps * warp_size
+        producer = ir.IntegerAttr(f.attributes[PRODUCER_ATTR]).value \
+            if PRODUCER_ATTR in f.attributes else 0
+        ctx.producer_warps = producer
+        nthreads = (num_warps + producer) * warp_size
         gf.attributes["known_block_size"] = ir.DenseI32ArrayAttr.get([nthreads, 1, 1])
         gf.attributes["tilegpu.num_warps"] = i32(num_warps)
         if maxnreg and target == "nvidia":  # ptxas fits the cap (Triton's `maxnreg`)
@@ -426,6 +451,8 @@ def _convert_func(f, gpu_module, target, arch, num_warps, warp_size, functions, 
     gf.attributes[SHARED_ATTR] = i32(shared)
 
 
+PRODUCER_ATTR = "tilegpu.producer_warps"  # a kernel's producer warps (warp_specialize.py)
+LAUNCH_WARPS_ATTR = "tilegpu.launch_warps"  # module: the warps a launch needs, producers too
 BUFFER_OPS_ATTR = "tilegpu.buffer_ops"  # unit module attribute: `buffer_ops` on
 TMA_ATTR = "tile.tma"  # (frontend/ops_descriptor.py): tensor-map arguments, the kernel's plans
 
@@ -457,6 +484,10 @@ def _to_llvm(module_op, pctx):
     # the option, or the module attribute (hand-written IR)
     buffer_ops = bool(getattr(pctx.options, "buffer_ops", False)) or \
         BUFFER_OPS_ATTR in module_op.attributes
+    launch = max([nw + (ir.IntegerAttr(f.attributes[PRODUCER_ATTR]).value
+                        if PRODUCER_ATTR in f.attributes else 0) for f in funcs] + [nw])
+    if launch != nw:  # the backend's metadata (the launch's block) takes it from here
+        module_op.attributes[LAUNCH_WARPS_ATTR] = i32(launch)
     for f in funcs:
         _convert_func(f, gm, pctx.backend, pctx.arch, nw, ws, functions, shared,
                       pctx.extra.get("maxnreg"), pctx.target, buffer_ops)
