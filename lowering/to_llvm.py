@@ -23,6 +23,7 @@ from .shared_memory import (ALIGN, OFFSET_ATTR, SCRATCH, SHARED_ATTR, SMEM_PTR, 
                             buffer_align, scratch_bytes, smem_offset_ptr)
 from .smem_alloc import allocate_shared
 from .smem_barriers import insert_barriers
+from .warp_specialize import PRODUCER_ATTR, register_split
 
 
 from .regs import Regs  # noqa: E402,F401  (re-exported: the per-thread form of a tile)
@@ -434,7 +435,9 @@ def _convert_func(f, gpu_module, target, arch, num_warps, warp_size, functions, 
         nthreads = (num_warps + producer) * warp_size
         gf.attributes["known_block_size"] = ir.DenseI32ArrayAttr.get([nthreads, 1, 1])
         gf.attributes["tilegpu.num_warps"] = i32(num_warps)
-        if maxnreg and target == "nvidia":  # ptxas fits the cap (Triton's `maxnreg`)
+        if producer:  # the count at entry setmaxnreg starts from (ptxas must know it)
+            gf.attributes["nvvm.maxnreg"] = i32(register_split(num_warps, maxnreg)[0])
+        elif maxnreg and target == "nvidia":  # ptxas fits the cap (Triton's `maxnreg`)
             gf.attributes["nvvm.maxnreg"] = i32(maxnreg)
         entry = gf.body.blocks.append(*arg_types)
     ctx.entry = entry
@@ -451,7 +454,6 @@ def _convert_func(f, gpu_module, target, arch, num_warps, warp_size, functions, 
     gf.attributes[SHARED_ATTR] = i32(shared)
 
 
-PRODUCER_ATTR = "tilegpu.producer_warps"  # a kernel's producer warps (warp_specialize.py)
 LAUNCH_WARPS_ATTR = "tilegpu.launch_warps"  # module: the warps a launch needs, producers too
 BUFFER_OPS_ATTR = "tilegpu.buffer_ops"  # unit module attribute: `buffer_ops` on
 TMA_ATTR = "tile.tma"  # (frontend/ops_descriptor.py): tensor-map arguments, the kernel's plans

@@ -34,8 +34,10 @@ tile while the consumers finish this one (the epilogue overlaps the next tile's 
 kernel gets `tilegpu.producer_warps = 4`: tilegpu-to-llvm launches (num_warps + 4) warps and
 lowers the barriers inside the split as named barriers of each side's threads (rules/scf.py,
 `ctx.barrier`); the producer's copies are issued by its first thread (`ctx.issuer_id`).
-Registers: the launch gives each thread R0 = 65536 / threads (multiple of 8, at most 255);
-the producer keeps 40, the consumers take what that frees (R, a multiple of 8, at most 240).
+Registers (`register_split`): the launch gives each thread R0 = 65536 / threads (a multiple
+of 8, at most 255, at most the `maxnreg` option), which tilegpu-to-llvm gives ptxas as
+`.maxnreg`; the producer keeps 40, the consumers take what that frees (a multiple of 8, at
+most 240; none when that is no more than R0, as for a single consumer warp group).
 """
 from __future__ import annotations
 
@@ -64,15 +66,18 @@ MAX_CONSUMER_REGS = 240
 _REGS_PER_SM = 65536
 
 
-def register_split(num_warps: int, warp_size: int = 32) -> tuple[int, int]:
-    """(the producer's registers, the consumers') for num_warps consumers and one producer
-    warp group: the consumers take what the producer frees of the launch's even share."""
+def register_split(num_warps: int, cap: int | None = None, warp_size: int = 32) \
+        -> tuple[int, int, int]:
+    """(registers at entry, the producer's, the consumers') for num_warps consumers and one
+    producer warp group.  The entry count is the launch's even share (`cap`, the `maxnreg`
+    option, if lower), given to ptxas as `.maxnreg` (without it ptxas cannot tell the count at
+    entry and ignores setmaxnreg); the consumers take what the producer frees of it."""
     total = (num_warps + PRODUCER_WARPS) * warp_size
-    r0 = min(255, _REGS_PER_SM // total) // 8 * 8
-    freed = PRODUCER_WARPS * warp_size * (r0 - PRODUCER_REGS)
-    inc = min(MAX_CONSUMER_REGS, (r0 * num_warps * warp_size + freed)
-              // (num_warps * warp_size) // 8 * 8)
-    return PRODUCER_REGS, max(inc, r0 // 8 * 8)
+    r0 = min(255, _REGS_PER_SM // total, cap or 255) // 8 * 8
+    dec = min(PRODUCER_REGS, r0)
+    freed = PRODUCER_WARPS * warp_size * (r0 - dec)
+    inc = (r0 * num_warps * warp_size + freed) // (num_warps * warp_size) // 8 * 8
+    return r0, dec, max(r0, min(MAX_CONSUMER_REGS, inc))
 
 
 def _i32(v: int) -> ir.Value:
@@ -141,8 +146,11 @@ def _plan(f, loop, num_warps) -> "_Plan | str":
     """The plan for the marked `loop`, or why it does not qualify."""
     if num_warps % PRODUCER_WARPS:
         return f"num_warps {num_warps} is not whole warp groups"
-    if loop.block != f.regions[0].blocks[0]:
+    top = f.regions[0].blocks[0]
+    if loop.block != top:
         return "the loop is nested in other control flow"
+    if len(top.operations[len(top.operations) - 1].operation.operands):
+        return "the kernel returns values"
     body = loop.regions[0].blocks[0]
     outer, inner = None, loop
     if not _loads(body):
@@ -281,8 +289,9 @@ def _consumer(plan, S, rings, full, empty, regs, else_block):
     inner, outer = plan.inner, plan.outer
     ibody = inner.regions[0].blocks[0]
     lb, ub, step = list(inner.operands)[:3]
-    with ir.InsertionPoint.at_block_begin(else_block), inner.location:
-        B.build_setmaxnreg(None, count=regs, mode="inc")
+    if regs is not None:
+        with ir.InsertionPoint.at_block_begin(else_block), inner.location:
+            B.build_setmaxnreg(None, count=regs, mode="inc")
     n = None
     if outer is not None:
         obody = outer.regions[0].blocks[0]
@@ -327,12 +336,13 @@ def _consumer(plan, S, rings, full, empty, regs, else_block):
             B.build_mbarrier_arrive(None, slot_view(empty, slot))
 
 
-def _rewrite(plan, S, num_warps):
+def _rewrite(plan, S, num_warps, cap):
     f = plan.f
     top = f.regions[0].blocks[0]
     ops = [o.operation for o in top.operations]
     moved, ret = ops[:-1], ops[-1]
-    dec, inc = register_split(num_warps)
+    r0, dec, inc = register_split(num_warps, cap)
+    inc = inc if inc > r0 else None  # (nothing to take: one consumer group has the most)
     loc = plan.inner.location
     with ir.InsertionPoint(ops[0]), loc:
         mds = [T.MemDesc(T.shape_of(ld.results[0].type), T.element_type(ld.results[0].type),
@@ -383,7 +393,7 @@ def warp_specialize(module_op, pctx=None):
             if S <= 1:
                 _note(loop, "num_stages <= 1: nothing to run ahead")
                 continue
-            _rewrite(plan, S, num_warps)
+            _rewrite(plan, S, num_warps, getattr(pctx.options, "maxnreg", None))
             done = True
 
 
