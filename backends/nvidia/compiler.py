@@ -108,6 +108,9 @@ class NVIDIABackend(Backend):
         st["cubin"] = lambda ptx, md: self.to_cubin(ptx, md, options)
 
     def to_cubin(self, ptx: str, md, options) -> bytes | None:
+        warps = ptx_block_warps(ptx)
+        if warps and warps > md.get("num_warps", 0):  # warp specialization's producer warps,
+            md["num_warps"] = warps  # also on a restart from the llvm, llir or ptx text
         ptxas = find_ptxas()
         if ptxas is None:
             md["cubin_note"] = "no ptxas found: the driver JITs the PTX"
@@ -177,6 +180,18 @@ def tensor_map_params(gpu_module) -> list:
             plans.append({"arg": kv["arg"], "box": [int(x) for x in kv["box"].split(",")],
                           "swizzle": int(kv["swizzle"])})
     return plans
+
+
+def ptx_block_warps(ptx: str) -> int | None:
+    """The warps of the block the PTX's first `.maxntid`/`.reqntid` asks for (None without
+    one)."""
+    m = re.search(r"\.(?:maxntid|reqntid)\s+(\d+)(?:,\s*(\d+))?(?:,\s*(\d+))?", ptx)
+    if m is None:
+        return None
+    threads = 1
+    for g in m.groups():
+        threads *= int(g or 1)
+    return -(-threads // 32)
 
 
 def occupancy_hint(ptx: str, ptxas_info: str, shared: int, target) -> int | None:

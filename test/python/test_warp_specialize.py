@@ -183,3 +183,15 @@ def test_register_split(nw, split):
 
 def test_register_split_under_maxnreg():
     assert register_split(8, cap=128) == (128, 40, 168)
+
+
+@pytest.mark.parametrize("start", ["tilegpu", "llvm", "llir", "ptx"])
+def test_restart_launches_the_producer_too(start):
+    """A restart from a later stage's text launches the producer warps as well (from the
+    module's tilegpu.launch_warps, or the PTX's .maxntid): launching only the consumers would
+    leave them waiting for copies nobody issues."""
+    ck = _simple()
+    again = compile(ck.asm[start], "sm_90a", CompileOptions(num_warps=8), start=start,
+                    cache=False)
+    assert again.metadata["num_warps"] == 12
+    assert again.asm["ptx"] == ck.asm["ptx"]
