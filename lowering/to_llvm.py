@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 import mlir.ir as ir
-from mlir.dialects import gpu
+from mlir.dialects import gpu, nvvm
 
 from tilework.dialects import tile as T
 from tilework.dialects.layout import layout_of
@@ -215,10 +215,9 @@ class LoweringContext:
             gpu.barrier()
             return
         bid, n = (1, self.num_warps) if self.ws_role == "consumer" else (2, self.producer_warps)
-        self.create("llvm.inline_asm", [], [], {
-            "asm_string": ir.StringAttr.get(f"bar.sync {bid}, {n * self.warp_size};"),
-            "constraints": ir.StringAttr.get("~{memory}"), "has_side_effects": ir.UnitAttr.get(),
-            "asm_dialect": ir.IntegerAttr.get(self.i64, 0)})
+        # (the intrinsic, not inline asm: LLVM knows it convergent, as gpu.barrier's)
+        nvvm.BarrierOp(None, barrierId=self.const(bid),
+                       numberOfThreads=self.const(n * self.warp_size))
 
     def issuer_id(self) -> ir.Value:
         """The thread id within the threads running this code (the producer's first thread

@@ -50,8 +50,8 @@ from tilework.dialects import tile as T
 from .layout_passes import kernels
 from .module_info import module_config
 from .pass_base import Pass, register
-from .pipeline_common import arith, cmp_lt, in_flight_acc, invariant_in, loop_depth, \
-    next_op, reserve_bytes, wait_result
+from .pipeline_common import arith, clone_slice, invariant_in, loop_depth, next_op, \
+    reserve_bytes, wait_result
 from .pipeline_tma import async_dot, consume_load, feeds_dot, pure_op, slot_view
 from .shared_memory import alloc_bytes
 from .tma import barrier_type, buffer_layout
@@ -213,24 +213,16 @@ def _in_order(block, ops) -> list:
     return [o.operation for o in block.operations if o.operation in ops]
 
 
-def _clone(ops, env):
-    for op in ops:
-        new = op.clone()
-        for i, x in enumerate(op.operands):
-            if x in env:
-                new.operands[i] = env[x]
-        for a, b in zip(op.results, new.results):
-            env[a] = b
-
-
-def _counter(iv, lb, step, outer_iv=None, olb=None, ostep=None, n=None):
-    """The ring counter c of the iteration at `iv` (at the insertion point): k, or t * n + k
-    in the persistent form; with k = (iv - lb) / step (and t likewise for O)."""
+def _counter(iv, lb, step, outer=None):
+    """The ring counter c of the iteration at `iv` (at the insertion point): k = (iv - lb) /
+    step, or t * n + k in the persistent form (`outer`: O's induction variable, lower bound,
+    step and L's trip count n; t = O's iteration)."""
     k = arith("arith.divsi", arith("arith.subi", iv, lb), step)
-    if outer_iv is None:
-        return k, k
-    t = arith("arith.divsi", arith("arith.subi", outer_iv, olb), ostep)
-    return k, arith("arith.addi", arith("arith.muli", t, n), k)
+    if outer is None:
+        return k
+    oiv, olb, ostep, n = outer
+    t = arith("arith.divsi", arith("arith.subi", oiv, olb), ostep)
+    return arith("arith.addi", arith("arith.muli", t, n), k)
 
 
 def _trips(lb, ub, step):
@@ -250,7 +242,7 @@ def _producer(plan, S, rings, full, empty, regs):
     B.build_setmaxnreg(None, count=regs, mode="dec")
     env = {}
     top = plan.f.regions[0].blocks[0]
-    _clone(_in_order(top, plan.slices["top"]), env)
+    clone_slice(_in_order(top, plan.slices["top"]), env)
     m = lambda v: env.get(v, v)  # noqa: E731
     inner, outer = plan.inner, plan.outer
     lb, ub, step = (m(v) for v in list(inner.operands)[:3])
@@ -260,7 +252,7 @@ def _producer(plan, S, rings, full, empty, regs):
         o = scf.ForOp(olb, oub, ostep)
         with ir.InsertionPoint(o.body):
             env[outer.regions[0].blocks[0].arguments[0]] = o.induction_variable
-            _clone(_in_order(outer.regions[0].blocks[0], plan.slices["outer"]), env)
+            clone_slice(_in_order(outer.regions[0].blocks[0], plan.slices["outer"]), env)
             loop = scf.ForOp(lb, ub, step)
             scf.YieldOp([])
         where = o.induction_variable
@@ -269,11 +261,8 @@ def _producer(plan, S, rings, full, empty, regs):
     with ir.InsertionPoint(loop.body):
         iv = loop.induction_variable
         env[inner.regions[0].blocks[0].arguments[0]] = iv
-        _clone(_in_order(inner.regions[0].blocks[0], plan.slices["inner"]), env)
-        if outer is not None:
-            _, c = _counter(iv, lb, step, where, olb, ostep, n)
-        else:
-            _, c = _counter(iv, lb, step)
+        clone_slice(_in_order(inner.regions[0].blocks[0], plan.slices["inner"]), env)
+        c = _counter(iv, lb, step, (where, olb, ostep, n) if outer is not None else None)
         slot, phase = _slot_phase(c, S)
         B.build_mbarrier_wait(None, slot_view(empty, slot), arith("arith.xori", phase, _i32(1)))
         bar = slot_view(full, slot)

@@ -4,12 +4,12 @@ the persistent form of Triton's tutorial 09 (the tiles' loop marked, `flatten=Tr
 tilework and by Triton (the same source under each one's imports), against cuBLAS
 (torch.matmul); CUDA-event medians, fp16, one short table with the card's name.
 
-    python benchmarks/tools/ws_matmul.py [--shapes MxNxK ...] [--dtype fp16|bf16]
+    python benchmarks/tools/ws_matmul.py [--dtype fp16|bf16] [--all-configs] [--shapes MxNxK ...]
 
 Default shapes: 4096^3, 8192^3, 8192x8192x512 (where the persistent kernel's producer,
 running into the next tile, overlaps a tile's epilogue with the next one's loads).  Each cell:
-TFLOP/s of the best of the configs below, `!` if its result is off cuBLAS's by more than the
-tolerance.  Triton 3.6 ignores warp_specialize on these Hopper loops (its PTX has no
+TFLOP/s of the best of the configs (CONFIGS; MORE_CONFIGS too with --all-configs), `!` if
+its result is off cuBLAS's by more than the tolerance.  Triton 3.6 ignores warp_specialize on these Hopper loops (its PTX has no
 setmaxnreg and 256 threads), so its two columns show its plain pipeline.  Needs an sm_90 GPU.
 """
 import os
@@ -58,7 +58,8 @@ def ws_persistent(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.cons
 '''
 
 # (BM, BN, BK, num_warps, num_stages): the best of these is reported per cell
-CONFIGS = [(128, 256, 64, 8, 3), (128, 128, 64, 8, 4)]
+CONFIGS = [(128, 256, 64, 8, 3)]
+MORE_CONFIGS = [(128, 128, 64, 8, 4), (128, 256, 64, 8, 4)]  # with --all-configs
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 512)]
 
 
@@ -70,14 +71,14 @@ def descriptor_class(which):
     return TensorDescriptor
 
 
-def run_cell(mod, which, form, ws, a, b, ref, flop, tol):
-    """(best TFLOP/s over CONFIGS, whether every result was right) or (None, message)."""
+def run_cell(mod, which, form, ws, a, b, ref, flop, tol, configs):
+    """(best TFLOP/s over `configs`, whether every result was right) or (None, message)."""
     M, K = a.shape
     N = b.shape[1]
     TD = descriptor_class(which)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     best, ok = None, True
-    for bm, bn, bk, w, s in CONFIGS:
+    for bm, bn, bk, w, s in configs:
         c = torch.full((M, N), float("nan"), device="cuda", dtype=a.dtype)
         ad, bd = TD.from_tensor(a, [bm, bk]), TD.from_tensor(b, [bk, bn])
         cd = TD.from_tensor(c, [bm, bn])
@@ -106,7 +107,10 @@ def run_cell(mod, which, form, ws, a, b, ref, flop, tol):
 
 def main():
     argv = sys.argv[1:]
-    shapes, dt_name = SHAPES, "fp16"
+    shapes, dt_name, configs = SHAPES, "fp16", CONFIGS
+    if "--all-configs" in argv:
+        argv.remove("--all-configs")
+        configs = CONFIGS + MORE_CONFIGS
     if "--dtype" in argv:
         i = argv.index("--dtype")
         dt_name = argv[i + 1]
@@ -126,7 +130,7 @@ def main():
             ("triton", "tile", True), ("triton", "persistent", True)]
     names = ["tw", "tw ws", "tw pers", "tw pers ws", "triton ws", "triton pers ws"]
     print(f"{torch.cuda.get_device_name()}  {dt_name} descriptor GEMM, TFLOP/s (best of "
-          f"{', '.join(f'{c[0]}x{c[1]}x{c[2]}/w{c[3]}/s{c[4]}' for c in CONFIGS)})")
+          f"{', '.join(f'{c[0]}x{c[1]}x{c[2]}/w{c[3]}/s{c[4]}' for c in configs)})")
     print(f"{'M x N x K':>18} {'cuBLAS':>8} " + " ".join(f"{n:>14}" for n in names))
     for M, N, K in shapes:
         torch.manual_seed(0)
@@ -140,7 +144,7 @@ def main():
             if which not in mods:
                 row.append(f"{'-':>14}")
                 continue
-            tf, ok = run_cell(mods[which], which, form, ws, a, b, ref, flop, tol)
+            tf, ok = run_cell(mods[which], which, form, ws, a, b, ref, flop, tol, configs)
             row.append(f"{tf:13.1f}{' ' if ok else '!'}" if tf is not None else f"{'fail':>14}")
             if tf is None:
                 print(f"  ({which} {form} ws={ws}: {ok})")

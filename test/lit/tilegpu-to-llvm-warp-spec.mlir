@@ -5,7 +5,7 @@
 // the even share (248 at 256 threads: setmaxnreg needs the count at entry); the warp group
 // comes from the warp-uniform warp id; before the split the barriers are the CTA's
 // (gpu.barrier), inside it each side's own: the consumers' is named barrier 1 of 128
-// threads.  The producer's copy is issued by its first thread (tid - 128 == 0); the
+// threads (`bar.sync 1, 128`; the producer's would be 2).  The producer's copy is issued by its first thread (tid - 128 == 0); the
 // consumers' arrival by lane 0 of each warp where the predicate holds.  The module records
 // the warps to launch (the backend's metadata num_warps, which the runtime's block uses).
 
@@ -34,7 +34,7 @@
 // CHECK-NEXT: %[[WHO:.+]] = arith.select %arg2, %[[LANE]], %c1_i32 : i32
 // CHECK-NEXT: %[[E:.+]] = llvm.ptrtoint
 // CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "{ .reg .pred %p; setp.eq.u32 %p, $0, 0; @%p mbarrier.arrive.shared::cta.b64 _, [$1]; }", "r,r,~{memory}" %[[WHO]], %[[E]]
-// CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "bar.sync 1, 128;", "~{memory}"
+// CHECK-NEXT: nvvm.barrier id = %c1_i32 number_of_threads = %c128_i32
 // CHECK-NEXT: %[[F:.+]] = llvm.ptrtoint
 // CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "{ .reg .pred %p; setp.eq.u32 %p, $0, 0; @%p mbarrier.inval.shared::cta.b64 [$1]; }", "r,r,~{memory}" %[[TID]], %[[F]]
 // CHECK-NEXT: }
