@@ -18,7 +18,7 @@ from tilework.compiler.driver import ASTSource, compile
 from tilework.language.descriptor import tensor_descriptor_type
 from tilework.lowering.warp_specialize import register_split
 
-from ws_kernels import ws_matmul, ws_persistent
+from ws_kernels import ws_matmul, ws_persistent, ws_scaled
 
 LOAD = "cp.async.bulk.tensor.2d.shared::cluster.global"  # a TMA load (not a store)
 BAR0 = re.compile(r"bar\.sync\s+0;")
@@ -52,7 +52,7 @@ def _sides(ptx):
     return ptx[:dec], ptx[dec:inc], ptx[inc:]
 
 
-def _check_split(ck, nw, stages=3):
+def _check_split(ck, nw, stages=3, wait_group=1):
     ptx = ck.asm["ptx"]
     before, producer, consumer = _sides(ptx)
     # the launch: the consumers' warps and the producer warp group
@@ -73,7 +73,7 @@ def _check_split(ck, nw, stages=3):
     # copies are the producer's only; their barriers are named, of their own threads
     assert "mbarrier.try_wait.parity" in consumer and "wgmma.mma_async" in consumer
     assert "mbarrier.arrive.shared::cta.b64 _" in consumer
-    assert "wgmma.wait_group.sync.aligned 1" in consumer
+    assert re.search(rf"wgmma\.wait_group\.sync\.aligned\s+{wait_group}", consumer)
     assert LOAD not in consumer and LOAD not in before
     assert re.search(rf"bar\.sync\s+1, {nw * 32};", consumer)
     if find_ptxas():
@@ -121,6 +121,22 @@ def test_persistent_loop_split():
 def test_persistent_bf16_four_stages():
     ck = _persistent(tl.bfloat16, bn=128, num_stages=4)
     _check_split(ck, 8, stages=4)
+
+
+def test_synchronous_dot_releases_the_slot_at_the_end_of_the_iteration():
+    """A slot read into registers (A scaled before the dot) feeds a synchronous wgmma: the
+    consumers release the slot (unpredicated) just before the yield."""
+    ck = compile(ASTSource(ws_scaled, _sig(tl.float16, 128, 128, 64),
+                           {"BM": 128, "BN": 128, "BK": 64}, {}), "sm_90a",
+                 CompileOptions(num_warps=8, num_stages=3), cache=False)
+    _check_split(ck, 8, wait_group=0)
+    tg = ck.asm["tilegpu"]
+    loop = tg[tg.index("} else {"):]
+    loop = loop[loop.index("scf.for"):loop.index("scf.yield")]
+    assert '"tilegpu.local_load"' in loop and '"tilegpu.warpgroup_wait"' not in loop
+    arrive = loop[loop.rindex('"tilegpu.mbarrier_arrive"'):]
+    assert "operandSegmentSizes = array<i32: 1, 0>" in arrive  # no predicate
+    assert loop.index('"tilegpu.warpgroup_dot"') < loop.index('"tilegpu.mbarrier_arrive"')
 
 
 def test_off_is_the_plain_pipeline():

@@ -13,7 +13,7 @@ if not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] != 9:
     pytest.skip("warp specialization needs an sm_90 GPU", allow_module_level=True)
 
 from tilework.tools.tensor_descriptor import TensorDescriptor  # noqa: E402
-from ws_kernels import ws_matmul, ws_persistent  # noqa: E402
+from ws_kernels import ws_matmul, ws_persistent, ws_scaled  # noqa: E402
 
 SHAPES = [(1000, 1000, 1000), (4096, 4096, 4096), (8192, 8192, 512), (300, 200, 72)]
 DTYPES = [torch.float16, torch.bfloat16]
@@ -82,3 +82,19 @@ def test_configs(cfg):
         c, k = _run(kernel, a, b, ws=True, bm=bm, bn=bn, bk=bk, warps=w, stages=s)
         assert k.metadata["num_warps"] == w + 4
         torch.testing.assert_close(c.float(), ref, rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("M, N, K", [(1000, 1000, 1000), (256, 384, 8192)])
+def test_synchronous_dot(M, N, K):
+    """The slot read into registers, a synchronous wgmma, the slot released at the end of
+    each iteration."""
+    a, b = _inputs(M, N, K, torch.float16)
+    c = torch.full((M, N), float("nan"), device="cuda", dtype=a.dtype)
+    ad = TensorDescriptor.from_tensor(a, [128, 64])
+    bd = TensorDescriptor.from_tensor(b, [64, 128])
+    cd = TensorDescriptor.from_tensor(c, [128, 128])
+    k = ws_scaled[(-(-M // 128), -(-N // 128))](ad, bd, cd, M, N, K, BM=128, BN=128, BK=64,
+                                                 num_warps=8, num_stages=3)
+    torch.cuda.synchronize()
+    assert k.metadata["num_warps"] == 12
+    torch.testing.assert_close(c.float(), 2 * (a.float() @ b.float()), rtol=1e-2, atol=5e-2)

@@ -43,3 +43,17 @@ def ws_persistent(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.cons
             b = b_desc.load([ki * BK, pn * BN])
             acc = tl.dot(a, b, acc)
         c_desc.store([pm * BM, pn * BN], acc.to(c_desc.dtype))
+
+
+@tilework.jit
+def ws_scaled(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+              BK: tl.constexpr):
+    """C = (2 A) @ B: A's slot is read into registers (scaled) and written to a buffer of
+    its own, so the wgmma is synchronous and the slot is released at the iteration's end."""
+    pm, pn = tl.program_id(0), tl.program_id(1)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in tl.range(0, tl.cdiv(K, BK), warp_specialize=True):
+        a = a_desc.load([pm * BM, k * BK])
+        b = b_desc.load([k * BK, pn * BN])
+        acc = tl.dot(a * 2, b, acc)
+    c_desc.store([pm * BM, pn * BN], acc.to(c_desc.dtype))
