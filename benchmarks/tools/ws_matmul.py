@@ -4,13 +4,19 @@ the persistent form of Triton's tutorial 09 (the tiles' loop marked, `flatten=Tr
 tilework and by Triton (the same source under each one's imports), against cuBLAS
 (torch.matmul); CUDA-event medians, fp16, one short table with the card's name.
 
-    python benchmarks/tools/ws_matmul.py [--dtype fp16|bf16] [--all-configs] [--shapes MxNxK ...]
+    python benchmarks/tools/ws_matmul.py [--dtype fp16|bf16] [--all-configs] [--tma-store]
+        [--shapes MxNxK ...]
+
+`--tma-store`: tilework's epilogue stores C by TMA where it can (`tma_store=True`; the
+persistent kernel's grouped tile coordinates are not provably >= 0, so it keeps the
+block-pointer store).
 
 Default shapes: 4096^3, 8192^3, 8192x8192x512 (where the persistent kernel's producer,
 running into the next tile, overlaps a tile's epilogue with the next one's loads).  Each cell:
 TFLOP/s of the best of the configs (CONFIGS; MORE_CONFIGS too with --all-configs), `!` if
-its result is off cuBLAS's by more than the tolerance.  Triton 3.6 ignores warp_specialize on these Hopper loops (its PTX has no
-setmaxnreg and 256 threads), so its two columns show its plain pipeline.  Needs an sm_90 GPU.
+its result is off cuBLAS's by more than the tolerance.  Triton 3.6 ignores warp_specialize
+on these Hopper loops (its PTX, compiled ahead of time for sm_90a, has no setmaxnreg and 256
+threads), so its two columns show its plain pipeline.  Needs an sm_90 GPU.
 """
 import os
 import sys
@@ -71,7 +77,7 @@ def descriptor_class(which):
     return TensorDescriptor
 
 
-def run_cell(mod, which, form, ws, a, b, ref, flop, tol, configs):
+def run_cell(mod, which, form, ws, a, b, ref, flop, tol, configs, extra):
     """(best TFLOP/s over `configs`, whether every result was right) or (None, message)."""
     M, K = a.shape
     N = b.shape[1]
@@ -87,12 +93,12 @@ def run_cell(mod, which, form, ws, a, b, ref, flop, tol, configs):
             def run():
                 mod.ws_persistent[(min(sms, tiles),)](
                     ad, bd, cd, M, N, K, BM=bm, BN=bn, BK=bk, GROUP_M=8, NUM_SMS=sms, WS=ws,
-                    num_warps=w, num_stages=s)
+                    num_warps=w, num_stages=s, **extra)
         else:
             def run():
                 mod.ws_matmul[(-(-M // bm), -(-N // bn))](
                     ad, bd, cd, M, N, K, BM=bm, BN=bn, BK=bk, WS=ws, num_warps=w,
-                    num_stages=s)
+                    num_stages=s, **extra)
         try:
             run()
             torch.cuda.synchronize()
@@ -111,6 +117,10 @@ def main():
     if "--all-configs" in argv:
         argv.remove("--all-configs")
         configs = CONFIGS + MORE_CONFIGS
+    tw_extra = {}
+    if "--tma-store" in argv:
+        argv.remove("--tma-store")
+        tw_extra = {"tma_store": True}
     if "--dtype" in argv:
         i = argv.index("--dtype")
         dt_name = argv[i + 1]
@@ -129,7 +139,8 @@ def main():
             ("tilework", "persistent", False), ("tilework", "persistent", True),
             ("triton", "tile", True), ("triton", "persistent", True)]
     names = ["tw", "tw ws", "tw pers", "tw pers ws", "triton ws", "triton pers ws"]
-    print(f"{torch.cuda.get_device_name()}  {dt_name} descriptor GEMM, TFLOP/s (best of "
+    print(f"{torch.cuda.get_device_name()}  {dt_name} descriptor GEMM"
+          f"{' (tilework: tma_store)' if tw_extra else ''}, TFLOP/s (best of "
           f"{', '.join(f'{c[0]}x{c[1]}x{c[2]}/w{c[3]}/s{c[4]}' for c in configs)})")
     print(f"{'M x N x K':>18} {'cuBLAS':>8} " + " ".join(f"{n:>14}" for n in names))
     for M, N, K in shapes:
@@ -144,7 +155,8 @@ def main():
             if which not in mods:
                 row.append(f"{'-':>14}")
                 continue
-            tf, ok = run_cell(mods[which], which, form, ws, a, b, ref, flop, tol, configs)
+            tf, ok = run_cell(mods[which], which, form, ws, a, b, ref, flop, tol, configs,
+                              tw_extra if which == "tilework" else {})
             row.append(f"{tf:13.1f}{' ' if ok else '!'}" if tf is not None else f"{'fail':>14}")
             if tf is None:
                 print(f"  ({which} {form} ws={ws}: {ok})")
