@@ -63,6 +63,7 @@ SPLIT_ATTR = "tilegpu.warp_specialize"  # the scf.if of the split (rules/scf.py)
 PRODUCER_WARPS = 4
 PRODUCER_REGS = 40
 MAX_CONSUMER_REGS = 240
+MAX_WARPS = 32  # 1024 threads a block
 _REGS_PER_SM = 65536
 
 
@@ -146,6 +147,9 @@ def _plan(f, loop, num_warps) -> "_Plan | str":
     """The plan for the marked `loop`, or why it does not qualify."""
     if num_warps % PRODUCER_WARPS:
         return f"num_warps {num_warps} is not whole warp groups"
+    if num_warps + PRODUCER_WARPS > MAX_WARPS:
+        return f"num_warps {num_warps} leaves no room for the producer warp group " \
+               f"({MAX_WARPS} warps a block at most)"
     top = f.regions[0].blocks[0]
     if loop.block != top:
         return "the loop is nested in other control flow"

@@ -187,6 +187,13 @@ def test_hint_ignored_with_a_note(case, why):
     assert ".maxntid 256, 1, 1" in ck.asm["ptx"]
 
 
+def test_no_room_for_the_producer():
+    ck = _simple(nw=32, bm=256, bn=128)
+    assert _note(ck) == "warp_specialize ignored: num_warps 32 leaves no room for the " \
+                        "producer warp group (32 warps a block at most)"
+    assert ck.metadata["num_warps"] == 32 and "setmaxnreg" not in ck.asm["ptx"]
+
+
 @pytest.mark.parametrize("nw, split", [(4, (248, 40, 248)), (8, (168, 40, 232)),
                                        (16, (96, 40, 104))])
 def test_register_split(nw, split):
