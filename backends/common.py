@@ -11,6 +11,7 @@ from collections import OrderedDict
 import mlir.ir as ir
 
 from tilework.lowering import PassContext, run_pipeline
+from tilework.lowering.to_llvm import LAUNCH_WARPS_ATTR
 
 
 # ---- pass groups of the tile -> tilegpu stage (each backend orders them in `tilegpu_passes`) --
@@ -90,6 +91,8 @@ class Backend:
         attrs = mod.operation.attributes
         if "tilegpu.shared" in attrs:  # dynamic shared memory the launch must provide
             md["shared"] = ir.IntegerAttr(attrs["tilegpu.shared"]).value
+        if LAUNCH_WARPS_ATTR in attrs:  # warp specialization's producer warps: launched too
+            md["num_warps"] = ir.IntegerAttr(attrs[LAUNCH_WARPS_ATTR]).value
         return mod
 
     @staticmethod

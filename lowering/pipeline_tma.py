@@ -45,7 +45,7 @@ from .tma import barrier_type, buffer_layout
 _SLICE_OPS = frozenset(PURE_OPS) - {"tile.dot", "tile.reduce", "tile.scan"}
 
 
-def _pure(op) -> bool:
+def pure_op(op) -> bool:
     return not len(op.regions) and (op.name in _SLICE_OPS or op.name.startswith("arith."))
 
 
@@ -61,7 +61,7 @@ def _slice(body, iv, values, out: set) -> bool:
         op = owner.operation if hasattr(owner, "operation") else owner
         if op.block != body:
             continue  # defined outside the loop
-        if not _pure(op):
+        if not pure_op(op):
             return False
         if op not in out:
             out.add(op)
@@ -87,7 +87,7 @@ def _i32(v: int) -> ir.Value:
                                attributes={"value": ir.IntegerAttr.get(t, v)}).results[0]
 
 
-def _view(ring, slot):
+def slot_view(ring, slot):
     md = T.memdesc_of(ring.type)
     one = T.memdesc_type(md.shape, md.elem, md.layout, 1)
     return B.build_memdesc_index(None, ring, slot, result_type=one)
@@ -98,13 +98,13 @@ def _issue(loads, ops, iv, new_iv, rings, bars, slot, pred):
     insertion point)."""
     env = {iv: new_iv}
     clone_slice(ops, env)  # the coordinates' slice, in program order
-    bar = _view(bars, slot)
+    bar = slot_view(bars, slot)
     for (desc, coords), ring in zip(loads, rings):
         coords = [env.get(c, c) for c in coords]
-        B.build_tma_load(None, desc, _view(ring, slot), bar, coords, pred)
+        B.build_tma_load(None, desc, slot_view(ring, slot), bar, coords, pred)
 
 
-def _consume(load, view):
+def consume_load(load, view):
     """`load`'s uses read the slot `view`."""
     for use in list(load.results[0].uses):
         user = use.owner
@@ -121,7 +121,7 @@ def _consume(load, view):
     load.erase()
 
 
-def _feeds_dot(body) -> bool:
+def feeds_dot(body) -> bool:
     return any(o.operation.name in ("tile.dot", "tilegpu.warpgroup_dot")
                for o in body.operations)
 
@@ -130,7 +130,7 @@ def pipeline_loop(loop, pctx, reserve: int) -> bool:
     depth = loop_depth(loop, pctx, 3)
     body = loop.regions[0].blocks[0]
     iv = body.arguments[0]
-    if depth <= 1 or str(iv.type) != "i32" or not _feeds_dot(body):
+    if depth <= 1 or str(iv.type) != "i32" or not feeds_dot(body):
         return False
     loads, ops = [], set()
     for o in body.operations:
@@ -173,7 +173,7 @@ def _rewrite(loop, body, iv, loads, ops, mds, S):
         bt = T.memdesc_of(barrier_type())
         bars = B.build_local_alloc(None, result_type=bt.with_buffers(S).type())
         for j in range(S):
-            B.build_mbarrier_init(None, _view(bars, _i32(j)), count=len(loads))
+            B.build_mbarrier_init(None, slot_view(bars, _i32(j)), count=len(loads))
         for j in range(S - 1):
             it = lb if j == 0 else arith("arith.addi", lb, arith("arith.muli", step, _i32(j)))
             _issue(specs, ops, iv, it, rings, bars, _i32(j), cmp_lt(it, ub))
@@ -183,11 +183,11 @@ def _rewrite(loop, body, iv, loads, ops, mds, S):
     with ir.InsertionPoint(loads[0]), loop.location:
         slot = arith("arith.remsi", k, _i32(S))
         phase = arith("arith.andi", arith("arith.divsi", k, _i32(S)), _i32(1))
-        B.build_mbarrier_wait(None, _view(bars, slot), phase)
-        views = [_view(r, slot) for r in rings]
+        B.build_mbarrier_wait(None, slot_view(bars, slot), phase)
+        views = [slot_view(r, slot) for r in rings]
     for load, view in zip(loads, views):
-        _consume(load, view)
-    wg = _async_dot(loop, body, views)
+        consume_load(load, view)
+    wg = async_dot(loop, body, views)
     if wg is not None:  # wgmma(k-1) done, then the copies into the slot it read
         dot, c = wg
         with ir.InsertionPoint(next_op(dot)), loop.location:
@@ -209,12 +209,12 @@ def _rewrite(loop, body, iv, loads, ops, mds, S):
         if wg is not None:  # the last wgmma reads its slots until done
             wait_result(loop.results[wg[1]])
         for j in range(S):
-            B.build_mbarrier_inval(None, _view(bars, _i32(j)))
+            B.build_mbarrier_inval(None, slot_view(bars, _i32(j)))
         for r in rings + [bars]:
             B.build_local_dealloc(None, r)
 
 
-def _async_dot(loop, body, views):
+def async_dot(loop, body, views):
     """(the body's warpgroup_dot, its carried index) if it can stay in flight across
     iterations (tilegpu-pipeline's conditions: both operands ring slots, an f32/i32
     accumulator carried for it alone, its result yielded in the same place), else None."""

@@ -63,7 +63,8 @@ class Numbering:
 MEMDESC_USERS = ("tilegpu.local_store", "tilegpu.local_load", "tilegpu.local_dealloc",
                  "tilegpu.memdesc_index", "tilegpu.memdesc_trans", "tilegpu.async_copy",
                  "tilegpu.warpgroup_dot", "tilegpu.tma_load", "tilegpu.mbarrier_init",
-                 "tilegpu.mbarrier_wait", "tilegpu.mbarrier_inval", "tilegpu.tma_store")
+                 "tilegpu.mbarrier_wait", "tilegpu.mbarrier_inval", "tilegpu.tma_store",
+                 "tilegpu.mbarrier_arrive")
 VIEWS = ("tilegpu.memdesc_index", "tilegpu.memdesc_trans")  # memdescs of (part of) a buffer
 
 

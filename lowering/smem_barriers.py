@@ -15,6 +15,8 @@ Runs after tilegpu-allocate-shared, from the byte intervals it assigned.  Each o
 |                  | every thread may wait on it after, whichever path it takes |
 | `mbarrier_inval` | writes the barrier (one thread; after every wait on it) |
 | `mbarrier_wait` | reads the barrier; each waiting thread sees the TMA copies it completes |
+| `mbarrier_arrive` | reads the barrier (an atomic update: arrivals do not race, an inval after |
+|                   | them does) |
 | `tma_load` | writes its buffer (through the async proxy): ordered after earlier reads and |
 |            | writes like a write, but its bytes are never "written since the last barrier": |
 |            | every reader waited on the mbarrier itself |
@@ -125,7 +127,7 @@ def accesses(op) -> list:
         return [("w", memdesc_interval(op.operands[0])), ("barrier",)]
     if name == "tilegpu.mbarrier_inval":
         return [("w", memdesc_interval(op.operands[0]))]
-    if name == "tilegpu.mbarrier_wait":
+    if name in ("tilegpu.mbarrier_wait", "tilegpu.mbarrier_arrive"):  # (atomic: no race)
         return [("r", memdesc_interval(op.operands[0]))]
     if name == "tilegpu.tma_load":
         return [("tma", memdesc_interval(op.operands[1]))]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 import mlir.ir as ir
-from mlir.dialects import gpu
+from mlir.dialects import gpu, nvvm
 
 from tilework.dialects import tile as T
 from tilework.dialects.layout import layout_of
@@ -23,6 +23,7 @@ from .shared_memory import (ALIGN, OFFSET_ATTR, SCRATCH, SHARED_ATTR, SMEM_PTR, 
                             buffer_align, scratch_bytes, smem_offset_ptr)
 from .smem_alloc import allocate_shared
 from .smem_barriers import insert_barriers
+from .warp_specialize import PRODUCER_ATTR, register_split
 
 
 from .regs import Regs  # noqa: E402,F401  (re-exported: the per-thread form of a tile)
@@ -203,8 +204,29 @@ class LoweringContext:
         uniform registers (Triton's warp id is made so)."""
         return self._hoisted("warp_uniform", lambda: self.shuffle(self.warp_id(), 0, "idx"))
 
+    # Warp specialization (lowering/warp_specialize.py): `producer_warps` warps after the
+    # kernel's num_warps; inside the marked scf.if, `ws_role` is "producer" or "consumer" and
+    # a barrier is a named one of that role's threads only (the other role never reaches it).
+    producer_warps = 0
+    ws_role = None
+
     def barrier(self):
-        gpu.barrier()
+        if self.ws_role is None:
+            gpu.barrier()
+            return
+        bid, n = (1, self.num_warps) if self.ws_role == "consumer" else (2, self.producer_warps)
+        # (the intrinsic, not inline asm: LLVM knows it convergent, as gpu.barrier's)
+        nvvm.BarrierOp(None, barrierId=self.const(bid),
+                       numberOfThreads=self.const(n * self.warp_size))
+
+    def issuer_id(self) -> ir.Value:
+        """The thread id within the threads running this code (the producer's first thread
+        is 0 there): the one thread that issues a copy or inits a barrier is issuer 0."""
+        if self.ws_role != "producer":
+            return self.thread_id()
+        return self._hoisted("issuer", lambda: self.op1(
+            "arith.subi", [self.thread_id(), self.const(self.num_warps * self.warp_size)],
+            self.i32))
 
     # Barriers between ops are placed by tilegpu-insert-barriers as `tilegpu.barrier` ops; one
     # before an op with scratch is emitted where its rule starts touching shared memory
@@ -408,10 +430,15 @@ def _convert_func(f, gpu_module, target, arch, num_warps, warp_size, functions, 
             gf.attributes[TMA_ATTR] = f.attributes[TMA_ATTR]
         if SCRATCH_ATTR in f.attributes:  # the metadata's global_scratch_size (the backend)
             gf.attributes[SCRATCH_ATTR] = f.attributes[SCRATCH_ATTR]
-        nthreads = num_warps * warp_size
+        producer = ir.IntegerAttr(f.attributes[PRODUCER_ATTR]).value \
+            if PRODUCER_ATTR in f.attributes else 0
+        ctx.producer_warps = producer
+        nthreads = (num_warps + producer) * warp_size
         gf.attributes["known_block_size"] = ir.DenseI32ArrayAttr.get([nthreads, 1, 1])
         gf.attributes["tilegpu.num_warps"] = i32(num_warps)
-        if maxnreg and target == "nvidia":  # ptxas fits the cap (Triton's `maxnreg`)
+        if producer:  # the count at entry setmaxnreg starts from (ptxas must know it)
+            gf.attributes["nvvm.maxnreg"] = i32(register_split(num_warps, maxnreg)[0])
+        elif maxnreg and target == "nvidia":  # ptxas fits the cap (Triton's `maxnreg`)
             gf.attributes["nvvm.maxnreg"] = i32(maxnreg)
         entry = gf.body.blocks.append(*arg_types)
     ctx.entry = entry
@@ -428,6 +455,7 @@ def _convert_func(f, gpu_module, target, arch, num_warps, warp_size, functions, 
     gf.attributes[SHARED_ATTR] = i32(shared)
 
 
+LAUNCH_WARPS_ATTR = "tilegpu.launch_warps"  # module: the warps a launch needs, producers too
 BUFFER_OPS_ATTR = "tilegpu.buffer_ops"  # unit module attribute: `buffer_ops` on
 TMA_ATTR = "tile.tma"  # (frontend/ops_descriptor.py): tensor-map arguments, the kernel's plans
 SCRATCH_ATTR = "tile.global_scratch"  # (frontend/ops_descriptor.py): bytes per program
@@ -460,6 +488,10 @@ def _to_llvm(module_op, pctx):
     # the option, or the module attribute (hand-written IR)
     buffer_ops = bool(getattr(pctx.options, "buffer_ops", False)) or \
         BUFFER_OPS_ATTR in module_op.attributes
+    launch = max([nw + (ir.IntegerAttr(f.attributes[PRODUCER_ATTR]).value
+                        if PRODUCER_ATTR in f.attributes else 0) for f in funcs] + [nw])
+    if launch != nw:  # the backend's metadata (the launch's block) takes it from here
+        module_op.attributes[LAUNCH_WARPS_ATTR] = i32(launch)
     for f in funcs:
         _convert_func(f, gm, pctx.backend, pctx.arch, nw, ws, functions, shared,
                       pctx.extra.get("maxnreg"), pctx.target, buffer_ops)

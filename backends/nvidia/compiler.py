@@ -69,6 +69,9 @@ class NVIDIABackend(Backend):
             passes = passes + ["tilegpu-warpgroup-dot"]
         if self.target.capability >= 80:  # cp.async: pipeline the loads feeding dots
             passes = passes + ["tilegpu-pipeline", "canonicalize", "cse", "tile-cse"]
+        # warp_specialize-marked loops' TMA loads to a producer warp group (sm_90a; elsewhere
+        # the loops are noted as ignored), before the TMA pipeliner
+        passes = passes + ["tilegpu-warp-specialize"]
         if self.target.capability >= 90:  # host descriptors' blocks by TMA
             passes = passes + ["tilegpu-pipeline-tma", "tilegpu-tma-loads", "tilegpu-tma-stores"]
         if self.target.has("wgmma") and dot_overlap.ENABLED:  # (off by default: its docstring)
@@ -108,6 +111,9 @@ class NVIDIABackend(Backend):
         st["cubin"] = lambda ptx, md: self.to_cubin(ptx, md, options)
 
     def to_cubin(self, ptx: str, md, options) -> bytes | None:
+        warps = ptx_block_warps(ptx)
+        if warps and warps > md.get("num_warps", 0):  # warp specialization's producer warps,
+            md["num_warps"] = warps  # also on a restart from the llvm, llir or ptx text
         ptxas = find_ptxas()
         if ptxas is None:
             md["cubin_note"] = "no ptxas found: the driver JITs the PTX"
@@ -191,6 +197,18 @@ def global_scratch_size(gpu_module) -> int:
         if op.name == "llvm.func" and SCRATCH_ATTR in op.attributes:
             return ir.IntegerAttr(op.attributes[SCRATCH_ATTR]).value
     return 0
+
+
+def ptx_block_warps(ptx: str) -> int | None:
+    """The warps of the block the PTX's first `.maxntid`/`.reqntid` asks for (None without
+    one)."""
+    m = re.search(r"\.(?:maxntid|reqntid)\s+(\d+)(?:,\s*(\d+))?(?:,\s*(\d+))?", ptx)
+    if m is None:
+        return None
+    threads = 1
+    for g in m.groups():
+        threads *= int(g or 1)
+    return -(-threads // 32)
 
 
 def occupancy_hint(ptx: str, ptxas_info: str, shared: int, target) -> int | None:

@@ -5,7 +5,7 @@ loaded from (`irdl_text`), the operand segment names (`OPERAND_SEGMENTS`), the p
 builders (`tilework.dialects.builders`)."""
 from __future__ import annotations
 
-from . import core, debug, math, asm, memory, shape, tilegpu, shared, wgmma, tma  # noqa: F401  (declaration order)
+from . import core, debug, math, asm, memory, shape, tilegpu, shared, wgmma, tma, warp_spec  # noqa: F401  (declaration order)
 from .base import (DIALECTS, EFFECTS, PURE, TARGETS, TRAITS, OpDef, all_ops, get,  # noqa: F401
                    named_operands)
 

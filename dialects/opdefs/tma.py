@@ -15,7 +15,8 @@ issues the copy of the box at the coordinates into `dst`: an nvmma_shared buffer
 boxes one swizzle wide, or an unswizzled row-major one), `mbarrier_wait` (every thread waits
 for the barrier's phase `phase` (0/1) to complete: the copies' bytes have landed and are
 visible to it), `mbarrier_inval` (one thread invalidates the barrier before its bytes are
-used otherwise).
+used otherwise), `mbarrier_arrive` (lane 0 of every warp arrives: warp specialization's
+consumers release a ring slot, lowering/warp_specialize.py).
 
 The store side: `tile.descriptor_store` is `desc.store(offsets, value)` of such a descriptor
 when `CompileOptions.tma_store` is on; `tilegpu-tma-stores` (lowering/tma_store.py) writes the
@@ -248,6 +249,11 @@ TILEGPU.op("mbarrier_wait", "every thread waits until phase `phase` (0 or 1) of 
                             "completes",
            operands=[operand("barrier", memdesc()), operand("phase", is_type("i32"))],
            traits={READS}, verify=_one_barrier, interp=None,
+           unsupported={"amd": "mbarriers are NVIDIA's (sm_90+)"})
+TILEGPU.op("mbarrier_arrive", "lane 0 of every warp arrives once on `barrier` (only where "
+                             "`pred`, if given, is true): a warp is done with what it guards",
+           operands=[operand("barrier", memdesc()), optional("pred", is_type("i1"))],
+           traits={WRITES}, verify=_one_barrier, interp=None,
            unsupported={"amd": "mbarriers are NVIDIA's (sm_90+)"})
 TILEGPU.op("mbarrier_inval", "one thread invalidates the mbarrier `barrier`",
            operands=[operand("barrier", memdesc())],

@@ -4,4 +4,4 @@ from . import (  # noqa: F401
     shape,
 )
 from . import dot, dot_mfma, dot_mma, dot_wgmma, histogram, shape_join, shared  # noqa: F401,E402
-from . import asm, tma  # noqa: F401,E402
+from . import asm, tma, warp_spec  # noqa: F401,E402

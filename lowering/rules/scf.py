@@ -47,14 +47,22 @@ def _for(ctx, op, args):
     return _results(ctx, op, new)
 
 
+WS_ATTR = "tilegpu.warp_specialize"  # (lowering/warp_specialize.py) then: producer, else: consumers
+
+
 @lower("scf.if")
 def _if(ctx, op, args):
     then_src = op.regions[0].blocks[0]
     has_else = len(op.regions[1].blocks) > 0
     new = scf.IfOp(args[0], ctx.flat_types([r.type for r in op.results]), has_else=has_else)
+    split = WS_ATTR in op.attributes  # each side's barriers are its own threads' (ctx.barrier)
+    outer = ctx.ws_role
+    ctx.ws_role = "producer" if split else outer
     _lower_into(ctx, then_src, new.then_block)
     if has_else:
+        ctx.ws_role = "consumer" if split else outer
         _lower_into(ctx, op.regions[1].blocks[0], new.else_block)
+    ctx.ws_role = outer
     return _results(ctx, op, new)
 
 

@@ -1,6 +1,7 @@
 """Lowering rules of the TMA ops (NVIDIA sm_90; dialects/opdefs/tma.py), as inline PTX.
 
-One thread (thread 0 of the CTA, a predicate inside the asm: no branch in the IR) initializes,
+One thread (thread 0 of the CTA, or of the producer warp group under warp specialization:
+`ctx.issuer_id()`; a predicate inside the asm: no branch in the IR) initializes,
 arms and invalidates a barrier and issues the copies; every thread waits:
 
 * `mbarrier_init`: `mbarrier.init.shared::cta.b64 [bar], count`, then
@@ -14,6 +15,8 @@ arms and invalidates a barrier and issues the copies; every thread waits:
   elem_bytes; a row-major buffer is one box.  Coordinates go innermost first;
 * `mbarrier_wait`: `mbarrier.try_wait.parity` in a loop (labels scoped by the braces);
 * `mbarrier_inval`: `mbarrier.inval`;
+* `mbarrier_arrive`: lane 0 of each warp `mbarrier.arrive` (its default `.release.cta`: the
+  warp's reads of what the barrier guards come first);
 * `tma_store`: every thread `fence.proxy.async.shared::cta` (its generic writes of the buffer
   visible to the async proxy), a CTA barrier, then thread 0 issues one
   `cp.async.bulk.tensor.<r>d.global.shared::cta.bulk_group` per box (the boxes as a load's),
@@ -162,7 +165,7 @@ def _descriptor_store(ctx, op, args):
 def _mbarrier_init(ctx, op, args):
     count = ir.IntegerAttr(op.attributes["count"]).value
     _asm(ctx, _ONE % f"@%p mbarrier.init.shared::cta.b64 [$1], {count};"
-         + " fence.mbarrier_init.release.cluster;", [ctx.thread_id(), _addr(ctx, args[0])],
+         + " fence.mbarrier_init.release.cluster;", [ctx.issuer_id(), _addr(ctx, args[0])],
          "r,r")
     ctx.barrier()  # its own (smem_barriers.accesses): the waits after it see the init
     return []
@@ -171,7 +174,17 @@ def _mbarrier_init(ctx, op, args):
 @lower("tilegpu.mbarrier_inval", target="nvidia")
 def _mbarrier_inval(ctx, op, args):
     _asm(ctx, _ONE % "@%p mbarrier.inval.shared::cta.b64 [$1];",
-         [ctx.thread_id(), _addr(ctx, args[0])], "r,r")
+         [ctx.issuer_id(), _addr(ctx, args[0])], "r,r")
+    return []
+
+
+@lower("tilegpu.mbarrier_arrive", target="nvidia")
+def _mbarrier_arrive(ctx, op, args):
+    lane = ctx.op1("arith.andi", [ctx.thread_id(), ctx.const(ctx.warp_size - 1)], ctx.i32)
+    if named_operands(op)["pred"] is not None:  # lane 0 where pred holds: 0, else 1 (nobody)
+        lane = ctx.op1("arith.select", [args[1], lane, ctx.const(1)], ctx.i32)
+    _asm(ctx, _ONE % "@%p mbarrier.arrive.shared::cta.b64 _, [$1];",
+         [lane, _addr(ctx, args[0])], "r,r")
     return []
 
 
@@ -213,7 +226,7 @@ def _tma_load(ctx, op, args):
     rank = sum(1 for k, v in named.items() if k.startswith("coord") and v is not None)
     coords = list(args[3:3 + rank])[::-1]  # innermost first
     dst_addr, bar_addr = _addr(ctx, dst), _addr(ctx, bar)
-    issuer = ctx.thread_id()
+    issuer = ctx.issuer_id()
     if named["pred"] is not None:  # thread 0 where pred holds: issuer 0, else 1 (nobody)
         issuer = ctx.op1("arith.select", [args[-1], issuer, ctx.const(1)], ctx.i32)
     ops = [issuer, bar_addr, desc]
@@ -237,7 +250,7 @@ def _tma_store(ctx, op, args):
         "space": ir.Attribute.parse("#nvvm.shared_space<cta>")})
     ctx.barrier()  # its own (smem_barriers.accesses): every thread's writes, then the copy
     src_addr = _addr(ctx, src)
-    ops = [ctx.thread_id(), desc]
+    ops = [ctx.issuer_id(), desc]
     body = []
     for smem, cs in _box_operands(ctx, md, src_addr, coords, ops):
         body.append(f"@%p cp.async.bulk.tensor.{rank}d.global.shared::cta.bulk_group "

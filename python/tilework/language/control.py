@@ -28,13 +28,19 @@ class range:  # noqa: A001  (shadows the builtin on purpose, as triton.language.
     Like Python's `range` inside a kernel (one argument: the end), it compiles to a real loop
     (`scf.for`) whose variable is int32, or int64 when a bound is.  The other arguments are
     compiler hints, accepted as in Triton and recorded on the loop as `tile.<name>`
-    attributes (only num_stages is acted on, by tilegpu-pipeline on NVIDIA sm_80+):
+    attributes (num_stages is acted on, by tilegpu-pipeline on NVIDIA sm_80+, and
+    warp_specialize, by tilegpu-warp-specialize on sm_90a):
 
     * num_stages: software-pipeline the loop into this many stages (the loads feeding a dot;
       in a loop without dots, any load: cp.async copies issued iterations ahead, so the
       loop must not store what a later iteration loads);
     * loop_unroll_factor: unroll the loop this many times (< 2: no unrolling);
-    * disallow_acc_multi_buffer, flatten, warp_specialize, disable_licm: flags.
+    * warp_specialize: a loop whose tensor-descriptor loads (`desc.load`, TMA) feed a dot,
+      or the loop over tiles holding such a K loop (the persistent form), gets a producer
+      warp group of its own that only issues the copies, num_stages ahead, while the
+      kernel's num_warps run the dots (num_warps + 4 warps are launched); elsewhere it is
+      ignored, as in Triton, with a note on the loop in the tilegpu IR saying why;
+    * disallow_acc_multi_buffer, flatten, disable_licm: flags.
     """
 
     def __init__(self, arg1, arg2=None, step=None, num_stages=None, loop_unroll_factor=None,
