@@ -27,8 +27,14 @@ def test_tuple_arguments_on_the_gpu():
         for _ in range(2):  # the second launch finds the variant
             kern[(8,)](Src(xt, 1.5), outs, 1000, (k, tl.constexpr(3), None, (1, m)), IDX=2,
                        BLOCK=128)
-        for got, want in zip(outs, np_args(x, 1.5, k, m)):
-            np.testing.assert_allclose(got.cpu().numpy(), want, rtol=1e-6)
+        # ptxas contracts x * 1.5 + k into one fma (one rounding, as Triton's code): each
+        # element is the two-step value or the fused one, bit for bit
+        y = x.astype(np.float64) * 1.5  # (exact)
+        fused = (y + k, y * 3, y + m)
+        for got, want, want_fma in zip(outs, np_args(x, 1.5, k, m), fused):
+            got = got.cpu().numpy()
+            ok = (got == want) | (got == want_fma.astype(np.float32))
+            assert ok.all(), (k, m, np.flatnonzero(~ok)[:5], got[~ok][:5], want[~ok][:5])
     assert len(kern.cache) == 2
 
 
