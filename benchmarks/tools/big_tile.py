@@ -85,7 +85,7 @@ def measure(mod, name, args, grid, out, ref, block, **opts):
         kern[grid](*args, BLOCK=block, num_warps=4, **opts)
     launch()
     torch.cuda.synchronize()
-    ok = torch.allclose(out, ref, atol=1e-5, rtol=1e-4)
+    ok = torch.allclose(out, ref, atol=1e-9, rtol=1e-4)  # (softmax values are ~1/BLOCK)
     ms = median_ms(launch)
     compiled = getattr(k, "compiled", None)
     if compiled is not None:  # tilework: the ptxas level, registers, spilled bytes
