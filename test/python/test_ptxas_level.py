@@ -135,6 +135,15 @@ def test_explicit_opt_level_wins():
     assert CompileOptions().key() != CompileOptions(opt_level=3).key()
 
 
+def test_explicit_opt_level_from_the_environment_wins(monkeypatch):
+    ptx = _ptx(big_add, 32768)
+    monkeypatch.setenv("TILEWORK_OPT_LEVEL", "3")
+    assert ptxas_opt_level(ptx, CompileOptions.from_env()) == 3
+    monkeypatch.delenv("TILEWORK_OPT_LEVEL")
+    assert CompileOptions.from_env().opt_level is None
+    assert CompileOptions().llvm_opt_level == 3
+
+
 @pytest.mark.parametrize("block", [1024, 4096, 16384])
 def test_ordinary_vector_add_keeps_O3_and_its_ptx(block):
     ptx = _ptx(big_add, block)
