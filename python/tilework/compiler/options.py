@@ -22,7 +22,7 @@ class CompileOptions:
     num_ctas: int = 1            # CTAs per program: a thread block cluster (NVIDIA sm_90+)
     debug: bool = False          # enables tl.device_assert
     # LLVM/ptxas optimization level; None: 3, except that ptxas gets -O1 for a kernel whose
-    # PTX pins far more values per thread than registers hold (backends/nvidia/ptxas_level.py)
+    # PTX holds more loaded data across a store than registers (backends/nvidia/ptxas_level.py)
     opt_level: int | None = None
     enable_fp_fusion: bool = True  # a * b + c may become one fma (as in Triton)
     maxnreg: int | None = None   # NVIDIA: cap on registers per thread (more programs per SM)
