@@ -7,9 +7,12 @@ is found; AMD stops before the code object when no ld.lld is found).
 
 `--sweep` instead times a vector add and a row sum at BLOCK = 1K, 2K, ..., 128K (`--max`) on
 sm_90a with 4 warps, once each, with the seconds spent in each stage (tile is the frontend;
-ptx is LLVM's optimizer and NVPTX; cubin is ptxas) and the growth per doubling:
+ptx is LLVM's optimizer and NVPTX; cubin is ptxas), the growth per doubling and the ptxas
+level (`-O`: 1 where the kernel pins far more data than registers, see
+backends/nvidia/ptxas_level.py; `--opt-level 3` forces the old -O3 everywhere):
 
     python benchmarks/compile_time.py --sweep [--max 131072] [--kernels vadd,rowsum]
+        [--opt-level N]
 """
 from __future__ import annotations
 
@@ -75,19 +78,20 @@ def sweep(args):
         fn, sig = kernels[kname]
         attrs = {k: {"tile.divisibility": 16} for k in sig}
         print(f"{'kernel':8s} {'BLOCK':>7s} {'total s':>8s} {'x/2':>5s}  " +
-              " ".join(f"{s:>7s}" for s in stages))
+              " ".join(f"{s:>7s}" for s in stages) + "  -O")
         prev, block = None, 1024
         compile(ASTSource(fn, sig, {"BLOCK": 1024}, attrs), "sm_90a", cache=False)  # warm-up
         while block <= args.max:
             times.clear()
             t = time.perf_counter()
-            compile(ASTSource(fn, sig, {"BLOCK": block}, attrs), "sm_90a",
-                    CompileOptions(num_warps=4), cache=False)
+            ck = compile(ASTSource(fn, sig, {"BLOCK": block}, attrs), "sm_90a",
+                         CompileOptions(num_warps=4, opt_level=args.opt_level), cache=False)
             total = time.perf_counter() - t
             times["tile"] = total - sum(times.values())
             growth = f"{total / prev:5.2f}" if prev else "    -"
             print(f"{kname:8s} {block:7d} {total:8.2f} {growth}  " +
-                  " ".join(f"{times.get(s, 0.0):7.2f}" for s in stages), flush=True)
+                  " ".join(f"{times.get(s, 0.0):7.2f}" for s in stages) +
+                  f"  {ck.metadata.get('ptxas_opt_level', '-')}", flush=True)
             prev, block = total, block * 2
 
 
@@ -98,6 +102,7 @@ def main():
     ap.add_argument("--sweep", action="store_true", help="tile sizes 1K..--max instead")
     ap.add_argument("--max", type=int, default=131072)
     ap.add_argument("--kernels", default="vadd,rowsum")
+    ap.add_argument("--opt-level", type=int, default=None, help="--sweep: an explicit level")
     args = ap.parse_args()
     if args.sweep:
         return sweep(args)

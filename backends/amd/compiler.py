@@ -138,7 +138,7 @@ class AMDBackend(Backend):
         return passes + common.access_passes() + common.shared_memory_passes()
 
     def gpu_target_attr(self, options) -> str:
-        return f'#rocdl.target<O = {options.opt_level}, chip = "{self.target.arch}">'
+        return f'#rocdl.target<O = {options.llvm_opt_level}, chip = "{self.target.arch}">'
 
     def llvm_conversion(self, options) -> tuple:
         return (f"gpu.module(convert-gpu-to-rocdl{{chipset={self.target.arch} "
@@ -204,17 +204,17 @@ class AMDBackend(Backend):
         kept: sharing common subexpressions can lengthen live ranges past the register file
         (the 512-thread prefetching softmax on wave32 RDNA: 76 bytes, none without)."""
         self.check_resolved(llir)
-        tm = _target_machine(self.target.arch, options.opt_level)
-        if not options.opt_level:
+        tm = _target_machine(self.target.arch, options.llvm_opt_level)
+        if not options.llvm_opt_level:
             return tm.emit_assembly(_parse(llir))
-        asm = tm.emit_assembly(optimize(_parse(llir), tm, options.opt_level))
+        asm = tm.emit_assembly(optimize(_parse(llir), tm, options.llvm_opt_level))
         if scratch_bytes(asm):
             plain = tm.emit_assembly(_parse(llir))
             if scratch_bytes(plain) < scratch_bytes(asm):
                 asm = plain
         if scratch_bytes(asm):  # still spilling: LLVM's register-minimising scheduler too
             minreg = tm.emit_assembly(optimize(_parse(with_sched_strategy(
-                llir, "iterative-minreg")), tm, options.opt_level))
+                llir, "iterative-minreg")), tm, options.llvm_opt_level))
             if scratch_bytes(minreg) < scratch_bytes(asm):
                 asm = minreg
         return asm

@@ -12,6 +12,7 @@ from tilework.lowering import dot_overlap
 
 from .. import common
 from ..common import Backend
+from .ptxas_level import ptxas_opt_level
 
 
 def find_ptxas() -> str | None:
@@ -82,7 +83,7 @@ class NVIDIABackend(Backend):
         return passes
 
     def gpu_target_attr(self, options) -> str:
-        return (f'#nvvm.target<O = {options.opt_level}, chip = "{self.target.arch}", '
+        return (f'#nvvm.target<O = {options.llvm_opt_level}, chip = "{self.target.arch}", '
                 f'features = "{self.target.features}">')
 
     def llvm_conversion(self, options) -> tuple:
@@ -107,7 +108,7 @@ class NVIDIABackend(Backend):
         return super().to_llir(mod, md)
 
     def add_binary_stages(self, st, options):
-        st["ptx"] = lambda llir, md: llir_to_ptx(llir, self.target, options.opt_level)
+        st["ptx"] = lambda llir, md: llir_to_ptx(llir, self.target, options.llvm_opt_level)
         st["cubin"] = lambda ptx, md: self.to_cubin(ptx, md, options)
 
     def to_cubin(self, ptx: str, md, options) -> bytes | None:
@@ -122,8 +123,8 @@ class NVIDIABackend(Backend):
             src, out = os.path.join(d, "k.ptx"), os.path.join(d, "k.cubin")
             with open(src, "w") as f:
                 f.write(ptx)
-            cmd = [ptxas, f"-arch={self.target.arch}", f"-O{options.opt_level}", "-v", src,
-                   "-o", out]
+            level = md["ptxas_opt_level"] = ptxas_opt_level(ptx, options)  # (huge kernels: 1)
+            cmd = [ptxas, f"-arch={self.target.arch}", f"-O{level}", "-v", src, "-o", out]
             r = subprocess.run(cmd, capture_output=True, text=True)
             if r.returncode != 0:
                 raise StageError(f"ptxas failed for target {self.target.arch} ({ptxas}, "

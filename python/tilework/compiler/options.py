@@ -21,7 +21,9 @@ class CompileOptions:
     num_stages: int = 3          # software-pipelining depth (passes read pctx.num_stages)
     num_ctas: int = 1            # CTAs per program: a thread block cluster (NVIDIA sm_90+)
     debug: bool = False          # enables tl.device_assert
-    opt_level: int = 3           # LLVM/ptxas optimization level
+    # LLVM/ptxas optimization level; None: 3, except that ptxas gets -O1 for a kernel whose
+    # PTX holds more loaded data across a store than registers (backends/nvidia/ptxas_level.py)
+    opt_level: int | None = None
     enable_fp_fusion: bool = True  # a * b + c may become one fma (as in Triton)
     maxnreg: int | None = None   # NVIDIA: cap on registers per thread (more programs per SM)
     waves_per_eu: int = 0        # AMD: occupancy hint (waves per SIMD; 0: the compiler's choice)
@@ -69,8 +71,13 @@ class CompileOptions:
                              f"{self.wgmma_cp_async_fence!r}")
         if not isinstance(self.buffer_ops, bool):
             raise ValueError(f"buffer_ops must be a bool, got {self.buffer_ops!r}")
-        if self.opt_level not in (0, 1, 2, 3):
+        if self.opt_level not in (None, 0, 1, 2, 3):
             raise ValueError(f"opt_level must be 0..3, got {self.opt_level!r}")
+
+    @property
+    def llvm_opt_level(self) -> int:
+        """The level LLVM runs at (and ptxas, unless chosen per kernel): opt_level, else 3."""
+        return 3 if self.opt_level is None else self.opt_level
 
     @classmethod
     def from_env(cls, **overrides) -> "CompileOptions":

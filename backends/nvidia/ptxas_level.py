@@ -1,0 +1,122 @@
+"""The ptxas optimization level of a kernel, read from its PTX.
+
+A huge tile's straight-line code (a vector add at BLOCK 32K, 4 warps: 256 sums a thread, all
+computed before the first store, since the stores may alias the loads) pins more data than a
+thread has registers.  There `ptxas -O3` settles on 32 registers and spills nearly everything
+(32K: 5.8 KB of spill stores, 1,053 STL; 128K: 24 KB) and its time grows ~4-5x per doubling;
+`-O1` takes 255 registers, spills 2-5x less, issues half the instructions and compiles about
+twice as fast.  Below the limit `-O3` is kept, byte for byte, and so is a kernel whose big tile
+feeds only arithmetic (a row sum: `-O3` interleaves the loads with the adds and spills
+nothing, `-O1` spills) or is pinned by reductions (a softmax's row: `-O1` spills as much and
+compiles no faster), which is why the measure counts globally loaded data live across a
+store, not pressure in the text's order.  An explicit `CompileOptions.opt_level` always
+wins.  A pure function of the PTX, so the disk cache's key
+(which determines the PTX) determines it too.
+"""
+from __future__ import annotations
+
+import re
+
+# 32-bit registers of data pinned across one store above which ptxas gets -O1.  Measured
+# (sm_90a): the ~250 kernels of the example and code-generation tests pin at most 92 (an
+# attention forward); a 4-warp vector add 124 at 16K (-O3: 229 registers, no spill) and 252
+# at 32K (-O3 collapses to 32 registers); a two-output one 188 at 8K (-O3 fine).
+PINNED_LIMIT = 200
+HUGE_KERNEL_LEVEL = 1
+
+_REG_DECL = re.compile(r"^\s*\.reg\s+\.([a-z])(\d+)\s+%(\w+)<\d+>", re.M)
+_ENTRY = re.compile(r"^\.(?:visible\s+\.|weak\s+\.)?(?:entry|func)\b", re.M)
+_REG = re.compile(r"%([a-z]+)(\d+)\b")
+_LABEL = re.compile(r"^\$?[\w$]+:")
+_GUARD = re.compile(r"^@!?%p\d+\s+")
+_ENDS_STRETCH = re.compile(r"^(?:bra|ret|exit|brx|bar|barrier)\b")  # (guard removed)
+_ORDERS = re.compile(r"^(?:st|atom|red|call|membar|fence|cp)\b")
+_MAKES_DATA = re.compile(r"(?:ldu?\.(?:[a-z]+\.)*global|tex|tld|suld)\.")  # global loads
+_NO_DEST = ("st.", "red.", "bar", "barrier", "fence", "membar", "cp.", "prefetch", "bra", "ret",
+            "exit", "call", "mbarrier.arrive", "wgmma.fence", "wgmma.commit", "wgmma.wait")
+
+
+def ptxas_opt_level(ptx: str, options) -> int:
+    """`options.opt_level` where given; else 1 for a kernel that pins more than
+    PINNED_LIMIT registers' worth of loaded data across a store, else 3."""
+    if options.opt_level is not None:
+        return options.opt_level
+    return HUGE_KERNEL_LEVEL if pinned_registers(ptx) > PINNED_LIMIT else 3
+
+
+def pinned_registers(ptx: str) -> int:
+    """The most 32-bit registers' worth of data live across one store (or atomic, call,
+    fence, cp.async) of a stretch of code: a basic block cut at barriers.  Data: what a
+    global load of the stretch defines and what is computed from it there, which the stores
+    after the loads cannot overtake (they may alias); not addresses, indices or predicates
+    computed from the parameters, which ptxas recomputes (a GEMM's epilogue holds 256 store
+    addresses next to its 128 values), and not values from before a barrier or read from
+    shared memory (a softmax's row, pinned by its reductions: there -O1 spills as much as -O3
+    and compiles no faster).  A value counts from its definition, or the stretch's start
+    when it is used there first, to its last use in the stretch.  Linear in the PTX's length:
+    the guard must not itself be superlinear."""
+    halves = {pre: 0 if kind == "p" else max(1, int(bits) // 16)  # 16-bit units
+              for kind, bits, pre in _REG_DECL.findall(ptx)}
+    best = 0
+    for body in _ENTRY.split(ptx)[1:]:
+        stretch: list = []
+        for line in body.splitlines():
+            s = line.strip()
+            if _LABEL.match(s) or s.startswith("}"):
+                best = max(best, _stretch_pinned(stretch, halves))
+                stretch = []
+            elif s and not s.startswith(("//", ".", "{")):
+                s = _GUARD.sub("", s)
+                dests, srcs = _operands(s)
+                stretch.append((s, [r for r in dests if halves.get(_prefix(r))],
+                                [r for r in srcs if halves.get(_prefix(r))]))
+                if _ENDS_STRETCH.match(s):
+                    best = max(best, _stretch_pinned(stretch, halves))
+                    stretch = []
+        best = max(best, _stretch_pinned(stretch, halves))
+    return best // 2
+
+
+def _stretch_pinned(insts: list, halves: dict) -> int:
+    first: dict[str, int] = {}
+    last: dict[str, int] = {}
+    data: set = set()
+    for i, (s, dests, srcs) in enumerate(insts):
+        for r in srcs:
+            first.setdefault(r, -1)  # used before defined here: live into the stretch
+            last[r] = i
+        if _MAKES_DATA.match(s) or any(r in data for r in srcs):
+            data.update(dests)
+        for r in dests:
+            first.setdefault(r, i)
+            last[r] = i
+    across = [0] * (len(insts) + 1)  # data live strictly across each instruction
+    for r in data:
+        a = first[r]
+        if last[r] > a + 1:
+            w = halves[_prefix(r)]
+            across[a + 1] += w
+            across[last[r]] -= w
+    live = best = 0
+    for i, (s, _, _) in enumerate(insts):
+        live += across[i]
+        if _ORDERS.match(s):
+            best = max(best, live)
+    return best
+
+
+def _operands(s: str) -> tuple:
+    """The registers an instruction (guard removed) defines, its first operand (a register or
+    a `{...}` vector; none for stores, barriers and the like), and those it reads."""
+    parts = s.split(None, 1)
+    if len(parts) < 2:
+        return [], []
+    if parts[0].startswith(_NO_DEST):
+        return [], [a + b for a, b in _REG.findall(parts[1])]
+    m = re.match(r"\{[^}]*\}|[^,;]+", parts[1])
+    head, rest = (m.group(), parts[1][m.end():]) if m else ("", parts[1])
+    return [a + b for a, b in _REG.findall(head)], [a + b for a, b in _REG.findall(rest)]
+
+
+def _prefix(reg: str) -> str:
+    return reg.rstrip("0123456789")
