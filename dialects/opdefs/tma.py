@@ -18,7 +18,9 @@ visible to it), `mbarrier_inval` (one thread invalidates the barrier before its 
 used otherwise).
 
 The store side: `tile.descriptor_store` is `desc.store(offsets, value)` of such a descriptor
-when `CompileOptions.tma_store` is on; `tilegpu-tma-stores` (lowering/tma_store.py) writes the
+when `CompileOptions.tma_store` is on, with the block-pointer store it falls back to (`ptr`,
+`mask`) and the tensor's row length (`width`): `tile-tma-store-guard` keeps the TMA store
+where the hardware stores exactly (lowering/tma_store.py); `tilegpu-tma-stores` (lowering/tma_store.py) writes the
 value into a buffer in the box layout (`local_alloc`) and `tilegpu.tma_store` copies the buffer
 to the box at the coordinates (one thread; the hardware clips what lies outside the tensor),
 reading it through the async proxy until its bulk group's reads are done."""
@@ -90,7 +92,26 @@ def _descriptor_store(op):
     return _desc(args["desc"], "descriptor_store") or \
         _box(shape, T.element_type(vt), ir.IntegerAttr(op.attributes["swizzle"]).value,
              "descriptor_store") or \
-        _coords(op, len(shape), "descriptor_store")
+        _coords(op, len(shape), "descriptor_store") or _fallback(args, shape, T.element_type(vt))
+
+
+def _fallback(args, shape, elem):
+    """The block-pointer store a descriptor_store may fall back to: its tile of pointers to
+    the value's elements and its mask, both of the value's shape, and the tensor's row
+    length (i32), all or none."""
+    given = [args[k] is not None for k in ("ptr", "mask", "width")]
+    if not any(given):
+        return None
+    if not all(given):
+        return "descriptor_store fallback needs ptr, mask and width together"
+    pt, mt = args["ptr"].type, args["mask"].type
+    if T.shape_of(pt) != shape or not T.is_ptr(T.element_type(pt)) or \
+            T.pointee(T.element_type(pt)) != elem:
+        return f"descriptor_store fallback ptr must be a tile of pointers to the value's " \
+               f"elements, of its shape {list(shape)}; got {pt}"
+    if T.shape_of(mt) != shape or str(T.element_type(mt)) != "i1":
+        return f"descriptor_store fallback mask must be an i1 tile of the value's shape " \
+               f"{list(shape)}; got {mt}"
 
 
 def _barrier(v, what):
@@ -165,9 +186,14 @@ TILE.op("descriptor_load", "the block of the tensor map `desc` at the coordinate
         unsupported={"amd": "TMA tensor maps are NVIDIA's (sm_90+); AMD loads descriptors "
                             "as block pointers"})
 TILE.op("descriptor_store", "stores the tile `src` to the block of the tensor map `desc` at "
-                            "the coordinates (TMA; out-of-bounds elements are not written)",
+                            "the coordinates (TMA; out-of-bounds elements are not written); "
+                            "with `ptr`, `mask` and `width` (the tensor's row length), "
+                            "tile-tma-store-guard may make it the masked store of `src` "
+                            "through `ptr` instead",
         operands=[operand("desc", any_type()), operand("src", tensor())]
-        + group("coord", _i32, MAX_RANK),
+        + group("coord", _i32, MAX_RANK)
+        + [optional("ptr", tensor()), optional("mask", tensor()),
+           optional("width", is_type("i32"))],
         attrs=[Attr("swizzle", INT)], traits={WRITES}, verify=_descriptor_store,
         interp="builtin",
         unsupported={"amd": "TMA tensor maps are NVIDIA's (sm_90+); AMD stores descriptors "

@@ -93,7 +93,7 @@ func.func @i32_barrier(%p: i32) {
 
 // CHECK-NEXT: error: {{.*}}'tile.descriptor_store' op descriptor_store desc must be a scalar !tile.ptr<i8> (the tensor map parameter), got !tile.ptr<f16>
 func.func @store_wrong_desc(%d: !tile.ptr<f16>, %r: i32, %v: tensor<16x16xf16>) {
-  "tile.descriptor_store"(%d, %v, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0>, swizzle = 0 : i32} : (!tile.ptr<f16>, tensor<16x16xf16>, i32, i32) -> ()
+  "tile.descriptor_store"(%d, %v, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>, swizzle = 0 : i32} : (!tile.ptr<f16>, tensor<16x16xf16>, i32, i32) -> ()
   return
 }
 
@@ -101,7 +101,7 @@ func.func @store_wrong_desc(%d: !tile.ptr<f16>, %r: i32, %v: tensor<16x16xf16>) 
 
 // CHECK-NEXT: error: {{.*}}'tile.descriptor_store' op descriptor_store needs one coordinate per dimension (2), got 3
 func.func @store_many_coords(%d: !tile.ptr<i8>, %r: i32, %v: tensor<16x16xf16>) {
-  "tile.descriptor_store"(%d, %v, %r, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0>, swizzle = 0 : i32} : (!tile.ptr<i8>, tensor<16x16xf16>, i32, i32, i32) -> ()
+  "tile.descriptor_store"(%d, %v, %r, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 0, 0>, swizzle = 0 : i32} : (!tile.ptr<i8>, tensor<16x16xf16>, i32, i32, i32) -> ()
   return
 }
 
@@ -109,7 +109,7 @@ func.func @store_many_coords(%d: !tile.ptr<i8>, %r: i32, %v: tensor<16x16xf16>) 
 
 // CHECK-NEXT: error: {{.*}}'tile.descriptor_store' op descriptor_store rows must have at least 16 bytes, got 8
 func.func @store_narrow_rows(%d: !tile.ptr<i8>, %r: i32, %v: tensor<16x4xf16>) {
-  "tile.descriptor_store"(%d, %v, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0>, swizzle = 0 : i32} : (!tile.ptr<i8>, tensor<16x4xf16>, i32, i32) -> ()
+  "tile.descriptor_store"(%d, %v, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>, swizzle = 0 : i32} : (!tile.ptr<i8>, tensor<16x4xf16>, i32, i32) -> ()
   return
 }
 
@@ -117,7 +117,7 @@ func.func @store_narrow_rows(%d: !tile.ptr<i8>, %r: i32, %v: tensor<16x4xf16>) {
 
 // CHECK-NEXT: error: {{.*}}'tile.descriptor_store' op descriptor_store swizzle 64 needs a 2-D block of 8/16/32-bit elements with rows of at least 64 bytes
 func.func @store_swizzle_too_wide(%d: !tile.ptr<i8>, %r: i32, %v: tensor<16x16xf16>) {
-  "tile.descriptor_store"(%d, %v, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0>, swizzle = 64 : i32} : (!tile.ptr<i8>, tensor<16x16xf16>, i32, i32) -> ()
+  "tile.descriptor_store"(%d, %v, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>, swizzle = 64 : i32} : (!tile.ptr<i8>, tensor<16x16xf16>, i32, i32) -> ()
   return
 }
 

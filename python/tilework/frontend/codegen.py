@@ -14,6 +14,7 @@ import warnings
 
 import mlir.ir as ir
 from mlir.dialects import func as func_d
+from tilework.dialects.tensor_maps import drop_unused_tensor_maps
 
 from ..errors import CompilationError
 from ..language import core
@@ -540,27 +541,6 @@ def build_kernel(jit_fn, signature: dict, constants: dict, attrs: dict, context:
                     raise gen.error(gen.return_node, KERNEL_RETURN_MESSAGE) from None
             with loc:
                 func_d.ReturnOp([])
-        if tma:
-            _drop_unused_tensor_maps(f, entry, len(tma))
+        if tma:  # (a descriptor only stored to without `tma_store`, or loaded by pointers)
+            drop_unused_tensor_maps(f)
     return module
-
-
-def _drop_unused_tensor_maps(f, entry, n: int):
-    """Erases the tensor-map arguments (the last `n`) no TMA load or store used (a descriptor
-    only stored to without `tma_store`, or accessed on the block-pointer path), with their
-    plans."""
-    first = len(entry.arguments) - n
-    plans = list(ir.ArrayAttr(f.attributes[TMA_ATTR]))
-    arg_attrs = list(ir.ArrayAttr(f.arg_attrs))
-    for i in reversed(range(first, len(entry.arguments))):
-        if not len(list(entry.arguments[i].uses)):
-            entry.erase_argument(i)
-            del plans[i - first], arg_attrs[i]
-    with f.context:
-        f.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
-            [a.type for a in entry.arguments], []))
-        f.arg_attrs = ir.ArrayAttr.get(arg_attrs)
-        if plans:
-            f.attributes[TMA_ATTR] = ir.ArrayAttr.get(plans)
-        else:
-            del f.attributes[TMA_ATTR]

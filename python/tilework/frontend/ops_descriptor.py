@@ -8,8 +8,9 @@ plan (`language.descriptor.tma_plan`: zero padding, boxes of at most 256, rows o
 more) also gets a tensor-map parameter (`tma_param`, after all others) and its loads are
 `tile.descriptor_load` ops (copied by TMA); with `CompileOptions.tma_store` its stores are
 `tile.descriptor_store` ops too (written to shared memory, copied out by TMA, which clips the
-box at the tensor's edges) where that is exact (`_tma_store_safe`: coordinates >= 0, rows of
-16-byte multiples); atomics and in-kernel descriptors keep the block-pointer path.
+box at the tensor's edges), each holding the block-pointer store it falls back to where the
+TMA store would not be exact (the lowering's decision: tile-tma-store-guard,
+lowering/tma_store.py); atomics and in-kernel descriptors keep the block-pointer path.
 Otherwise its accesses are block-pointer accesses checked on every dimension: the tile of
 pointers `base + sum_d (offsets[d] + arange(B_d)) * strides[d]` under the mask
 `0 <= offsets[d] + arange(B_d) < shape[d]`, so they get the vector widths a block pointer
@@ -180,11 +181,10 @@ def load_tensor_descriptor(b, desc, offsets):
 @impl
 def store_tensor_descriptor(b, desc, offsets, value):
     d = _desc(desc, "store_tensor_descriptor")
-    if d.tma is not None and _tma_stores(b) and _inner_offset_aligned(b, d, offsets) and \
-            (_unguarded(b) or _tma_store_safe(d, offsets)):
-        return _tma_store(b, d, offsets, value)
     bp = _block(b, d, offsets, "store_tensor_descriptor")
     v = _value(b, d, value, "store_tensor_descriptor")
+    if d.tma is not None and _tma_stores(b):
+        return _tma_store(b, d, bp, v)
     return store_block(b, bp, v, None, tuple(range(len(d.block_shape))), "", "")
 
 
@@ -318,94 +318,6 @@ def _inner_offset_aligned(b, d: tensor_descriptor, offsets) -> bool:
     return _known_divisor(inner.handle) * nbytes % 16 == 0
 
 
-_NONNEG_ARGS = ("arith.addi", "arith.muli", "arith.divsi", "arith.minsi", "arith.extsi",
-                "arith.trunci", "arith.index_cast", "arith.andi", "arith.shrsi", "arith.shli")
-_NONNEG_FIRST = ("arith.remsi", "arith.remui", "arith.divui", "arith.shrui")  # x >= 0 suffices
-
-
-def _known_nonneg(v: ir.Value, depth: int = 0, memo: dict | None = None) -> bool:
-    """Whether the integer scalar `v` is provably >= 0 from its definition: constants >= 0,
-    program ids and counts, zero-extensions, a `range` loop's variable from a start >= 0 with a
-    positive step (a runtime step's loop is a counter from 0 scaled: covered by the products),
-    sums, products, quotients, min/max, selects and casts of such values, remainders of one
-    (wrapping past 2**31 is not considered, as for offsets elsewhere).  Kernel arguments are
-    not: an int argument may be negative."""
-    if depth > 32:
-        return False
-    memo = {} if memo is None else memo
-    if v not in memo:  # (a value used twice, x + x, is asked once: no exponential walk)
-        memo[v] = _nonneg_of_def(v, depth, memo)
-    return memo[v]
-
-
-def _nonneg_of_def(v: ir.Value, depth: int, memo: dict) -> bool:
-    owner = v.owner
-    if isinstance(owner, ir.Block):  # a block argument: a loop's variable, if anything
-        parent = owner.owner.operation if owner.owner is not None else None
-        if parent is None or parent.name != "scf.for" or ir.BlockArgument(v).arg_number != 0:
-            return False
-        lb, step = parent.operands[0], parent.operands[2]
-        return _known_nonneg(lb, depth + 1, memo) and _constant(step) is not None and \
-            _constant(step) > 0
-    op = owner.operation if hasattr(owner, "operation") else owner
-    name = op.name
-    if name == "arith.constant":
-        c = _constant(v)
-        return c is not None and c >= 0
-    if name in ("tile.get_program_id", "tile.get_num_programs", "arith.extui"):
-        return True
-    if name == "arith.maxsi":
-        return any(_known_nonneg(x, depth + 1, memo) for x in op.operands)
-    if name in _NONNEG_FIRST:
-        return _known_nonneg(op.operands[0], depth + 1, memo)
-    if name == "arith.select":
-        return all(_known_nonneg(x, depth + 1, memo) for x in list(op.operands)[1:])
-    if name in _NONNEG_ARGS:
-        return all(_known_nonneg(x, depth + 1, memo) for x in op.operands)
-    return False
-
-
-def _constant(v: ir.Value):
-    op = v.owner
-    if isinstance(op, ir.Block):
-        return None
-    op = op.operation if hasattr(op, "operation") else op
-    if op.name != "arith.constant":
-        return None
-    try:
-        return ir.IntegerAttr(op.attributes["value"]).value
-    except (ValueError, TypeError):
-        return None
-
-
-def _tma_store_safe(d: tensor_descriptor, offsets) -> bool:
-    """What the TMA store needs beyond the load's rules (measured on an H200, issue 9;
-    docs/performance.md "TMA-store epilogue"): every coordinate >= 0 (a negative one, inner or
-    outer, faults with an illegal instruction where a load clips), and rows of the tensor a
-    multiple of 16 bytes (the copy writes the last 16-byte chunk of a row whole, past the
-    inner bound: a 70-wide fp16 tensor gets columns 70 and 71 written).  The row length is the
-    descriptor's shape argument: its divisibility is specialized per launch (the launcher's
-    key: a multiple of 16 elements, or of 16 bytes), so a 72-wide fp16 tensor gets this path
-    and a 70-wide one the block-pointer store.  Else the block-pointer store, which masks."""
-    for o in _list(offsets, "offsets", "store_tensor_descriptor"):
-        o = _unwrap(o)
-        if isinstance(o, int) and not isinstance(o, bool):
-            if o < 0:
-                return False
-        elif not isinstance(o, tensor) or not _known_nonneg(o.handle):
-            return False
-    n = d.shape[-1]
-    nbytes = d.dtype.primitive_bitwidth // 8
-    return isinstance(n, tensor) and _known_divisor(n.handle) * nbytes % 16 == 0
-
-
-def _unguarded(b) -> bool:
-    """`tma_store="unguarded"`: the TMA store wherever the load would be TMA, without
-    `_tma_store_safe` (what the hardware does at tails and negative coordinates: the probe,
-    benchmarks/tools/tma_store_probe.py --raw, and the emulator's tests of it)."""
-    return getattr(b, "options", None) is not None and b.options.tma_store == "unguarded"
-
-
 def _tma_coords(b, d: tensor_descriptor, offsets, what) -> list:
     offs = _list(offsets, "offsets", what)
     ndim = len(d.block_shape)
@@ -429,11 +341,16 @@ def _tma_stores(b) -> bool:
     return opts is not None and opts.tma_store is not False
 
 
-def _tma_store(b, d: tensor_descriptor, offsets, value):
-    coords = _tma_coords(b, d, offsets, "store_tensor_descriptor")
-    v = _value(b, d, value, "store_tensor_descriptor")
+def _tma_store(b, d: tensor_descriptor, bp: block_pointer, v: tensor):
+    """The TMA store of `v` at the block pointer `bp`'s offsets, holding its fallback: the
+    block-pointer store's pointers and mask (the same ops `store_block` emits) and the row
+    length.  Whether the TMA store is exact (coordinates >= 0, rows of 16-byte multiples, the
+    inner offset a multiple of 16 bytes) is the lowering's to prove (tile-tma-store-guard)."""
+    ptrs, mask = block_pointer_tiles(b, bp, range(len(d.block_shape)))
     _, sw = tma_plan(d.dtype.primitive_bitwidth, d.block_shape, d.padding)
-    B.build_descriptor_store(b, d.tma.handle, v.handle, coords, swizzle=sw)
+    B.build_descriptor_store(b, d.tma.handle, v.handle, [o.handle for o in bp.offsets],
+                             ptr=ptrs.handle, mask=mask.handle, width=d.shape[-1].handle,
+                             swizzle=sw)
     return None
 
 

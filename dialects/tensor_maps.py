@@ -1,0 +1,35 @@
+"""A kernel's tensor-map parameters (`!tile.ptr<i8> {tile.tma}`, last; their plans in the
+kernel's `tile.tma` attribute, in the same order): the frontend makes one per host descriptor
+with a TMA plan and drops those no op used; tile-tma-store-guard drops those its fallbacks
+left unused.  The plans are what the runtime encodes tensor maps from (metadata["tma"])."""
+from __future__ import annotations
+
+import mlir.ir as ir
+
+TMA_ATTR = "tile.tma"
+
+
+def drop_unused_tensor_maps(func) -> None:
+    """Erases `func`'s tensor-map arguments that nothing uses, with their plans."""
+    f = func.operation
+    if TMA_ATTR not in f.attributes:
+        return
+    entry = f.regions[0].blocks[0]
+    plans = list(ir.ArrayAttr(f.attributes[TMA_ATTR]))
+    arg_attrs = list(ir.ArrayAttr(f.attributes["arg_attrs"]))
+    first = len(entry.arguments) - len(plans)
+    unused = [i for i in range(first, len(entry.arguments))
+              if not len(list(entry.arguments[i].uses))]
+    if not unused:
+        return
+    for i in reversed(unused):
+        entry.erase_argument(i)
+        del plans[i - first], arg_attrs[i]
+    with f.context:
+        f.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+            [a.type for a in entry.arguments], []))
+        f.attributes["arg_attrs"] = ir.ArrayAttr.get(arg_attrs)
+        if plans:
+            f.attributes[TMA_ATTR] = ir.ArrayAttr.get(plans)
+        else:
+            del f.attributes[TMA_ATTR]
