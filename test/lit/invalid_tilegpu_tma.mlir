@@ -115,6 +115,30 @@ func.func @store_narrow_rows(%d: !tile.ptr<i8>, %r: i32, %v: tensor<16x4xf16>) {
 
 // -----
 
+// CHECK-NEXT: error: {{.*}}'tile.descriptor_store' op descriptor_store fallback needs ptr, mask and width together
+func.func @store_fallback_partial(%d: !tile.ptr<i8>, %r: i32, %v: tensor<16x16xf16>, %p: tensor<16x16x!tile.ptr<f16>>) {
+  "tile.descriptor_store"(%d, %v, %r, %r, %p) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 1, 0, 0>, swizzle = 0 : i32} : (!tile.ptr<i8>, tensor<16x16xf16>, i32, i32, tensor<16x16x!tile.ptr<f16>>) -> ()
+  return
+}
+
+// -----
+
+// CHECK-NEXT: error: {{.*}}'tile.descriptor_store' op descriptor_store fallback ptr must be a tile of pointers to the value's elements, of its shape [16, 16]; got tensor<16x16x!tile.ptr<f32>>
+func.func @store_fallback_ptr_type(%d: !tile.ptr<i8>, %r: i32, %v: tensor<16x16xf16>, %p: tensor<16x16x!tile.ptr<f32>>, %m: tensor<16x16xi1>) {
+  "tile.descriptor_store"(%d, %v, %r, %r, %p, %m, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 1, 1, 1>, swizzle = 0 : i32} : (!tile.ptr<i8>, tensor<16x16xf16>, i32, i32, tensor<16x16x!tile.ptr<f32>>, tensor<16x16xi1>, i32) -> ()
+  return
+}
+
+// -----
+
+// CHECK-NEXT: error: {{.*}}'tile.descriptor_store' op descriptor_store fallback mask must be an i1 tile of the value's shape [16, 16]; got tensor<16x8xi1>
+func.func @store_fallback_mask_shape(%d: !tile.ptr<i8>, %r: i32, %v: tensor<16x16xf16>, %p: tensor<16x16x!tile.ptr<f16>>, %m: tensor<16x8xi1>) {
+  "tile.descriptor_store"(%d, %v, %r, %r, %p, %m, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 1, 1, 1>, swizzle = 0 : i32} : (!tile.ptr<i8>, tensor<16x16xf16>, i32, i32, tensor<16x16x!tile.ptr<f16>>, tensor<16x8xi1>, i32) -> ()
+  return
+}
+
+// -----
+
 // CHECK-NEXT: error: {{.*}}'tile.descriptor_store' op descriptor_store swizzle 64 needs a 2-D block of 8/16/32-bit elements with rows of at least 64 bytes
 func.func @store_swizzle_too_wide(%d: !tile.ptr<i8>, %r: i32, %v: tensor<16x16xf16>) {
   "tile.descriptor_store"(%d, %v, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>, swizzle = 64 : i32} : (!tile.ptr<i8>, tensor<16x16xf16>, i32, i32) -> ()
