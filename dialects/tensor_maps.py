@@ -1,6 +1,6 @@
 """A kernel's tensor-map parameters (`!tile.ptr<i8> {tile.tma}`, last; their plans in the
 kernel's `tile.tma` attribute, in the same order): the frontend makes one per host descriptor
-with a TMA plan and drops those no op used; tile-tma-store-guard drops those its fallbacks
+with a TMA plan and drops those no op used; tile-tma-guard drops those its fallbacks
 left unused.  The plans are what the runtime encodes tensor maps from (metadata["tma"])."""
 from __future__ import annotations
 
@@ -26,8 +26,9 @@ def drop_unused_tensor_maps(func) -> None:
         entry.erase_argument(i)
         del plans[i - first], arg_attrs[i]
     with f.context:
+        results = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value).results
         f.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
-            [a.type for a in entry.arguments], []))
+            [a.type for a in entry.arguments], results))
         f.attributes["arg_attrs"] = ir.ArrayAttr.get(arg_attrs)
         if plans:
             f.attributes[TMA_ATTR] = ir.ArrayAttr.get(plans)

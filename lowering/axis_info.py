@@ -11,7 +11,7 @@ The load/store vector width follows from these (see `vector_width`).  One rule p
 registered in `RULES`; values with no rule get the pessimistic (1, 1, 1).
 
 Besides, `AxisAnalysis.nonneg(v)`: whether an integer value (a scalar, or every element of a
-tile) is provably >= 0, asked on demand of its definition (`NONNEG_RULES`; tile-tma-store-guard
+tile) is provably >= 0, asked on demand of its definition (`NONNEG_RULES`; tile-tma-guard
 asks it of a TMA store's coordinates).
 """
 from __future__ import annotations

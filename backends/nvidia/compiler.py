@@ -63,8 +63,8 @@ class NVIDIABackend(Backend):
 
     def tilegpu_passes(self, options) -> list:
         passes = common.tile_cleanup_passes(options) + common.layout_passes()
-        if self.target.capability >= 90:  # TMA stores kept where exact (before any cleanup)
-            passes = ["tile-tma-store-guard"] + passes
+        if self.target.capability >= 90:  # TMA copies kept where exact (before any cleanup)
+            passes = ["tile-tma-guard"] + passes
         # architecture-specific passes, chosen from self.target (its capability and matrix
         # instructions), as Triton's make_ttgir does
         if self.target.has("wgmma"):  # dots of mma v3 layouts: operands to shared memory

@@ -32,6 +32,33 @@ def _tma_matmul_src():
     return head + GROUPED_PIDS + body.split("'''", 1)[0]
 
 
+LOADS_SRC = """
+@jit
+def copy_at(a_desc, o, n, C0: tl.constexpr):
+    r = tl.arange(0, 64)
+    v = a_desc.load([tl.program_id(0) * 64, C0])
+    tl.store(o + r[:, None] * 64 + r[None, :], v)
+
+
+@jit
+def loop_var(a_desc, o, n):
+    r = tl.arange(0, 64)
+    acc = tl.zeros((64, 64), tl.float32)
+    for k in range(0, n, 64):  # the inner offset a loop's variable (by a constant step)
+        acc += a_desc.load([0, k]).to(tl.float32)
+    tl.store(o + r[:, None] * 64 + r[None, :], acc.to(tl.float16))
+
+
+@jit
+def loop_mul(a_desc, o, n):
+    r = tl.arange(0, 64)
+    acc = tl.zeros((64, 64), tl.float32)
+    for k in range(n):
+        acc += a_desc.load([0, k * 64]).to(tl.float32)
+    tl.store(o + r[:, None] * 64 + r[None, :], acc.to(tl.float16))
+"""
+
+
 def cases():
     """name -> a function compiling the case (a CompiledKernel)."""
     import tilework
@@ -91,6 +118,18 @@ def cases():
                           "o_desc": TD(tl.float32, [2, 4, 8])},
         {"R0": 0, "C1": 1, "B0": 2, "B1": 4, "B2": 8},
         {"o_desc.shape2": {"tile.divisibility": 4}}, tma_store=True)
+
+    for bm, bn, bk, w in ((128, 128, 64, 4), (64, 128, 64, 4)):
+        sig = {"a_desc": TD(f16, [bm, bk]), "b_desc": TD(f16, [bk, bn]),
+               "c_ptr": tl.pointer_type(f16), "M": tl.int32, "N": tl.int32, "K": tl.int32}
+        out[f"tma_kernels/desc_matmul/{bm}x{bn}x{bk}w{w}"] = ast(
+            K.desc_matmul, sig, {"BM": bm, "BN": bn, "BK": bk}, {}, num_warps=w, num_stages=3)
+    loads = load_source(LOADS_SRC, "tilework", "tma_loads")
+    lsig = {"a_desc": TD(f16, [64, 64]), "o": tl.pointer_type(f16), "n": tl.int32}
+    for c0 in (0, 4, 8, 16):  # inner offsets of 0, 8, 16, 32 bytes: TMA, block pointers, TMA
+        out[f"tma_loads/copy_at/c{c0}"] = ast(loads.copy_at, lsig, {"C0": c0}, {})
+    out["tma_loads/loop_var"] = ast(loads.loop_var, lsig, {}, {})
+    out["tma_loads/loop_mul"] = ast(loads.loop_mul, lsig, {}, {})
 
     import persistent_matmul as pm
     for bm, bn, bk, w, s in ((128, 128, 64, 4, 3), (128, 256, 64, 8, 3)):

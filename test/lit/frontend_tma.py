@@ -3,10 +3,12 @@
 # The tile IR of TMA loads (sm_90a): a host TensorDescriptor whose block TMA can copy gets a
 # tensor-map parameter after all others (`!tile.ptr<i8> {tile.tma}`, its plan in the kernel's
 # `tile.tma`), and `desc.load` is a `tile.descriptor_load` of it at the offsets, with the
-# plan's swizzle; a descriptor only stored to has no tensor map.  With tma_store=True its
+# plan's swizzle and the block-pointer load it falls back to (pointers, mask, zero padding;
+# tile-tma-guard takes it where the inner offset is not known 16-byte aligned); a descriptor
+# only stored to has no tensor map.  With tma_store=True its
 # `desc.store` is a `tile.descriptor_store` of its own tensor map (the value, then the
 # offsets) holding the block-pointer store it falls back to (its pointers and mask, the ops the
-# block-pointer store emits) and the row length; tile-tma-store-guard, the tilegpu stage's
+# block-pointer store emits) and the row length; tile-tma-guard, the tilegpu stage's
 # first pass, keeps the TMA store where it is exact on the hardware: every offset provably
 # >= 0 (program ids, constants >= 0, a range loop's variable, their sums and products; not an
 # int argument) and the tensor's rows a multiple of 16 bytes (the launcher's specialization of
@@ -60,7 +62,7 @@ for name, attrs, store in (("rows16", ROWS, True), ("rows_unknown", {}, True),
     with tilework.dialects.new_context():
         import mlir.ir as ir
         m = ir.Module.parse(mod)
-        run_pipeline(m, ["tile-tma-store-guard", "tile-combine"],
+        run_pipeline(m, ["tile-tma-guard", "tile-combine"],
                      PassContext(parse_target("sm_90a"), CompileOptions(tma_store=store)))
         print(f"// store_at {name} guarded")
         print(m)
@@ -73,7 +75,11 @@ for name, attrs, store in (("rows16", ROWS, True), ("rows_unknown", {}, True),
 # CHECK-NEXT: %[[BM:.+]] = arith.constant 64 : i32
 # CHECK-NEXT: %[[R:.+]] = arith.muli %[[P]], %[[BM]] : i32
 # CHECK-NEXT: %[[C:.+]] = arith.constant 0 : i32
-# CHECK-NEXT: %{{.+}} = "tile.descriptor_load"(%arg8, %[[R]], %[[C]]) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>, swizzle = 64 : i32} : (!tile.ptr<i8>, i32, i32) -> tensor<64x32xbf16>
+# CHECK: %[[M:.+]] = arith.andi %{{.+}}, %{{.+}} : tensor<64x32xi1>
+# CHECK: %[[PTR:.+]] = "tile.addptr"
+# CHECK-NEXT: %[[Z:.+]] = arith.constant 0.000000e+00 : bf16
+# CHECK-NEXT: %[[O:.+]] = "tile.splat"(%[[Z]]) : (bf16) -> tensor<64x32xbf16>
+# CHECK-NEXT: %{{.+}} = "tile.descriptor_load"(%arg8, %[[R]], %[[C]], %[[PTR]], %[[M]], %[[O]]) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 1, 1>, swizzle = 64 : i32} : (!tile.ptr<i8>, i32, i32, tensor<64x32x!tile.ptr<bf16>>, tensor<64x32xi1>, tensor<64x32xbf16>) -> tensor<64x32xbf16>
 # CHECK-NOT: tile.descriptor_load
 # CHECK: "tile.store"
 # CHECK-LABEL: // sm_90a tma=True tma_store=True

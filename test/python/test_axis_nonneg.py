@@ -1,5 +1,5 @@
 """`AxisAnalysis.nonneg` (lowering/axis_info.py): which integer values are provably >= 0, the
-fact tile-tma-store-guard asks of a TMA store's coordinates.  Random expressions over program
+fact tile-tma-guard asks of a TMA store's coordinates.  Random expressions over program
 ids, grid sizes, constants and int arguments are evaluated on random inputs (as the hardware's
 i32 arithmetic, without overflow): every value the analysis calls >= 0 is, and the named
 cases get the expected answers (a loop's variable, tiles of aranges)."""

@@ -1,7 +1,9 @@
-// RUN: tilework-opt %s --split-input-file --tile-tma-store-guard --target sm_90a | FileCheck %s
-// RUN: env TILEWORK_TMA_STORE=unguarded tilework-opt %s --split-input-file --tile-tma-store-guard --target sm_90a | FileCheck %s --check-prefix=UNGUARDED
+// RUN: tilework-opt %s --split-input-file --tile-tma-guard --target sm_90a | FileCheck %s
+// RUN: env TILEWORK_TMA_STORE=unguarded tilework-opt %s --split-input-file --tile-tma-guard --target sm_90a | FileCheck %s --check-prefix=UNGUARDED
 
-// tile-tma-store-guard: a tile.descriptor_store holding its block-pointer fallback (ptr, mask)
+// tile-tma-guard (loads, last chunk: the same for a tile.descriptor_load holding its
+// block-pointer load, ptr, mask and other, kept where its inner coordinate is a multiple of
+// 16 bytes).  Stores: a tile.descriptor_store holding its block-pointer fallback (ptr, mask)
 // and the row length (width) stays a TMA store, without the fallback, where the axis analysis
 // proves it exact: every coordinate >= 0 (AxisAnalysis.nonneg: program ids, constants >= 0,
 // sums, products, quotients, remainders of those, a loop's variable from a start >= 0 by a
@@ -142,4 +144,49 @@ func.func @loops(%v: tensor<64x32xbf16>, %p: tensor<64x32x!tile.ptr<bf16>>, %m: 
 func.func @no_fallback(%v: tensor<64x32xbf16>, %d: !tile.ptr<i8> {tile.tma}, %r: i32) attributes {tile.kernel, tile.tma = ["arg=o;box=64,32;swizzle=64"]} {
   "tile.descriptor_store"(%d, %v, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>, swizzle = 64 : i32} : (!tile.ptr<i8>, tensor<64x32xbf16>, i32, i32) -> ()
   return
+}
+
+// -----
+
+// Loads: an inner coordinate of 32 bf16 elements per program, or a loop's variable by 64
+// (64 bytes: gcd of the start and the step), stays a TMA load without its fallback; one of 4
+// elements (8 bytes) becomes the masked tile.load, its uses taking the loaded value.  (The
+// row coordinate's sign does not matter: a load clips.)
+// CHECK-LABEL: func.func @loads(
+// CHECK-SAME: %arg4: !tile.ptr<i8> {tile.tma}) -> tensor<64x32xbf16> attributes {tile.kernel, tile.tma = ["arg=a;box=64,32;swizzle=64"]}
+// CHECK: %[[T:.+]] = "tile.descriptor_load"(%arg4, %arg3, %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0>, swizzle = 64 : i32} : (!tile.ptr<i8>, i32, i32) -> tensor<64x32xbf16>
+// CHECK: %[[L:.+]] = "tile.load"(%arg0, %arg1, %arg2) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<64x32x!tile.ptr<bf16>>, tensor<64x32xi1>, tensor<64x32xbf16>) -> tensor<64x32xbf16>
+// CHECK: %[[S:.+]] = arith.addf %[[T]], %[[L]]
+// CHECK: scf.for
+// CHECK: "tile.descriptor_load"(%arg4, %arg3, %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0>
+func.func @loads(%p: tensor<64x32x!tile.ptr<bf16>>, %m: tensor<64x32xi1>, %o: tensor<64x32xbf16>, %r: i32, %d: !tile.ptr<i8> {tile.tma}) -> tensor<64x32xbf16> attributes {tile.kernel, tile.tma = ["arg=a;box=64,32;swizzle=64"]} {
+  %pid = "tile.get_program_id"() {axis = 0 : i32} : () -> i32
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c4 = arith.constant 4 : i32
+  %c32 = arith.constant 32 : i32
+  %c64 = arith.constant 64 : i32
+  %c = arith.muli %pid, %c32 : i32
+  %t = "tile.descriptor_load"(%d, %r, %c, %p, %m, %o) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 1, 1>, swizzle = 64 : i32} : (!tile.ptr<i8>, i32, i32, tensor<64x32x!tile.ptr<bf16>>, tensor<64x32xi1>, tensor<64x32xbf16>) -> tensor<64x32xbf16>
+  %l = "tile.descriptor_load"(%d, %r, %c4, %p, %m, %o) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 1, 1>, swizzle = 64 : i32} : (!tile.ptr<i8>, i32, i32, tensor<64x32x!tile.ptr<bf16>>, tensor<64x32xi1>, tensor<64x32xbf16>) -> tensor<64x32xbf16>
+  %s = arith.addf %t, %l : tensor<64x32xbf16>
+  %u = scf.for %k = %c0 to %r step %c64 iter_args(%acc = %s) -> (tensor<64x32xbf16>) : i32 {
+    %x = "tile.descriptor_load"(%d, %r, %k, %p, %m, %o) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 1, 1>, swizzle = 64 : i32} : (!tile.ptr<i8>, i32, i32, tensor<64x32x!tile.ptr<bf16>>, tensor<64x32xi1>, tensor<64x32xbf16>) -> tensor<64x32xbf16>
+    %y = arith.addf %acc, %x : tensor<64x32xbf16>
+    scf.yield %y : tensor<64x32xbf16>
+  }
+  return %u : tensor<64x32xbf16>
+}
+
+// -----
+
+// A load that falls back was its tensor map's only user: the map leaves the parameters.
+// CHECK-LABEL: func.func @load_map_dropped(
+// CHECK-SAME: %arg2: tensor<64x32xbf16>) -> tensor<64x32xbf16> attributes {tile.kernel} {
+// CHECK-NEXT: arith.constant 4 : i32
+// CHECK-NEXT: "tile.load"(%arg0, %arg1, %arg2)
+func.func @load_map_dropped(%p: tensor<64x32x!tile.ptr<bf16>>, %m: tensor<64x32xi1>, %o: tensor<64x32xbf16>, %d: !tile.ptr<i8> {tile.tma}) -> tensor<64x32xbf16> attributes {tile.kernel, tile.tma = ["arg=a;box=64,32;swizzle=64"]} {
+  %c4 = arith.constant 4 : i32
+  %l = "tile.descriptor_load"(%d, %c4, %c4, %p, %m, %o) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 1, 1>, swizzle = 64 : i32} : (!tile.ptr<i8>, i32, i32, tensor<64x32x!tile.ptr<bf16>>, tensor<64x32xi1>, tensor<64x32xbf16>) -> tensor<64x32xbf16>
+  return %l : tensor<64x32xbf16>
 }
