@@ -9,6 +9,10 @@ Seeds: function arguments carry `tile.divisibility` from specialization (divisib
 `tl.multiple_of`/`tl.max_contiguous` put `tile.divisibility`/`tile.contiguity` on values.
 The load/store vector width follows from these (see `vector_width`).  One rule per op,
 registered in `RULES`; values with no rule get the pessimistic (1, 1, 1).
+
+Besides, `AxisAnalysis.nonneg(v)`: whether an integer value (a scalar, or every element of a
+tile) is provably >= 0, asked on demand of its definition (`NONNEG_RULES`; tile-tma-guard
+asks it of a TMA store's coordinates).
 """
 from __future__ import annotations
 
@@ -64,6 +68,7 @@ class AxisAnalysis:
 
     def __init__(self, func_op: ir.Operation):
         self.info: dict = {}
+        self._nonneg: dict = {}
         f = func_op.operation
         entry = f.regions[0].blocks[0]
         arg_attrs = f.attributes["arg_attrs"] if "arg_attrs" in f.attributes else None
@@ -103,6 +108,18 @@ class AxisAnalysis:
 
     def get(self, v: ir.Value) -> AxisInfo:
         return self.info.get(self._key(v)) or AxisInfo.unknown(len(_shape(v)))
+
+    def nonneg(self, v: ir.Value, depth: int = 0) -> bool:
+        """Whether the integer value `v` is provably >= 0 (every element of a tile): asked of
+        its definition by `NONNEG_RULES`; a block argument only as a loop's variable.  Kernel
+        arguments are not (an int argument may be negative); wrapping past 2**31 is not
+        considered (as for offsets elsewhere)."""
+        if depth > 32:
+            return False
+        k = self._key(v)
+        if k not in self._nonneg:  # (x + x is asked once: no exponential walk)
+            self._nonneg[k] = _nonneg_of_def(self, v, depth)
+        return self._nonneg[k]
 
     @staticmethod
     def _apply_hints(op, ai: AxisInfo, suffix: str = "") -> AxisInfo:
@@ -390,6 +407,78 @@ def vector_width(an: AxisAnalysis, ptr: ir.Value, mask: ir.Value | None, dim: in
         vec = min(vec, an.get(mask).constancy[dim])
     vec = max(1, vec)
     return 1 << (vec.bit_length() - 1)
+
+
+# ---- signs: x >= 0 -----------------------------------------------------------------------------
+
+def _nonneg_of_def(an, v, depth) -> bool:
+    op = defining_op(v)
+    if op is None:  # a block argument: an scf.for's induction variable, if anything
+        parent = v.owner.owner
+        parent = parent.operation if parent is not None else None
+        if parent is None or parent.name != "scf.for" or ir.BlockArgument(v).arg_number != 0:
+            return False
+        lb, step = parent.operands[0], parent.operands[2]
+        return an.nonneg(lb, depth + 1) and _positive_constant(step)
+    fn = NONNEG_RULES.get(op.name)
+    return bool(fn and fn(an, op, depth + 1))
+
+
+def _positive_constant(v) -> bool:
+    op = defining_op(v)
+    c = _const_value(op) if op is not None else None
+    return c is not None and c > 0
+
+
+NONNEG_RULES = {}
+
+
+def nonneg_rule(*names):
+    def deco(fn):
+        for n in names:
+            NONNEG_RULES[n] = fn
+        return fn
+    return deco
+
+
+@nonneg_rule("arith.constant")
+def _nonneg_constant(an, op, depth):
+    c = _const_value(op)
+    return c is not None and c >= 0
+
+
+@nonneg_rule("tile.get_program_id", "tile.get_num_programs", "arith.extui")
+def _nonneg_always(an, op, depth):
+    return True
+
+
+@nonneg_rule("tile.make_range")
+def _nonneg_range(an, op, depth):
+    return ir.IntegerAttr(op.attributes["start"]).value >= 0
+
+
+@nonneg_rule("arith.addi", "arith.muli", "arith.divsi", "arith.minsi", "arith.extsi",
+             "arith.trunci", "arith.index_cast", "arith.andi", "arith.shrsi", "arith.shli",
+             "tile.splat", "tile.broadcast", "tile.expand_dims")
+def _nonneg_all_operands(an, op, depth):
+    """Sums, products, quotients, minima, shifts and casts of values >= 0, and their tiles."""
+    return all(an.nonneg(x, depth) for x in op.operands)
+
+
+@nonneg_rule("arith.remsi", "arith.remui", "arith.divui", "arith.shrui")
+def _nonneg_first_operand(an, op, depth):
+    """x % y, x // y (unsigned) and x >> y: x >= 0 suffices."""
+    return an.nonneg(op.operands[0], depth)
+
+
+@nonneg_rule("arith.maxsi")
+def _nonneg_max(an, op, depth):
+    return any(an.nonneg(x, depth) for x in op.operands)
+
+
+@nonneg_rule("arith.select")
+def _nonneg_select(an, op, depth):
+    return all(an.nonneg(x, depth) for x in list(op.operands)[1:])
 
 
 # ---- control flow (scf) ---------------------------------------------------------------------

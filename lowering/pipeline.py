@@ -86,7 +86,7 @@ from .pipeline_views import plan_reads, read_views, view_reads
 from .pipeline_common import (NOTE_ATTR, STAGES_ATTR, arith, clone_slice, cmp_lt,
                               in_flight_acc, kernel_loops, loop_depth, next_op, stage_bytes,
                               wait_result)
-from .shared_memory import NO_PROXY_FENCE, shared_contiguity, smem_type
+from .shared_memory import CP_ASYNC_OPERANDS, shared_contiguity, smem_type
 
 # side-effect-free ops the stage-0 slice may duplicate (not the dot: too costly to repeat)
 _SLICE_OPS = frozenset(opdefs.PURE_OPS) - {"tile.dot", "tile.reduce", "tile.scan"}
@@ -559,10 +559,9 @@ def pipeline_loop(loop, pctx, reserve: int, an) -> bool:
             f"{reserve} of scratch) exceed the {budget} bytes of shared memory")
     if stages <= 1:
         return False
-    if pctx is not None and not pctx.options.wgmma_cp_async_fence:
-        wg = async_dot(info, cands)
-        if wg is not None:  # its operands: ring slots that only cp.async writes
-            wg[0].attributes[NO_PROXY_FENCE] = ir.UnitAttr.get()
+    wg = async_dot(info, cands)
+    if wg is not None:  # its operands: ring slots that only cp.async writes (the fact
+        wg[0].attributes[CP_ASYNC_OPERANDS] = ir.UnitAttr.get()  # tilegpu-proxy-fences reads)
     _rewrite(info, cands, layouts, stages)
     return True
 

@@ -40,7 +40,7 @@ from .pipeline_common import (NOTE_ATTR, arith, clone_slice, cmp_lt, in_flight_a
                               loop_depth, next_op, wait_result)
 from .shared_memory import alloc_bytes
 from .tile_passes import PURE_OPS
-from .tma import barrier_type, buffer_layout
+from .tma import barrier_type, buffer_layout, coords
 
 _SLICE_OPS = frozenset(PURE_OPS) - {"tile.dot", "tile.reduce", "tile.scan"}
 
@@ -141,7 +141,7 @@ def pipeline_loop(loop, pctx, reserve: int) -> bool:
                                            T.element_type(o.results[0].type), "unit", 1))
             # (slots start at multiples of the buffer's bytes: TMA needs 128-byte alignment)
             if nbytes % 128 == 0 and _outside(body, o.operands[0]) and \
-                    _slice(body, iv, list(o.operands)[1:], s):
+                    _slice(body, iv, coords(o), s):
                 loads.append(o)
                 ops |= s
     if not loads:
@@ -167,7 +167,7 @@ def pipeline_loop(loop, pctx, reserve: int) -> bool:
 def _rewrite(loop, body, iv, loads, ops, mds, S):
     lb, ub, step = loop.operands[0], loop.operands[1], loop.operands[2]
     ops = [o.operation for o in ops]
-    specs = [(ld.operands[0], list(ld.operands)[1:]) for ld in loads]
+    specs = [(ld.operands[0], coords(ld)) for ld in loads]
     with ir.InsertionPoint(loop), loop.location:
         rings = [B.build_local_alloc(None, result_type=m.with_buffers(S).type()) for m in mds]
         bt = T.memdesc_of(barrier_type())

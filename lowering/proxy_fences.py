@@ -19,9 +19,12 @@ Here the writers fence instead, right after their writes, where they are:
   loop has after it anyway (tilegpu-pipeline's), and before the next copies are issued;
 * every `warpgroup_dot` then gets `tilegpu.writers_fence` and its rule emits no fence.
 
-TMA loads write through the async proxy (no fence); copies read only by dots marked
-`tilegpu.no_proxy_fence` (`CompileOptions.wgmma_cp_async_fence` off) are not fenced either.  A kernel with a memdesc op this pass does
-not know (or memdescs carried through control flow) is left alone: its dots keep their fence.
+TMA loads write through the async proxy (no fence).  This pass also owns the decision of
+`CompileOptions.wgmma_cp_async_fence` (reading the option itself): off, a dot whose operands
+are ring slots only cp.async writes (`tilegpu.cp_async_operands`, the fact tilegpu-pipeline
+records) gets `tilegpu.no_proxy_fence` (Triton's code: its rule emits no fence) and its copies'
+waits are not fenced either.  A kernel with a memdesc op this pass does not know (or memdescs
+carried through control flow) is left alone otherwise: its dots keep their own fence.
 """
 from __future__ import annotations
 
@@ -31,7 +34,7 @@ from tilework.dialects import tile as T
 
 from .module_info import kernels
 from .pass_base import Pass, register
-from .shared_memory import NO_PROXY_FENCE
+from .shared_memory import CP_ASYNC_OPERANDS, NO_PROXY_FENCE
 from .smem_barriers import memdesc_interval
 
 FENCE_ATTR = "tilegpu.proxy_fence"     # on a writer: fence.proxy.async after its writes
@@ -63,8 +66,8 @@ def plan(f):
     try:
         read = [memdesc_interval(v)[:2] for d in dots for v in list(d.operands)[:2]
                 if T.is_memdesc(v.type)]
-        # (a dot tilegpu-pipeline marked NO_PROXY_FENCE, CompileOptions.wgmma_cp_async_fence
-        # off, reads ring slots only cp.async writes: its copies need no fence at the wait)
+        # (a NO_PROXY_FENCE dot reads ring slots only cp.async writes, and the option says
+        # those go unfenced: its copies need no fence at the wait)
         fenced = [memdesc_interval(v)[:2] for d in dots if NO_PROXY_FENCE not in d.attributes
                   for v in list(d.operands)[:2] if T.is_memdesc(v.type)]
         writers, copies = [], False
@@ -91,11 +94,15 @@ def plan(f):
 
 
 def place_proxy_fences(module_op, pctx=None):
+    unfenced = pctx is not None and not pctx.options.wgmma_cp_async_fence
     for f in kernels(module_op):
         for op in T.walk_ops(f):
-            for a in (FENCE_ATTR, WRITERS_ATTR):
+            for a in (FENCE_ATTR, WRITERS_ATTR, NO_PROXY_FENCE):
                 if a in op.attributes:
                     del op.attributes[a]
+            if unfenced and op.name == "tilegpu.warpgroup_dot" and \
+                    CP_ASYNC_OPERANDS in op.attributes:
+                op.attributes[NO_PROXY_FENCE] = ir.UnitAttr.get()
         p = plan(f)
         if p is None:
             continue

@@ -123,8 +123,12 @@ def buffer_bytes(md: T.MemDesc) -> int:
     return elems_bytes(math.prod(md.shape), md.elem)
 
 
-# on a tilegpu.warpgroup_dot: its operand buffers only cp.async writes, and its rule emits no
-# fence.proxy.async (CompileOptions.wgmma_cp_async_fence off; tilegpu-pipeline sets it)
+# on a tilegpu.warpgroup_dot, a fact tilegpu-pipeline records: its operands are ring slots
+# that only cp.async writes
+CP_ASYNC_OPERANDS = "tilegpu.cp_async_operands"
+# on a tilegpu.warpgroup_dot, tilegpu-proxy-fences' decision for such a dot with
+# CompileOptions.wgmma_cp_async_fence off: no fence.proxy.async for its operands (its rule
+# emits none, and its copies' waits are not fenced)
 NO_PROXY_FENCE = "tilegpu.no_proxy_fence"
 
 NVMMA_ALIGN = 1024  # nvmma_shared buffers: the 128-byte swizzle repeats every 8 rows (1 KiB)

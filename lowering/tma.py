@@ -23,6 +23,7 @@ import mlir.ir as ir
 from tilework.dialects import builders as B
 from tilework.dialects import tile as T
 from tilework.dialects.layout_nvidia import NvmmaShared
+from tilework.dialects.verify import named_operands
 
 from .layout_passes import kernels
 from .pass_base import Pass, register
@@ -41,6 +42,11 @@ def buffer_layout(op) -> str:
     return NvmmaShared(sw, False, bits).text()
 
 
+def coords(op) -> list:
+    """The coordinates (`coord<i>` operands) of a descriptor_load or descriptor_store."""
+    return [v for k, v in named_operands(op).items() if k.startswith("coord") and v is not None]
+
+
 def barrier_type() -> ir.Type:
     return T.memdesc_type([1], ir.IntegerType.get_signless(64), ROW_MAJOR, 1)
 
@@ -53,7 +59,7 @@ def _i32(v: int) -> ir.Value:
 
 def _rewrite(op):
     rt = op.results[0].type
-    desc, coords = op.operands[0], list(op.operands[1:])
+    desc, xs = op.operands[0], coords(op)
     layout = buffer_layout(op)
     md_t = T.memdesc_type(T.shape_of(rt), T.element_type(rt), layout, 1)
     direct = [u.owner for u in op.results[0].uses
@@ -62,7 +68,7 @@ def _rewrite(op):
         buf = B.build_local_alloc(None, result_type=md_t)
         bar = B.build_local_alloc(None, result_type=barrier_type())
         B.build_mbarrier_init(None, bar, count=1)
-        B.build_tma_load(None, desc, buf, bar, coords)
+        B.build_tma_load(None, desc, buf, bar, xs)
         B.build_mbarrier_wait(None, bar, _i32(0))
         for alloc in direct:  # its readers take the TMA buffer; its dealloc frees that
             alloc.results[0].replace_all_uses_with(buf)

@@ -16,6 +16,9 @@ flight at the kernel's end but the global writes, which the hardware completes. 
 is an ordinary local_alloc, so tilegpu-allocate-shared places it, reusing the bytes of buffers
 dead by then (a GEMM's operand rings after its loop).  Runs after tilegpu-tma-loads, before
 tilegpu-vector-width and the shared-memory passes.
+
+The stores reaching this pass are those tile-tma-guard (lowering/tma_guard.py) kept: exact on
+the hardware.
 """
 from __future__ import annotations
 
@@ -26,16 +29,16 @@ from tilework.dialects import tile as T
 
 from .layout_passes import kernels
 from .pass_base import Pass, register
-from .tma import buffer_layout
+from .tma import buffer_layout, coords
 
 
 def _rewrite(op):
-    desc, src, coords = op.operands[0], op.operands[1], list(op.operands[2:])
+    desc, src, xs = op.operands[0], op.operands[1], coords(op)
     vt = src.type
     md_t = T.memdesc_type(T.shape_of(vt), T.element_type(vt), buffer_layout(op), 1)
     with ir.InsertionPoint(op), op.location:
         buf = B.build_local_alloc(None, src, result_type=md_t)
-        B.build_tma_store(None, desc, buf, coords)
+        B.build_tma_store(None, desc, buf, xs)
         B.build_local_dealloc(None, buf)
     op.erase()
 

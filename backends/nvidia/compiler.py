@@ -64,6 +64,8 @@ class NVIDIABackend(Backend):
 
     def tilegpu_passes(self, options) -> list:
         passes = common.tile_cleanup_passes(options) + common.layout_passes()
+        if self.target.capability >= 90:  # TMA copies kept where exact (before any cleanup)
+            passes = ["tile-tma-guard"] + passes
         # architecture-specific passes, chosen from self.target (its capability and matrix
         # instructions), as Triton's make_ttgir does
         if self.target.has("wgmma"):  # dots of mma v3 layouts: operands to shared memory
@@ -157,7 +159,7 @@ TMA_ATTR = "tile.tma"  # (frontend/ops_descriptor.py, lowering/to_llvm.py)
 
 
 def tensor_map_params(gpu_module) -> list:
-    """Makes the kernels' trailing tensor-map parameters 128-byte, 64-aligned grid constants
+    """Makes the kernels' tensor-map parameters (last, or before the global scratch) 128-byte, 64-aligned grid constants
     (`.param .align 64 .b8 [128]`: `byval([128 x i8]) align 64 "nvvm.grid_constant"`, which
     convert-gpu-to-nvvm does not carry over from the gpu.func) and returns their plans
     ([{"arg", "box", "swizzle"}], in parameter order) for the runtime, which appends an
@@ -172,7 +174,8 @@ def tensor_map_params(gpu_module) -> list:
         nargs = len(op.regions[0].blocks[0].arguments)
         attrs = list(ir.ArrayAttr(op.attributes["arg_attrs"])) if "arg_attrs" in op.attributes \
             else [ir.DictAttr.get({})] * nargs
-        for i in range(len(attrs) - len(texts), len(attrs)):
+        end = len(attrs) - (SCRATCH_ATTR in op.attributes)  # (the global scratch is last)
+        for i in range(end - len(texts), end):
             d = {n.name: n.attr for n in ir.DictAttr(attrs[i])}
             d["llvm.byval"] = ir.TypeAttr.get(ir.Type.parse("!llvm.array<128 x i8>"))
             d["llvm.align"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 64)

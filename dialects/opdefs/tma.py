@@ -2,7 +2,9 @@
 by a host tensor map (`cp.async.bulk.tensor`) into shared memory, completed on an mbarrier.
 
 `tile.descriptor_load` is what the frontend emits for `desc.load(offsets)` of a host
-`TensorDescriptor` on sm_90 when its block has a TMA plan (`language.descriptor.tma_plan`):
+`TensorDescriptor` on sm_90 when its block has a TMA plan (`language.descriptor.tma_plan`),
+with the block-pointer load it falls back to (`ptr`, `mask`, `other`: tile-tma-guard,
+lowering/tma_guard.py, keeps the TMA load where the inner coordinate is 16-byte aligned):
 `desc` is the kernel parameter holding the tensor map (`!tile.ptr<i8>`, passed by value as
 128 bytes), the coordinates are the block's element offsets (i32, outermost first) and
 `swizzle` the plan's swizzle (0, or the bytes of the `#tilegpu.nvmma_shared` layout the block
@@ -19,7 +21,9 @@ used otherwise), `mbarrier_arrive` (lane 0 of every warp arrives: warp specializ
 consumers release a ring slot, lowering/warp_specialize.py).
 
 The store side: `tile.descriptor_store` is `desc.store(offsets, value)` of such a descriptor
-when `CompileOptions.tma_store` is on; `tilegpu-tma-stores` (lowering/tma_store.py) writes the
+when `CompileOptions.tma_store` is on, with the block-pointer store it falls back to (`ptr`,
+`mask`) and the tensor's row length (`width`): `tile-tma-guard` keeps the TMA store
+where the hardware stores exactly (lowering/tma_guard.py); `tilegpu-tma-stores` (lowering/tma_store.py) writes the
 value into a buffer in the box layout (`local_alloc`) and `tilegpu.tma_store` copies the buffer
 to the box at the coordinates (one thread; the hardware clips what lies outside the tensor),
 reading it through the async proxy until its bulk group's reads are done.
@@ -120,7 +124,8 @@ def _descriptor_load(op):
     return _desc(args["desc"], "descriptor_load") or \
         _box(shape, T.element_type(rt), ir.IntegerAttr(op.attributes["swizzle"]).value,
              "descriptor_load") or \
-        _coords(op, len(shape), "descriptor_load")
+        _coords(op, len(shape), "descriptor_load") or \
+        _fallback(args, shape, T.element_type(rt), "descriptor_load", ("ptr", "mask", "other"))
 
 
 def _descriptor_store(op):
@@ -130,7 +135,32 @@ def _descriptor_store(op):
     return _desc(args["desc"], "descriptor_store") or \
         _box(shape, T.element_type(vt), ir.IntegerAttr(op.attributes["swizzle"]).value,
              "descriptor_store") or \
-        _coords(op, len(shape), "descriptor_store")
+        _coords(op, len(shape), "descriptor_store") or \
+        _fallback(args, shape, T.element_type(vt), "descriptor_store", ("ptr", "mask", "width"))
+
+
+def _fallback(args, shape, elem, what, names):
+    """The block-pointer access a descriptor access may fall back to: its tile of pointers to
+    the block's elements and its mask, both of the block's shape, and a load's `other` (the
+    padding: a tile of the block's type) or a store's `width` (the tensor's row length, i32);
+    all or none."""
+    given = [args[k] is not None for k in names]
+    if not any(given):
+        return None
+    if not all(given):
+        return f"{what} fallback needs {', '.join(names[:-1])} and {names[-1]} together"
+    pt, mt = args["ptr"].type, args["mask"].type
+    if T.shape_of(pt) != shape or not T.is_ptr(T.element_type(pt)) or \
+            T.pointee(T.element_type(pt)) != elem:
+        return f"{what} fallback ptr must be a tile of pointers to the block's elements, of " \
+               f"its shape {list(shape)}; got {pt}"
+    if T.shape_of(mt) != shape or str(T.element_type(mt)) != "i1":
+        return f"{what} fallback mask must be an i1 tile of the block's shape " \
+               f"{list(shape)}; got {mt}"
+    if "other" in names and (T.shape_of(args["other"].type) != shape
+                             or T.element_type(args["other"].type) != elem):
+        return f"{what} fallback other must be a tile of the block's shape {list(shape)} and " \
+               f"type {elem}; got {args['other'].type}"
 
 
 def _barrier(v, what):
@@ -198,16 +228,23 @@ def _mbarrier_init(op):
 _i32 = lambda: is_type("i32")  # noqa: E731  (one constraint variable per coordinate)
 
 TILE.op("descriptor_load", "the block of the tensor map `desc` at the coordinates (TMA; "
-                           "out-of-bounds elements are zero)",
-        operands=[operand("desc", any_type())] + group("coord", _i32, MAX_RANK),
+                           "out-of-bounds elements are zero); with `ptr`, `mask` and `other`, "
+                           "tile-tma-guard may make it the masked load through `ptr` instead",
+        operands=[operand("desc", any_type())] + group("coord", _i32, MAX_RANK)
+        + [optional("ptr", tensor()), optional("mask", tensor()), optional("other", tensor())],
         results=[result("result", tensor())], attrs=[Attr("swizzle", INT)],
         traits={READS}, verify=_descriptor_load, interp="builtin",
         unsupported={"amd": "TMA tensor maps are NVIDIA's (sm_90+); AMD loads descriptors "
                             "as block pointers"})
 TILE.op("descriptor_store", "stores the tile `src` to the block of the tensor map `desc` at "
-                            "the coordinates (TMA; out-of-bounds elements are not written)",
+                            "the coordinates (TMA; out-of-bounds elements are not written); "
+                            "with `ptr`, `mask` and `width` (the tensor's row length), "
+                            "tile-tma-guard may make it the masked store of `src` "
+                            "through `ptr` instead",
         operands=[operand("desc", any_type()), operand("src", tensor())]
-        + group("coord", _i32, MAX_RANK),
+        + group("coord", _i32, MAX_RANK)
+        + [optional("ptr", tensor()), optional("mask", tensor()),
+           optional("width", is_type("i32"))],
         attrs=[Attr("swizzle", INT)], traits={WRITES}, verify=_descriptor_store,
         interp="builtin",
         unsupported={"amd": "TMA tensor maps are NVIDIA's (sm_90+); AMD stores descriptors "

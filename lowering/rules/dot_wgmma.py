@@ -234,8 +234,8 @@ def _warpgroup_dot(ctx, op, args):
         return c0 * per_n + c1
 
     # fence our generic-proxy writes (unless tilegpu-proxy-fences had their writers fence, or
-    # the operands are ring slots only cp.async writes and the option says so), then the
-    # deferred barrier, then the wgmma fence
+    # decided that these operands, ring slots only cp.async writes, go unfenced: the option),
+    # then the deferred barrier, then the wgmma fence
     if NO_PROXY_FENCE not in op.attributes and "tilegpu.writers_fence" not in op.attributes:
         ctx.create("nvvm.fence.proxy", [], [], {
             "kind": _attr("#nvvm.proxy_kind<async.shared>"),

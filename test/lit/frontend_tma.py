@@ -3,19 +3,25 @@
 # The tile IR of TMA loads (sm_90a): a host TensorDescriptor whose block TMA can copy gets a
 # tensor-map parameter after all others (`!tile.ptr<i8> {tile.tma}`, its plan in the kernel's
 # `tile.tma`), and `desc.load` is a `tile.descriptor_load` of it at the offsets, with the
-# plan's swizzle; a descriptor only stored to has no tensor map.  With tma_store=True its
+# plan's swizzle and the block-pointer load it falls back to (pointers, mask, zero padding;
+# tile-tma-guard takes it where the inner offset is not known 16-byte aligned); a descriptor
+# only stored to has no tensor map.  With tma_store=True its
 # `desc.store` is a `tile.descriptor_store` of its own tensor map (the value, then the
-# offsets) where the store is exact on the hardware: every offset provably >= 0 (program ids,
-# constants >= 0, a range loop's variable, their sums and products; not an int argument) and
-# the tensor's rows a multiple of 16 bytes (the launcher's specialization of the last shape
-# argument, `tile.divisibility`); otherwise, or with tma_store=False, the block-pointer store
-# (`tile.store` under its mask).  On sm_80 (and with tma=False) the same source is
-# block-pointer accesses.
+# offsets) holding the block-pointer store it falls back to (its pointers and mask, the ops the
+# block-pointer store emits) and the row length; tile-tma-guard, the tilegpu stage's
+# first pass, keeps the TMA store where it is exact on the hardware: every offset provably
+# >= 0 (program ids, constants >= 0, a range loop's variable, their sums and products; not an
+# int argument) and the tensor's rows a multiple of 16 bytes (the launcher's specialization of
+# the last shape argument, `tile.divisibility`); elsewhere it takes the fallback (`tile.store`
+# under its mask), as tma_store=False does in the frontend.  On sm_80 (and with tma=False) the
+# same source is block-pointer accesses.
 import tilework
 import tilework.language as tl
 from tilework import CompileOptions
+from tilework.backends import parse_target
 from tilework.compiler.driver import ASTSource, compile
 from tilework.language.descriptor import tensor_descriptor_type
+from tilework.lowering import PassContext, run_pipeline
 
 
 @tilework.jit
@@ -52,6 +58,14 @@ for name, attrs, store in (("rows16", ROWS, True), ("rows_unknown", {}, True),
                  "sm_90a", CompileOptions(tma_store=store), cache=False)
     print(f"// store_at {name}")
     print(ck.asm["tile"])
+    mod = ck.asm["tile"]
+    with tilework.dialects.new_context():
+        import mlir.ir as ir
+        m = ir.Module.parse(mod)
+        run_pipeline(m, ["tile-tma-guard", "tile-combine"],
+                     PassContext(parse_target("sm_90a"), CompileOptions(tma_store=store)))
+        print(f"// store_at {name} guarded")
+        print(m)
 
 # CHECK-LABEL: // sm_90a tma=True tma_store=False
 # CHECK: func.func @copy(%arg0: !tile.ptr<bf16>, %arg1: i32, %arg2: i32, %arg3: i64, %arg4: !tile.ptr<bf16>, %arg5: i32, %arg6: i32 {tile.divisibility = 8 : i32}, %arg7: i64, %arg8: !tile.ptr<i8> {tile.tma}) attributes {tile.kernel, tile.tma = ["arg=a_desc;box=64,32;swizzle=64"]}
@@ -61,14 +75,20 @@ for name, attrs, store in (("rows16", ROWS, True), ("rows_unknown", {}, True),
 # CHECK-NEXT: %[[BM:.+]] = arith.constant 64 : i32
 # CHECK-NEXT: %[[R:.+]] = arith.muli %[[P]], %[[BM]] : i32
 # CHECK-NEXT: %[[C:.+]] = arith.constant 0 : i32
-# CHECK-NEXT: %{{.+}} = "tile.descriptor_load"(%arg8, %[[R]], %[[C]]) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>, swizzle = 64 : i32} : (!tile.ptr<i8>, i32, i32) -> tensor<64x32xbf16>
+# CHECK: %[[M:.+]] = arith.andi %{{.+}}, %{{.+}} : tensor<64x32xi1>
+# CHECK: %[[PTR:.+]] = "tile.addptr"
+# CHECK-NEXT: %[[Z:.+]] = arith.constant 0.000000e+00 : bf16
+# CHECK-NEXT: %[[O:.+]] = "tile.splat"(%[[Z]]) : (bf16) -> tensor<64x32xbf16>
+# CHECK-NEXT: %{{.+}} = "tile.descriptor_load"(%arg8, %[[R]], %[[C]], %[[PTR]], %[[M]], %[[O]]) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 1, 1>, swizzle = 64 : i32} : (!tile.ptr<i8>, i32, i32, tensor<64x32x!tile.ptr<bf16>>, tensor<64x32xi1>, tensor<64x32xbf16>) -> tensor<64x32xbf16>
 # CHECK-NOT: tile.descriptor_load
 # CHECK: "tile.store"
 # CHECK-LABEL: // sm_90a tma=True tma_store=True
 # CHECK: func.func @copy({{.*}}, %arg8: !tile.ptr<i8> {tile.tma}, %arg9: !tile.ptr<i8> {tile.tma}) attributes {tile.kernel, tile.tma = ["arg=a_desc;box=64,32;swizzle=64", "arg=o_desc;box=64,32;swizzle=64"]}
 # CHECK: %[[V:.+]] = "tile.descriptor_load"(%arg8,
-# CHECK-NEXT: arith.constant 0 : i32
-# CHECK-NEXT: "tile.descriptor_store"(%arg9, %[[V]], %{{.+}}, %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0>, swizzle = 64 : i32} : (!tile.ptr<i8>, tensor<64x32xbf16>, i32, i32) -> ()
+# CHECK-NEXT: %[[C0:.+]] = arith.constant 0 : i32
+# CHECK: %[[M:.+]] = arith.andi %{{.+}}, %{{.+}} : tensor<64x32xi1>
+# CHECK: %[[PTR:.+]] = "tile.addptr"
+# CHECK-NEXT: "tile.descriptor_store"(%arg9, %[[V]], %{{.+}}, %[[C0]], %[[PTR]], %[[M]], %arg6) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 1, 1, 1>, swizzle = 64 : i32} : (!tile.ptr<i8>, tensor<64x32xbf16>, i32, i32, tensor<64x32x!tile.ptr<bf16>>, tensor<64x32xi1>, i32) -> ()
 # CHECK-NOT: "tile.store"
 # CHECK-LABEL: // sm_90a tma=False
 # CHECK-NOT: tile.tma
@@ -79,23 +99,28 @@ for name, attrs, store in (("rows16", ROWS, True), ("rows_unknown", {}, True),
 # CHECK-NOT: tile.descriptor_load
 # CHECK: "tile.load"
 # CHECK-LABEL: // store_at rows16
-# CHECK: "tile.descriptor_store"
+# CHECK-NOT: "tile.store"
+# CHECK-COUNT-5: "tile.descriptor_store"({{.*}}array<i32: 1, 1, 1, 1, 0, 0, 0, 1, 1, 1>
+# CHECK-NOT: "tile.store"
+# CHECK-LABEL: // store_at rows16 guarded
+# CHECK: "tile.descriptor_store"({{.*}}array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>
 # CHECK-NOT: "tile.descriptor_store"
 # CHECK: "tile.store"
 # CHECK-NOT: "tile.descriptor_store"
 # CHECK: "tile.store"
 # CHECK-NOT: "tile.store"
 # CHECK: scf.for
-# CHECK: "tile.descriptor_store"
+# CHECK: "tile.descriptor_store"({{.*}}array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>
 # CHECK-NOT: "tile.store"
 # CHECK: scf.for
-# CHECK: "tile.descriptor_store"
+# CHECK: "tile.descriptor_store"({{.*}}array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>
 # CHECK-NOT: "tile.store"
 # CHECK-LABEL: // store_at rows_unknown
+# CHECK-COUNT-5: "tile.descriptor_store"
+# CHECK-LABEL: // store_at rows_unknown guarded
 # CHECK-NOT: "tile.descriptor_store"
 # CHECK-NOT: tile.tma
 # CHECK: "tile.store"
-# CHECK-LABEL: // store_at unguarded
+# CHECK-LABEL: // store_at unguarded guarded
 # CHECK-NOT: "tile.store"
-# CHECK-COUNT-5: "tile.descriptor_store"
-# CHECK-NOT: "tile.store"
+# CHECK-COUNT-5: "tile.descriptor_store"({{.*}}array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>

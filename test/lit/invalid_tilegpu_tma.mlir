@@ -6,7 +6,7 @@
 // The tensor map is a `!tile.ptr<i8>` parameter, not a tensor's base pointer.
 // CHECK: error: {{.*}}'tile.descriptor_load' op descriptor_load desc must be a scalar !tile.ptr<i8> (the tensor map parameter), got !tile.ptr<f16>
 func.func @wrong_desc(%d: !tile.ptr<f16>, %r: i32) {
-  %v = "tile.descriptor_load"(%d, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>, swizzle = 0 : i32} : (!tile.ptr<f16>, i32, i32) -> tensor<16x16xf16>
+  %v = "tile.descriptor_load"(%d, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0>, swizzle = 0 : i32} : (!tile.ptr<f16>, i32, i32) -> tensor<16x16xf16>
   return
 }
 
@@ -14,7 +14,7 @@ func.func @wrong_desc(%d: !tile.ptr<f16>, %r: i32) {
 
 // CHECK-NEXT: error: {{.*}}'tile.descriptor_load' op descriptor_load needs one coordinate per dimension (2), got 1
 func.func @few_coords(%d: !tile.ptr<i8>, %r: i32) {
-  %v = "tile.descriptor_load"(%d, %r) {operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0>, swizzle = 0 : i32} : (!tile.ptr<i8>, i32) -> tensor<16x16xf16>
+  %v = "tile.descriptor_load"(%d, %r) {operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 0>, swizzle = 0 : i32} : (!tile.ptr<i8>, i32) -> tensor<16x16xf16>
   return
 }
 
@@ -22,7 +22,7 @@ func.func @few_coords(%d: !tile.ptr<i8>, %r: i32) {
 
 // CHECK-NEXT: error: {{.*}}'tile.descriptor_load' op descriptor_load block [512, 16] exceeds TMA's box of 256 per dimension
 func.func @big_box(%d: !tile.ptr<i8>, %r: i32) {
-  %v = "tile.descriptor_load"(%d, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>, swizzle = 0 : i32} : (!tile.ptr<i8>, i32, i32) -> tensor<512x16xf16>
+  %v = "tile.descriptor_load"(%d, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0>, swizzle = 0 : i32} : (!tile.ptr<i8>, i32, i32) -> tensor<512x16xf16>
   return
 }
 
@@ -30,7 +30,7 @@ func.func @big_box(%d: !tile.ptr<i8>, %r: i32) {
 
 // CHECK-NEXT: error: {{.*}}'tile.descriptor_load' op descriptor_load rows must have at least 16 bytes, got 8
 func.func @narrow_rows(%d: !tile.ptr<i8>, %r: i32) {
-  %v = "tile.descriptor_load"(%d, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>, swizzle = 0 : i32} : (!tile.ptr<i8>, i32, i32) -> tensor<16x4xf16>
+  %v = "tile.descriptor_load"(%d, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0>, swizzle = 0 : i32} : (!tile.ptr<i8>, i32, i32) -> tensor<16x4xf16>
   return
 }
 
@@ -38,7 +38,7 @@ func.func @narrow_rows(%d: !tile.ptr<i8>, %r: i32) {
 
 // CHECK-NEXT: error: {{.*}}'tile.descriptor_load' op descriptor_load swizzle 128 needs a 2-D block of 8/16/32-bit elements with rows of at least 128 bytes
 func.func @swizzle_too_wide(%d: !tile.ptr<i8>, %r: i32) {
-  %v = "tile.descriptor_load"(%d, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>, swizzle = 128 : i32} : (!tile.ptr<i8>, i32, i32) -> tensor<16x32xf16>
+  %v = "tile.descriptor_load"(%d, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0>, swizzle = 128 : i32} : (!tile.ptr<i8>, i32, i32) -> tensor<16x32xf16>
   return
 }
 
@@ -93,7 +93,7 @@ func.func @i32_barrier(%p: i32) {
 
 // CHECK-NEXT: error: {{.*}}'tile.descriptor_store' op descriptor_store desc must be a scalar !tile.ptr<i8> (the tensor map parameter), got !tile.ptr<f16>
 func.func @store_wrong_desc(%d: !tile.ptr<f16>, %r: i32, %v: tensor<16x16xf16>) {
-  "tile.descriptor_store"(%d, %v, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0>, swizzle = 0 : i32} : (!tile.ptr<f16>, tensor<16x16xf16>, i32, i32) -> ()
+  "tile.descriptor_store"(%d, %v, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>, swizzle = 0 : i32} : (!tile.ptr<f16>, tensor<16x16xf16>, i32, i32) -> ()
   return
 }
 
@@ -101,7 +101,7 @@ func.func @store_wrong_desc(%d: !tile.ptr<f16>, %r: i32, %v: tensor<16x16xf16>) 
 
 // CHECK-NEXT: error: {{.*}}'tile.descriptor_store' op descriptor_store needs one coordinate per dimension (2), got 3
 func.func @store_many_coords(%d: !tile.ptr<i8>, %r: i32, %v: tensor<16x16xf16>) {
-  "tile.descriptor_store"(%d, %v, %r, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0>, swizzle = 0 : i32} : (!tile.ptr<i8>, tensor<16x16xf16>, i32, i32, i32) -> ()
+  "tile.descriptor_store"(%d, %v, %r, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 0, 0>, swizzle = 0 : i32} : (!tile.ptr<i8>, tensor<16x16xf16>, i32, i32, i32) -> ()
   return
 }
 
@@ -109,7 +109,47 @@ func.func @store_many_coords(%d: !tile.ptr<i8>, %r: i32, %v: tensor<16x16xf16>) 
 
 // CHECK-NEXT: error: {{.*}}'tile.descriptor_store' op descriptor_store rows must have at least 16 bytes, got 8
 func.func @store_narrow_rows(%d: !tile.ptr<i8>, %r: i32, %v: tensor<16x4xf16>) {
-  "tile.descriptor_store"(%d, %v, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0>, swizzle = 0 : i32} : (!tile.ptr<i8>, tensor<16x4xf16>, i32, i32) -> ()
+  "tile.descriptor_store"(%d, %v, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>, swizzle = 0 : i32} : (!tile.ptr<i8>, tensor<16x4xf16>, i32, i32) -> ()
+  return
+}
+
+// -----
+
+// CHECK-NEXT: error: {{.*}}'tile.descriptor_load' op descriptor_load fallback needs ptr, mask and other together
+func.func @load_fallback_partial(%d: !tile.ptr<i8>, %r: i32, %p: tensor<16x16x!tile.ptr<f16>>, %m: tensor<16x16xi1>) {
+  %v = "tile.descriptor_load"(%d, %r, %r, %p, %m) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 1, 0>, swizzle = 0 : i32} : (!tile.ptr<i8>, i32, i32, tensor<16x16x!tile.ptr<f16>>, tensor<16x16xi1>) -> tensor<16x16xf16>
+  return
+}
+
+// -----
+
+// CHECK-NEXT: error: {{.*}}'tile.descriptor_load' op descriptor_load fallback other must be a tile of the block's shape [16, 16] and type f16; got tensor<16x16xf32>
+func.func @load_fallback_other(%d: !tile.ptr<i8>, %r: i32, %p: tensor<16x16x!tile.ptr<f16>>, %m: tensor<16x16xi1>, %o: tensor<16x16xf32>) {
+  %v = "tile.descriptor_load"(%d, %r, %r, %p, %m, %o) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 1, 1>, swizzle = 0 : i32} : (!tile.ptr<i8>, i32, i32, tensor<16x16x!tile.ptr<f16>>, tensor<16x16xi1>, tensor<16x16xf32>) -> tensor<16x16xf16>
+  return
+}
+
+// -----
+
+// CHECK-NEXT: error: {{.*}}'tile.descriptor_store' op descriptor_store fallback needs ptr, mask and width together
+func.func @store_fallback_partial(%d: !tile.ptr<i8>, %r: i32, %v: tensor<16x16xf16>, %p: tensor<16x16x!tile.ptr<f16>>) {
+  "tile.descriptor_store"(%d, %v, %r, %r, %p) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 1, 0, 0>, swizzle = 0 : i32} : (!tile.ptr<i8>, tensor<16x16xf16>, i32, i32, tensor<16x16x!tile.ptr<f16>>) -> ()
+  return
+}
+
+// -----
+
+// CHECK-NEXT: error: {{.*}}'tile.descriptor_store' op descriptor_store fallback ptr must be a tile of pointers to the block's elements, of its shape [16, 16]; got tensor<16x16x!tile.ptr<f32>>
+func.func @store_fallback_ptr_type(%d: !tile.ptr<i8>, %r: i32, %v: tensor<16x16xf16>, %p: tensor<16x16x!tile.ptr<f32>>, %m: tensor<16x16xi1>) {
+  "tile.descriptor_store"(%d, %v, %r, %r, %p, %m, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 1, 1, 1>, swizzle = 0 : i32} : (!tile.ptr<i8>, tensor<16x16xf16>, i32, i32, tensor<16x16x!tile.ptr<f32>>, tensor<16x16xi1>, i32) -> ()
+  return
+}
+
+// -----
+
+// CHECK-NEXT: error: {{.*}}'tile.descriptor_store' op descriptor_store fallback mask must be an i1 tile of the block's shape [16, 16]; got tensor<16x8xi1>
+func.func @store_fallback_mask_shape(%d: !tile.ptr<i8>, %r: i32, %v: tensor<16x16xf16>, %p: tensor<16x16x!tile.ptr<f16>>, %m: tensor<16x8xi1>) {
+  "tile.descriptor_store"(%d, %v, %r, %r, %p, %m, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 1, 1, 1>, swizzle = 0 : i32} : (!tile.ptr<i8>, tensor<16x16xf16>, i32, i32, tensor<16x16x!tile.ptr<f16>>, tensor<16x8xi1>, i32) -> ()
   return
 }
 
@@ -117,7 +157,7 @@ func.func @store_narrow_rows(%d: !tile.ptr<i8>, %r: i32, %v: tensor<16x4xf16>) {
 
 // CHECK-NEXT: error: {{.*}}'tile.descriptor_store' op descriptor_store swizzle 64 needs a 2-D block of 8/16/32-bit elements with rows of at least 64 bytes
 func.func @store_swizzle_too_wide(%d: !tile.ptr<i8>, %r: i32, %v: tensor<16x16xf16>) {
-  "tile.descriptor_store"(%d, %v, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0>, swizzle = 64 : i32} : (!tile.ptr<i8>, tensor<16x16xf16>, i32, i32) -> ()
+  "tile.descriptor_store"(%d, %v, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>, swizzle = 64 : i32} : (!tile.ptr<i8>, tensor<16x16xf16>, i32, i32) -> ()
   return
 }
 

@@ -1,18 +1,22 @@
 // RUN: tilework-opt %s --split-input-file --tilegpu-pipeline --target sm_90a | FileCheck %s
-// RUN: tilework-opt %s --split-input-file --tilegpu-pipeline --target sm_90a | FileCheck %s --check-prefix=FENCE
-// RUN: env TILEWORK_WGMMA_CP_ASYNC_FENCE=0 tilework-opt %s --split-input-file --tilegpu-pipeline --target sm_90a | FileCheck %s --check-prefix=NOFENCE
+// RUN: tilework-opt %s --split-input-file --tilegpu-pipeline --target sm_90a | FileCheck %s --check-prefix=FACT
+// RUN: env TILEWORK_WGMMA_CP_ASYNC_FENCE=0 tilework-opt %s --split-input-file --tilegpu-pipeline --target sm_90a | FileCheck %s --check-prefix=FACT
 
-// CompileOptions.wgmma_cp_async_fence off: the asynchronous dot, whose operands are slots only
-// cp.async writes, is marked for its rule to emit no fence.proxy.async (as Triton); a dot
-// reading another buffer (q's in @trans_b) or kept synchronous is not.  On (the default): none.
-// FENCE-NOT: tilegpu.no_proxy_fence
-// NOFENCE-LABEL: func.func @async_dot(
-// NOFENCE: "tilegpu.warpgroup_dot"({{.+}}) {{{.*}}tilegpu.no_proxy_fence{{.*}}}
-// NOFENCE-LABEL: func.func @result_used(
-// NOFENCE-NOT: tilegpu.no_proxy_fence
-// NOFENCE-LABEL: func.func @trans_b(
-// NOFENCE-NOT: tilegpu.no_proxy_fence
-// NOFENCE-LABEL: func.func @view_of_slot(
+// The asynchronous dot, whose operands are slots only cp.async writes, gets that fact
+// (`tilegpu.cp_async_operands`), with CompileOptions.wgmma_cp_async_fence on or off: the
+// fence is tilegpu-proxy-fences' decision (from the fact and the option), never this pass's.
+// A dot reading another buffer (q's in @trans_b) or kept synchronous gets no such fact.
+// FACT-NOT: tilegpu.no_proxy_fence
+// FACT-LABEL: func.func @async_dot(
+// FACT: "tilegpu.warpgroup_dot"({{.+}}) {{{.*}}tilegpu.cp_async_operands{{.*}}}
+// FACT-NOT: tilegpu.no_proxy_fence
+// FACT-LABEL: func.func @result_used(
+// FACT-NOT: tilegpu.cp_async_operands
+// FACT-NOT: tilegpu.no_proxy_fence
+// FACT-LABEL: func.func @trans_b(
+// FACT-NOT: tilegpu.cp_async_operands
+// FACT-NOT: tilegpu.no_proxy_fence
+// FACT-LABEL: func.func @view_of_slot(
 
 // Asynchronous wgmma: the loop's one warpgroup_dot reads two pipelined slots and carries its
 // accumulator alone, so it stays in flight: warpgroup_wait {num = 1} after it, then the copies

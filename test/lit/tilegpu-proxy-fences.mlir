@@ -1,5 +1,6 @@
 // RUN: tilework-opt %s --split-input-file --tilegpu-allocate-shared --tilegpu-insert-barriers --tilegpu-proxy-fences --target sm_90a | FileCheck %s
 // RUN: tilework-opt %s --split-input-file --tilegpu-allocate-shared --tilegpu-insert-barriers --tilegpu-proxy-fences --tilegpu-to-llvm --target sm_90a | FileCheck %s --check-prefix=LLVM
+// RUN: env TILEWORK_WGMMA_CP_ASYNC_FENCE=0 tilework-opt %s --split-input-file --tilegpu-allocate-shared --tilegpu-insert-barriers --tilegpu-proxy-fences --target sm_90a | FileCheck %s --check-prefix=OFF
 
 // tilegpu-proxy-fences: the generic writes a wgmma reads fence themselves, once, where they
 // happen: the local_alloc of a (st.shared), and the async_wait that lands b's cp.async; the
@@ -12,6 +13,13 @@
 // CHECK: "tilegpu.async_wait"() {num = 0 : i32, tilegpu.proxy_fence}
 // CHECK: "tilegpu.local_alloc"(%{{.+}}) {tilegpu.smem_offset
 // CHECK: "tilegpu.warpgroup_dot"(%[[A]], {{.+}}tilegpu.writers_fence
+// With CompileOptions.wgmma_cp_async_fence off nothing changes here: the dot's operands are
+// not all cp.async's (no `tilegpu.cp_async_operands`).
+// OFF-LABEL: func.func @fences(
+// OFF: "tilegpu.async_wait"() {num = 0 : i32, tilegpu.proxy_fence}
+// OFF-NOT: tilegpu.no_proxy_fence
+// OFF: "tilegpu.warpgroup_dot"
+// OFF-NOT: tilegpu.no_proxy_fence
 // LLVM-LABEL: gpu.func @fences(
 // LLVM: llvm.store
 // LLVM: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>
@@ -98,6 +106,51 @@ func.func @no_dot(%out: !tile.ptr<f32>) attributes {tile.kernel} {
   %pe = "tile.splat"(%out) : (!tile.ptr<f32>) -> tensor<64x32x!tile.ptr<f32>, #B>
   %exf = arith.extf %ex : tensor<64x32xf16, #B> to tensor<64x32xf32, #B>
   "tile.store"(%pe, %exf) : (tensor<64x32x!tile.ptr<f32>, #B>, tensor<64x32xf32, #B>) -> ()
+  return
+}
+}
+
+// -----
+
+// A dot whose operands tilegpu-pipeline found to be ring slots only cp.async writes
+// (`tilegpu.cp_async_operands`): this pass decides their fence from
+// CompileOptions.wgmma_cp_async_fence.  On (the default): the copies' wait fences, as any
+// copy a wgmma reads.  Off: the dot is marked `tilegpu.no_proxy_fence` (its rule emits no
+// fence; Triton's code) and the wait is not fenced.  (A stale mark is recomputed.)
+// CHECK-LABEL: func.func @cp_async_only(
+// CHECK: "tilegpu.async_wait"() {num = 0 : i32, tilegpu.proxy_fence}
+// CHECK-NOT: tilegpu.no_proxy_fence
+// CHECK: "tilegpu.warpgroup_dot"({{.+}}tilegpu.writers_fence
+// CHECK-NOT: tilegpu.no_proxy_fence
+// OFF-LABEL: func.func @cp_async_only(
+// OFF: "tilegpu.async_wait"() {num = 0 : i32} : () -> ()
+// OFF: "tilegpu.warpgroup_dot"({{.+}}tilegpu.cp_async_operands, tilegpu.no_proxy_fence{{.*}}tilegpu.writers_fence
+// LLVM-LABEL: gpu.func @cp_async_only(
+// LLVM: nvvm.cp.async.wait.group 0
+// LLVM-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>
+// LLVM: gpu.barrier
+// LLVM-NOT: nvvm.fence.proxy
+// LLVM: nvvm.wgmma.mma_async
+#B = #tilegpu.blocked<array<i32: 1, 8>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
+#C = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>
+#SA = #tilegpu.nvmma_shared<64 : i32, false, 16 : i32>
+#SB = #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+func.func @cp_async_only(%out: !tile.ptr<f32>, %in: !tile.ptr<f16>, %in2: !tile.ptr<f16>) attributes {tile.kernel} {
+  %pa = "tile.splat"(%in2) : (!tile.ptr<f16>) -> tensor<64x32x!tile.ptr<f16>, #B>
+  %pb = "tile.splat"(%in) : (!tile.ptr<f16>) -> tensor<32x64x!tile.ptr<f16>, #B>
+  %c = arith.constant dense<0.0> : tensor<64x64xf32, #C>
+  %a = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 64, 32>, f16, #SA, 1 : i32>
+  %b = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 32, 64>, f16, #SB, 1 : i32>
+  "tilegpu.async_copy"(%pa, %a) {operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (tensor<64x32x!tile.ptr<f16>, #B>, !tilegpu.memdesc<array<i64: 64, 32>, f16, #SA, 1 : i32>) -> ()
+  "tilegpu.async_copy"(%pb, %b) {operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (tensor<32x64x!tile.ptr<f16>, #B>, !tilegpu.memdesc<array<i64: 32, 64>, f16, #SB, 1 : i32>) -> ()
+  "tilegpu.async_commit_group"() : () -> ()
+  "tilegpu.async_wait"() {num = 0 : i32} : () -> ()
+  %d = "tilegpu.warpgroup_dot"(%a, %b, %c) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32, tilegpu.cp_async_operands, tilegpu.no_proxy_fence} : (!tilegpu.memdesc<array<i64: 64, 32>, f16, #SA, 1 : i32>, !tilegpu.memdesc<array<i64: 32, 64>, f16, #SB, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+  "tilegpu.local_dealloc"(%a) : (!tilegpu.memdesc<array<i64: 64, 32>, f16, #SA, 1 : i32>) -> ()
+  "tilegpu.local_dealloc"(%b) : (!tilegpu.memdesc<array<i64: 32, 64>, f16, #SB, 1 : i32>) -> ()
+  %p = "tile.splat"(%out) : (!tile.ptr<f32>) -> tensor<64x64x!tile.ptr<f32>, #C>
+  "tile.store"(%p, %d) : (tensor<64x64x!tile.ptr<f32>, #C>, tensor<64x64xf32, #C>) -> ()
   return
 }
 }

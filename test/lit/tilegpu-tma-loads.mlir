@@ -21,7 +21,7 @@
 #B = #tilegpu.blocked<array<i32: 1, 8>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
 module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
   func.func @read_back(%d: !tile.ptr<i8> {tile.tma}, %r: i32, %c: i32) -> tensor<64x64xf16, #B> attributes {tile.kernel} {
-    %v = "tile.descriptor_load"(%d, %r, %c) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>, swizzle = 128 : i32} : (!tile.ptr<i8>, i32, i32) -> tensor<64x64xf16, #B>
+    %v = "tile.descriptor_load"(%d, %r, %c) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0>, swizzle = 128 : i32} : (!tile.ptr<i8>, i32, i32) -> tensor<64x64xf16, #B>
     return %v : tensor<64x64xf16, #B>
   }
 }
@@ -37,7 +37,7 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 #C = #tilegpu.blocked<array<i32: 1, 1, 4>, array<i32: 2, 4, 4>, array<i32: 1, 1, 4>, array<i32: 2, 1, 0>>
 module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
   func.func @row_major(%d: !tile.ptr<i8> {tile.tma}, %r: i32) -> tensor<2x4x8xf32, #C> attributes {tile.kernel} {
-    %v = "tile.descriptor_load"(%d, %r, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0>, swizzle = 0 : i32} : (!tile.ptr<i8>, i32, i32, i32) -> tensor<2x4x8xf32, #C>
+    %v = "tile.descriptor_load"(%d, %r, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0>, swizzle = 0 : i32} : (!tile.ptr<i8>, i32, i32, i32) -> tensor<2x4x8xf32, #C>
     return %v : tensor<2x4x8xf32, #C>
   }
 }
@@ -64,7 +64,7 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 #T = #tilegpu.blocked<array<i32: 8, 1>, array<i32: 8, 4>, array<i32: 1, 4>, array<i32: 0, 1>>
 module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
   func.func @to_wgmma_buffer(%d: !tile.ptr<i8> {tile.tma}, %r: i32) -> tensor<64x64xf16, #T> attributes {tile.kernel} {
-    %v = "tile.descriptor_load"(%d, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>, swizzle = 128 : i32} : (!tile.ptr<i8>, i32, i32) -> tensor<64x64xf16, #B>
+    %v = "tile.descriptor_load"(%d, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0>, swizzle = 128 : i32} : (!tile.ptr<i8>, i32, i32) -> tensor<64x64xf16, #B>
     %m = "tilegpu.local_alloc"(%v) : (tensor<64x64xf16, #B>) -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>, 1 : i32>
     %w = "tilegpu.local_load"(%m) : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>, 1 : i32>) -> tensor<64x64xf16, #T>
     "tilegpu.local_dealloc"(%m) : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>, 1 : i32>) -> ()

@@ -15,7 +15,7 @@
 #A = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>
 module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
   func.func @swizzled(%d: !tile.ptr<i8> {tile.tma}, %r: i32, %c: i32, %v: tensor<128x64xf16, #A>) attributes {tile.kernel} {
-    "tile.descriptor_store"(%d, %v, %r, %c) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0>, swizzle = 128 : i32} : (!tile.ptr<i8>, tensor<128x64xf16, #A>, i32, i32) -> ()
+    "tile.descriptor_store"(%d, %v, %r, %c) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>, swizzle = 128 : i32} : (!tile.ptr<i8>, tensor<128x64xf16, #A>, i32, i32) -> ()
     return
   }
 }
@@ -30,7 +30,7 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 #C = #tilegpu.blocked<array<i32: 1, 1, 4>, array<i32: 2, 4, 4>, array<i32: 1, 1, 4>, array<i32: 2, 1, 0>>
 module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
   func.func @row_major(%d: !tile.ptr<i8> {tile.tma}, %r: i32, %v: tensor<2x4x8xf32, #C>) attributes {tile.kernel} {
-    "tile.descriptor_store"(%d, %v, %r, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0>, swizzle = 0 : i32} : (!tile.ptr<i8>, tensor<2x4x8xf32, #C>, i32, i32, i32) -> ()
+    "tile.descriptor_store"(%d, %v, %r, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 0, 0>, swizzle = 0 : i32} : (!tile.ptr<i8>, tensor<2x4x8xf32, #C>, i32, i32, i32) -> ()
     return
   }
 }

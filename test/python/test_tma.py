@@ -285,7 +285,8 @@ def test_inner_offset_must_be_a_known_multiple_of_16_bytes(dt, c0_div, tma):
     """A TMA copy whose rows start off a 16-byte boundary faults (illegal instruction, seen on
     an H100): a load whose inner offset is not known to be such a multiple (from constants,
     sums, products and the arguments' specialization) keeps the block-pointer path, and its
-    tensor-map parameter goes."""
+    tensor-map parameter goes: the lowering's decision (tile-tma-guard), the tile stage holds
+    the TMA load with its fallback either way."""
     sig = dict(a_desc=tensor_descriptor_type(dt, [64, 64], "zero"), out=tl.pointer_type(dt),
                r0=tl.int32, c0=tl.int32)
     attrs = {"c0": {"tile.divisibility": c0_div}} if c0_div else {}
@@ -294,4 +295,5 @@ def test_inner_offset_must_be_a_known_multiple_of_16_bytes(dt, c0_div, tma):
     # c0 * 2 + 8 with c0 a multiple of 16: a multiple of 8 elements, 16 bytes of fp16 but
     # 8 of int8; with c0 unknown, only of 2
     assert ("cp.async.bulk.tensor" in ck.asm["ptx"]) == tma
-    assert (".tma" in ck.asm["tile"]) == tma
+    assert '"tile.descriptor_load"' in ck.asm["tile"]
+    assert (".tma" in ck.asm["tilegpu"]) == tma and ("tma" in ck.metadata) == tma

@@ -14,6 +14,7 @@ import warnings
 
 import mlir.ir as ir
 from mlir.dialects import func as func_d
+from tilework.dialects.tensor_maps import drop_unused_tensor_maps
 
 from ..errors import CompilationError
 from ..language import core
@@ -563,7 +564,7 @@ def build_kernel(jit_fn, signature: dict, constants: dict, attrs: dict, context:
         if scratch:
             _global_scratch(f, entry)
         if tma:
-            _drop_unused_tensor_maps(f, entry, n_tma_first, len(tma))
+            drop_unused_tensor_maps(f)  # (a descriptor only stored to, or loaded by pointers)
     return module
 
 
@@ -581,23 +582,3 @@ def _global_scratch(f, entry):
         f.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
             [a.type for a in entry.arguments], []))
         f.arg_attrs = ir.ArrayAttr.get(list(ir.ArrayAttr(f.arg_attrs))[:-1])
-
-
-def _drop_unused_tensor_maps(f, entry, first: int, n: int):
-    """Erases the tensor-map arguments (`n` from index `first`) no TMA load or store used (a
-    descriptor only stored to without `tma_store`, or accessed on the block-pointer path),
-    with their plans."""
-    plans = list(ir.ArrayAttr(f.attributes[TMA_ATTR]))
-    arg_attrs = list(ir.ArrayAttr(f.arg_attrs))
-    for i in reversed(range(first, first + n)):
-        if not len(list(entry.arguments[i].uses)):
-            entry.erase_argument(i)
-            del plans[i - first], arg_attrs[i]
-    with f.context:
-        f.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
-            [a.type for a in entry.arguments], []))
-        f.arg_attrs = ir.ArrayAttr.get(arg_attrs)
-        if plans:
-            f.attributes[TMA_ATTR] = ir.ArrayAttr.get(plans)
-        else:
-            del f.attributes[TMA_ATTR]

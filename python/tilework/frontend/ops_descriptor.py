@@ -8,8 +8,10 @@ plan (`language.descriptor.tma_plan`: zero padding, boxes of at most 256, rows o
 more) also gets a tensor-map parameter (`tma_param`, after all others) and its loads are
 `tile.descriptor_load` ops (copied by TMA); with `CompileOptions.tma_store` its stores are
 `tile.descriptor_store` ops too (written to shared memory, copied out by TMA, which clips the
-box at the tensor's edges) where that is exact (`_tma_store_safe`: coordinates >= 0, rows of
-16-byte multiples); atomics and in-kernel descriptors keep the block-pointer path.
+box at the tensor's edges), each holding the block-pointer store it falls back to where the
+TMA store would not be exact (the lowering's decision: tile-tma-guard, lowering/tma_guard.py,
+which also decides the loads, each holding its block-pointer load); atomics and in-kernel
+descriptors keep the block-pointer path.
 Otherwise its accesses are block-pointer accesses checked on every dimension: the tile of
 pointers `base + sum_d (offsets[d] + arange(B_d)) * strides[d]` under the mask
 `0 <= offsets[d] + arange(B_d) < shape[d]`, so they get the vector widths a block pointer
@@ -17,10 +19,6 @@ gets (the last stride is the constant 1: contiguous rows), out-of-bounds element
 padding and are not written.  The checks and messages are Triton's.
 """
 from __future__ import annotations
-
-import math
-
-import mlir.ir as ir
 
 from ..language import core
 from ..language.core import constexpr, tensor
@@ -32,7 +30,7 @@ from ..language.descriptor import (MAX_RANK, PADDINGS, tensor_descriptor,
 from ..language.memory import block_pointer
 from . import semantic as S
 from .ops_core import IMPLS, impl
-from .ops_memory import block_pointer_tiles, load_block, store_block
+from .ops_memory import block_pointer_tiles, fill_operand, load_block, store_block
 from .semantic import SemanticError
 from .types import tensor_ir_type, to_ir
 
@@ -173,6 +171,40 @@ def _device_tensormap(b, base: tensor, dims, strides, bshape, pad):
     return tensor(h, ty)
 
 
+def _known_divisor(v: ir.Value, depth: int = 0) -> int:
+    """A number the integer scalar `v` is known to be a multiple of (1: nothing known), from
+    its definition: constants, sums, products, casts and the kernel arguments' specialized
+    divisibility (`tile.divisibility`)."""
+    if depth > 32:
+        return 1
+    owner = v.owner
+    if isinstance(owner, ir.Block):  # a block argument: the kernel's own, or a loop's
+        parent = owner.owner.operation if owner.owner is not None else None
+        if parent is not None and parent.name == "func.func":
+            n = ir.BlockArgument(v).arg_number
+            d = ir.DictAttr(ir.ArrayAttr(parent.attributes["arg_attrs"])[n]) \
+                if "arg_attrs" in parent.attributes else None
+            if d is not None and "tile.divisibility" in d:
+                return ir.IntegerAttr(d["tile.divisibility"]).value
+        return 1
+    op = owner.operation if hasattr(owner, "operation") else owner
+    name = op.name
+    if name == "arith.constant":
+        try:
+            c = abs(ir.IntegerAttr(op.attributes["value"]).value)
+        except (ValueError, TypeError):
+            return 1
+        return c or 1 << 30
+    args = [_known_divisor(x, depth + 1) for x in op.operands]
+    if name == "arith.muli":
+        return args[0] * args[1]
+    if name in ("arith.addi", "arith.subi"):
+        return math.gcd(args[0], args[1])
+    if name in ("arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast"):
+        return args[0]
+    return 1
+
+
 def _ptr_align(v: ir.Value) -> int:
     """The bytes a scalar pointer is known to be aligned to: a kernel argument's specialized
     divisibility (`tile.divisibility`, 16 for an aligned pointer), through `tile.addptr`s of
@@ -258,9 +290,9 @@ def _value(b, desc: tensor_descriptor, value, what) -> tensor:
 @impl
 def load_tensor_descriptor(b, desc, offsets):
     d = _desc(desc, "load_tensor_descriptor")
-    if d.tma is not None and _inner_offset_aligned(b, d, offsets):
-        return _tma_load(b, d, offsets)
     bp = _block(b, d, offsets, "load_tensor_descriptor")
+    if d.tma is not None:
+        return _tma_load(b, d, bp)
     return load_block(b, bp, None, None, tuple(range(len(d.block_shape))), d.padding, "", "",
                       False)
 
@@ -268,12 +300,10 @@ def load_tensor_descriptor(b, desc, offsets):
 @impl
 def store_tensor_descriptor(b, desc, offsets, value):
     d = _desc(desc, "store_tensor_descriptor")
-    if d.tma is not None and not d.device and _tma_stores(b) and \
-            _inner_offset_aligned(b, d, offsets) and \
-            (_unguarded(b) or _tma_store_safe(d, offsets)):
-        return _tma_store(b, d, offsets, value)
     bp = _block(b, d, offsets, "store_tensor_descriptor")
     v = _value(b, d, value, "store_tensor_descriptor")
+    if d.tma is not None and not d.device and _tma_stores(b):  # (device maps: loads only)
+        return _tma_store(b, d, bp, v)
     return store_block(b, bp, v, None, tuple(range(len(d.block_shape))), "", "")
 
 
@@ -357,157 +387,18 @@ def tma_param(b, name: str, ty: tensor_descriptor_type):
             f"arg={name};box={','.join(map(str, box))};swizzle={sw}")
 
 
-def _known_divisor(v: ir.Value, depth: int = 0) -> int:
-    """A number the integer scalar `v` is known to be a multiple of (1: nothing known), from
-    its definition: constants, sums, products, casts and the kernel arguments' specialized
-    divisibility (`tile.divisibility`)."""
-    if depth > 32:
-        return 1
-    owner = v.owner
-    if isinstance(owner, ir.Block):  # a block argument: the kernel's own, or a loop's
-        parent = owner.owner.operation if owner.owner is not None else None
-        if parent is not None and parent.name == "func.func":
-            n = ir.BlockArgument(v).arg_number
-            d = ir.DictAttr(ir.ArrayAttr(parent.attributes["arg_attrs"])[n]) \
-                if "arg_attrs" in parent.attributes else None
-            if d is not None and "tile.divisibility" in d:
-                return ir.IntegerAttr(d["tile.divisibility"]).value
-        return 1
-    op = owner.operation if hasattr(owner, "operation") else owner
-    name = op.name
-    if name == "arith.constant":
-        try:
-            c = abs(ir.IntegerAttr(op.attributes["value"]).value)
-        except (ValueError, TypeError):
-            return 1
-        return c or 1 << 30
-    args = [_known_divisor(x, depth + 1) for x in op.operands]
-    if name == "arith.muli":
-        return args[0] * args[1]
-    if name in ("arith.addi", "arith.subi"):
-        return math.gcd(args[0], args[1])
-    if name in ("arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast"):
-        return args[0]
-    return 1
-
-
-def _inner_offset_aligned(b, d: tensor_descriptor, offsets) -> bool:
-    """TMA's copy must start its rows at a multiple of 16 bytes (an inner coordinate of 7
-    fp16 elements faults with an illegal instruction, measured on an H100): a load whose inner
-    offset is not known to be such a multiple takes the block-pointer path."""
-    offs = _list(offsets, "offsets", "load_tensor_descriptor")
-    if not offs:
-        return False
-    inner = _unwrap(offs[-1])
-    nbytes = d.dtype.primitive_bitwidth // 8
-    if isinstance(inner, int) and not isinstance(inner, bool):
-        return inner * nbytes % 16 == 0
-    if not isinstance(inner, tensor) or inner.shape or not inner.dtype.is_int():
-        return True  # _tma_load's own checks give the message
-    return _known_divisor(inner.handle) * nbytes % 16 == 0
-
-
-_NONNEG_ARGS = ("arith.addi", "arith.muli", "arith.divsi", "arith.minsi", "arith.extsi",
-                "arith.trunci", "arith.index_cast", "arith.andi", "arith.shrsi", "arith.shli")
-_NONNEG_FIRST = ("arith.remsi", "arith.remui", "arith.divui", "arith.shrui")  # x >= 0 suffices
-
-
-def _known_nonneg(v: ir.Value, depth: int = 0, memo: dict | None = None) -> bool:
-    """Whether the integer scalar `v` is provably >= 0 from its definition: constants >= 0,
-    program ids and counts, zero-extensions, a `range` loop's variable from a start >= 0 with a
-    positive step (a runtime step's loop is a counter from 0 scaled: covered by the products),
-    sums, products, quotients, min/max, selects and casts of such values, remainders of one
-    (wrapping past 2**31 is not considered, as for offsets elsewhere).  Kernel arguments are
-    not: an int argument may be negative."""
-    if depth > 32:
-        return False
-    memo = {} if memo is None else memo
-    if v not in memo:  # (a value used twice, x + x, is asked once: no exponential walk)
-        memo[v] = _nonneg_of_def(v, depth, memo)
-    return memo[v]
-
-
-def _nonneg_of_def(v: ir.Value, depth: int, memo: dict) -> bool:
-    owner = v.owner
-    if isinstance(owner, ir.Block):  # a block argument: a loop's variable, if anything
-        parent = owner.owner.operation if owner.owner is not None else None
-        if parent is None or parent.name != "scf.for" or ir.BlockArgument(v).arg_number != 0:
-            return False
-        lb, step = parent.operands[0], parent.operands[2]
-        return _known_nonneg(lb, depth + 1, memo) and _constant(step) is not None and \
-            _constant(step) > 0
-    op = owner.operation if hasattr(owner, "operation") else owner
-    name = op.name
-    if name == "arith.constant":
-        c = _constant(v)
-        return c is not None and c >= 0
-    if name in ("tile.get_program_id", "tile.get_num_programs", "arith.extui"):
-        return True
-    if name == "arith.maxsi":
-        return any(_known_nonneg(x, depth + 1, memo) for x in op.operands)
-    if name in _NONNEG_FIRST:
-        return _known_nonneg(op.operands[0], depth + 1, memo)
-    if name == "arith.select":
-        return all(_known_nonneg(x, depth + 1, memo) for x in list(op.operands)[1:])
-    if name in _NONNEG_ARGS:
-        return all(_known_nonneg(x, depth + 1, memo) for x in op.operands)
-    return False
-
-
-def _constant(v: ir.Value):
-    op = v.owner
-    if isinstance(op, ir.Block):
-        return None
-    op = op.operation if hasattr(op, "operation") else op
-    if op.name != "arith.constant":
-        return None
-    try:
-        return ir.IntegerAttr(op.attributes["value"]).value
-    except (ValueError, TypeError):
-        return None
-
-
-def _tma_store_safe(d: tensor_descriptor, offsets) -> bool:
-    """What the TMA store needs beyond the load's rules (measured on an H200, issue 9;
-    docs/performance.md "TMA-store epilogue"): every coordinate >= 0 (a negative one, inner or
-    outer, faults with an illegal instruction where a load clips), and rows of the tensor a
-    multiple of 16 bytes (the copy writes the last 16-byte chunk of a row whole, past the
-    inner bound: a 70-wide fp16 tensor gets columns 70 and 71 written).  The row length is the
-    descriptor's shape argument: its divisibility is specialized per launch (the launcher's
-    key: a multiple of 16 elements, or of 16 bytes), so a 72-wide fp16 tensor gets this path
-    and a 70-wide one the block-pointer store.  Else the block-pointer store, which masks."""
-    for o in _list(offsets, "offsets", "store_tensor_descriptor"):
-        o = _unwrap(o)
-        if isinstance(o, int) and not isinstance(o, bool):
-            if o < 0:
-                return False
-        elif not isinstance(o, tensor) or not _known_nonneg(o.handle):
-            return False
-    n = d.shape[-1]
-    nbytes = d.dtype.primitive_bitwidth // 8
-    return isinstance(n, tensor) and _known_divisor(n.handle) * nbytes % 16 == 0
-
-
-def _unguarded(b) -> bool:
-    """`tma_store="unguarded"`: the TMA store wherever the load would be TMA, without
-    `_tma_store_safe` (what the hardware does at tails and negative coordinates: the probe,
-    benchmarks/tools/tma_store_probe.py --raw, and the emulator's tests of it)."""
-    return getattr(b, "options", None) is not None and b.options.tma_store == "unguarded"
-
-
-def _tma_coords(b, d: tensor_descriptor, offsets, what) -> list:
-    offs = _list(offsets, "offsets", what)
-    ndim = len(d.block_shape)
-    if len(offs) != ndim:
-        raise SemanticError(f"{what}: expected {ndim} offsets, but got {len(offs)}")
-    return [_scalar(b, o, core.int32, "offsets").handle for o in offs]
-
-
-def _tma_load(b, d: tensor_descriptor, offsets) -> tensor:
-    coords = _tma_coords(b, d, offsets, "load_tensor_descriptor")
+def _tma_load(b, d: tensor_descriptor, bp: block_pointer) -> tensor:
+    """The TMA load of the block at `bp`'s offsets, holding its fallback: the block-pointer
+    load's pointers, mask and zero padding (the ops `load_block` emits).  Whether the copy is
+    exact (the inner offset a multiple of 16 bytes) is the lowering's to prove
+    (tile-tma-guard)."""
+    ptrs, mask = block_pointer_tiles(b, bp, range(len(d.block_shape)))
+    other = fill_operand(b, 0, d.dtype, ptrs.shape)
     _, sw = tma_plan(d.dtype.primitive_bitwidth, d.block_shape, d.padding)
     rt = tensor_ir_type(d.dtype, d.block_shape)
-    h = B.build_descriptor_load(b, d.tma.handle, coords, result_type=rt, swizzle=sw)
+    h = B.build_descriptor_load(b, d.tma.handle, [o.handle for o in bp.offsets],
+                                ptr=ptrs.handle, mask=mask.handle, other=other.handle,
+                                result_type=rt, swizzle=sw)
     return tensor(h, d.dtype, list(d.block_shape))
 
 
@@ -518,11 +409,16 @@ def _tma_stores(b) -> bool:
     return opts is not None and opts.tma_store is not False
 
 
-def _tma_store(b, d: tensor_descriptor, offsets, value):
-    coords = _tma_coords(b, d, offsets, "store_tensor_descriptor")
-    v = _value(b, d, value, "store_tensor_descriptor")
+def _tma_store(b, d: tensor_descriptor, bp: block_pointer, v: tensor):
+    """The TMA store of `v` at the block pointer `bp`'s offsets, holding its fallback: the
+    block-pointer store's pointers and mask (the same ops `store_block` emits) and the row
+    length.  Whether the TMA store is exact (coordinates >= 0, rows of 16-byte multiples, the
+    inner offset a multiple of 16 bytes) is the lowering's to prove (tile-tma-guard)."""
+    ptrs, mask = block_pointer_tiles(b, bp, range(len(d.block_shape)))
     _, sw = tma_plan(d.dtype.primitive_bitwidth, d.block_shape, d.padding)
-    B.build_descriptor_store(b, d.tma.handle, v.handle, coords, swizzle=sw)
+    B.build_descriptor_store(b, d.tma.handle, v.handle, [o.handle for o in bp.offsets],
+                             ptr=ptrs.handle, mask=mask.handle, width=d.shape[-1].handle,
+                             swizzle=sw)
     return None
 
 

@@ -352,6 +352,13 @@ def _hints(cache_modifier, eviction_policy):
     return attrs
 
 
+def fill_operand(b, other, elem, shape) -> tensor:
+    """A masked load's `other` as a tile of `elem` of `shape` (tensor descriptors' TMA loads
+    build their fallback's with it)."""
+    return S.broadcast_to(b, S.cast(b, S.weak_scalar(b, other, elem)
+                                    if not isinstance(other, tensor) else other, elem), shape)
+
+
 @impl
 def load(b, pointer, mask=None, other=None, boundary_check=(), padding_option="",
          cache_modifier="", eviction_policy="", volatile=False):
@@ -368,8 +375,7 @@ def load(b, pointer, mask=None, other=None, boundary_check=(), padding_option=""
     if other is not None and not (isinstance(other, constexpr) and other.value is None):
         if m is None:
             raise SemanticError("load: `other` is given without a mask")
-        o = S.broadcast_to(b, S.cast(b, S.weak_scalar(b, other, elem)
-                                     if not isinstance(other, tensor) else other, elem), ptr.shape)
+        o = fill_operand(b, other, elem, ptr.shape)
     attrs = _hints(cache_modifier, eviction_policy)
     if const(volatile, "volatile"):
         attrs["volatile"] = ir.UnitAttr.get()

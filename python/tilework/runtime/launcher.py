@@ -76,8 +76,8 @@ def _descriptor_entry(fn, name, a: TensorDescriptor):
     """(key entry, parameters) of a host tensor descriptor: specialized on the element type,
     block shape, padding, the divisibility by 16 of the shape and strides (the base is
     16-byte aligned, which TensorDescriptor asserts) and whether a row (the last dimension) is
-    a multiple of 16 bytes (where the TMA store may write it: ops_descriptor's
-    `_tma_store_safe`); passes base, shape, strides[:-1]."""
+    a multiple of 16 bytes (where the TMA store may write it: the lowering's tile-tma-guard);
+    passes base, shape, strides[:-1]."""
     (dt, _), ptr = _tensor_entry(fn, name, a.base)
     for s in a.shape:
         if not 0 <= s < 2**31:

@@ -1,0 +1,107 @@
+"""`tile-tma-guard`: which host-descriptor accesses stay TMA copies, decided from the axis
+analysis.  It runs first of the tilegpu stage (NVIDIA sm_90+), on the frontend's IR.
+
+The frontend emits `tile.descriptor_load` / `tile.descriptor_store` for a descriptor with a
+TMA plan, each holding the block-pointer access it falls back to (`ptr`, `mask`: its pointers
+and mask, the very ops the frontend's block-pointer path emits; a load's `other`, its zero
+padding; a store's `width`, the tensor's row length).  The TMA copy is kept only where it is
+exact on the hardware:
+
+* its inner coordinate a multiple of 16 bytes (divisibility; an inner coordinate of 7 fp16
+  elements faults with an illegal instruction, measured on an H100);
+* a store's every coordinate >= 0 (`AxisAnalysis.nonneg`; a negative one, inner or outer,
+  faults where a load clips) and rows a multiple of 16 bytes (the width's divisibility,
+  specialized per launch by the launcher's key: the copy writes a row's last 16-byte chunk
+  whole, past the inner bound).  Measured on an H200, issue 9; docs/performance.md
+  "TMA-store epilogue".  `tma_store="unguarded"` (the probe's and the emulator tests'
+  switch) keeps every store whose inner coordinate is aligned.
+
+A kept access drops its fallback operands (the fallback's ops are then dead: tile-combine
+erases them); a refused one becomes the masked `tile.load` / `tile.store` of its fallback in
+its place (what the frontend emits without TMA), and a tensor map no op uses any more leaves
+the kernel's parameters with its plan.  An access without fallback operands (hand-written IR)
+is left alone.
+"""
+from __future__ import annotations
+
+import mlir.ir as ir
+
+from tilework.dialects import builders as B
+from tilework.dialects import tile as T
+from tilework.dialects.tensor_maps import drop_unused_tensor_maps
+from tilework.dialects.verify import named_operands
+
+from .axis_info import AxisAnalysis, elem_bytes
+from .layout_passes import kernels
+from .pass_base import Pass, register
+from .tma import coords
+
+TMA_BYTES = 16  # TMA's granule: inner coordinates (and a store's rows) in multiples of it
+
+
+def _aligned(an: AxisAnalysis, v: ir.Value, nbytes: int) -> bool:
+    return an.get(v).divisibility[0] * nbytes % TMA_BYTES == 0
+
+
+def _load_exact(an, op) -> bool:
+    return _aligned(an, coords(op)[-1], elem_bytes(T.element_type(op.results[0].type)))
+
+
+def _store_exact(an, op, args, unguarded: bool) -> bool:
+    xs = coords(op)
+    nbytes = elem_bytes(T.element_type(args["src"].type))
+    if not _aligned(an, xs[-1], nbytes):
+        return False
+    return unguarded or (all(an.nonneg(x) for x in xs) and _aligned(an, args["width"], nbytes))
+
+
+def _guard_load(an, op):
+    args = named_operands(op)
+    if args["ptr"] is None:  # no fallback given: the IR asked for the TMA load
+        return
+    rt = op.results[0].type
+    with ir.InsertionPoint(op), op.location:
+        if _load_exact(an, op):
+            v = B.build_descriptor_load(None, args["desc"], coords(op), result_type=rt,
+                                        swizzle=op.attributes["swizzle"])
+        else:
+            v = B.build_load(None, args["ptr"], args["mask"], args["other"], result_type=rt)
+    op.results[0].replace_all_uses_with(v)
+    op.erase()
+
+
+def _guard_store(an, op, unguarded: bool):
+    args = named_operands(op)
+    if args["ptr"] is None:
+        return
+    with ir.InsertionPoint(op), op.location:
+        if _store_exact(an, op, args, unguarded):
+            B.build_descriptor_store(None, args["desc"], args["src"], coords(op),
+                                     swizzle=op.attributes["swizzle"])
+        else:
+            B.build_store(None, args["ptr"], args["src"], args["mask"])
+    op.erase()
+
+
+def tma_guard(module_op, pctx=None):
+    unguarded = pctx is not None and getattr(pctx.options, "tma_store", None) == "unguarded"
+    for f in kernels(module_op):
+        ops = [o for o in T.walk_ops(f)
+               if o.name in ("tile.descriptor_load", "tile.descriptor_store")]
+        if not ops:
+            continue
+        an = AxisAnalysis(f)
+        for op in ops:
+            if op.name == "tile.descriptor_load":
+                _guard_load(an, op)
+            else:
+                _guard_store(an, op, unguarded)
+        drop_unused_tensor_maps(f)
+
+
+register(Pass("tile-tma-guard",
+              "tile.descriptor_load/store -> themselves without their fallback where the TMA "
+              "copy is exact (the inner coordinate in 16-byte multiples; a store's "
+              "coordinates >= 0 and rows in 16-byte multiples), else their fallback's masked "
+              "tile.load/tile.store",
+              run=tma_guard))
