@@ -99,9 +99,9 @@ def _issue(loads, ops, iv, new_iv, rings, bars, slot, pred):
     env = {iv: new_iv}
     clone_slice(ops, env)  # the coordinates' slice, in program order
     bar = slot_view(bars, slot)
-    for (desc, coords), ring in zip(loads, rings):
-        coords = [env.get(c, c) for c in coords]
-        B.build_tma_load(None, desc, slot_view(ring, slot), bar, coords, pred)
+    for (desc, xs), ring in zip(loads, rings):
+        xs = [env.get(c, c) for c in xs]
+        B.build_tma_load(None, desc, slot_view(ring, slot), bar, xs, pred)
 
 
 def consume_load(load, view):

@@ -54,7 +54,7 @@ from .pipeline_common import arith, clone_slice, invariant_in, loop_depth, next_
     reserve_bytes, wait_result
 from .pipeline_tma import async_dot, consume_load, feeds_dot, pure_op, slot_view
 from .shared_memory import alloc_bytes
-from .tma import barrier_type, buffer_layout
+from .tma import barrier_type, buffer_layout, coords
 
 HINT = "tile.warp_specialize"
 NOTE_ATTR = "tilegpu.warp_specialize_note"  # why a marked loop was left alone
@@ -272,7 +272,7 @@ def _producer(plan, S, rings, full, empty, regs):
         bar = slot_view(full, slot)
         for ld, ring in zip(plan.loads, rings):
             B.build_tma_load(None, ld.operands[0], slot_view(ring, slot), bar,
-                             [m(v) for v in list(ld.operands)[1:]])
+                             [m(v) for v in coords(ld)])
         scf.YieldOp([])
     scf.YieldOp([])
 

@@ -38,7 +38,7 @@ for name, target, attrs in (("aligned", "sm_90a", ALIGNED),
 # CHECK: %[[SA:.+]] = arith.extsi %arg4 : i32 to i64
 # CHECK: %[[MAP:.+]] = "tile.make_tensormap"(%arg6, %arg0, %arg2, %arg3, %[[SA]]) {box = array<i32: 64, 32>, offset = 0 : i32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 0>, program_bytes = 128 : i32, swizzle = 64 : i32} : (!tile.ptr<i8>, !tile.ptr<f16>, i32, i32, i64) -> !tile.ptr<i8>
 # CHECK-NOT: tile.make_tensormap
-# CHECK: "tile.descriptor_load"(%[[MAP]], %{{.+}}, %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>, swizzle = 64 : i32} : (!tile.ptr<i8>, i32, i32) -> tensor<64x32xf16>
+# CHECK: "tile.descriptor_load"(%[[MAP]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 1, 1>, swizzle = 64 : i32} : (!tile.ptr<i8>, i32, i32, tensor<64x32x!tile.ptr<f16>>, tensor<64x32xi1>, tensor<64x32xf16>) -> tensor<64x32xf16>
 # CHECK-NOT: tile.descriptor_store
 # CHECK: "tile.store"
 # CHECK-LABEL: // stride_unknown

@@ -20,6 +20,10 @@ padding and are not written.  The checks and messages are Triton's.
 """
 from __future__ import annotations
 
+import math
+
+import mlir.ir as ir
+
 from ..language import core
 from ..language.core import constexpr, tensor
 from tilework.dialects import builders as B
