@@ -455,11 +455,12 @@ class _Consts:
         return step if j == 1 else arith("arith.muli", step, self(j, step.type))
 
 
-def _issue(info, cands, allocs, slot, iv, valid, carried_vals, copy_ops):
+def _issue(info, cands, allocs, slot, iv, valid, carried_vals, copy_ops, unfenced=False):
     """Stage 0 at the insertion point for the iteration with induction value `iv`, the
     stage-0 carried values `carried_vals` (index -> value): the ops computing the pointers and
-    masks (`copy_ops`), the copies into `slot` masked by `valid`, and a commit.  Returns the
-    value map, which `_advance` continues."""
+    masks (`copy_ops`), the copies into `slot` masked by `valid`, and a commit.  `unfenced`:
+    the copies carry NO_PROXY_FENCE (tilegpu-proxy-fences fences no wait for them).  Returns
+    the value map, which `_advance` continues."""
     env = {info.iv: iv}
     for c, v in carried_vals.items():
         env[info.carried[c]] = v
@@ -478,7 +479,8 @@ def _issue(info, cands, allocs, slot, iv, valid, carried_vals, copy_ops):
         if kind == "trans":
             trans = user.operands[0].owner
             ptr, mask = _transposed(ptr, trans), _transposed(mask, trans, i1)
-        B.build_async_copy(None, ptr, dst, mask)
+        B.build_async_copy(None, ptr, dst, mask, attributes={
+            NO_PROXY_FENCE: ir.UnitAttr.get()} if unfenced else None)
     B.build_async_commit_group(None)
     return env
 
@@ -559,11 +561,12 @@ def pipeline_loop(loop, pctx, reserve: int, an) -> bool:
             f"{reserve} of scratch) exceed the {budget} bytes of shared memory")
     if stages <= 1:
         return False
-    if pctx is not None and not pctx.options.wgmma_cp_async_fence:
+    unfenced = pctx is not None and not pctx.options.wgmma_cp_async_fence
+    if unfenced:
         wg = async_dot(info, cands)
         if wg is not None:  # its operands: ring slots that only cp.async writes
             wg[0].attributes[NO_PROXY_FENCE] = ir.UnitAttr.get()
-    _rewrite(info, cands, layouts, stages)
+    _rewrite(info, cands, layouts, stages, unfenced)
     return True
 
 
@@ -582,7 +585,7 @@ def async_dot(info, cands):
     return None if c is None else (dot, c)
 
 
-def _rewrite(info, cands, layouts, S):
+def _rewrite(info, cands, layouts, S, unfenced=False):
     loop = info.loop
     lb, ub, step = list(loop.operands)[:3]
     i32 = ir.IntegerType.get_signless(32)
@@ -610,7 +613,7 @@ def _rewrite(info, cands, layouts, S):
         for j in range(S - 1):
             iv = lb if j == 0 else arith("arith.addi", lb, _const.times(step, j))
             env = _issue(info, cands, allocs, _const(j, i32), iv, cmp_lt(iv, ub), ahead,
-                         copy_ops)
+                         copy_ops, unfenced)
             ahead = _advance(info, env, next_ops, s0)
         new = scf.ForOp(lb, ub, step, [inits[c] for c in kept] + [ahead[c] for c in s0]
                         + [_const(0, i32), _const(S - 1, i32)])
@@ -621,7 +624,7 @@ def _rewrite(info, cands, layouts, S):
         iv = arith("arith.addi", n_iv, _const.times(step, S - 1))
         if wg is None:
             env = _issue(info, cands, allocs, wr, iv, cmp_lt(iv, ub),
-                         dict(zip(s0, n_ahead)), copy_ops)
+                         dict(zip(s0, n_ahead)), copy_ops, unfenced)
         for (load, _, (kind, user, ty)), alloc in zip(cands, allocs):
             md = T.memdesc_of(alloc.type)
             slot = B.build_memdesc_index(None, alloc, rd, result_type=T.memdesc_type(
@@ -672,7 +675,7 @@ def _rewrite(info, cands, layouts, S):
                                             result_type=dot.results[0].type)
             ny.operation.operands[kept.index(c)] = waited
             env = _issue(info, cands, allocs, wr, iv, cmp_lt(iv, ub),
-                         dict(zip(s0, n_ahead)), copy_ops)
+                         dict(zip(s0, n_ahead)), copy_ops, unfenced)
         nxt = _advance(info, env, next_ops, s0)
     for i, c in enumerate(s0):
         ny.operation.operands[len(kept) + i] = nxt[c]

@@ -19,9 +19,12 @@ Here the writers fence instead, right after their writes, where they are:
   loop has after it anyway (tilegpu-pipeline's), and before the next copies are issued;
 * every `warpgroup_dot` then gets `tilegpu.writers_fence` and its rule emits no fence.
 
-TMA loads write through the async proxy (no fence); copies read only by dots marked
-`tilegpu.no_proxy_fence` (`CompileOptions.wgmma_cp_async_fence` off) are not fenced either.  A kernel with a memdesc op this pass does
-not know (or memdescs carried through control flow) is left alone: its dots keep their fence.
+TMA loads write through the async proxy (no fence).  With `CompileOptions.wgmma_cp_async_fence`
+off, cp.async's copies are not fenced either, as Triton's and CUTLASS's cp.async + wgmma loops
+do: tilegpu-pipeline marks its copies `tilegpu.no_proxy_fence` (attention's K and V rings:
+the key loop's `MEMBAR.ALL.CTA` + `FENCE.VIEW.ASYNC.S` go), and copies read only by dots so
+marked (a GEMM's one async dot) count as such.  A kernel with a memdesc op this pass does not
+know (or memdescs carried through control flow) is left alone: its dots keep their fence.
 """
 from __future__ import annotations
 
@@ -78,7 +81,8 @@ def plan(f):
             elif op.name == "tilegpu.local_store":
                 iv = memdesc_interval(op.operands[1])[:2]
             elif op.name == "tilegpu.async_copy":
-                copies |= _overlaps(memdesc_interval(op.operands[1])[:2], fenced)
+                if NO_PROXY_FENCE not in op.attributes:  # (a ring copy, the option off)
+                    copies |= _overlaps(memdesc_interval(op.operands[1])[:2], fenced)
                 continue
             else:
                 continue

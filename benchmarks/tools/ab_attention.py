@@ -38,7 +38,7 @@ def switch_off(name):
     elif name == "desc-add":  # each wgmma descriptor from its address, the warp id per lane
         import tilework.lowering.rules.dot_wgmma as W
         import tilework.lowering.to_llvm as L
-        W.Operand.k_step = lambda self, k0: None
+        W.Operand.k_step = lambda self, k0, align=1: None
         L.LoweringContext.warp_id_uniform = L.LoweringContext.warp_id
     elif name == "zero-acc":
         import tilework.lowering.rules.dot_wgmma as W

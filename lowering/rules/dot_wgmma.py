@@ -92,24 +92,28 @@ class Operand:
         self.lin = lin
         self.tiles = []  # (mn0, descriptor at (mn0, 0)) made so far
 
-    def k_step(self, k0: int) -> int | None:
-        """The descriptor increment from (mn0, 0) to (mn0, k0), if the layout's offset of k0
-        shares no bit with any mn offset (the swizzle's XOR is then an addition, for every
-        mn0) and is whole 16-byte units; else None."""
+    def k_step(self, k0: int, align: int = 1) -> int | None:
+        """The descriptor increment from (mn0, 0) to (mn0, k0) for every mn0 that is a
+        multiple of `align` (a power of two), if the layout's offset of k0 shares no bit with
+        the offsets of those mn0 (the swizzle's XOR is then an addition) and is whole 16-byte
+        units; else None.  (A 128-byte swizzle XORs k's 16-byte units with rows 1, 2, 4 of
+        each 8: from a tile's first row, a multiple of 8, k's offset adds.)"""
         kb = lin_off = 0
         for b, v in enumerate(self.lin.basis(f"dim{self.k_dim}")):
             if k0 >> b & 1:
                 lin_off ^= v[0]
-        for v in self.lin.basis(f"dim{self.mn_dim}"):
-            kb |= v[0]
+        for b, v in enumerate(self.lin.basis(f"dim{self.mn_dim}")):
+            if 1 << b >= align:
+                kb |= v[0]
         nbytes = lin_off * self.eb
         return nbytes >> 4 if not (kb & lin_off) and nbytes % 16 == 0 else None
 
-    def descriptor(self, mn0, k0: int):
-        """The i64 descriptor of the operand's tile at (mn0 (i32 value), k0): the tile's
-        descriptor at (mn0, 0) plus a constant where the k offset adds (as Triton's), the
-        start address adding without carry out of its 14 bits (shared addresses < 256 KiB)."""
-        step = self.k_step(k0) if k0 else 0
+    def descriptor(self, mn0, k0: int, align: int = 1):
+        """The i64 descriptor of the operand's tile at (mn0 (i32 value, a multiple of
+        `align`), k0): the tile's descriptor at (mn0, 0) plus a constant where the k offset
+        adds (as Triton's), the start address adding without carry out of its 14 bits (shared
+        addresses < 256 KiB)."""
+        step = self.k_step(k0, align) if k0 else 0
         if step is None:
             return self._descriptor(mn0, k0)
         d = next((d for m, d in self.tiles if m == mn0), None)
@@ -206,6 +210,9 @@ def _warpgroup_dot(ctx, op, args):
     col_wg = ctx.op1("arith.muli", [wg_n, ctx.const(n_instr)], ctx.i32)
 
     rep_m, rep_n = M // (16 * wm), N // (n_instr * wn)
+    # powers of two dividing every row0 (64 a warpgroup, 16 * wm a repeat) and col0 below
+    align_m = min(64, 16 * wm) if rep_m > 1 else 64
+    align_n = n_instr & -n_instr
     per_n = (n_instr // 4) * rep_n  # the thread's columns
     nfrag = n_instr // 2
     st = _struct(ct, nfrag)
@@ -264,12 +271,12 @@ def _warpgroup_dot(ctx, op, args):
                     partials.append((idx, d))
                     d, fresh = ctx.op1("llvm.mlir.poison", [], st), True
                 if reg_a:
-                    db = opb.descriptor(col0, s * k_instr)
+                    db = opb.descriptor(col0, s * k_instr, align_n)
                     d = _mma_async_rs(ctx, d, a_regs[rm, s], db, st, n_instr, ea, opb.k_major,
                                       accumulate=not fresh)
                 else:
-                    da = opa.descriptor(row0, s * k_instr)
-                    db = opb.descriptor(col0, s * k_instr)
+                    da = opa.descriptor(row0, s * k_instr, align_m)
+                    db = opb.descriptor(col0, s * k_instr, align_n)
                     d = ctx.op1("nvvm.wgmma.mma_async", [d, da, db], st,
                                 attrs_zero if fresh else attrs)
                 fresh = False

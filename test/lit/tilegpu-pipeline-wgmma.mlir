@@ -2,16 +2,22 @@
 // RUN: tilework-opt %s --split-input-file --tilegpu-pipeline --target sm_90a | FileCheck %s --check-prefix=FENCE
 // RUN: env TILEWORK_WGMMA_CP_ASYNC_FENCE=0 tilework-opt %s --split-input-file --tilegpu-pipeline --target sm_90a | FileCheck %s --check-prefix=NOFENCE
 
-// CompileOptions.wgmma_cp_async_fence off: the asynchronous dot, whose operands are slots only
-// cp.async writes, is marked for its rule to emit no fence.proxy.async (as Triton); a dot
-// reading another buffer (q's in @trans_b) or kept synchronous is not.  On (the default): none.
+// CompileOptions.wgmma_cp_async_fence off: every copy the pass issues is marked (then
+// tilegpu-proxy-fences fences no wait for it: attention's K and V rings), and the asynchronous
+// dot, whose operands are slots only cp.async writes, is marked for its rule to emit no
+// fence.proxy.async (as Triton); a dot reading another buffer (q's in @trans_b) or kept
+// synchronous is not.  On (the default): none.
 // FENCE-NOT: tilegpu.no_proxy_fence
 // NOFENCE-LABEL: func.func @async_dot(
+// NOFENCE: "tilegpu.async_copy"({{.+}}tilegpu.no_proxy_fence
 // NOFENCE: "tilegpu.warpgroup_dot"({{.+}}) {{{.*}}tilegpu.no_proxy_fence{{.*}}}
+// NOFENCE: "tilegpu.async_copy"({{.+}}tilegpu.no_proxy_fence
 // NOFENCE-LABEL: func.func @result_used(
-// NOFENCE-NOT: tilegpu.no_proxy_fence
+// NOFENCE: "tilegpu.async_copy"({{.+}}tilegpu.no_proxy_fence
+// NOFENCE-NOT: "tilegpu.warpgroup_dot"({{.+}}tilegpu.no_proxy_fence
 // NOFENCE-LABEL: func.func @trans_b(
-// NOFENCE-NOT: tilegpu.no_proxy_fence
+// NOFENCE: "tilegpu.async_copy"({{.+}}tilegpu.no_proxy_fence
+// NOFENCE-NOT: "tilegpu.warpgroup_dot"({{.+}}tilegpu.no_proxy_fence
 // NOFENCE-LABEL: func.func @view_of_slot(
 
 // Asynchronous wgmma: the loop's one warpgroup_dot reads two pipelined slots and carries its

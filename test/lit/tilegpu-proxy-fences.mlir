@@ -101,3 +101,40 @@ func.func @no_dot(%out: !tile.ptr<f32>) attributes {tile.kernel} {
   return
 }
 }
+
+// -----
+
+// A copy tilegpu-pipeline marked tilegpu.no_proxy_fence (CompileOptions.wgmma_cp_async_fence
+// off: Triton's and CUTLASS's cp.async + wgmma loops fence no copies) leaves its wait unfenced;
+// a's st.shared still fence, and the dot still relies on its writers (no fence of its own).
+// CHECK-LABEL: func.func @unfenced_copies(
+// CHECK: "tilegpu.local_alloc"(%{{.+}}) {tilegpu.proxy_fence
+// CHECK: "tilegpu.async_wait"() {num = 0 : i32} : () -> ()
+// CHECK: "tilegpu.warpgroup_dot"({{.+}}tilegpu.writers_fence
+// LLVM-LABEL: gpu.func @unfenced_copies(
+// LLVM: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>
+// LLVM: nvvm.cp.async.wait.group 0
+// LLVM-NOT: nvvm.fence.proxy
+// LLVM: nvvm.wgmma.mma_async
+#B = #tilegpu.blocked<array<i32: 1, 8>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
+#C = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>
+#SA = #tilegpu.nvmma_shared<64 : i32, false, 16 : i32>
+#SB = #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+func.func @unfenced_copies(%out: !tile.ptr<f32>, %in: !tile.ptr<f16>) attributes {tile.kernel} {
+  %pb = "tile.splat"(%in) : (!tile.ptr<f16>) -> tensor<32x64x!tile.ptr<f16>, #B>
+  %x = arith.constant dense<1.0> : tensor<64x32xf16, #B>
+  %c = arith.constant dense<0.0> : tensor<64x64xf32, #C>
+  %a = "tilegpu.local_alloc"(%x) : (tensor<64x32xf16, #B>) -> !tilegpu.memdesc<array<i64: 64, 32>, f16, #SA, 1 : i32>
+  %b = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 32, 64>, f16, #SB, 1 : i32>
+  "tilegpu.async_copy"(%pb, %b) {operandSegmentSizes = array<i32: 1, 1, 0, 0>, tilegpu.no_proxy_fence} : (tensor<32x64x!tile.ptr<f16>, #B>, !tilegpu.memdesc<array<i64: 32, 64>, f16, #SB, 1 : i32>) -> ()
+  "tilegpu.async_commit_group"() : () -> ()
+  "tilegpu.async_wait"() {num = 0 : i32} : () -> ()
+  %d = "tilegpu.warpgroup_dot"(%a, %b, %c) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 32>, f16, #SA, 1 : i32>, !tilegpu.memdesc<array<i64: 32, 64>, f16, #SB, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+  "tilegpu.local_dealloc"(%a) : (!tilegpu.memdesc<array<i64: 64, 32>, f16, #SA, 1 : i32>) -> ()
+  "tilegpu.local_dealloc"(%b) : (!tilegpu.memdesc<array<i64: 32, 64>, f16, #SB, 1 : i32>) -> ()
+  %p = "tile.splat"(%out) : (!tile.ptr<f32>) -> tensor<64x64x!tile.ptr<f32>, #C>
+  "tile.store"(%p, %d) : (tensor<64x64x!tile.ptr<f32>, #C>, tensor<64x64xf32, #C>) -> ()
+  return
+}
+}

@@ -11,7 +11,8 @@
 //      SBO 1024 (8 rows of 128 bytes) >> 4 << 32 | 1 (128-byte) << 62 = 0x4000004001000000
 // The second K step starts 32 bytes further into a's rows and 16 rows (2048 bytes) into b:
 // b's descriptor is the first plus 2048 >> 4 = 128 (b's k offset shares no bit with its n
-// offsets); a's 32 bytes share bits with its rows' 64-byte swizzle, so it is computed afresh.
+// offsets); a's plus 32 >> 4 = 2: its 32 bytes share bits only with the offsets of rows within
+// the swizzle's 8-row period, and a warpgroup's rows start at a multiple of 64 (no XOR there).
 // The accumulator is the constant 0: the first mma_async has scale-d 0 (D = A B) and a poison
 // input, so no register is written between the wgmma fence and it; @acc1 (a non-zero constant)
 // accumulates from the first step.
@@ -29,8 +30,9 @@
 // CHECK: %[[DA0:.+]] = arith.ori %{{.+}}, %c-9223371899415756800_i64 : i64
 // CHECK: %[[DB0:.+]] = arith.ori %{{.+}}, %c4611686293322072064_i64 : i64
 // CHECK-NEXT: %[[D0:.+]] = nvvm.wgmma.mma_async %[[DA0]], %[[DB0]], %[[POISON]], <m = 64, n = 64, k = 16>, D[<f32>, <zero>], A[<f16>, <one>, <row>], B[<f16>, <one>, <row>] : !llvm.struct<(f32,
-// CHECK: %[[DA1:.+]] = arith.ori %{{.+}}, %c-9223371899415756800_i64 : i64
-// CHECK: %[[DB1:.+]] = arith.addi %[[DB0]], %c128_i64 : i64
+// CHECK-NOT: arith.ori
+// CHECK: %[[DA1:.+]] = arith.addi %[[DA0]], %c2_i64 : i64
+// CHECK-NEXT: %[[DB1:.+]] = arith.addi %[[DB0]], %c128_i64 : i64
 // CHECK-NEXT: %[[D1:.+]] = nvvm.wgmma.mma_async %[[DA1]], %[[DB1]], %[[D0]], <m = 64, n = 64, k = 16>, D[<f32>, <one>]
 // CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
