@@ -87,3 +87,57 @@ def test_overlap_forward_loop_order(overlap, d, causal):
                   if x.startswith("bar.sync"))
         assert bar > w0
     assert spills(ck)[0] == 0, spills(ck)[1]
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("d", [64, 128])
+def test_forward_loop_descriptors_add_k_steps(d, causal):
+    """Each key loop encodes a wgmma descriptor's start address (`bfe.u32 .., 4, 14`) at most
+    once per shared operand (K's slot, V's slot); the other K steps add a constant, as
+    Triton's, also for K's 128-byte swizzled K-major tile, whose rows start at multiples of 8
+    (it was encoded afresh each step: 5 a loop at D=64, 7 at D=128; SASS 285 -> 275 and
+    361 -> 337 instructions a loop, Triton's 273 and 337)."""
+    ck, loops = key_loops(d, causal)
+    for ins in loops:
+        enc = [x for x in ins if re.match(r"bfe\.u32\s+%r\d+, %r\d+, 4, 14;", x)]
+        assert 1 <= len(enc) <= 2, enc
+    assert spills(ck)[0] == 0, spills(ck)[1]
+
+
+# ---- CompileOptions.wgmma_cp_async_fence off: no fence for the K and V rings' copies ---------
+
+@pytest.fixture
+def no_copy_fence(monkeypatch):
+    """The option off through its environment variable (part of the cache key)."""
+    monkeypatch.setenv("TILEWORK_WGMMA_CP_ASYNC_FENCE", "0")
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("d", [64, 128])
+def test_forward_loop_unfenced_with_option_off(no_copy_fence, d, causal):
+    """No fence.proxy.async in the key loops (Triton's loop: no MEMBAR.ALL.CTA); q's
+    st.shared, before the loops, are still fenced."""
+    ck, loops = key_loops(d, causal)
+    for ins in loops:
+        assert not [x for x in ins if x.startswith("fence.proxy.async")]
+    assert "tilegpu.no_proxy_fence" in ck.asm["tilegpu"]
+    assert ck.asm["ptx"].count("fence.proxy.async") >= 1
+    assert spills(ck)[0] == 0, spills(ck)[1]
+
+
+@pytest.mark.parametrize("overlapped", [False, True])
+def test_forward_unfenced_emulated(no_copy_fence, monkeypatch, tmp_path, overlapped):
+    """The forward without the copies' fence, alone and with tilegpu-overlap-dots, on the
+    emulator taking cp.async's landed bytes as visible to wgmma with no fence (Triton's and
+    CUTLASS's model) against numpy; the emulator that wants the fence rejects it."""
+    from simt_emulator import Emulator
+    from simt_wgmma import WgmmaError
+    from test_attention_emulated import test_forward_sm90a_emulated
+    from tilework.lowering import dot_overlap
+    monkeypatch.setattr(dot_overlap, "ENABLED", overlapped)
+    monkeypatch.setenv("TILEWORK_CACHE_DIR", str(tmp_path))  # (ENABLED is not in the key)
+    with pytest.raises(WgmmaError, match="with no fence.proxy.async after"):
+        test_forward_sm90a_emulated(64, False, 256, True)
+    monkeypatch.setattr(Emulator, "cp_async_needs_proxy_fence", False)
+    test_forward_sm90a_emulated(64, False, 256, True)
+    test_forward_sm90a_emulated(64, True, 200, False)
