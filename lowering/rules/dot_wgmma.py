@@ -139,6 +139,24 @@ class Operand:
         return ctx.op1("arith.ori", [start, ctx.const(self.high, ctx.i64)], ctx.i64)
 
 
+def _slot(v) -> bool:
+    """Whether memdesc `v` is (a view of) a slot of a multi-buffered ring picked by a computed
+    index (the pipeliner's), so its descriptors change every iteration.  A fixed buffer's are
+    loop-invariant: as one base plus a constant per K step, LLVM hoists every K step's 64-bit
+    descriptor out of the loops (dQ at D=256: 0 -> 72 bytes of spills), while the descriptors
+    computed from the address keep their last `or` in the loop."""
+    while T.is_memdesc(v.type) and not isinstance(v.owner, ir.Block):
+        o = v.owner
+        if o.name == "tilegpu.memdesc_trans":
+            v = o.operands[0]
+        elif o.name == "tilegpu.memdesc_index":
+            i = o.operands[1]
+            return isinstance(i.owner, ir.Block) or i.owner.name != "arith.constant"
+        else:
+            return False
+    return False
+
+
 def _struct(elem: ir.Type, n: int) -> ir.Type:
     return ir.Type.parse(f"!llvm.struct<({', '.join([str(elem)] * n)})>")
 
@@ -210,9 +228,10 @@ def _warpgroup_dot(ctx, op, args):
     col_wg = ctx.op1("arith.muli", [wg_n, ctx.const(n_instr)], ctx.i32)
 
     rep_m, rep_n = M // (16 * wm), N // (n_instr * wn)
-    # powers of two dividing every row0 (64 a warpgroup, 16 * wm a repeat) and col0 below
-    align_m = min(64, 16 * wm) if rep_m > 1 else 64
-    align_n = n_instr & -n_instr
+    # powers of two dividing every row0 (64 a warpgroup, 16 * wm a repeat) and col0 below,
+    # for a ring slot's descriptors only (`_slot`)
+    align_m = (min(64, 16 * wm) if rep_m > 1 else 64) if _slot(op.operands[0]) else 1
+    align_n = (n_instr & -n_instr) if _slot(op.operands[1]) else 1
     per_n = (n_instr // 4) * rep_n  # the thread's columns
     nfrag = n_instr // 2
     st = _struct(ct, nfrag)

@@ -11,8 +11,7 @@
 //      SBO 1024 (8 rows of 128 bytes) >> 4 << 32 | 1 (128-byte) << 62 = 0x4000004001000000
 // The second K step starts 32 bytes further into a's rows and 16 rows (2048 bytes) into b:
 // b's descriptor is the first plus 2048 >> 4 = 128 (b's k offset shares no bit with its n
-// offsets); a's plus 32 >> 4 = 2: its 32 bytes share bits only with the offsets of rows within
-// the swizzle's 8-row period, and a warpgroup's rows start at a multiple of 64 (no XOR there).
+// offsets); a's 32 bytes share bits with its rows' 64-byte swizzle, so it is computed afresh.
 // The accumulator is the constant 0: the first mma_async has scale-d 0 (D = A B) and a poison
 // input, so no register is written between the wgmma fence and it; @acc1 (a non-zero constant)
 // accumulates from the first step.
@@ -30,14 +29,27 @@
 // CHECK: %[[DA0:.+]] = arith.ori %{{.+}}, %c-9223371899415756800_i64 : i64
 // CHECK: %[[DB0:.+]] = arith.ori %{{.+}}, %c4611686293322072064_i64 : i64
 // CHECK-NEXT: %[[D0:.+]] = nvvm.wgmma.mma_async %[[DA0]], %[[DB0]], %[[POISON]], <m = 64, n = 64, k = 16>, D[<f32>, <zero>], A[<f16>, <one>, <row>], B[<f16>, <one>, <row>] : !llvm.struct<(f32,
-// CHECK-NOT: arith.ori
-// CHECK: %[[DA1:.+]] = arith.addi %[[DA0]], %c2_i64 : i64
-// CHECK-NEXT: %[[DB1:.+]] = arith.addi %[[DB0]], %c128_i64 : i64
+// CHECK: %[[DA1:.+]] = arith.ori %{{.+}}, %c-9223371899415756800_i64 : i64
+// CHECK: %[[DB1:.+]] = arith.addi %[[DB0]], %c128_i64 : i64
 // CHECK-NEXT: %[[D1:.+]] = nvvm.wgmma.mma_async %[[DA1]], %[[DB1]], %[[D0]], <m = 64, n = 64, k = 16>, D[<f32>, <one>]
 // CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-NEXT: llvm.extractvalue %[[D1]][0]
 // CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: gpu.return
+// @slot: the same operands as slots of two-buffer rings picked by a computed index (the
+// pipeliner's), whose descriptors change every iteration: a's second K step is its first plus
+// 32 >> 4 = 2 too, its 32 bytes meeting the swizzle only in rows 1..7 of each 8 while a
+// warpgroup's rows start at multiples of 64.  (A fixed buffer's, as in @k, are recomputed:
+// one base plus constants would let LLVM hoist every K step's 64-bit descriptor out of loops.)
+// CHECK-LABEL: gpu.func @slot(
+// CHECK: %[[SA0:.+]] = arith.ori %{{.+}}, %c-9223371899415756800_i64 : i64
+// CHECK: %[[SB0:.+]] = arith.ori %{{.+}}, %c4611686293322072064_i64 : i64
+// CHECK-NEXT: nvvm.wgmma.mma_async %[[SA0]], %[[SB0]]
+// CHECK-NOT: arith.ori
+// CHECK: %[[SA1:.+]] = arith.addi %[[SA0]], %c2_i64 : i64
+// CHECK-NEXT: %[[SB1:.+]] = arith.addi %[[SB0]], %c128_i64 : i64
+// CHECK-NEXT: nvvm.wgmma.mma_async %[[SA1]], %[[SB1]]
 // CHECK: gpu.return
 // CHECK-LABEL: gpu.func @acc1(
 // CHECK-NOT: llvm.mlir.poison : !llvm.struct<(f32,
@@ -56,6 +68,19 @@ func.func @k(%out: !tile.ptr<f32>) attributes {tile.kernel} {
   %d = "tilegpu.warpgroup_dot"(%a, %b, %c) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 32>, f16, #SA, 1 : i32>, !tilegpu.memdesc<array<i64: 32, 64>, f16, #SB, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
   "tilegpu.local_dealloc"(%a) : (!tilegpu.memdesc<array<i64: 64, 32>, f16, #SA, 1 : i32>) -> ()
   "tilegpu.local_dealloc"(%b) : (!tilegpu.memdesc<array<i64: 32, 64>, f16, #SB, 1 : i32>) -> ()
+  %p = "tile.splat"(%out) : (!tile.ptr<f32>) -> tensor<64x64x!tile.ptr<f32>, #C>
+  "tile.store"(%p, %d) : (tensor<64x64x!tile.ptr<f32>, #C>, tensor<64x64xf32, #C>) -> ()
+  return
+}
+func.func @slot(%out: !tile.ptr<f32>, %i: i32) attributes {tile.kernel} {
+  %c = arith.constant dense<0.0> : tensor<64x64xf32, #C>
+  %ra = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 64, 32>, f16, #SA, 2 : i32>
+  %rb = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 32, 64>, f16, #SB, 2 : i32>
+  %a = "tilegpu.memdesc_index"(%ra, %i) : (!tilegpu.memdesc<array<i64: 64, 32>, f16, #SA, 2 : i32>, i32) -> !tilegpu.memdesc<array<i64: 64, 32>, f16, #SA, 1 : i32>
+  %b = "tilegpu.memdesc_index"(%rb, %i) : (!tilegpu.memdesc<array<i64: 32, 64>, f16, #SB, 2 : i32>, i32) -> !tilegpu.memdesc<array<i64: 32, 64>, f16, #SB, 1 : i32>
+  %d = "tilegpu.warpgroup_dot"(%a, %b, %c) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 32>, f16, #SA, 1 : i32>, !tilegpu.memdesc<array<i64: 32, 64>, f16, #SB, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+  "tilegpu.local_dealloc"(%ra) : (!tilegpu.memdesc<array<i64: 64, 32>, f16, #SA, 2 : i32>) -> ()
+  "tilegpu.local_dealloc"(%rb) : (!tilegpu.memdesc<array<i64: 32, 64>, f16, #SB, 2 : i32>) -> ()
   %p = "tile.splat"(%out) : (!tile.ptr<f32>) -> tensor<64x64x!tile.ptr<f32>, #C>
   "tile.store"(%p, %d) : (tensor<64x64x!tile.ptr<f32>, #C>, tensor<64x64xf32, #C>) -> ()
   return

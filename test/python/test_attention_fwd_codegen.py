@@ -74,18 +74,19 @@ def test_overlap_forward_emulated(overlap, d, causal, n, even):
 @pytest.mark.parametrize("d", [64, 128])
 def test_overlap_forward_loop_order(overlap, d, causal):
     """Per key loop: S's wgmma waits (wait_group 0, which also completes the previous P @ V),
-    then V's copies go out after a barrier, and P @ V is left in flight (wait_group 1); after
-    the loops every group is waited for."""
+    then P @ V is issued, V's copies go out after it behind a barrier (Triton's order), and
+    P @ V is left in flight (wait_group 1); after the loops every group is waited for."""
     ck, loops = key_loops(d, causal)
     for ins in loops:
         waits = [x for x in ins if x.startswith("wgmma.wait_group")]
         assert [w.split()[-1] for w in waits] == ["0;", "0;", "1;"], waits
         w0 = next(i for i, x in enumerate(ins) if x.startswith("wgmma.wait_group"))
         copies = [i for i, x in enumerate(ins) if x.startswith("cp.async.cg")]
-        assert copies and any(i > w0 for i in copies)
-        bar = max(i for i, x in enumerate(ins[:min(i for i in copies if i > w0)])
-                  if x.startswith("bar.sync"))
-        assert bar > w0
+        late = [i for i in copies if i > w0]
+        last_mma = max(i for i, x in enumerate(ins) if x.startswith("wgmma.mma_async"))
+        assert late and min(late) > last_mma
+        bar = max(i for i, x in enumerate(ins[:min(late)]) if x.startswith("bar.sync"))
+        assert bar > last_mma
     assert spills(ck)[0] == 0, spills(ck)[1]
 
 
