@@ -61,6 +61,10 @@ yielded in the same place, f32/i32: see `async_dot`), the loop keeps one wgmma g
 
 tilegpu-insert-barriers counts the dot's reads at the wait, so it puts a barrier between the
 wait and the copies (another warpgroup may still be reading the slot until its own wait).
+
+With `CompileOptions.wgmma_cp_async_fence` off every copy carries `tilegpu.no_proxy_fence`
+(tilegpu-proxy-fences then fences no `async_wait` for it; Triton's and CUTLASS's loops fence
+no cp.async data) and the asynchronous dot above is marked so too.
 """
 from __future__ import annotations
 
