@@ -1,10 +1,11 @@
 """A/B of a compiler change on benchmarks/attention.py: `python benchmarks/tools/ab_attention.py
 --off NAME [attention.py's arguments]` runs the benchmark with one change switched off in this
 process (NAME: transposed-hint, loop-converts, zero-acc, exp2-ftz, slot-views, equal-buffers,
-proxy-fence, desc-add, swizzled-k-step, cp-async-fence), or `--on NAME` with one that is off by
-default (invariant-operands, overlap-dots), for comparing against a plain run in the same
-session on the same GPU.  With a change switched, kernels compile into a fresh cache folder
-(the disk cache's key hashes the compiler's sources, not this process's switches).
+proxy-fence, desc-add, swizzled-k-step, cp-async-fence, overlap-late-copies), or `--on NAME`
+with one that is off by default (invariant-operands, overlap-dots), for comparing against a
+plain run in the same session on the same GPU.  With a change switched, kernels compile into a
+fresh cache folder (the disk cache's key hashes the compiler's sources, not this process's
+switches).
 
 `--variants "base; off=cp-async-fence on=overlap-dots; ..."` runs one child process per variant
 (`;` between variants, each `base` or its switches) and prints their tilework TFLOP/s side by
@@ -50,6 +51,9 @@ def switch_off(name):
         import tilework.lowering.rules.dot_wgmma as W  # meets the swizzle of rows 1..7
         step = W.Operand.k_step
         W.Operand.k_step = lambda self, k0, align=1: step(self, k0, 1)
+    elif name == "overlap-late-copies":  # overlap-dots' V copies right after S's wait
+        import tilework.lowering.dot_overlap as O
+        O.LATE_COPIES = False
     elif name == "cp-async-fence":  # CompileOptions.wgmma_cp_async_fence off (env: in the key)
         os.environ["TILEWORK_WGMMA_CP_ASYNC_FENCE"] = "0"
     elif name == "zero-acc":
