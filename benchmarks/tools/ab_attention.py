@@ -1,8 +1,8 @@
 """A/B of a compiler change on benchmarks/attention.py: `python benchmarks/tools/ab_attention.py
 --off NAME [attention.py's arguments]` runs the benchmark with one change switched off in this
 process (NAME: transposed-hint, loop-converts, zero-acc, exp2-ftz, slot-views, equal-buffers,
-proxy-fence, desc-add, swizzled-k-step, cp-async-fence, overlap-late-copies), or `--on NAME`
-with one that is off by default (invariant-operands, overlap-dots), for comparing against a
+proxy-fence, desc-add, cp-async-fence, overlap-late-copies), or `--on NAME` with one that is
+off by default (invariant-operands, overlap-dots, swizzled-k-step), for comparing against a
 plain run in the same session on the same GPU.  With a change switched, kernels compile into a
 fresh cache folder (the disk cache's key hashes the compiler's sources, not this process's
 switches).
@@ -47,10 +47,6 @@ def switch_off(name):
         import tilework.lowering.to_llvm as L
         W.Operand.k_step = lambda self, k0, align=1: None
         L.LoweringContext.warp_id_uniform = L.LoweringContext.warp_id
-    elif name == "swizzled-k-step":  # a K step's descriptor recomputed where the k offset
-        import tilework.lowering.rules.dot_wgmma as W  # meets the swizzle of rows 1..7
-        step = W.Operand.k_step
-        W.Operand.k_step = lambda self, k0, align=1: step(self, k0, 1)
     elif name == "overlap-late-copies":  # overlap-dots' V copies right after S's wait
         import tilework.lowering.dot_overlap as O
         O.LATE_COPIES = False
@@ -68,6 +64,9 @@ def switch_on(name):
     if name == "invariant-operands":  # dK/dV's k and v written to shared memory once
         import tilework.lowering.pipeline_invariant as P
         P.ENABLED = True
+    elif name == "swizzled-k-step":  # a ring slot's K steps added across the swizzle's rows
+        import tilework.lowering.rules.dot_wgmma as W
+        W.RING_K_STEP = True
     elif name == "overlap-dots":  # attention's P @ V wgmma in flight across the back edge
         import tilework.lowering.dot_overlap as O
         O.ENABLED = True

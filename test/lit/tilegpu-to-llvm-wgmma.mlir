@@ -37,20 +37,6 @@
 // CHECK-NEXT: llvm.extractvalue %[[D1]][0]
 // CHECK-NOT: nvvm.wgmma.mma_async
 // CHECK: gpu.return
-// @slot: the same operands as slots of two-buffer rings picked by a computed index (the
-// pipeliner's), whose descriptors change every iteration: a's second K step is its first plus
-// 32 >> 4 = 2 too, its 32 bytes meeting the swizzle only in rows 1..7 of each 8 while a
-// warpgroup's rows start at multiples of 64.  (A fixed buffer's, as in @k, are recomputed:
-// one base plus constants would let LLVM hoist every K step's 64-bit descriptor out of loops.)
-// CHECK-LABEL: gpu.func @slot(
-// CHECK: %[[SA0:.+]] = arith.ori %{{.+}}, %c-9223371899415756800_i64 : i64
-// CHECK: %[[SB0:.+]] = arith.ori %{{.+}}, %c4611686293322072064_i64 : i64
-// CHECK-NEXT: nvvm.wgmma.mma_async %[[SA0]], %[[SB0]]
-// CHECK-NOT: arith.ori
-// CHECK: %[[SA1:.+]] = arith.addi %[[SA0]], %c2_i64 : i64
-// CHECK-NEXT: %[[SB1:.+]] = arith.addi %[[SB0]], %c128_i64 : i64
-// CHECK-NEXT: nvvm.wgmma.mma_async %[[SA1]], %[[SB1]]
-// CHECK: gpu.return
 // CHECK-LABEL: gpu.func @acc1(
 // CHECK-NOT: llvm.mlir.poison : !llvm.struct<(f32,
 // CHECK: nvvm.wgmma.mma_async {{.+}}, D[<f32>, <one>]
@@ -68,19 +54,6 @@ func.func @k(%out: !tile.ptr<f32>) attributes {tile.kernel} {
   %d = "tilegpu.warpgroup_dot"(%a, %b, %c) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 32>, f16, #SA, 1 : i32>, !tilegpu.memdesc<array<i64: 32, 64>, f16, #SB, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
   "tilegpu.local_dealloc"(%a) : (!tilegpu.memdesc<array<i64: 64, 32>, f16, #SA, 1 : i32>) -> ()
   "tilegpu.local_dealloc"(%b) : (!tilegpu.memdesc<array<i64: 32, 64>, f16, #SB, 1 : i32>) -> ()
-  %p = "tile.splat"(%out) : (!tile.ptr<f32>) -> tensor<64x64x!tile.ptr<f32>, #C>
-  "tile.store"(%p, %d) : (tensor<64x64x!tile.ptr<f32>, #C>, tensor<64x64xf32, #C>) -> ()
-  return
-}
-func.func @slot(%out: !tile.ptr<f32>, %i: i32) attributes {tile.kernel} {
-  %c = arith.constant dense<0.0> : tensor<64x64xf32, #C>
-  %ra = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 64, 32>, f16, #SA, 2 : i32>
-  %rb = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 32, 64>, f16, #SB, 2 : i32>
-  %a = "tilegpu.memdesc_index"(%ra, %i) : (!tilegpu.memdesc<array<i64: 64, 32>, f16, #SA, 2 : i32>, i32) -> !tilegpu.memdesc<array<i64: 64, 32>, f16, #SA, 1 : i32>
-  %b = "tilegpu.memdesc_index"(%rb, %i) : (!tilegpu.memdesc<array<i64: 32, 64>, f16, #SB, 2 : i32>, i32) -> !tilegpu.memdesc<array<i64: 32, 64>, f16, #SB, 1 : i32>
-  %d = "tilegpu.warpgroup_dot"(%a, %b, %c) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 32>, f16, #SA, 1 : i32>, !tilegpu.memdesc<array<i64: 32, 64>, f16, #SB, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
-  "tilegpu.local_dealloc"(%ra) : (!tilegpu.memdesc<array<i64: 64, 32>, f16, #SA, 2 : i32>) -> ()
-  "tilegpu.local_dealloc"(%rb) : (!tilegpu.memdesc<array<i64: 32, 64>, f16, #SB, 2 : i32>) -> ()
   %p = "tile.splat"(%out) : (!tile.ptr<f32>) -> tensor<64x64x!tile.ptr<f32>, #C>
   "tile.store"(%p, %d) : (tensor<64x64x!tile.ptr<f32>, #C>, tensor<64x64xf32, #C>) -> ()
   return

@@ -90,19 +90,47 @@ def test_overlap_forward_loop_order(overlap, d, causal):
     assert spills(ck)[0] == 0, spills(ck)[1]
 
 
+# ---- dot_wgmma.RING_K_STEP (off by default): a ring slot's K steps as additions -------------
+
+@pytest.fixture
+def ring_k_step(monkeypatch, tmp_path):
+    """The flag on, compiling into a fresh cache (the flag is not in the cache key)."""
+    from tilework.lowering.rules import dot_wgmma
+    monkeypatch.setattr(dot_wgmma, "RING_K_STEP", True)
+    monkeypatch.setenv("TILEWORK_CACHE_DIR", str(tmp_path))
+
+
+def _encodings(ins):
+    return [x for x in ins if re.match(r"bfe\.u32\s+%r\d+, %r\d+, 4, 14;", x)]
+
+
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("d", [64, 128])
-def test_forward_loop_descriptors_add_k_steps(d, causal):
+def test_forward_loop_descriptors_add_k_steps(ring_k_step, d, causal):
     """Each key loop encodes a wgmma descriptor's start address (`bfe.u32 .., 4, 14`) at most
     once per shared operand (K's slot, V's slot); the other K steps add a constant, as
     Triton's, also for K's 128-byte swizzled K-major tile, whose rows start at multiples of 8
-    (it was encoded afresh each step: 5 a loop at D=64, 7 at D=128; SASS 285 -> 275 and
-    361 -> 337 instructions a loop, Triton's 273 and 337)."""
+    (encoded afresh each step with the flag off: 5 a loop at D=64, 7 at D=128; SASS 285 -> 275
+    and 361 -> 337 instructions a loop, Triton's 273 and 337)."""
     ck, loops = key_loops(d, causal)
     for ins in loops:
-        enc = [x for x in ins if re.match(r"bfe\.u32\s+%r\d+, %r\d+, 4, 14;", x)]
-        assert 1 <= len(enc) <= 2, enc
+        assert 1 <= len(_encodings(ins)) <= 2, _encodings(ins)
     assert spills(ck)[0] == 0, spills(ck)[1]
+
+
+def test_forward_loop_descriptors_default():
+    """Off (the default): K's swizzled K steps are encoded afresh, 5 a loop at D=64."""
+    _, loops = key_loops(64, False)
+    assert len(_encodings(loops[0])) == 5
+
+
+@pytest.mark.parametrize("d, causal, n, even", [(64, False, 256, True), (128, True, 256, True),
+                                                (64, True, 200, False)])
+def test_forward_ring_k_step_emulated(ring_k_step, d, causal, n, even):
+    """The forward with the flag on, on the SIMT emulator (descriptors decoded as the PTX ISA
+    defines them, the swizzle applied on address bits) against numpy."""
+    from test_attention_emulated import test_forward_sm90a_emulated
+    test_forward_sm90a_emulated(d, causal, n, even)
 
 
 # ---- CompileOptions.wgmma_cp_async_fence off: no fence for the K and V rings' copies ---------

@@ -1,6 +1,6 @@
 """The attention forward with tilegpu-overlap-dots on (off by default; lowering/dot_overlap.py),
-and with CompileOptions.wgmma_cp_async_fence off (no fence for the K and V rings' copies; alone
-and with overlap-dots), on the GPU against SDPA: every forward config, causal and not, fp16, a
+with CompileOptions.wgmma_cp_async_fence off (no fence for the K and V rings' copies; alone
+and with overlap-dots), and with dot_wgmma.RING_K_STEP on (descriptor additions), on the GPU against SDPA: every forward config, causal and not, fp16, a
 masked tail (N=1000) and an even N.  The other forward changes of issue 10 are on by default
 and covered by test_attention_gpu.py."""
 import pytest
@@ -38,3 +38,15 @@ def test_every_forward_config_unfenced(monkeypatch, tmp_path, causal, d, n, over
     monkeypatch.setattr(A.attn_fwd_kernel, "cache", {})
     for cfg, ck in every_forward_config(1, 2, n, d, causal, even_n=n % 128 == 0):
         assert "tilegpu.no_proxy_fence" in ck.asm["tilegpu"], cfg
+
+
+@pytest.mark.parametrize("n", [1000, 1024])
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("causal", [False, True])
+def test_every_forward_config_ring_k_step(monkeypatch, tmp_path, causal, d, n):
+    from tilework.lowering.rules import dot_wgmma
+    monkeypatch.setattr(dot_wgmma, "RING_K_STEP", True)
+    monkeypatch.setenv("TILEWORK_CACHE_DIR", str(tmp_path))  # (the flag is not in the key)
+    monkeypatch.setattr(A.attn_fwd_kernel, "cache", {})
+    for _ in every_forward_config(1, 2, n, d, causal, even_n=n % 128 == 0):
+        pass
