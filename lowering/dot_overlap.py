@@ -8,14 +8,17 @@ instead of waiting for it at the end of each iteration.
              (acc' waited at once: wgmma.wait_group 0)
     becomes
     loop j:  async_wait; <other copies>; S = dot0(..); acc = warpgroup_wait {num = 0}(acc);
-             <copies into dot's buffers; commit>; ..; acc' = dot(.., acc) (async);
+             ..; acc' = dot(.., acc) (async); <copies into dot's buffers; commit>;
              yield warpgroup_wait {num = 1}(acc')
     after:   warpgroup_wait {num = 0} on the loop's result
 
 The copies into the in-flight dot's buffers (and the commits after the first of them, and the
-address computations only they use) move after the first dot's wait: the slot they overwrite
-held the previous iteration's operands, which the in-flight dot may read until then
-(tilegpu-insert-barriers puts the barrier between).  Other copies (K's) stay ahead of dot0.
+address computations only they use) move after the last dot, Triton's order: they are issued
+while it runs, and the slot they overwrite held the previous iteration's operands, which the
+previous dot may read until dot0's wait (tilegpu-insert-barriers puts the barrier between, after
+the last dot's issue, as Triton's second barrier).  `LATE_COPIES` off puts them right after
+dot0's wait instead (registers: D=64 128x64x3 123, D=128 153, against 118 and 152 late).
+Other copies (K's) stay ahead of dot0, in the shadow of the previous iteration's dot.
 
 Taken when, in one scf.for body, with dot0 the first and dot the last `warpgroup_dot` of the
 body (both synchronous, distinct):
@@ -30,8 +33,8 @@ body (both synchronous, distinct):
 Off by default (`ENABLED`: whether the nvidia backend runs it; tilework-opt runs it when
 named): correct on the SIMT emulator, but its speed is unmeasured and it
 costs registers (P, wgmma's register A, and the accumulator stay live across the back edge:
-attention D=64 128x64, 8 warps, 3 stages 114 -> 123, still two programs per SM; D=128 136 ->
-153; some configs cross 128 registers, some fall below it).
+attention D=64 128x64, 8 warps, 3 stages 114 -> 118, still two programs per SM; D=128 136 ->
+152; some configs cross 128 registers, some fall below it).
 `benchmarks/tools/ab_attention.py --on overlap-dots` switches it on, in a fresh cache folder
 (the flag is not part of the disk cache's key).  Skipped when the accumulator holds 128 or more
 registers a thread (where ptxas already spills, it spilled more).
@@ -52,6 +55,7 @@ from .pass_base import Pass, register
 from .pipeline_common import inside, next_op, wait_result
 
 ENABLED = False
+LATE_COPIES = True  # the moved copies go after the last dot, not right after dot0's wait
 _MAX_ACC_REGS = 128  # accumulator registers a thread at which the loop is left alone
 _PURE = frozenset(opdefs.PURE_OPS) - {"tile.dot", "tile.reduce", "tile.scan"}
 
@@ -153,7 +157,9 @@ def overlap_dots(module_op, pctx=None):
             for u in list(acc.uses):
                 if u.owner != done.owner:
                     u.owner.operands[u.operand_number] = done
-            after = next_op(done.owner)
+            # the copies after the last dot's issue (Triton's order: issued while it runs),
+            # or (LATE_COPIES off) right after dot0's wait
+            after = next_op(dot) if LATE_COPIES else next_op(done.owner)
             for op in moved:
                 op.move_before(after)
             with ir.InsertionPoint(yield_op), dot.location:

@@ -22,9 +22,12 @@ Here the writers fence instead, right after their writes, where they are:
 TMA loads write through the async proxy (no fence).  This pass also owns the decision of
 `CompileOptions.wgmma_cp_async_fence` (reading the option itself): off, a dot whose operands
 are ring slots only cp.async writes (`tilegpu.cp_async_operands`, the fact tilegpu-pipeline
-records) gets `tilegpu.no_proxy_fence` (Triton's code: its rule emits no fence) and its copies'
-waits are not fenced either.  A kernel with a memdesc op this pass does not know (or memdescs
-carried through control flow) is left alone otherwise: its dots keep their own fence.
+records) gets `tilegpu.no_proxy_fence` (Triton's code: its rule emits no fence), and so does
+every cp.async copy: no wait is fenced for cp.async data, as Triton's and CUTLASS's cp.async +
+wgmma loops do (attention's K and V rings: the key loop's `MEMBAR.ALL.CTA` +
+`FENCE.VIEW.ASYNC.S` go; q's generic writes stay fenced).  A kernel with a memdesc op this
+pass does not know (or memdescs carried through control flow) is left alone otherwise: its
+dots keep their own fence.
 """
 from __future__ import annotations
 
@@ -81,7 +84,8 @@ def plan(f):
             elif op.name == "tilegpu.local_store":
                 iv = memdesc_interval(op.operands[1])[:2]
             elif op.name == "tilegpu.async_copy":
-                copies |= _overlaps(memdesc_interval(op.operands[1])[:2], fenced)
+                if NO_PROXY_FENCE not in op.attributes:  # (the option off: not fenced)
+                    copies |= _overlaps(memdesc_interval(op.operands[1])[:2], fenced)
                 continue
             else:
                 continue
@@ -100,8 +104,8 @@ def place_proxy_fences(module_op, pctx=None):
             for a in (FENCE_ATTR, WRITERS_ATTR, NO_PROXY_FENCE):
                 if a in op.attributes:
                     del op.attributes[a]
-            if unfenced and op.name == "tilegpu.warpgroup_dot" and \
-                    CP_ASYNC_OPERANDS in op.attributes:
+            if unfenced and (op.name == "tilegpu.async_copy" or (
+                    op.name == "tilegpu.warpgroup_dot" and CP_ASYNC_OPERANDS in op.attributes)):
                 op.attributes[NO_PROXY_FENCE] = ir.UnitAttr.get()
         p = plan(f)
         if p is None:

@@ -1,12 +1,19 @@
 """A/B of a compiler change on benchmarks/attention.py: `python benchmarks/tools/ab_attention.py
 --off NAME [attention.py's arguments]` runs the benchmark with one change switched off in this
 process (NAME: transposed-hint, loop-converts, zero-acc, exp2-ftz, slot-views, equal-buffers,
-proxy-fence, desc-add), or `--on NAME` with one that is off by default (invariant-operands,
-overlap-dots), for comparing against a plain run in the same session on the same GPU.  With a
-change switched, kernels compile into a fresh cache folder (the disk cache's key hashes the
-compiler's sources, not this process's switches)."""
+proxy-fence, desc-add, cp-async-fence, overlap-late-copies), or `--on NAME` with one that is
+off by default (invariant-operands, overlap-dots, swizzled-k-step), for comparing against a
+plain run in the same session on the same GPU.  With a change switched, kernels compile into a
+fresh cache folder (the disk cache's key hashes the compiler's sources, not this process's
+switches).
+
+`--variants "base; off=cp-async-fence on=overlap-dots; ..."` runs one child process per variant
+(`;` between variants, each `base` or its switches) and prints their tilework TFLOP/s side by
+side; the first variant runs every side asked (`--sides`), the others tilework only."""
 import importlib.util
+import json
 import os
+import subprocess
 import sys
 import tempfile
 
@@ -38,8 +45,13 @@ def switch_off(name):
     elif name == "desc-add":  # each wgmma descriptor from its address, the warp id per lane
         import tilework.lowering.rules.dot_wgmma as W
         import tilework.lowering.to_llvm as L
-        W.Operand.k_step = lambda self, k0: None
+        W.Operand.k_step = lambda self, k0, align=1: None
         L.LoweringContext.warp_id_uniform = L.LoweringContext.warp_id
+    elif name == "overlap-late-copies":  # overlap-dots' V copies right after S's wait
+        import tilework.lowering.dot_overlap as O
+        O.LATE_COPIES = False
+    elif name == "cp-async-fence":  # CompileOptions.wgmma_cp_async_fence off (env: in the key)
+        os.environ["TILEWORK_WGMMA_CP_ASYNC_FENCE"] = "0"
     elif name == "zero-acc":
         import tilework.lowering.rules.dot_wgmma as W
         W._is_zero = lambda v: False
@@ -52,6 +64,9 @@ def switch_on(name):
     if name == "invariant-operands":  # dK/dV's k and v written to shared memory once
         import tilework.lowering.pipeline_invariant as P
         P.ENABLED = True
+    elif name == "swizzled-k-step":  # a ring slot's K steps added across the swizzle's rows
+        import tilework.lowering.rules.dot_wgmma as W
+        W.RING_K_STEP = True
     elif name == "overlap-dots":  # attention's P @ V wgmma in flight across the back edge
         import tilework.lowering.dot_overlap as O
         O.ENABLED = True
@@ -59,8 +74,66 @@ def switch_on(name):
         raise SystemExit(f"unknown change {name!r}")
 
 
+def _row_key(r):
+    return (r["mode"], r["N"], r["D"], r["causal"])
+
+
+def run_variants(spec, args):
+    """Each variant of `spec` in a child process; a table of their tilework figures."""
+    variants = [v.strip() for v in spec.split(";") if v.strip()]
+    results = []
+    for i, v in enumerate(variants):
+        switches = []
+        for tok in ([] if v == "base" else v.split()):
+            flag, _, name = tok.partition("=")
+            if flag not in ("on", "off") or not name:
+                raise SystemExit(f"bad variant token {tok!r} (want on=NAME or off=NAME)")
+            switches += [f"--{flag}", name]
+        rest = list(args)
+        if i and "--sides" in rest:
+            del rest[rest.index("--sides"):rest.index("--sides") + 2]
+        if i:
+            rest += ["--sides", "tilework"]
+        with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
+            out = f.name
+        env = dict(os.environ)
+        if switches:  # (a fresh cache folder: the in-process switches are not in the key)
+            env.pop("TILEWORK_CACHE_DIR", None)
+        print(f"==== variant {i}: {v}", flush=True)
+        subprocess.run([sys.executable, os.path.abspath(__file__)] + switches + rest +
+                       ["--json", out], env=env, check=False)
+        try:
+            with open(out) as f:
+                results.append({_row_key(r): r for r in json.load(f)["rows"]})
+        except (OSError, ValueError):
+            results.append({})
+    print("\n# tilework TFLOP/s per variant (x: / Triton of variant 0), chosen config")
+    for i, v in enumerate(variants):
+        print(f"#  v{i}: {v}")
+    print(f"{'pass':7} {'N':>6} {'D':>4} {'causal':>6} {'triton':>8} " +
+          " ".join(f"{'v' + str(i):>24}" for i in range(len(variants))))
+    for key in results[0] if results else []:
+        tr = results[0][key].get("triton", {}).get("tflops")
+        cells = []
+        for res in results:
+            tw = res.get(key, {}).get("tilework", {})
+            if "tflops" in tw:
+                x = f" x{tw['tflops'] / tr:.3f}" if tr else ""
+                cells.append(f"{tw['tflops']:6.1f}{x} {tw.get('fwd_config') or '':>10}")
+            else:
+                cells.append("-")
+        print(f"{key[0]:7} {key[1]:6d} {key[2]:4d} {str(key[3]):>6} " +
+              f"{tr or 0:8.1f} " + " ".join(f"{c:>24}" for c in cells), flush=True)
+
+
 if __name__ == "__main__":
     args = sys.argv[1:]
+    if "--variants" in args:
+        i = args.index("--variants")
+        spec = args[i + 1]
+        del args[i:i + 2]
+        run_variants(spec, args)
+        sys.exit(0)
     if ("--off" in args or "--on" in args) and "TILEWORK_CACHE_DIR" not in os.environ:
         os.environ["TILEWORK_CACHE_DIR"] = tempfile.mkdtemp(prefix="ab_attention_")
     for flag, switch in (("--off", switch_off), ("--on", switch_on)):

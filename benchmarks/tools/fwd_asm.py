@@ -11,6 +11,7 @@ registers, spills, SASS instructions, and in the key loops' SASS bodies: instruc
 MEMBAR.ALL.CTA (fence.proxy.async), BAR.SYNC and WARPGROUP.DEPBAR (wgmma waits).
 """
 import argparse
+import functools
 import os
 import re
 import subprocess
@@ -54,6 +55,9 @@ def tilework_kernel(d, causal, cfg):
 
 
 def triton_kernel(d, causal, cfg):
+    import shutil
+    if "TRITON_PTXAS_PATH" not in os.environ and shutil.which("ptxas"):
+        os.environ["TRITON_PTXAS_PATH"] = shutil.which("ptxas")  # (its own may not be +x)
     import triton
     from triton.backends.compiler import GPUTarget
     sys.path.insert(0, HERE)
@@ -75,12 +79,25 @@ def triton_kernel(d, causal, cfg):
     return k.asm["ptx"], k.asm["cubin"]
 
 
+@functools.lru_cache(None)
 def cuobjdump():
+    """cuobjdump on PATH, else Triton's copy (made executable in a temporary folder when the
+    installed one is not: it calls nvdisasm from its own folder)."""
     import shutil
-    for c in (shutil.which("cuobjdump"), "/tmp/tsite/triton/backends/nvidia/bin/cuobjdump"):
-        if c and os.path.exists(c):
-            return c
-    return None
+    c = shutil.which("cuobjdump")
+    if c:
+        return c
+    src = "/tmp/tsite/triton/backends/nvidia/bin"
+    if os.access(os.path.join(src, "cuobjdump"), os.X_OK):
+        return os.path.join(src, "cuobjdump")
+    if not os.path.exists(os.path.join(src, "cuobjdump")):
+        return None
+    d = tempfile.mkdtemp(prefix="fwd_asm_bin_")
+    for n in ("cuobjdump", "nvdisasm"):
+        shutil.copy(os.path.join(src, n), d)
+        os.chmod(os.path.join(d, n), 0o755)
+    os.environ["PATH"] = d + os.pathsep + os.environ["PATH"]
+    return os.path.join(d, "cuobjdump")
 
 
 def sass_of(cubin):

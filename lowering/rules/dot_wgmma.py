@@ -92,24 +92,28 @@ class Operand:
         self.lin = lin
         self.tiles = []  # (mn0, descriptor at (mn0, 0)) made so far
 
-    def k_step(self, k0: int) -> int | None:
-        """The descriptor increment from (mn0, 0) to (mn0, k0), if the layout's offset of k0
-        shares no bit with any mn offset (the swizzle's XOR is then an addition, for every
-        mn0) and is whole 16-byte units; else None."""
+    def k_step(self, k0: int, align: int = 1) -> int | None:
+        """The descriptor increment from (mn0, 0) to (mn0, k0) for every mn0 that is a
+        multiple of `align` (a power of two), if the layout's offset of k0 shares no bit with
+        the offsets of those mn0 (the swizzle's XOR is then an addition) and is whole 16-byte
+        units; else None.  (A 128-byte swizzle XORs k's 16-byte units with rows 1, 2, 4 of
+        each 8: from a tile's first row, a multiple of 8, k's offset adds.)"""
         kb = lin_off = 0
         for b, v in enumerate(self.lin.basis(f"dim{self.k_dim}")):
             if k0 >> b & 1:
                 lin_off ^= v[0]
-        for v in self.lin.basis(f"dim{self.mn_dim}"):
-            kb |= v[0]
+        for b, v in enumerate(self.lin.basis(f"dim{self.mn_dim}")):
+            if 1 << b >= align:
+                kb |= v[0]
         nbytes = lin_off * self.eb
         return nbytes >> 4 if not (kb & lin_off) and nbytes % 16 == 0 else None
 
-    def descriptor(self, mn0, k0: int):
-        """The i64 descriptor of the operand's tile at (mn0 (i32 value), k0): the tile's
-        descriptor at (mn0, 0) plus a constant where the k offset adds (as Triton's), the
-        start address adding without carry out of its 14 bits (shared addresses < 256 KiB)."""
-        step = self.k_step(k0) if k0 else 0
+    def descriptor(self, mn0, k0: int, align: int = 1):
+        """The i64 descriptor of the operand's tile at (mn0 (i32 value, a multiple of
+        `align`), k0): the tile's descriptor at (mn0, 0) plus a constant where the k offset
+        adds (as Triton's), the start address adding without carry out of its 14 bits (shared
+        addresses < 256 KiB)."""
+        step = self.k_step(k0, align) if k0 else 0
         if step is None:
             return self._descriptor(mn0, k0)
         d = next((d for m, d in self.tiles if m == mn0), None)
@@ -133,6 +137,33 @@ class Operand:
                                        ctx.const(0x3FFF)], ctx.i32)
         start = ctx.op1("arith.extui", [start], ctx.i64)
         return ctx.op1("arith.ori", [start, ctx.const(self.high, ctx.i64)], ctx.i64)
+
+
+# A ring slot's K steps as additions across a swizzle's rows 1..7 (`_slot`).  Off by default:
+# attention's key loops lose 10-24 SASS instructions an iteration (Triton's count) and the GEMM
+# K loops 3-13, but at D=128 causal ptxas then allocates worse (128x64w4s3 spills 16 -> 200
+# bytes; 128x64w8s2 no longer fits 128 registers for two programs per SM): untimed.
+RING_K_STEP = False
+
+
+def _slot(v) -> bool:
+    """Whether memdesc `v` is (a view of) a slot of a multi-buffered ring picked by a computed
+    index (the pipeliner's), so its descriptors change every iteration (and RING_K_STEP is
+    on).  A fixed buffer's are loop-invariant: as one base plus a constant per K step, LLVM
+    hoists every K step's 64-bit descriptor out of the loops (dQ at D=256: 0 -> 72 bytes of
+    spills), while the descriptors computed from the address keep their last `or` in the loop."""
+    if not RING_K_STEP:
+        return False
+    while T.is_memdesc(v.type) and not isinstance(v.owner, ir.Block):
+        o = v.owner
+        if o.name == "tilegpu.memdesc_trans":
+            v = o.operands[0]
+        elif o.name == "tilegpu.memdesc_index":
+            i = o.operands[1]
+            return isinstance(i.owner, ir.Block) or i.owner.name != "arith.constant"
+        else:
+            return False
+    return False
 
 
 def _struct(elem: ir.Type, n: int) -> ir.Type:
@@ -206,6 +237,10 @@ def _warpgroup_dot(ctx, op, args):
     col_wg = ctx.op1("arith.muli", [wg_n, ctx.const(n_instr)], ctx.i32)
 
     rep_m, rep_n = M // (16 * wm), N // (n_instr * wn)
+    # powers of two dividing every row0 (64 a warpgroup, 16 * wm a repeat) and col0 below,
+    # for a ring slot's descriptors only (`_slot`), with RING_K_STEP on
+    align_m = (min(64, 16 * wm) if rep_m > 1 else 64) if _slot(op.operands[0]) else 1
+    align_n = (n_instr & -n_instr) if _slot(op.operands[1]) else 1
     per_n = (n_instr // 4) * rep_n  # the thread's columns
     nfrag = n_instr // 2
     st = _struct(ct, nfrag)
@@ -264,12 +299,12 @@ def _warpgroup_dot(ctx, op, args):
                     partials.append((idx, d))
                     d, fresh = ctx.op1("llvm.mlir.poison", [], st), True
                 if reg_a:
-                    db = opb.descriptor(col0, s * k_instr)
+                    db = opb.descriptor(col0, s * k_instr, align_n)
                     d = _mma_async_rs(ctx, d, a_regs[rm, s], db, st, n_instr, ea, opb.k_major,
                                       accumulate=not fresh)
                 else:
-                    da = opa.descriptor(row0, s * k_instr)
-                    db = opb.descriptor(col0, s * k_instr)
+                    da = opa.descriptor(row0, s * k_instr, align_m)
+                    db = opb.descriptor(col0, s * k_instr, align_n)
                     d = ctx.op1("nvvm.wgmma.mma_async", [d, da, db], st,
                                 attrs_zero if fresh else attrs)
                 fresh = False

@@ -3,8 +3,9 @@
 // The last dot of a two-dot loop stays in flight across the back edge: waited with num = 1
 // before the yield, its carried accumulator waited (num = 0) right after the first dot (whose
 // own wait completes every group), and the loop's result after it.  The copy into the second
-// dot's ring (and the commit) moves after that wait with the address it alone uses; the copy
-// into the first dot's ring stays ahead of the first dot.
+// dot's ring (and the commit) moves after the second dot (Triton's order: issued while it
+// runs) with the address it alone uses; the copy into the first dot's ring stays ahead of the
+// first dot.
 // CHECK-LABEL: func.func @loop(
 // CHECK: scf.for %{{.+}} iter_args(%[[ACC:.+]] = %{{.+}})
 // CHECK-NEXT: "tilegpu.async_wait"() {num = 1 : i32}
@@ -13,11 +14,11 @@
 // CHECK-NEXT: "tilegpu.async_copy"(%arg0, %[[KS]])
 // CHECK-NEXT: %[[S:.+]] = "tilegpu.warpgroup_dot"(%{{.+}}, %[[KS]],
 // CHECK-NEXT: %[[W0:.+]] = "tilegpu.warpgroup_wait"(%[[ACC]]) {num = 0 : i32}
+// CHECK-NEXT: %[[M:.+]] = arith.mulf %[[W0]], %[[S]]
+// CHECK-NEXT: %[[O:.+]] = "tilegpu.warpgroup_dot"(%{{.+}}, %[[VS]], %[[M]])
 // CHECK-NEXT: %[[PV:.+]] = "tile.addptr"(%arg1,
 // CHECK-NEXT: "tilegpu.async_copy"(%[[PV]], %[[VS]])
 // CHECK-NEXT: "tilegpu.async_commit_group"
-// CHECK-NEXT: %[[M:.+]] = arith.mulf %[[W0]], %[[S]]
-// CHECK-NEXT: %[[O:.+]] = "tilegpu.warpgroup_dot"(%{{.+}}, %[[VS]], %[[M]])
 // CHECK-NEXT: %[[W1:.+]] = "tilegpu.warpgroup_wait"(%[[O]]) {num = 1 : i32}
 // CHECK-NEXT: scf.yield %[[W1]]
 // CHECK-NEXT: }

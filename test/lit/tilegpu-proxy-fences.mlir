@@ -13,13 +13,16 @@
 // CHECK: "tilegpu.async_wait"() {num = 0 : i32, tilegpu.proxy_fence}
 // CHECK: "tilegpu.local_alloc"(%{{.+}}) {tilegpu.smem_offset
 // CHECK: "tilegpu.warpgroup_dot"(%[[A]], {{.+}}tilegpu.writers_fence
-// With CompileOptions.wgmma_cp_async_fence off nothing changes here: the dot's operands are
-// not all cp.async's (no `tilegpu.cp_async_operands`).
+// With CompileOptions.wgmma_cp_async_fence off every cp.async copy goes unfenced (Triton's and
+// CUTLASS's cp.async + wgmma loops fence no copies): b's wait is not fenced, a's st.shared
+// still are, and the dot (its operands not all cp.async's: no `tilegpu.cp_async_operands`)
+// still relies on its writers.
 // OFF-LABEL: func.func @fences(
-// OFF: "tilegpu.async_wait"() {num = 0 : i32, tilegpu.proxy_fence}
+// OFF: "tilegpu.local_alloc"(%{{.+}}) {tilegpu.proxy_fence
+// OFF: "tilegpu.async_copy"({{.+}}tilegpu.no_proxy_fence
+// OFF: "tilegpu.async_wait"() {num = 0 : i32} : () -> ()
 // OFF-NOT: tilegpu.no_proxy_fence
-// OFF: "tilegpu.warpgroup_dot"
-// OFF-NOT: tilegpu.no_proxy_fence
+// OFF: "tilegpu.warpgroup_dot"({{.+}}tilegpu.writers_fence
 // LLVM-LABEL: gpu.func @fences(
 // LLVM: llvm.store
 // LLVM: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>

@@ -99,6 +99,10 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
     # what the op mixins use (simt_mma.py)
     Error = EmulationError
     SMEM_BASE = _SMEM_BASE
+    # cp.async's landed bytes need a fence.proxy.async before a wgmma reads them (the PTX
+    # ISA's generic proxy); False: they need none (what Triton's and CUTLASS's cp.async + wgmma
+    # loops assume; CompileOptions.wgmma_cp_async_fence off)
+    cp_async_needs_proxy_fence = True
     np_type = staticmethod(lambda t: _np(t))
 
     def __init__(self, module: ir.Module, num_warps: int, warp_size: int):
@@ -303,6 +307,8 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
                     raise EmulationError("cp.async to global memory")
                 self._check_write(idx, data[act], np.nonzero(act)[0])
                 buf[idx] = data[act]
+                if not self.cp_async_needs_proxy_fence:
+                    self.w_seq[idx.reshape(-1)] = -1  # (the proxy fence check skips them)
 
     def op_gpu_shuffle(self, op, args, env, active):
         v, off, width = args

@@ -288,7 +288,8 @@ def test_forward_sm90a_bf16_and_masked_tail():
 def test_forward_sm90a_d256_no_spills(causal):
     """D=256: the 128x256 fp32 accumulator is 128 registers a thread; q's buffer, written once
     for the peeled block and every key loop, frees q's 64 registers before the loops (written
-    before each loop, q stayed live across them: 72 / 488 spill bytes)."""
+    before each loop, q stayed live across them: 72 / 488 spill bytes).  Causal: 0 bytes with
+    dot_wgmma.RING_K_STEP on (off by default)."""
     ck = compile_fwd("sm_90a", 256, causal)
     assert "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16" in ck.asm["ptx"]
     assert spills(ck)[0] == 0, spills(ck)[1]

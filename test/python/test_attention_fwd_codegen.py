@@ -74,16 +74,99 @@ def test_overlap_forward_emulated(overlap, d, causal, n, even):
 @pytest.mark.parametrize("d", [64, 128])
 def test_overlap_forward_loop_order(overlap, d, causal):
     """Per key loop: S's wgmma waits (wait_group 0, which also completes the previous P @ V),
-    then V's copies go out after a barrier, and P @ V is left in flight (wait_group 1); after
-    the loops every group is waited for."""
+    then P @ V is issued, V's copies go out after it behind a barrier (Triton's order), and
+    P @ V is left in flight (wait_group 1); after the loops every group is waited for."""
     ck, loops = key_loops(d, causal)
     for ins in loops:
         waits = [x for x in ins if x.startswith("wgmma.wait_group")]
         assert [w.split()[-1] for w in waits] == ["0;", "0;", "1;"], waits
         w0 = next(i for i, x in enumerate(ins) if x.startswith("wgmma.wait_group"))
         copies = [i for i, x in enumerate(ins) if x.startswith("cp.async.cg")]
-        assert copies and any(i > w0 for i in copies)
-        bar = max(i for i, x in enumerate(ins[:min(i for i in copies if i > w0)])
-                  if x.startswith("bar.sync"))
-        assert bar > w0
+        late = [i for i in copies if i > w0]
+        last_mma = max(i for i, x in enumerate(ins) if x.startswith("wgmma.mma_async"))
+        assert late and min(late) > last_mma
+        bar = max(i for i, x in enumerate(ins[:min(late)]) if x.startswith("bar.sync"))
+        assert bar > last_mma
     assert spills(ck)[0] == 0, spills(ck)[1]
+
+
+# ---- dot_wgmma.RING_K_STEP (off by default): a ring slot's K steps as additions -------------
+
+@pytest.fixture
+def ring_k_step(monkeypatch, tmp_path):
+    """The flag on, compiling into a fresh cache (the flag is not in the cache key)."""
+    from tilework.lowering.rules import dot_wgmma
+    monkeypatch.setattr(dot_wgmma, "RING_K_STEP", True)
+    monkeypatch.setenv("TILEWORK_CACHE_DIR", str(tmp_path))
+
+
+def _encodings(ins):
+    return [x for x in ins if re.match(r"bfe\.u32\s+%r\d+, %r\d+, 4, 14;", x)]
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("d", [64, 128])
+def test_forward_loop_descriptors_add_k_steps(ring_k_step, d, causal):
+    """Each key loop encodes a wgmma descriptor's start address (`bfe.u32 .., 4, 14`) at most
+    once per shared operand (K's slot, V's slot); the other K steps add a constant, as
+    Triton's, also for K's 128-byte swizzled K-major tile, whose rows start at multiples of 8
+    (encoded afresh each step with the flag off: 5 a loop at D=64, 7 at D=128; SASS 285 -> 275
+    and 361 -> 337 instructions a loop, Triton's 273 and 337)."""
+    ck, loops = key_loops(d, causal)
+    for ins in loops:
+        assert 1 <= len(_encodings(ins)) <= 2, _encodings(ins)
+    assert spills(ck)[0] == 0, spills(ck)[1]
+
+
+def test_forward_loop_descriptors_default():
+    """Off (the default): K's swizzled K steps are encoded afresh, 5 a loop at D=64."""
+    _, loops = key_loops(64, False)
+    assert len(_encodings(loops[0])) == 5
+
+
+@pytest.mark.parametrize("d, causal, n, even", [(64, False, 256, True), (128, True, 256, True),
+                                                (64, True, 200, False)])
+def test_forward_ring_k_step_emulated(ring_k_step, d, causal, n, even):
+    """The forward with the flag on, on the SIMT emulator (descriptors decoded as the PTX ISA
+    defines them, the swizzle applied on address bits) against numpy."""
+    from test_attention_emulated import test_forward_sm90a_emulated
+    test_forward_sm90a_emulated(d, causal, n, even)
+
+
+# ---- CompileOptions.wgmma_cp_async_fence off: no fence for the K and V rings' copies ---------
+
+@pytest.fixture
+def no_copy_fence(monkeypatch):
+    """The option off through its environment variable (part of the cache key)."""
+    monkeypatch.setenv("TILEWORK_WGMMA_CP_ASYNC_FENCE", "0")
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("d", [64, 128])
+def test_forward_loop_unfenced_with_option_off(no_copy_fence, d, causal):
+    """No fence.proxy.async in the key loops (Triton's loop: no MEMBAR.ALL.CTA); q's
+    st.shared, before the loops, are still fenced."""
+    ck, loops = key_loops(d, causal)
+    for ins in loops:
+        assert not [x for x in ins if x.startswith("fence.proxy.async")]
+    assert "tilegpu.no_proxy_fence" in ck.asm["tilegpu"]
+    assert ck.asm["ptx"].count("fence.proxy.async") >= 1
+    assert spills(ck)[0] == 0, spills(ck)[1]
+
+
+@pytest.mark.parametrize("overlapped", [False, True])
+def test_forward_unfenced_emulated(no_copy_fence, monkeypatch, tmp_path, overlapped):
+    """The forward without the copies' fence, alone and with tilegpu-overlap-dots, on the
+    emulator taking cp.async's landed bytes as visible to wgmma with no fence (Triton's and
+    CUTLASS's model) against numpy; the emulator that wants the fence rejects it."""
+    from simt_emulator import Emulator
+    from simt_wgmma import WgmmaError
+    from test_attention_emulated import test_forward_sm90a_emulated
+    from tilework.lowering import dot_overlap
+    monkeypatch.setattr(dot_overlap, "ENABLED", overlapped)
+    monkeypatch.setenv("TILEWORK_CACHE_DIR", str(tmp_path))  # (ENABLED is not in the key)
+    with pytest.raises(WgmmaError, match="with no fence.proxy.async after"):
+        test_forward_sm90a_emulated(64, False, 256, True)
+    monkeypatch.setattr(Emulator, "cp_async_needs_proxy_fence", False)
+    test_forward_sm90a_emulated(64, False, 256, True)
+    test_forward_sm90a_emulated(64, True, 200, False)

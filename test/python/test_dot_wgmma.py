@@ -299,6 +299,16 @@ def test_matmul_emulated(kind, acc, plus_eq, rng):
         _check(c, ref, kind, av, bv)
 
 
+@pytest.mark.parametrize("kind, acc", [("fp16", tl.float32), ("fp32", tl.float32),
+                                       ("int8", tl.int32)])
+def test_matmul_ring_k_step_emulated(kind, acc, rng, monkeypatch):
+    """dot_wgmma.RING_K_STEP on (off by default): the pipelined slots' K steps (64- and
+    128-byte swizzles, K-major A) as descriptor additions, same results."""
+    from tilework.lowering.rules import dot_wgmma
+    monkeypatch.setattr(dot_wgmma, "RING_K_STEP", True)
+    test_matmul_emulated(kind, acc, False, rng)
+
+
 # ---- fp8: max_num_imprecise_acc ------------------------------------------------------------
 
 @tilework.jit

@@ -65,6 +65,16 @@ def test_large_tiles(bm, bn, bk, warps):
     torch.testing.assert_close(c, torch.matmul(a, b), rtol=1e-2, atol=1e-1)
 
 
+@pytest.mark.parametrize("bm, bn, bk, warps", [(128, 128, 64, 8), (64, 128, 64, 4)])
+def test_large_tiles_ring_k_step(bm, bn, bk, warps, monkeypatch, tmp_path):
+    """dot_wgmma.RING_K_STEP on (off by default): the ring slots' K steps as additions."""
+    from tilework.lowering.rules import dot_wgmma
+    monkeypatch.setattr(dot_wgmma, "RING_K_STEP", True)
+    monkeypatch.setenv("TILEWORK_CACHE_DIR", str(tmp_path))  # (the flag is not in the key)
+    monkeypatch.setattr(mm_contiguous, "cache", {})
+    test_large_tiles(bm, bn, bk, warps)
+
+
 @pytest.mark.parametrize("ta, tb", [(torch.float8_e4m3fn, torch.float8_e4m3fn),
                                     (torch.float8_e5m2, torch.float8_e5m2)])
 @pytest.mark.parametrize("imp", [0, 32])

@@ -32,8 +32,8 @@ class CompileOptions:
     tma: bool = True             # NVIDIA sm_90: host tensor descriptors load by TMA where legal
     tma_store: bool | str = False  # ... and store by TMA where safe ("unguarded": everywhere)
     speculate_loads: bool = False  # tile-speculate-loads (off until timed: more registers)
-    # NVIDIA sm_90: fence.proxy.async before a pipelined wgmma whose operand buffers only
-    # cp.async writes (False: none, as Triton; off until timed and checked on a GPU)
+    # NVIDIA sm_90: fence.proxy.async for the pipeliner's cp.async copies that wgmma reads
+    # (False: none, as Triton and CUTLASS; on until timed and checked on a GPU)
     wgmma_cp_async_fence: bool = True
     # AMD gfx9/gfx11: masked loads/stores of a scalar pointer + i32 offsets as buffer ops (no
     # branch per access); off: assumes offsets in [0, 2 GiB) where the mask holds, unchecked
