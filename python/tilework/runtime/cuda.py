@@ -8,6 +8,7 @@ import sys
 
 from . import native_launch
 from .gpu_errors import CudaError  # noqa: F401  (raised here; imported from here too)
+from .tma import launch_maps
 from .abi import ctypes_of, encode_values, needs_encoding, param_kinds
 
 
@@ -146,12 +147,14 @@ class CudaRuntime:
         k = LoadedKernel(ck, mod, fn, block, shared)
         k.device = int(self._check(cu.cuCtxGetDevice(), "cuCtxGetDevice"))
         nat = native_launch.cuda_driver(CudaError)
+        maps = "T" in k.kinds
         if nat is not None and not ck.metadata.get("global_scratch_size") and \
-                len(k.kinds) <= 256 and "T" not in k.kinds:  # (tensor maps: the Python path)
+                len(k.kinds) <= 256 and not (maps and not native_launch.tensor_maps()):
             # its context: a native launch checks the thread's current one is it
             ctx = self._check(cu.cuCtxGetCurrent(), "cuCtxGetCurrent")
             k.native = nat.Kernel(int(fn), block, shared, k.kinds, ck.name, k.device,
-                                  context=int(ctx))
+                                  context=int(ctx),
+                                  maps=launch_maps(ck.metadata["tma"]) if maps else None)
         return k
 
     def on_device(self, k: LoadedKernel, device: int) -> LoadedKernel:

@@ -619,6 +619,22 @@ static PyObject *launch_core(Signature *self, PyObject *values, PyObject *opts, 
     }
     if (gd[0] && gd[1] && gd[2]) {
         uint64_t slots[MAX_PARAMS];
+        if (kn->maps) { /* host descriptors' tensor maps follow the parameters */
+            PyObject *m = PyObject_CallFunctionObjArgs(kn->maps, self->fn, values, NULL);
+            if (!m) goto done;
+            PyObject *fast = PySequence_Fast(m, "maps() must return a sequence");
+            Py_DECREF(m);
+            if (!fast) goto done;
+            Py_ssize_t nm = PySequence_Fast_GET_SIZE(fast);
+            if (np + nm > MAX_PARAMS) {
+                Py_DECREF(fast);
+                PyErr_Format(PyExc_ValueError, "more than %d kernel parameters", MAX_PARAMS);
+                goto done;
+            }
+            for (Py_ssize_t j = 0; j < nm; j++)  /* held in params[] until `done` */
+                params[np++] = Py_NewRef(PySequence_Fast_GET_ITEM(fast, j));
+            Py_DECREF(fast);
+        }
         T_MARK(t5);
         int rc = pack_all(kn, params, np, slots);
         T_ADD(PH_PACK, t5);
