@@ -1,8 +1,9 @@
-"""Host-descriptor (TMA) kernels on the native launch path, on the CPU against the fake
-driver: tensor-map parameters (kind T, 128 bytes by address) pack as the Python path's slots,
-reach cuLaunchKernel byte for byte, follow the descriptor when it changes, and the misuses of
-kind T are refused; `CudaRuntime.load` gives such a kernel a native handle unless
-TILEWORK_NATIVE_TMA=0."""
+"""TMA kernels on the native launch path, on the CPU against the fake driver: host
+descriptors' tensor-map parameters (kind T, 128 bytes by address) pack as the Python path's
+slots, reach cuLaunchKernel byte for byte, follow the descriptor when it changes, and the
+misuses of kind T are refused; in-kernel descriptors' global scratch comes from the allocator
+per launch (programs, alignment, stream) as the last parameter; `CudaRuntime.load` gives such
+kernels a native handle unless TILEWORK_NATIVE_TMA=0."""
 import ctypes
 import hashlib
 import struct
@@ -11,11 +12,13 @@ import types
 import numpy as np
 import pytest
 
-from tilework.runtime import launcher, native_launch, tma
+import tilework
+from tilework.runtime import allocation, launcher, native_launch, tma
 from tilework.runtime.cuda import CudaError, LoadedKernel
 from tilework.tools.tensor_descriptor import TensorDescriptor
 
 from native_fakes import fake_native
+from device_tma_kernels import dev_matmul
 from tma_kernels import desc_matmul
 
 
@@ -82,6 +85,11 @@ def test_kind_t_is_refused_where_it_cannot_go(native):
         native.mod.Kernel(1, 128, 0, "pT", "k", 0)
     with pytest.raises(ValueError, match=r"tensor map parameters \(kind T\) come last"):
         native.mod.Kernel(1, 128, 0, "pTi", "k", 0, maps=_no_maps)
+    for kinds, scratch in (("pTi", _no_maps), ("pTp", 5), ("", _no_maps)):
+        with pytest.raises(ValueError, match=r"global scratch is a callable scratch\(programs, "
+                                             r"stream\) and the last parameter, a pointer"):
+            native.mod.Kernel(1, 128, 0, kinds, "k", 0, maps=_no_maps, scratch=scratch)
+    assert native.mod.Kernel(1, 128, 0, "pTp", "k", 0, maps=_no_maps, scratch=_no_maps)
     nk = native.mod.Kernel(1, 128, 0, "pT", "k", 0, maps=_no_maps)
     with pytest.raises(TypeError, match="a tensor map parameter is 128 bytes"):
         nk.pack([0x1000, bytes(127)])
@@ -89,13 +97,17 @@ def test_kind_t_is_refused_where_it_cannot_go(native):
         nk.bench(1, 1, 1, 0, [0x1000, bytes(128)], 1, True)
 
 
-def _install(native, fn, args, kwargs):
+def _install(native, fn, args, kwargs, placeholders=None):
     """The variant of these arguments compiled for sm_90a (no GPU) in fn.cache, with a native
-    handle taking its tensor maps from `tma.launch_maps`."""
-    ck = fn.warmup(*args, target="sm_90a", **kwargs)
+    handle taking its tensor maps from `tma.launch_maps`, its scratch from
+    `allocation.launch_scratch`."""
+    ck = fn.warmup(*(placeholders or args), target="sm_90a", **kwargs)
     k = LoadedKernel(ck, None, None, 128, 0)
-    k.native = native.mod.Kernel(0x4000, 128, 0, k.kinds, ck.name, 0,
-                                 maps=tma.launch_maps(ck.metadata["tma"]))
+    md = ck.metadata
+    k.native = native.mod.Kernel(
+        0x4000, 128, 0, k.kinds, ck.name, 0,
+        maps=tma.launch_maps(md["tma"]) if "tma" in md else None,
+        scratch=allocation.launch_scratch(md) if allocation.scratch_size(md) else None)
     k.device = 0
     values, opts = launcher.bind(fn, args, kwargs)
     fn.cache.clear()
@@ -169,5 +181,72 @@ def test_runtime_load_gives_tma_kernels_a_native_handle(native, monkeypatch):
     rt.ensure_context = lambda: None
     k = rt.load(ck)
     assert k.native is not None and k.native.kinds == k.kinds and k.kinds.endswith("TT")
+    dev = dev_matmul.warmup("*fp16:16", "*fp16:16", "*fp16:16", 256, 256, 128, 128, 256, 256,
+                            BM=64, BN=64, BK=64, GROUP_M=8, num_warps=4, num_stages=2,
+                            target="sm_90a")
+    assert allocation.scratch_size(dev.metadata) and rt.load(dev).native is not None
     monkeypatch.setenv("TILEWORK_NATIVE_TMA", "0")
-    assert rt.load(ck).native is None
+    assert rt.load(ck).native is None and rt.load(dev).native is None
+
+
+class FakeTensor:
+    """Takes the torch path (registered as a torch tensor type below)."""
+    __module__ = "torch.fake"
+    is_cuda = True
+
+    def __init__(self, p, dtype="torch.float16"):
+        self.p, self.dtype = p, dtype
+
+    def data_ptr(self):
+        return self.p
+
+    def get_device(self):
+        return 0
+
+
+@pytest.fixture
+def allocator(monkeypatch):
+    """An allocator recording (size, alignment, stream) and the buffers it gave."""
+    calls, bufs = [], []
+
+    def alloc(size, alignment, stream):
+        calls.append((size, alignment, stream))
+        bufs.append(FakeTensor(0xA00000 + 0x1000 * len(bufs)))
+        return bufs[-1]
+    prev = allocation.get_allocator()
+    tilework.set_allocator(alloc)
+    launcher._TORCH_TYPES.add(FakeTensor)
+    yield calls, bufs
+    launcher._TORCH_TYPES.discard(FakeTensor)
+    tilework.set_allocator(prev)
+
+
+def test_device_descriptor_kernel_gets_its_scratch_natively(native, allocator):
+    calls, bufs = allocator
+    a, b, c = FakeTensor(0x100000), FakeTensor(0x200000), FakeTensor(0x300000)
+    args = (a, b, c, 256, 256, 128, 128, 256, 256)
+    kw = dict(BM=64, BN=64, BK=64, GROUP_M=8, num_warps=4, num_stages=2)
+    k = _install(native, dev_matmul, args, kw,
+                 placeholders=("*fp16:16",) * 3 + args[3:])
+    per_program = allocation.scratch_size(k.metadata)
+    assert per_program and k.kinds.endswith("p") and "T" not in k.kinds
+    n = len(k.kinds)
+    native.lib.fake_set_nparams(n)
+    try:
+        before = native.lib.fake_record()[9]
+        assert dev_matmul[(16,)](*args, **kw) is k
+        assert dev_matmul[(4, 2)](*args, **kw) is k
+        r = native.lib.fake_record()
+        assert r[9] == before + 2  # both launched here
+        assert calls == [(per_program * 16, 128, 0x5000), (per_program * 8, 128, 0x5000)]
+        assert r[16 + n - 1] == bufs[-1].p  # the last parameter: this launch's buffer
+        values, _ = launcher.bind(dev_matmul, args, kw)
+        _, py_params = launcher.key_and_params(dev_matmul, values)
+        k.fill(py_params + [bufs[-1].p])
+        assert b"".join(struct.pack("<Q", r[16 + i]) for i in range(n)) == k.slot_bytes()
+        tilework.set_allocator(None)
+        with pytest.raises(RuntimeError, match="no allocator was set"):
+            dev_matmul[(16,)](*args, **kw)
+    finally:
+        dev_matmul.cache.clear()
+        dev_matmul._native_launch = None

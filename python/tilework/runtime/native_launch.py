@@ -29,8 +29,9 @@ def disabled() -> bool:
 
 
 def tensor_maps() -> bool:
-    """Whether kernels taking host descriptors' TMA tensor maps launch natively (the maps
-    from `tma.launch_maps`); TILEWORK_NATIVE_TMA=0 leaves them to the Python path (A/B)."""
+    """Whether kernels taking host descriptors' TMA tensor maps (from `tma.launch_maps`) or
+    global scratch (in-kernel descriptors' maps: `allocation.launch_scratch`) launch natively;
+    TILEWORK_NATIVE_TMA=0 leaves them to the Python path (A/B)."""
     return os.environ.get("TILEWORK_NATIVE_TMA", "1") not in ("0", "", "off")
 
 

@@ -74,20 +74,22 @@ typedef struct {
     char kinds[MAX_PARAMS + 1];
     PyObject *name;
     PyObject *maps; /* kinds with 'T': tma.launch_maps' maps(fn, values) -> the tensor maps */
+    PyObject *scratch; /* allocation.launch_scratch's scratch(programs, stream) -> (buffer,
+                          address): the last parameter, global scratch */
 } Kernel;
 
 static int Kernel_init(Kernel *self, PyObject *args, PyObject *kw) {
     static char *names[] = {"function", "block", "shared", "kinds", "name", "device", "hip",
-                            "context", "maps", NULL};
+                            "context", "maps", "scratch", NULL};
     unsigned long long f, ctx = 0;
     const char *kinds;
     Py_ssize_t nk;
-    PyObject *name, *maps = Py_None;
+    PyObject *name, *maps = Py_None, *scratch = Py_None;
     int hip = 0;
     self->device = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "KIIs#U|ipKO", names, &f, &self->block,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "KIIs#U|ipKOO", names, &f, &self->block,
                                      &self->shared, &kinds, &nk, &name, &self->device, &hip,
-                                     &ctx, &maps))
+                                     &ctx, &maps, &scratch))
         return -1;
     self->drv = hip ? &g_hip : &g_cuda;
     self->context = (void *)(uintptr_t)ctx;
@@ -101,8 +103,16 @@ static int Kernel_init(Kernel *self, PyObject *args, PyObject *kw) {
             PyErr_Format(PyExc_ValueError, "unknown parameter kind %c", kinds[i]);
             return -1;
         }
+    /* global scratch: the last parameter, whose buffer `scratch` allocates per launch */
+    int has_scratch = scratch != Py_None;
+    if (has_scratch && (!PyCallable_Check(scratch) || !nk || kinds[nk - 1] != 'p')) {
+        PyErr_SetString(PyExc_ValueError, "global scratch is a callable scratch(programs, "
+                        "stream) and the last parameter, a pointer (kind p)");
+        return -1;
+    }
+    nk -= has_scratch; /* (the tensor maps come before it) */
     /* tensor maps (kind T, 128 bytes by address): CUDA's slot pointers only, the trailing
-       parameters, which `maps` gives per launch */
+       parameters (but the scratch), which `maps` gives per launch */
     const char *t = memchr(kinds, 'T', nk);
     if (t && hip) {
         PyErr_SetString(PyExc_ValueError, "tensor map parameters (kind T) are CUDA's");
@@ -118,6 +128,8 @@ static int Kernel_init(Kernel *self, PyObject *args, PyObject *kw) {
             return -1;
         }
     Py_XSETREF(self->maps, t ? Py_NewRef(maps) : NULL);
+    Py_XSETREF(self->scratch, has_scratch ? Py_NewRef(scratch) : NULL);
+    nk += has_scratch;
     self->function = (void *)(uintptr_t)f;
     memcpy(self->kinds, kinds, nk);
     self->kinds[nk] = 0;
@@ -130,6 +142,7 @@ static int Kernel_init(Kernel *self, PyObject *args, PyObject *kw) {
 static void Kernel_dealloc(Kernel *self) {
     Py_XDECREF(self->name);
     Py_XDECREF(self->maps);
+    Py_XDECREF(self->scratch);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
