@@ -100,8 +100,8 @@ def child(d, M, N, K, cfg):
     mod = load_source(kernel_sources(), "tilework", "launch_cpu")
     bm, bn, bk, w, s = cfg
     a, b, c = Tensor(0x1000000, (M, K)), Tensor(0x2000000, (K, N)), Tensor(0x3000000, (M, N))
-    ad, bd, cd = (TensorDescriptor.from_tensor(a, [bm, bk]),
-                  TensorDescriptor.from_tensor(b, [bk, bn]), TensorDescriptor.from_tensor(c, [bm, bn]))
+    ad, bd, cd = (TensorDescriptor.from_tensor(t, blk)
+                  for t, blk in ((a, [bm, bk]), (b, [bk, bn]), (c, [bm, bn])))
     grid = (((M + bm - 1) // bm) * ((N + bn - 1) // bn),)
     kw = dict(BM=bm, BN=bn, BK=bk, GROUP_M=8, num_warps=w, num_stages=s)
     cases = {"host descriptors": lambda: mod.matmul_tma[grid](ad, bd, cd, M, N, K, **kw),
