@@ -5,11 +5,13 @@ kernel and parameters launched by a bare cuLaunchKernel loop in C, no Python); a
 start (a fresh process, the kernel already in the disk cache, from the import to the first
 launch returning) of tilework against Triton.
 
-    python benchmarks/launch_overhead.py [--no-warm-start] [--breakdown]
+    python benchmarks/launch_overhead.py [--no-warm-start] [--breakdown] [--descriptors]
 
 --breakdown loads the native launcher's timing build (TILEWORK_NATIVE_TIMING=1, compiled with
 -DTW_LAUNCH_TIMING) and prints, per launch, the time of each phase of the native call next to
-the totals; every figure of that run includes the timing build's clock reads.
+the totals; every figure of that run includes the timing build's clock reads.  --descriptors
+adds a one-program kernel taking three host TensorDescriptors (sm_90: two loads' TMA tensor maps
+passed per launch), tilework's native and Python paths against Triton.
 """
 import os
 import subprocess
@@ -135,6 +137,50 @@ def launch_rows(breakdown=False):
     return rows, phases
 
 
+_DESC_SRC = """
+@jit
+def desc_add(a_desc, b_desc, c_desc, BM: tl.constexpr, BN: tl.constexpr):
+    c_desc.store([0, 0], a_desc.load([0, 0]) + b_desc.load([0, 0]))
+"""
+
+
+def descriptor_rows():
+    """µs per launch of a one-program kernel taking three host TensorDescriptors (TMA loads
+    on sm_90: each launch passes their tensor maps), tilework native and Python paths and
+    Triton; --descriptors."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools"))
+    from quick_matmul import load_source
+    x = torch.randn(64, 64, device="cuda", dtype=torch.float16)
+    y, o = torch.randn_like(x), torch.empty_like(x)
+    rows = {}
+    for which in ("tilework", "triton"):
+        try:
+            k = load_source(_DESC_SRC, which, "desc_launch").desc_add
+            if which == "triton":
+                from triton.tools.tensor_descriptor import TensorDescriptor
+            else:
+                from tilework.tools.tensor_descriptor import TensorDescriptor
+        except ImportError:
+            rows[f"{which} 3 host descriptors"] = float("nan")
+            continue
+        ds = [TensorDescriptor.from_tensor(t, [64, 64]) for t in (x, y, o)]
+        launch = lambda k=k, ds=ds: k[(1,)](*ds, BM=64, BN=64)  # noqa: E731
+        launch()
+        if which == "triton":
+            time_rows(rows, [("triton 3 host descriptors", launch)])
+            continue
+        v = launch()
+        time_rows(rows, [("tilework 3 host descriptors"
+                          f" ({'native' if getattr(v, 'native', None) else 'Python path'})",
+                          launch)])
+        saved, k._native_launch = k._native_launch, False
+        try:
+            time_rows(rows, [("tilework 3 host descriptors (Python path)", launch)])
+        finally:
+            k._native_launch = saved
+    return rows
+
+
 def print_breakdown(rows, t):
     """The timing build's phases, µs per launch (averaged over all the native row's launches,
     its repeats included), under that row's total (the best repeat)."""
@@ -212,6 +258,8 @@ def main():
     if breakdown:  # before the native module is loaded (on the first launch)
         os.environ["TILEWORK_NATIVE_TIMING"] = "1"
     rows, phases = launch_rows(breakdown)
+    if "--descriptors" in sys.argv:
+        rows.update(descriptor_rows())
     build = " (timing build)" if breakdown else ""
     print(f"\n== launch overhead on {torch.cuda.get_device_name()}{build} (us per launch) ==")
     for name, us in rows.items():

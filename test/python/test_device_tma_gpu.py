@@ -76,6 +76,26 @@ def test_device_descriptor_matmul(M, N, K, bm, bn, bk, warps, stages, scratch_al
     assert scratch_allocator[-1] == (256 * grid[0], 128)
 
 
+def test_device_descriptor_matmul_launched_natively(scratch_allocator):
+    """After the first launch the variant goes through the native launcher, which asks the
+    allocator for each launch's scratch (grids of different sizes) and passes it last."""
+    from tilework.runtime import native_launch
+    M, N, K = 256, 384, 128
+    for grid_n in (3, 2, 3):  # programs over the first grid_n * 128 columns only
+        a, sa = padded(M, K, torch.float16)
+        b, sb = padded(K, N, torch.float16)
+        c = torch.full((M, N), float("nan"), dtype=torch.float16, device="cuda")
+        n = grid_n * 128
+        grid = (cdiv(M, 128) * grid_n,)
+        k = dev_matmul[grid](a, b, c, M, n, K, sa, sb, N, BM=128, BN=128, BK=64, GROUP_M=8,
+                             num_warps=8, num_stages=3)
+        torch.testing.assert_close(c[:, :n], (a.float() @ b[:, :n].float()).half(),
+                                   rtol=1e-2, atol=5e-2)
+        assert scratch_allocator[-1] == (256 * grid[0], 128)
+        if native_launch.cuda_driver(Exception) is not None and native_launch.tensor_maps():
+            assert k.native is not None
+
+
 @pytest.mark.parametrize("dtype, bm, bn", [(torch.float16, 64, 64), (torch.bfloat16, 32, 128),
                                            (torch.float32, 16, 32), (torch.int32, 8, 4),
                                            (torch.float16, 16, 8), (torch.int8, 32, 256)])

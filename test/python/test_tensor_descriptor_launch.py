@@ -139,3 +139,49 @@ def test_scratch_comes_from_the_allocator(no_allocator):
 def test_set_allocator_takes_a_callable(no_allocator):
     with pytest.raises(TypeError, match="set_allocator expects a callable"):
         tilework.set_allocator(42)
+
+
+def test_descriptor_entry_is_memoized_and_follows_its_fields():
+    """A descriptor's key entry and parameters are computed once per state of the object:
+    reassigning a field, or its base moving, gives the new ones."""
+    a = FakeGpuArray(0x10000, np.float16, (40, 64))
+    d = TensorDescriptor(a, [40, 64], [64, 1], [16, 32])
+    first = launcher.arg_entry(k_desc, "a_desc", False, d)
+    assert launcher.arg_entry(k_desc, "a_desc", False, d) is first  # the memo's
+    assert first[1] == [0x10000, 40, 64, 64]
+    d.shape = [48, 64]
+    assert launcher.arg_entry(k_desc, "a_desc", False, d)[1] == [0x10000, 48, 64, 64]
+    d.strides = [80, 1]
+    assert launcher.arg_entry(k_desc, "a_desc", False, d)[1] == [0x10000, 48, 64, 80]
+    a.__cuda_array_interface__["data"] = (0x20000, False)  # the same base, moved
+    assert launcher.arg_entry(k_desc, "a_desc", False, d)[1] == [0x20000, 48, 64, 80]
+    d.base = FakeGpuArray(0x30000, np.float32, (40, 64))
+    k, p = launcher.arg_entry(k_desc, "a_desc", False, d)
+    assert p[0] == 0x30000 and k[1] == "<f4"
+    d.block_shape, d.padding = [8, 32], "nan"
+    k, _ = launcher.arg_entry(k_desc, "a_desc", False, d)
+    assert k[2:4] == ((8, 32), "nan")
+    d.base = np.zeros((4, 16), np.float32)  # host memory: refused each time, never memoized
+    for _ in range(2):
+        with pytest.raises(ValueError, match="is a host \\(numpy\\) array"):
+            launcher.arg_entry(k_desc, "a_desc", False, d)
+
+
+def test_tensor_maps_are_encoded_once_per_descriptor_state(monkeypatch):
+    from tilework.runtime import tma
+    calls = []
+    monkeypatch.setattr(tma, "encode", lambda p, fn=None: calls.append(p) or bytes(128))
+    monkeypatch.setattr(tma, "_CACHE", {})
+    a = FakeGpuArray(0x10000, np.float16, (40, 64))
+    d = TensorDescriptor(a, [40, 64], [64, 1], [16, 32])
+    plan = {"arg": "a_desc", "box": [16, 32], "swizzle": 64}
+    maps = tma.launch_maps([plan])
+    for _ in range(3):
+        assert maps(k_desc, (d, 7, None, 4)) == [bytes(128)]
+    assert len(calls) == 1
+    d.shape = [40, 48]
+    maps(k_desc, (d, 7, None, 4))
+    assert len(calls) == 2 and calls[-1]["dims"] == [48, 40]
+    with pytest.raises(TypeError, match="argument `a_desc` of k_desc was compiled as a tensor "
+                                        "descriptor, got int"):
+        maps(k_desc, (3, 7, None, 4))

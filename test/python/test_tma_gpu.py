@@ -101,3 +101,32 @@ def test_desc_matmul(dtype, M, N, K, num_stages, BM, BN, BK, warps):
     assert "cp.async.bulk.tensor" in k.asm["ptx"] and "wgmma.mma_async" in k.asm["ptx"]
     want = a.float() @ b.float()
     torch.testing.assert_close(c, want, rtol=1e-3, atol=1e-2)
+
+
+def test_desc_matmul_launches_natively_again_and_again():
+    """After the first launch (the Python path) the same variant goes through the native
+    launcher with its tensor maps (runtime/tma.py `launch_maps`): new tensors, a descriptor
+    reused, and one whose shape changed each get their own maps."""
+    from tilework.runtime import native_launch
+    M = N = K = 256
+    BM, BN, BK = 128, 128, 64
+    c = torch.full((M, N), float("nan"), device="cuda")
+    kw = dict(BM=BM, BN=BN, BK=BK, num_warps=4, num_stages=3)
+    ad = None
+    for trial in range(4):
+        a, sa = padded(M, K, torch.float16)
+        b, sb = padded(K, N, torch.float16)
+        if trial != 2:  # trial 2: the descriptor of trial 1 again
+            ad = TensorDescriptor(a, [M, K], sa, [BM, BK])
+        else:
+            a = ad.base
+        bd = TensorDescriptor(b, [K, N], sb, [BK, BN])
+        m = M if trial != 3 else 200  # a descriptor clipping A's rows
+        ad.shape = [m, K]
+        c.fill_(float("nan"))
+        k = desc_matmul[(cdiv(M, BM), cdiv(N, BN))](ad, bd, c, M, N, K, **kw)
+        want = a.float() @ b.float()
+        want[m:] = 0  # rows past the descriptor's shape read as zeros
+        torch.testing.assert_close(c, want, rtol=1e-3, atol=1e-2)
+        if native_launch.cuda_driver(Exception) is not None and native_launch.tensor_maps():
+            assert k.native is not None and k.native.kinds.endswith("TT")

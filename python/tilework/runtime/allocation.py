@@ -29,6 +29,21 @@ def scratch_size(metadata: dict) -> int:
     return int(metadata.get("global_scratch_size", 0) or 0)
 
 
+def launch_scratch(metadata: dict):
+    """`scratch(programs, stream) -> (buffer, address)`: one variant's global scratch of a
+    launch of `programs` programs (the native launcher calls it per launch; the allocator is
+    the one set at that time)."""
+    size = scratch_size(metadata)
+    align = int(metadata.get("global_scratch_align", 1) or 1)
+
+    def scratch(programs, stream):
+        if _allocator is None:
+            raise RuntimeError(NO_ALLOCATOR)
+        buf = _allocator(size * programs, align, stream)
+        return buf, buf.data_ptr()
+    return scratch
+
+
 def global_scratch(metadata: dict, grid, stream):
     """(the buffer, its address) of a launch's global scratch: `grid` programs' worth, from the
     allocator; raises Triton's error when none is set."""

@@ -8,6 +8,8 @@ import sys
 
 from . import native_launch
 from .gpu_errors import CudaError  # noqa: F401  (raised here; imported from here too)
+from .allocation import launch_scratch, scratch_size
+from .tma import launch_maps
 from .abi import ctypes_of, encode_values, needs_encoding, param_kinds
 
 
@@ -146,12 +148,17 @@ class CudaRuntime:
         k = LoadedKernel(ck, mod, fn, block, shared)
         k.device = int(self._check(cu.cuCtxGetDevice(), "cuCtxGetDevice"))
         nat = native_launch.cuda_driver(CudaError)
-        if nat is not None and not ck.metadata.get("global_scratch_size") and \
-                len(k.kinds) <= 256 and "T" not in k.kinds:  # (tensor maps: the Python path)
+        # tensor maps (host descriptors) and global scratch (in-kernel ones) come from Python
+        # callables per launch; TILEWORK_NATIVE_TMA=0 leaves such kernels to the Python path
+        maps, scratch = "T" in k.kinds, bool(scratch_size(ck.metadata))
+        if nat is not None and len(k.kinds) <= 256 and \
+                (native_launch.tensor_maps() or not (maps or scratch)):
             # its context: a native launch checks the thread's current one is it
             ctx = self._check(cu.cuCtxGetCurrent(), "cuCtxGetCurrent")
             k.native = nat.Kernel(int(fn), block, shared, k.kinds, ck.name, k.device,
-                                  context=int(ctx))
+                                  context=int(ctx),
+                                  maps=launch_maps(ck.metadata["tma"]) if maps else None,
+                                  scratch=launch_scratch(ck.metadata) if scratch else None)
         return k
 
     def on_device(self, k: LoadedKernel, device: int) -> LoadedKernel:

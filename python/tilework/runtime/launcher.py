@@ -23,7 +23,8 @@ from .gpu_errors import CudaError
 from .launch_args import TORCH_DTYPES as _TORCH_DTYPES
 from .launch_args import descriptor_member_message, is_constant_member, list_message
 from .launch_args import normalize_grid as _grid
-from .tma import tensor_maps
+from .tma import address as tma_address
+from .tma import descriptor_memo, tensor_maps
 
 # typestr of __cuda_array_interface__ -> tile dtype name
 _TYPESTR = {"<f4": "fp32", "<f2": "fp16", "<f8": "fp64", "|i1": "int8", "<i2": "int16",
@@ -77,7 +78,19 @@ def _descriptor_entry(fn, name, a: TensorDescriptor):
     block shape, padding, the divisibility by 16 of the shape and strides (the base is
     16-byte aligned, which TensorDescriptor asserts) and whether a row (the last dimension) is
     a multiple of 16 bytes (where the TMA store may write it: the lowering's tile-tma-guard);
-    passes base, shape, strides[:-1]."""
+    passes base, shape, strides[:-1].  Memoized per descriptor object
+    (`tma.descriptor_memo`: checked against its fields and its base's address each launch)."""
+    try:
+        ptr = tma_address(a.base)
+    except (AttributeError, TypeError, KeyError):  # not a tensor: the message below
+        return _descriptor_entry_of(fn, name, a)
+    m = descriptor_memo(a, ptr)
+    if m.entry is None:
+        m.entry = _descriptor_entry_of(fn, name, a)
+    return m.entry
+
+
+def _descriptor_entry_of(fn, name, a: TensorDescriptor):
     (dt, _), ptr = _tensor_entry(fn, name, a.base)
     for s in a.shape:
         if not 0 <= s < 2**31:

@@ -28,6 +28,13 @@ def disabled() -> bool:
     return os.environ.get("TILEWORK_NATIVE_LAUNCH", "1") in ("0", "", "off")
 
 
+def tensor_maps() -> bool:
+    """Whether kernels taking host descriptors' TMA tensor maps (from `tma.launch_maps`) or
+    global scratch (in-kernel descriptors' maps: `allocation.launch_scratch`) launch natively;
+    TILEWORK_NATIVE_TMA=0 leaves them to the Python path (A/B)."""
+    return os.environ.get("TILEWORK_NATIVE_TMA", "1") not in ("0", "", "off")
+
+
 def timing() -> bool:
     """TILEWORK_NATIVE_TIMING=1: the timing build (per-phase sums, a little slower)."""
     return os.environ.get("TILEWORK_NATIVE_TIMING", "0") not in ("0", "", "off")

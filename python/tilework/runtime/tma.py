@@ -6,10 +6,17 @@ the swizzle its shared buffer needs, from `language.descriptor.tma_plan`).  `ten
 is the pure part (the arguments of `cuTensorMapEncodeTiled`, checked against TMA's limits:
 no GPU needed, tested compile-only); `encode` calls the driver's C function through ctypes.  Encoded maps are cached per
 (address, shape, strides, plan): a launch with the same tensors reuses them.
+
+A launch costs a GEMM of 4096^3 its time (the benchmarks time one launch at a time), so each
+descriptor object keeps a memo (`descriptor_memo`) of what its launches compute: its key entry
+and parameters (launcher) and its maps, valid while its base, address, dtype, shape, strides,
+block and padding stay those it was made for; `launch_maps` is the variant's per-launch call
+(the native launcher's too).
 """
 from __future__ import annotations
 
 import ctypes
+import weakref
 
 from ..language.descriptor import TensorDescriptor
 
@@ -115,6 +122,62 @@ def encode(p: dict, fn=None) -> bytes:
 _CACHE: dict = {}
 
 
+class DescriptorMemo:
+    """What launches computed of one descriptor in the state it was made for (`entry`: the
+    launcher's (key entry, parameters); `maps`: (box, swizzle) -> encoded map)."""
+    __slots__ = ("base", "ptr", "dtype", "shape", "strides", "block", "padding", "entry",
+                 "maps")
+
+    def __init__(self, d: TensorDescriptor, ptr: int):
+        self.base, self.ptr, self.dtype = d.base, ptr, d.base.dtype
+        self.shape, self.strides = list(d.shape), list(d.strides)
+        self.block, self.padding = list(d.block_shape), d.padding
+        self.entry = None
+        self.maps = {}
+
+
+_MEMO: "weakref.WeakKeyDictionary[TensorDescriptor, DescriptorMemo]" = \
+    weakref.WeakKeyDictionary()
+
+
+def descriptor_memo(d: TensorDescriptor, ptr: int) -> DescriptorMemo:
+    """`d`'s memo, whose base's address is `ptr` now: a new one where anything a key,
+    parameter or map depends on changed (the fields are public and may be reassigned)."""
+    m = _MEMO.get(d)
+    base = d.base
+    if m is None or m.base is not base or m.ptr != ptr or m.dtype is not base.dtype or \
+            m.shape != d.shape or m.strides != d.strides or m.block != d.block_shape or \
+            m.padding != d.padding:
+        m = _MEMO[d] = DescriptorMemo(d, ptr)
+    return m
+
+
+def address(t) -> int:
+    """The data address of a descriptor's base (a torch tensor, or an array interface)."""
+    return _address(t)
+
+
+def tensor_map(d, plan) -> bytes:
+    """The encoded map of descriptor `d` under `plan` (memoized per descriptor, and per
+    address, shape, strides and plan across descriptors)."""
+    if type(d) is not TensorDescriptor:
+        raise TypeError(f"got {type(d).__name__}")
+    m = descriptor_memo(d, _address(d.base))
+    pk = (tuple(plan["box"]), plan["swizzle"])
+    b = m.maps.get(pk)
+    if b is None:
+        p = tensor_map_params(d, plan)
+        key = (p["data_type"], p["address"], tuple(p["dims"]), tuple(p["strides"]),
+               tuple(p["box"]), p["swizzle"])
+        b = _CACHE.get(key)
+        if b is None:
+            if len(_CACHE) > 4096:
+                _CACHE.clear()
+            b = _CACHE[key] = encode(p)
+        m.maps[pk] = b
+    return b
+
+
 def tensor_maps(fn, values, plans) -> list:
     """The encoded tensor maps of one launch (one per plan, in order)."""
     out = []
@@ -123,13 +186,26 @@ def tensor_maps(fn, values, plans) -> list:
         if type(d) is not TensorDescriptor:
             raise TypeError(f"argument `{plan['arg']}` of {fn.__name__} was compiled as a "
                             f"tensor descriptor, got {type(d).__name__}")
-        p = tensor_map_params(d, plan)
-        key = (p["data_type"], p["address"], tuple(p["dims"]), tuple(p["strides"]),
-               tuple(p["box"]), p["swizzle"])
-        m = _CACHE.get(key)
-        if m is None:
-            if len(_CACHE) > 4096:
-                _CACHE.clear()
-            m = _CACHE[key] = encode(p)
-        out.append(m)
+        out.append(tensor_map(d, plan))
     return out
+
+
+def launch_maps(plans):
+    """`maps(fn, values)`: one variant's tensor maps of a launch (`tensor_maps`), with the
+    arguments' positions found once per argument list (it holds no `fn`: the native handle
+    that keeps it is no garbage-collected object)."""
+    plans = [dict(p) for p in plans]
+    seen = [None, None]  # (fn.arg_names, the plans' positions in it)
+
+    def maps(fn, values):
+        if seen[0] is not fn.arg_names:
+            seen[1] = [fn.arg_names.index(p["arg"]) for p in plans]
+            seen[0] = fn.arg_names
+        out = []
+        for i, plan in zip(seen[1], plans):
+            d = values[i]
+            if type(d) is not TensorDescriptor:
+                return tensor_maps(fn, values, plans)  # (its message)
+            out.append(tensor_map(d, plan))
+        return out
+    return maps

@@ -6,8 +6,12 @@
 
 static uint64_t rec[16 + 64]; /* f, grid[3], block[3], shared, stream, count, params... */
 static int nparams, fail_code;
+static int map_from = 1 << 30;           /* parameters from here are 128-byte tensor maps */
+static unsigned char maps[4][128];       /* their bytes, as launched */
 
 void fake_set_nparams(int n) { nparams = n; }
+void fake_set_map_params(int first) { map_from = first; }
+const unsigned char *fake_map(int i) { return maps[i]; }
 void fake_fail_next(int code) { fail_code = code; }
 const uint64_t *fake_record(void) { return rec; }
 
@@ -24,6 +28,8 @@ int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
     rec[10] = 0;
     if (params) {
         for (int i = 0; i < nparams && i < 64; i++) memcpy(&rec[16 + i], params[i], 8);
+        for (int i = map_from; i < nparams && i - map_from < 4; i++)
+            memcpy(maps[i - map_from], params[i], 128);
     } else if (extra && extra[0] == (void *)1 && extra[2] == (void *)2 && !extra[4]) {
         size_t size = *(size_t *)extra[3]; /* BUFFER_POINTER, BUFFER_SIZE, END: the bytes */
         rec[10] = size;

@@ -73,20 +73,23 @@ typedef struct {
     Py_ssize_t nparams;
     char kinds[MAX_PARAMS + 1];
     PyObject *name;
+    PyObject *maps; /* kinds with 'T': tma.launch_maps' maps(fn, values) -> the tensor maps */
+    PyObject *scratch; /* allocation.launch_scratch's scratch(programs, stream) -> (buffer,
+                          address): the last parameter, global scratch */
 } Kernel;
 
 static int Kernel_init(Kernel *self, PyObject *args, PyObject *kw) {
     static char *names[] = {"function", "block", "shared", "kinds", "name", "device", "hip",
-                            "context", NULL};
+                            "context", "maps", "scratch", NULL};
     unsigned long long f, ctx = 0;
     const char *kinds;
     Py_ssize_t nk;
-    PyObject *name;
+    PyObject *name, *maps = Py_None, *scratch = Py_None;
     int hip = 0;
     self->device = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "KIIs#U|ipK", names, &f, &self->block,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "KIIs#U|ipKOO", names, &f, &self->block,
                                      &self->shared, &kinds, &nk, &name, &self->device, &hip,
-                                     &ctx))
+                                     &ctx, &maps, &scratch))
         return -1;
     self->drv = hip ? &g_hip : &g_cuda;
     self->context = (void *)(uintptr_t)ctx;
@@ -96,10 +99,37 @@ static int Kernel_init(Kernel *self, PyObject *args, PyObject *kw) {
         return -1;
     }
     for (Py_ssize_t i = 0; i < nk; i++)
-        if (!strchr("pilLfbcsCSIdhB", kinds[i])) {
+        if (!strchr("pilLfbcsCSIdhBT", kinds[i])) {
             PyErr_Format(PyExc_ValueError, "unknown parameter kind %c", kinds[i]);
             return -1;
         }
+    /* global scratch: the last parameter, whose buffer `scratch` allocates per launch */
+    int has_scratch = scratch != Py_None;
+    if (has_scratch && (!PyCallable_Check(scratch) || !nk || kinds[nk - 1] != 'p')) {
+        PyErr_SetString(PyExc_ValueError, "global scratch is a callable scratch(programs, "
+                        "stream) and the last parameter, a pointer (kind p)");
+        return -1;
+    }
+    nk -= has_scratch; /* (the tensor maps come before it) */
+    /* tensor maps (kind T, 128 bytes by address): CUDA's slot pointers only, the trailing
+       parameters (but the scratch), which `maps` gives per launch */
+    const char *t = memchr(kinds, 'T', nk);
+    if (t && hip) {
+        PyErr_SetString(PyExc_ValueError, "tensor map parameters (kind T) are CUDA's");
+        return -1;
+    }
+    if (t && (maps == Py_None || !PyCallable_Check(maps))) {
+        PyErr_SetString(PyExc_ValueError, "tensor map parameters (kind T) need maps(fn, values)");
+        return -1;
+    }
+    for (const char *c = t; c && c < kinds + nk; c++)
+        if (*c != 'T') {
+            PyErr_SetString(PyExc_ValueError, "tensor map parameters (kind T) come last");
+            return -1;
+        }
+    Py_XSETREF(self->maps, t ? Py_NewRef(maps) : NULL);
+    Py_XSETREF(self->scratch, has_scratch ? Py_NewRef(scratch) : NULL);
+    nk += has_scratch;
     self->function = (void *)(uintptr_t)f;
     memcpy(self->kinds, kinds, nk);
     self->kinds[nk] = 0;
@@ -111,6 +141,8 @@ static int Kernel_init(Kernel *self, PyObject *args, PyObject *kw) {
 
 static void Kernel_dealloc(Kernel *self) {
     Py_XDECREF(self->name);
+    Py_XDECREF(self->maps);
+    Py_XDECREF(self->scratch);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -140,7 +172,8 @@ static CUresult call_driver(Kernel *k, unsigned gx, unsigned gy, unsigned gz, vo
                          extra);
     }
     void *ptrs[MAX_PARAMS];
-    for (Py_ssize_t i = 0; i < k->nparams; i++) ptrs[i] = &slots[i];
+    for (Py_ssize_t i = 0; i < k->nparams; i++) /* a tensor map's slot holds its address */
+        ptrs[i] = k->kinds[i] == 'T' ? (void *)(uintptr_t)slots[i] : (void *)&slots[i];
     return d->launch(k->function, gx, gy, gz, k->block, 1, 1, k->shared, stream, ptrs, NULL);
 }
 
@@ -182,7 +215,15 @@ static PyObject *Kernel_pack(Kernel *self, PyObject *seq) {
                                   (unsigned char *)buf);
         return PyBytes_FromStringAndSize((const char *)buf, (Py_ssize_t)size);
     }
-    return PyBytes_FromStringAndSize((const char *)slots, self->nparams * 8);
+    if (!self->maps) return PyBytes_FromStringAndSize((const char *)slots, self->nparams * 8);
+    /* 8 bytes a slot, a tensor map's 128 */
+    unsigned char out[MAX_PARAMS * 128], *o = out;
+    for (Py_ssize_t i = 0; i < self->nparams; i++) {
+        int tm = self->kinds[i] == 'T';
+        memcpy(o, tm ? (const void *)(uintptr_t)slots[i] : (const void *)&slots[i], tm ? 128 : 8);
+        o += tm ? 128 : 8;
+    }
+    return PyBytes_FromStringAndSize((const char *)out, o - out);
 }
 
 /* launch(gx, gy, gz, stream, params) */
@@ -222,6 +263,8 @@ static PyObject *Kernel_bench(Kernel *self, PyObject *args) {
     if (!self->drv->launch)
         return PyErr_Format(PyExc_RuntimeError, "bench: the native launcher has no %s loaded",
                             self->drv->what);
+    if (packed && self->maps)
+        return PyErr_Format(PyExc_ValueError, "bench: tensor maps go as slot pointers only");
     Kernel k = *self; /* `packed`: a copy launched through a CUDA driver taking one buffer */
     Driver packed_cuda = g_cuda;
     packed_cuda.packed = 1;

@@ -72,6 +72,14 @@ static int pack_one(char kind, PyObject *v, uint64_t *slot) {
         memcpy(slot, &h, 2);
         return 0;
     }
+    case 'T': { /* a tensor map: its 128 bytes (a bytes object the caller holds) by address */
+        if (!PyBytes_Check(v) || PyBytes_GET_SIZE(v) != 128) {
+            PyErr_SetString(PyExc_TypeError, "a tensor map parameter is 128 bytes");
+            return -1;
+        }
+        *slot = (uint64_t)(uintptr_t)PyBytes_AS_STRING(v);
+        return 0;
+    }
     }
     PyErr_Format(PyExc_ValueError, "unknown parameter kind %c", kind);
     return -1;

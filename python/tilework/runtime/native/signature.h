@@ -512,7 +512,7 @@ static PyObject *launch_core(Signature *self, PyObject *values, PyObject *opts, 
     uintptr_t fp[2 * MAX_PARAMS];
     Py_ssize_t np = 0, nheld = 0;
     int device;
-    PyObject *ret = NULL, *ck = NULL, *nat = NULL, *k = NULL;
+    PyObject *ret = NULL, *ck = NULL, *nat = NULL, *k = NULL, *scratch = NULL;
     if (!PyDict_Check(cache)) Py_RETURN_NONE;
     if (self->n > MAX_PARAMS) Py_RETURN_NONE;
     T_MARK(t0);
@@ -619,6 +619,36 @@ static PyObject *launch_core(Signature *self, PyObject *values, PyObject *opts, 
     }
     if (gd[0] && gd[1] && gd[2]) {
         uint64_t slots[MAX_PARAMS];
+        if (kn->maps) { /* host descriptors' tensor maps follow the parameters */
+            PyObject *m = PyObject_CallFunctionObjArgs(kn->maps, self->fn, values, NULL);
+            if (!m) goto done;
+            PyObject *fast = PySequence_Fast(m, "maps() must return a sequence");
+            Py_DECREF(m);
+            if (!fast) goto done;
+            Py_ssize_t nm = PySequence_Fast_GET_SIZE(fast);
+            if (np + nm > MAX_PARAMS) {
+                Py_DECREF(fast);
+                PyErr_Format(PyExc_ValueError, "more than %d kernel parameters", MAX_PARAMS);
+                goto done;
+            }
+            for (Py_ssize_t j = 0; j < nm; j++)  /* held in params[] until `done` */
+                params[np++] = Py_NewRef(PySequence_Fast_GET_ITEM(fast, j));
+            Py_DECREF(fast);
+        }
+        if (kn->scratch) { /* global scratch, the last parameter: (buffer, address) */
+            scratch = PyObject_CallFunction(kn->scratch, "KK",
+                                            (unsigned long long)gd[0] * gd[1] * gd[2], stream);
+            if (!scratch) goto done;
+            if (!PyTuple_Check(scratch) || PyTuple_GET_SIZE(scratch) != 2) {
+                PyErr_SetString(PyExc_TypeError, "scratch() must return (buffer, address)");
+                goto done;
+            }
+            if (np >= MAX_PARAMS) {
+                PyErr_Format(PyExc_ValueError, "more than %d kernel parameters", MAX_PARAMS);
+                goto done;
+            }
+            params[np++] = Py_NewRef(PyTuple_GET_ITEM(scratch, 1));
+        }
         T_MARK(t5);
         int rc = pack_all(kn, params, np, slots);
         T_ADD(PH_PACK, t5);
@@ -629,6 +659,7 @@ static PyObject *launch_core(Signature *self, PyObject *values, PyObject *opts, 
 done:
     Py_XDECREF(k);
     Py_XDECREF(nat);
+    Py_XDECREF(scratch); /* the buffer lives until the launch is queued */
     Py_XDECREF(ck);
     for (Py_ssize_t j = 0; j < np; j++) Py_DECREF(params[j]);
     for (Py_ssize_t j = 0; j < nheld; j++) Py_DECREF(held[j]);
