@@ -136,7 +136,8 @@ print(sorted(m for m, v in sys.modules.items()
         None, None, 128, 0)
     k.fill([0x1000, 0x2000, 0x3000, 5000, 2.5])
     assert slots == k.slot_bytes().hex()
-    assert mods == "['tilework.compiler', 'tilework.compiler.cache', 'tilework.compiler.options']"
+    assert mods == ("['tilework.compiler', 'tilework.compiler.cache', "
+                    "'tilework.compiler.kernel_stats', 'tilework.compiler.options']")
 
 
 def test_load_rejects_a_missing_kernel(bundle_dir):
