@@ -14,7 +14,9 @@ one legal schedule; commit/wait are then nothing, so a wrong wait count is the S
 to catch), LLVM's target-independent intrinsics.  The predicated inline PTX `ld.global`/`st.global` of masked accesses run as branches around LLVM loads and stores, their pinned compares (`add` + `setp` asm) as `add` + `icmp`; the inline PTX `atom`/`red` of atomics (either order of scope and
 semantics) run as LLVM
 `atomicrmw` (`atom.cas` as `cmpxchg`); rsqrt.approx and div.full correctly rounded, ex2.approx.ftz as exp2 with subnormal results flushed, `prmt` (llvm.nvvm.prmt) as the PTX ISA defines it, the directed-rounding inline PTX
-(`add.rm.f32`, `cvt.rz.f32.s64`, ...) exactly (sim_rounding.py).  Not supported (raises `Unsupported`): other inline PTX (`ex2.approx`, ...), printf, other NVVM intrinsics.  Arguments: numpy arrays for
+(`add.rm.f32`, `cvt.rz.f32.s64`, ...) exactly (sim_rounding.py); the host's half/bfloat
+libcalls (`__truncdfhf2`, ...) as Python helpers, and any other symbol the JIT cannot
+resolve (it would link address 0) rejected before the run.  Not supported (raises `Unsupported`): other inline PTX (`ex2.approx`, ...), printf, other NVVM intrinsics.  Arguments: numpy arrays for
 pointers (their data address is passed), Python ints/floats for scalars, in the order of the
 compiled kernel's parameters.
 """
