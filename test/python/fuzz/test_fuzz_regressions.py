@@ -74,7 +74,8 @@ def _near_ties(rng, bits, n):
 def test_seed_50_fp64_to_fp16_and_bf16_on_the_host():
     """Seed 50: gpu_sim segfaulted on `fptrunc double to half` (a call of `__truncdfhf2`,
     which MCJIT linked as address 0); now gpu_sim's own helper rounds once, as the GPU's
-    cvt.rn.f16.f64 does, and bf16 alike, matching the interpreter bit for bit."""
+    cvt.rn.f16.f64 does, and bf16 alike, matching the interpreter and the SIMT emulator bit
+    for bit (both rounded fp64 -> bf16 twice, through float32 to nearest)."""
     rng = np.random.default_rng(50)
     x = np.concatenate([rng.standard_normal(300) * 10.0 ** rng.integers(-9, 9, 300),
                         _near_ties(rng, "f16", 100), _near_ties(rng, "bf16", 100),
@@ -92,9 +93,13 @@ def test_seed_50_fp64_to_fp16_and_bf16_on_the_host():
     ck = compile(ASTSource(fp64_to_16bit, sig, {"BLOCK": 128}, {}), "sm_90a",
                  CompileOptions(num_warps=4), cache=False)
     assert "fptrunc double" in ck.asm["llir"]  # (the host libcalls this test is about)
+    emu = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     gpu_sim.run(ck, grid, *args)
     assert close(args[1], ref[1], True)
     assert args[2].tobytes() == ref[2].tobytes()
+    from simt_emulator import Emulator  # (the tilegpu IR: its truncf to bf16 rounded twice)
+    Emulator.from_tilegpu(ck.asm["tilegpu"], "sm_90a", 4).run(grid, *emu)
+    assert emu[1].tobytes() == args[1].tobytes() and emu[2].tobytes() == args[2].tobytes()
     with np.errstate(over="ignore"):  # against numpy's float64 -> float16, which rounds once
         assert close(args[1], x.astype(np.float16), True)
     # the bf16 near-ties: just above a halfway point rounds up, just below it down (the
