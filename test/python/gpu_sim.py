@@ -14,7 +14,9 @@ one legal schedule; commit/wait are then nothing, so a wrong wait count is the S
 to catch), LLVM's target-independent intrinsics.  The predicated inline PTX `ld.global`/`st.global` of masked accesses run as branches around LLVM loads and stores, their pinned compares (`add` + `setp` asm) as `add` + `icmp`; the inline PTX `atom`/`red` of atomics (either order of scope and
 semantics) run as LLVM
 `atomicrmw` (`atom.cas` as `cmpxchg`); rsqrt.approx and div.full correctly rounded, ex2.approx.ftz as exp2 with subnormal results flushed, `prmt` (llvm.nvvm.prmt) as the PTX ISA defines it, the directed-rounding inline PTX
-(`add.rm.f32`, `cvt.rz.f32.s64`, ...) exactly (sim_rounding.py).  Not supported (raises `Unsupported`): other inline PTX (`ex2.approx`, ...), printf, other NVVM intrinsics.  Arguments: numpy arrays for
+(`add.rm.f32`, `cvt.rz.f32.s64`, ...) exactly (sim_rounding.py); the host's half/bfloat
+libcalls (`__truncdfhf2`, ...) as Python helpers, and any other symbol the JIT cannot
+resolve (it would link address 0) rejected before the run.  Not supported (raises `Unsupported`): other inline PTX (`ex2.approx`, ...), printf, other NVVM intrinsics.  Arguments: numpy arrays for
 pointers (their data address is passed), Python ints/floats for scalars, in the order of the
 compiled kernel's parameters.
 """
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import ctypes
 import re
+import struct
 import threading
 
 import numpy as np
@@ -488,10 +491,31 @@ def _float_bits(x: float) -> int:
     return int(np.array([x], np.float32).view(np.uint32)[0])
 
 
+def _bf16_bits_of_double(x: float) -> int:
+    """x rounded to bfloat16 once (to nearest, ties to even): through float32 rounded toward
+    zero plus a sticky bit, as rounding double -> float32 -> bf16 twice may differ."""
+    if x != x:
+        return (_float_bits(x) >> 16) | 0x40
+    with np.errstate(over="ignore"):
+        f = np.float32(x)
+    if abs(float(f)) > abs(x):  # (RZ: one step toward zero; overflow to inf stays FLT_MAX)
+        f = np.nextafter(f, np.float32(0.0))
+    b = _float_bits(f)
+    sticky = float(f) != x
+    hi, low = b >> 16, b & 0xFFFF
+    if low > 0x8000 or (low == 0x8000 and (sticky or hi & 1)):
+        hi += 1  # (sign-magnitude: the magnitude grows, possibly to infinity)
+    return hi & 0xFFFF
+
+
 def _f16_bf16_helpers():
-    """compiler-rt's half/bfloat conversions (MCJIT does not find them in this process); the
-    16-bit values travel in the low bits of an xmm register, as a float's bit pattern."""
+    """compiler-rt's half/bfloat conversions (MCJIT does not find them in this process, unless
+    some library happened to load libgcc_s: an unresolved one is a call of address 0); the
+    16-bit values travel in the low bits of an xmm register, as a float's bit pattern.  The
+    double -> half/bfloat ones (`fptrunc double`: no x86 instruction) round once, as PTX's
+    cvt.rn.f16.f64 / cvt.rn.bf16.f64 do."""
     f = ctypes.CFUNCTYPE(ctypes.c_float, ctypes.c_float)
+    d = ctypes.CFUNCTYPE(ctypes.c_float, ctypes.c_double)
 
     def ext_h(x):
         return float(np.array([_float_bits(x) & 0xFFFF], np.uint16).view(np.float16)[0])
@@ -509,12 +533,54 @@ def _f16_bf16_helpers():
 
     def ext_bf(x):
         return _bits_to_float((_float_bits(x) & 0xFFFF) << 16)
+
+    def trunc_dh(x):  # (numpy rounds float64 -> float16 once)
+        with np.errstate(over="ignore"):
+            h = np.array([x], np.float64).astype(np.float16)
+        return _bits_to_float(int(h.view(np.uint16)[0]))
+
+    def trunc_dbf(x):
+        return _bits_to_float(_bf16_bits_of_double(x))
     return {"__extendhfsf2": f(ext_h), "__gnu_h2f_ieee": f(ext_h), "__truncsfhf2": f(trunc_h),
-            "__gnu_f2h_ieee": f(trunc_h), "__truncsfbf2": f(trunc_bf), "__extendbfsf2": f(ext_bf)}
+            "__gnu_f2h_ieee": f(trunc_h), "__truncsfbf2": f(trunc_bf), "__extendbfsf2": f(ext_bf),
+            "__truncdfhf2": d(trunc_dh), "__truncdfbf2": d(trunc_dbf)}
 
 
 _HELPERS = None
 _ENGINES = []
+
+
+def _undefined_symbols(obj: bytes) -> list[str]:
+    """The names an ELF64 object leaves undefined (SHN_UNDEF entries of its symbol table);
+    [] for another format."""
+    if obj[:5] != b"\x7fELF\x02":
+        return []
+    shoff, = struct.unpack_from("<Q", obj, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", obj, 0x3A)
+    secs = [struct.unpack_from("<IIQQQQIIQQ", obj, shoff + i * shentsize) for i in range(shnum)]
+    names = []
+    for _, kind, _, _, off, size, link, _, _, ent in secs:
+        if kind != 2:  # SHT_SYMTAB
+            continue
+        stroff = secs[link][4]
+        for k in range(1, size // ent):
+            name, _, _, shndx = struct.unpack_from("<IBBH", obj, off + k * ent)
+            if shndx == 0 and name:
+                names.append(obj[stroff + name: obj.index(b"\0", stroff + name)].decode())
+    return names
+
+
+def _require_resolved(obj: bytes, known) -> None:
+    """MCJIT links a symbol it cannot find as address 0, so a call of it crashes the process;
+    the host code's libcalls (e.g. `__truncdfhf2` of an `fptrunc double to half`) are found
+    here first: ours (`known`), or this process's (libc, libm, ...)."""
+    import llvmlite.binding as lb
+    proc = ctypes.CDLL(None)
+    for name in _undefined_symbols(obj):
+        if name in known or lb.address_of_symbol(name) or hasattr(proc, name):
+            continue
+        raise Unsupported(f"the CPU simulator cannot resolve `{name}` (a function the host "
+                          "code of the kernel calls): add it to gpu_sim's helpers")
 
 
 def run(ck, grid, *args, num_threads: int | None = None):
@@ -541,7 +607,11 @@ def run(ck, grid, *args, num_threads: int | None = None):
     for sym, cb in sim.callbacks.items():
         lb.add_symbol(sym, ctypes.cast(cb, ctypes.c_void_p).value)
     engine = lb.create_mcjit_compiler(mod, tm)
+    objs = []
+    engine.set_object_cache(lambda _m, obj: objs.append(obj), lambda _m: None)
     engine.finalize_object()
+    for obj in objs:
+        _require_resolved(obj, set(_HELPERS) | set(sim.callbacks))
     _ENGINES.append((engine, sim))  # keep the code and the callbacks alive
     fn = ctypes.CFUNCTYPE(None, *[_CTYPES[p] for p in params])(engine.get_function_address(name))
     if len(args) != len(params):

@@ -554,11 +554,19 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
 
     def op_arith_truncf(self, op, a, env, act):
         if self._res(op) == _BF16:  # to nearest even (NaN kept quiet)
-            b = a[0].astype(np.float32).view(np.uint32).astype(np.uint64)
+            with np.errstate(all="ignore"):  # (overflow: infinity, as the GPU's)
+                f = a[0].astype(np.float32)
+                d = a[0] - f.astype(np.float64)
+            if a[0].dtype == np.float64:  # rounded once: the float32 step rounded to odd
+                odd = (d != 0) & np.isfinite(f) & ((f.view(np.uint32) & 1) == 0)
+                f = np.where(odd, np.nextafter(f, np.where(d > 0, np.inf, -np.inf)
+                                               .astype(np.float32)), f).astype(np.float32)
+            b = f.view(np.uint32).astype(np.uint64)
             r = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
             r = np.where(np.isnan(a[0]), np.uint16(0x7FC0), r)
             return [r.view(_BF16)]
-        return [a[0].astype(self._res(op))]
+        with np.errstate(over="ignore"):
+            return [a[0].astype(self._res(op))]
 
     def op_arith_sitofp(self, op, a, env, act):
         x = a[0].astype(np.int64) if a[0].dtype == np.bool_ else a[0]

@@ -313,6 +313,14 @@ def _convf(ops, rt):
     x = np.asarray(ops[0])
     if rt.f8:
         return _f8_decode(_f8_encode(x.astype(np.float32), rt.f8), rt.f8)
+    if rt.bf16 and x.dtype == np.float64:  # rounded once, as cvt.rn.bf16.f64 (or sm_80's
+        # round-to-odd sequence): a float32 rounded to odd, which `create` rounds to bf16
+        with np.errstate(all="ignore"):
+            r = x.astype(np.float32)
+            diff = x - r.astype(np.float64)
+        inexact = (diff != 0) & np.isfinite(r) & ((r.view(np.uint32) & np.uint32(1)) == 0)
+        toward = np.where(diff > 0, np.float32(np.inf), np.float32(-np.inf))
+        return np.where(inexact, np.nextafter(r, toward), r).astype(np.float32)
     return x.astype(rt.np)
 
 

@@ -25,3 +25,16 @@ def seed_1271(x_ptr, y_ptr, out0_ptr, out1_ptr, out2_ptr, cnt_ptr, M, N, s0, s1,
     tl.store(out0_ptr + offs, v2, mask=mask)
     tl.store(out1_ptr + offs, v3, mask=mask)
     tl.store(out2_ptr + offs, v4, mask=mask)
+
+
+# seed 50 (2-D, x fp64): `(x).to(tl.float16)` of fp64 is an LLVM `fptrunc double to half`,
+# which the host (gpu_sim) lowers to a call of compiler-rt's `__truncdfhf2`; MCJIT did not
+# find it (libgcc_s not loaded), linked address 0, and the process segfaulted.  The GPU has
+# cvt.rn.f16.f64: not affected.  fp64 -> bf16 alike (`__truncdfbf2`).
+@tilework.jit
+def fp64_to_16bit(x_ptr, h_ptr, b_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    tl.store(h_ptr + offs, x.to(tl.float16), mask=mask)
+    tl.store(b_ptr + offs, x.to(tl.bfloat16).to(tl.int16, bitcast=True), mask=mask)
