@@ -412,7 +412,7 @@ def _lower_block(ctx: LoweringContext, block: ir.Block):
 
 
 def _convert_func(f, gpu_module, target, arch, num_warps, warp_size, functions, shared,
-                  maxnreg=None, facts=None, buffer_ops=False):
+                  maxnreg=None, facts=None, buffer_ops=False, ring_k_step=False):
     f = f.operation
     name = ir.StringAttr(f.attributes["sym_name"]).value
     ftype = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
@@ -420,6 +420,7 @@ def _convert_func(f, gpu_module, target, arch, num_warps, warp_size, functions, 
     ctx.functions = functions
     ctx.facts = facts
     ctx.buffer_ops = buffer_ops  # AMD: masked loads/stores as buffer ops (rules/memory_amd.py)
+    ctx.ring_k_step = ring_k_step  # wgmma ring slots' K steps as additions (rules/dot_wgmma.py)
     arg_types = [ctx.scalar_type(t) for t in ftype.inputs]
     for i in _tma_args(f):  # a tensor map: a by-value parameter, addressed generically
         arg_types[i] = ir.Type.parse("!llvm.ptr")
@@ -494,7 +495,8 @@ def _to_llvm(module_op, pctx):
         module_op.attributes[LAUNCH_WARPS_ATTR] = i32(launch)
     for f in funcs:
         _convert_func(f, gm, pctx.backend, pctx.arch, nw, ws, functions, shared,
-                      pctx.extra.get("maxnreg"), pctx.target, buffer_ops)
+                      pctx.extra.get("maxnreg"), pctx.target, buffer_ops,
+                      bool(getattr(pctx.options, "wgmma_ring_k_step", False)))
         f.erase()
     for h in helpers:
         h.erase()

@@ -139,20 +139,21 @@ class Operand:
         return ctx.op1("arith.ori", [start, ctx.const(self.high, ctx.i64)], ctx.i64)
 
 
-# A ring slot's K steps as additions across a swizzle's rows 1..7 (`_slot`).  Off by default:
+# A ring slot's K steps as additions across a swizzle's rows 1..7 (`_slot`): with
+# CompileOptions.wgmma_ring_k_step (`ctx.ring_k_step`), or this flag (tests).  Off by default:
 # attention's key loops lose 10-24 SASS instructions an iteration (Triton's count) and the GEMM
 # K loops 3-13, but at D=128 causal ptxas then allocates worse (128x64w4s3 spills 16 -> 200
 # bytes; 128x64w8s2 no longer fits 128 registers for two programs per SM): untimed.
 RING_K_STEP = False
 
 
-def _slot(v) -> bool:
+def _slot(v, on: bool) -> bool:
     """Whether memdesc `v` is (a view of) a slot of a multi-buffered ring picked by a computed
-    index (the pipeliner's), so its descriptors change every iteration (and RING_K_STEP is
-    on).  A fixed buffer's are loop-invariant: as one base plus a constant per K step, LLVM
+    index (the pipeliner's), so its descriptors change every iteration (and `on` or
+    RING_K_STEP).  A fixed buffer's are loop-invariant: as one base plus a constant per K step, LLVM
     hoists every K step's 64-bit descriptor out of the loops (dQ at D=256: 0 -> 72 bytes of
     spills), while the descriptors computed from the address keep their last `or` in the loop."""
-    if not RING_K_STEP:
+    if not (on or RING_K_STEP):
         return False
     while T.is_memdesc(v.type) and not isinstance(v.owner, ir.Block):
         o = v.owner
@@ -238,9 +239,10 @@ def _warpgroup_dot(ctx, op, args):
 
     rep_m, rep_n = M // (16 * wm), N // (n_instr * wn)
     # powers of two dividing every row0 (64 a warpgroup, 16 * wm a repeat) and col0 below,
-    # for a ring slot's descriptors only (`_slot`), with RING_K_STEP on
-    align_m = (min(64, 16 * wm) if rep_m > 1 else 64) if _slot(op.operands[0]) else 1
-    align_n = (n_instr & -n_instr) if _slot(op.operands[1]) else 1
+    # for a ring slot's descriptors only (`_slot`), with the option or RING_K_STEP on
+    on = bool(getattr(ctx, "ring_k_step", False))
+    align_m = (min(64, 16 * wm) if rep_m > 1 else 64) if _slot(op.operands[0], on) else 1
+    align_n = (n_instr & -n_instr) if _slot(op.operands[1], on) else 1
     per_n = (n_instr // 4) * rep_n  # the thread's columns
     nfrag = n_instr // 2
     st = _struct(ct, nfrag)

@@ -309,6 +309,33 @@ def test_matmul_ring_k_step_emulated(kind, acc, rng, monkeypatch):
     test_matmul_emulated(kind, acc, False, rng)
 
 
+@pytest.mark.parametrize("on, encodings", [(False, 7), (True, 4)])
+def test_matmul_ring_k_step_option_emulated(on, encodings, rng):
+    """CompileOptions.wgmma_ring_k_step (what tilegpu-to-llvm hands the wgmma rule), on a
+    pipelined K loop (unit strides, divisible sizes: the operands in cp.async ring slots,
+    128-byte swizzles): on, fewer descriptors encoded from an address (the K steps of A's
+    and B's slots added), and the same results on the emulator, 3 K iterations (the ring)."""
+    m, n, k, bm, bn, bk = 100, 80, 192, 64, 64, 64
+    dt, mk = KINDS["fp16"]
+    a, av = mk(rng, (m, k))
+    b, bv = mk(rng, (k, n))
+    c = np.full((m, n), 7, np.float32)
+    sig = {"a_ptr": ptr(dt), "b_ptr": ptr(dt), "c_ptr": ptr(tl.float32)}
+    unit = ("stride_ak", "stride_bn", "stride_cn")
+    sig.update({p: tl.int32 for p in MATMUL_SIG if p not in unit})
+    div = {p: {"tile.divisibility": 16}
+           for p in ("a_ptr", "b_ptr", "c_ptr", "K", "stride_am", "stride_bk", "stride_cm")}
+    ck = Emulator.from_kernel(matmul_kernel, sig, dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
+                                                       ACC=tl.float32, PLUS_EQ=False,
+                                                       **dict.fromkeys(unit, 1)),
+                              SM90A, attrs=div).compiled
+    assert ck.asm["tilegpu"].count('"tilegpu.async_copy"') == 3
+    emu = Emulator.from_tilegpu(ck.asm["tilegpu"], SM90A, 4, wgmma_ring_k_step=on)
+    assert str(emu.module).count("16383") == encodings  # the start address's 14-bit mask
+    emu.run(((m + bm - 1) // bm, (n + bn - 1) // bn), a, b, c, m, n, k, k, n, n)
+    _check(c, av @ bv, "fp16", av, bv)
+
+
 # ---- fp8: max_num_imprecise_acc ------------------------------------------------------------
 
 @tilework.jit

@@ -373,3 +373,49 @@ def test_softmax_shared_memory_as_tritons(mod):
     ck = _compile(mod, "softmax_kernel", {"BLOCK_SIZE": 32768}, 8)
     assert ck.metadata.shared < 1024 and "cp.async" not in ck.asm["ptx"]
     assert "num_stages 3 -> 1" in ck.asm["tilegpu"]
+
+
+# ---- the grouped GEMM's K loop against Triton's (issue 14) -----------------------------------
+
+def _k_loop(ptx):
+    """The instructions of the loop with the wgmmas (the K loop), from its label to the branch
+    back to it."""
+    for m in re.finditer(r"^(\$L__BB\d+_\d+):", ptx, re.M):
+        back = re.search(rf"bra(\.uni)?\s+{re.escape(m.group(1))};", ptx[m.end():])
+        if back and "wgmma.mma_async" in ptx[m.end():m.end() + back.start()]:
+            return ptx[m.end():m.end() + back.start()]
+    raise AssertionError("no K loop")
+
+
+def _start_encodings(loop):  # a wgmma descriptor's start address encoded from an address
+    return re.findall(r"bfe\.u32\s+%r\d+, %r\d+, 4, 14;", loop)
+
+
+@pytest.mark.parametrize("fence, ring_k_step", [(True, False), (False, True)])
+def test_grouped_gemm_k_loop_options(mod, monkeypatch, fence, ring_k_step):
+    """The benchmark's config (128x128x64, 8 warps, 3 stages).  Default: a fence.proxy.async
+    a K step (SASS MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S) and A's slot encoded afresh for each
+    of its 4 wgmmas (SASS 105 instructions a K step, Triton 88).  wgmma_cp_async_fence off and
+    wgmma_ring_k_step on: no fence, A's slot encoded once and its K steps added (SASS 90);
+    254 registers, no spills either way (as Triton).  (The options through their environment
+    variables: launch arguments take only Triton's.)"""
+    monkeypatch.setenv("TILEWORK_WGMMA_CP_ASYNC_FENCE", str(int(fence)))
+    monkeypatch.setenv("TILEWORK_WGMMA_RING_K_STEP", str(int(ring_k_step)))
+    ck = _compile(mod, "grouped_matmul", {"BLOCK_SIZE_K": 64}, 8, num_stages=3)
+    loop = _k_loop(ck.asm["ptx"])
+    assert loop.count("wgmma.mma_async") == 4
+    assert ("fence.proxy.async" in loop) == fence
+    assert len(_start_encodings(loop)) == (1 if ring_k_step else 4), _start_encodings(loop)
+    if ck.n_spills is not None:
+        assert ck.n_spills == 0, ck.metadata["ptxas_info"]
+
+
+def test_wgmma_ring_k_step_option(monkeypatch):
+    """CompileOptions.wgmma_ring_k_step: off by default, filled from
+    TILEWORK_WGMMA_RING_K_STEP, a bool only (part of the cache key)."""
+    assert not tilework.CompileOptions().wgmma_ring_k_step
+    monkeypatch.setenv("TILEWORK_WGMMA_RING_K_STEP", "1")
+    on = tilework.CompileOptions.from_env()
+    assert on.wgmma_ring_k_step and on.key() != tilework.CompileOptions().key()
+    with pytest.raises(ValueError, match="wgmma_ring_k_step must be a bool, got 1"):
+        tilework.CompileOptions(wgmma_ring_k_step=1)

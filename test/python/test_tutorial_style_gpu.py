@@ -84,6 +84,15 @@ def test_grouped_gemm_over_pointer_arrays(mod, block, warps):
         torch.testing.assert_close(c.float(), a.float() @ b.float(), atol=0.1, rtol=1e-2)
 
 
+def test_grouped_gemm_without_copy_fence_with_ring_k_step(monkeypatch):
+    """The K loop as Triton's (issue 14): CompileOptions.wgmma_cp_async_fence off and
+    wgmma_ring_k_step on (through their environment variables, in a module built afresh: a
+    JIT function's variants are keyed by its launch arguments only)."""
+    monkeypatch.setenv("TILEWORK_WGMMA_CP_ASYNC_FENCE", "0")
+    monkeypatch.setenv("TILEWORK_WGMMA_RING_K_STEP", "1")
+    test_grouped_gemm_over_pointer_arrays(ts.build("tilework"), (128, 128, 64), 8)
+
+
 def test_benchmark_runs_and_writes_json(tmp_path):
     """The benchmark end to end on its smallest shapes (both compilers when Triton is
     installed): every check passes."""

@@ -35,6 +35,9 @@ class CompileOptions:
     # NVIDIA sm_90: fence.proxy.async for the pipeliner's cp.async copies that wgmma reads
     # (False: none, as Triton and CUTLASS; on until timed and checked on a GPU)
     wgmma_cp_async_fence: bool = True
+    # NVIDIA sm_90: a pipelined ring slot's wgmma K steps as descriptor additions (Triton's
+    # code); off until timed (ptxas allocates worse for attention at D=128 causal)
+    wgmma_ring_k_step: bool = False
     # AMD gfx9/gfx11: masked loads/stores of a scalar pointer + i32 offsets as buffer ops (no
     # branch per access); off: assumes offsets in [0, 2 GiB) where the mask holds, unchecked
     buffer_ops: bool = False
@@ -69,6 +72,9 @@ class CompileOptions:
         if not isinstance(self.wgmma_cp_async_fence, bool):
             raise ValueError(f"wgmma_cp_async_fence must be a bool, got "
                              f"{self.wgmma_cp_async_fence!r}")
+        if not isinstance(self.wgmma_ring_k_step, bool):
+            raise ValueError(f"wgmma_ring_k_step must be a bool, got "
+                             f"{self.wgmma_ring_k_step!r}")
         if not isinstance(self.buffer_ops, bool):
             raise ValueError(f"buffer_ops must be a bool, got {self.buffer_ops!r}")
         if self.opt_level not in (None, 0, 1, 2, 3):
@@ -97,6 +103,8 @@ class CompileOptions:
             env["speculate_loads"] = os.environ["TILEWORK_SPECULATE_LOADS"] == "1"
         if os.environ.get("TILEWORK_WGMMA_CP_ASYNC_FENCE", "") in ("0", "1"):
             env["wgmma_cp_async_fence"] = os.environ["TILEWORK_WGMMA_CP_ASYNC_FENCE"] == "1"
+        if os.environ.get("TILEWORK_WGMMA_RING_K_STEP", "") in ("0", "1"):
+            env["wgmma_ring_k_step"] = os.environ["TILEWORK_WGMMA_RING_K_STEP"] == "1"
         if os.environ.get("TILEWORK_BUFFER_OPS", "") in ("0", "1"):
             env["buffer_ops"] = os.environ["TILEWORK_BUFFER_OPS"] == "1"
         if os.environ.get("TILEWORK_OPT_LEVEL"):
