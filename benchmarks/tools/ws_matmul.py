@@ -26,42 +26,13 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from quick_matmul import bench, load_source  # noqa: E402
 
-SRC = '''
-@jit
-def ws_matmul(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
-              BK: tl.constexpr, WS: tl.constexpr):
-    pm, pn = tl.program_id(0), tl.program_id(1)
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in tl.range(0, tl.cdiv(K, BK), warp_specialize=WS):
-        a = a_desc.load([pm * BM, k * BK])
-        b = b_desc.load([k * BK, pn * BN])
-        acc = tl.dot(a, b, acc)
-    c_desc.store([pm * BM, pn * BN], acc.to(c_desc.dtype))
-
-
-@jit
-def ws_persistent(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
-                  BK: tl.constexpr, GROUP_M: tl.constexpr, NUM_SMS: tl.constexpr,
-                  WS: tl.constexpr):
-    start_pid = tl.program_id(0)
-    num_pid_m = tl.cdiv(M, BM)
-    num_pid_n = tl.cdiv(N, BN)
-    k_tiles = tl.cdiv(K, BK)
-    num_tiles = num_pid_m * num_pid_n
-    in_group = GROUP_M * num_pid_n
-    for tile_id in tl.range(start_pid, num_tiles, NUM_SMS, flatten=True, warp_specialize=WS):
-        group = tile_id // in_group
-        first_m = group * GROUP_M
-        size_m = min(num_pid_m - first_m, GROUP_M)
-        pm = first_m + (tile_id % in_group) % size_m
-        pn = (tile_id % in_group) // size_m
-        acc = tl.zeros((BM, BN), dtype=tl.float32)
-        for ki in range(k_tiles):
-            a = a_desc.load([pm * BM, ki * BK])
-            b = b_desc.load([ki * BK, pn * BN])
-            acc = tl.dot(a, b, acc)
-        c_desc.store([pm * BM, pn * BN], acc.to(c_desc.dtype))
-'''
+# the kernels the warp-specialization tests check (test/python/ws_kernels.py), as source that
+# runs under either compiler's `jit` and `tl` (load_source)
+KERNELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "test", "python",
+                       "ws_kernels.py")
+with open(KERNELS) as _f:
+    SRC = _f.read().split("import tilework.language as tl\n", 1)[1].replace(
+        "@tilework.jit", "@jit")
 
 # (BM, BN, BK, num_warps, num_stages): the best of these is reported per cell
 CONFIGS = [(128, 256, 64, 8, 3)]
