@@ -121,33 +121,61 @@ class NVIDIABackend(Backend):
         if ptxas is None:
             md["cubin_note"] = "no ptxas found: the driver JITs the PTX"
             return None
+        level = md["ptxas_opt_level"] = ptxas_opt_level(ptx, options)  # (huge kernels: 1)
+        # `.minnctapersm` where registers, not shared memory, cap the programs per SM; a
+        # tensor-core kernel (where that is common) is compiled both ways at once: the cold
+        # compile waits for one ptxas, not two in a row
+        want = None if options.maxnreg else wanted_ctas(ptx, md.get("shared", 0), self.target)
         with tempfile.TemporaryDirectory() as d:
-            src, out = os.path.join(d, "k.ptx"), os.path.join(d, "k.cubin")
-            with open(src, "w") as f:
-                f.write(ptx)
-            level = md["ptxas_opt_level"] = ptxas_opt_level(ptx, options)  # (huge kernels: 1)
-            cmd = [ptxas, f"-arch={self.target.arch}", f"-O{level}", "-v", src, "-o", out]
-            r = subprocess.run(cmd, capture_output=True, text=True)
+            first = _Ptxas(ptxas, self.target.arch, level, d, "k", ptx)
+            second = _Ptxas(ptxas, self.target.arch, level, d, "k2", with_min_ctas(ptx, want)) \
+                if want and _TENSOR_CORE.search(ptx) else None
+            r = first.wait()
             if r.returncode != 0:
+                if second:
+                    second.kill()
                 raise StageError(f"ptxas failed for target {self.target.arch} ({ptxas}, "
                                  f"{ptxas_version(ptxas)}): {_ptxas_message(r.stderr)}",
                                  "cubin", self.target.arch)
             md["ptxas_info"] = r.stderr.strip()
-            k = None if options.maxnreg else occupancy_hint(ptx, r.stderr, md.get("shared", 0),
-                                                            self.target)
-            if k:  # registers, not shared memory, cap the programs per SM: ask ptxas for k
-                with open(src, "w") as f:
-                    f.write(with_min_ctas(ptx, k))
-                r2 = subprocess.run(cmd, capture_output=True, text=True)
+            best = first
+            k = occupancy_hint(ptx, r.stderr, md.get("shared", 0), self.target) if want \
+                else None
+            if k:
+                second = second or _Ptxas(ptxas, self.target.arch, level, d, "k2",
+                                          with_min_ctas(ptx, k))
+                r2 = second.wait()
                 if r2.returncode == 0 and not _SPILLS.search(r2.stderr):
                     md["ptxas_info"] = r2.stderr.strip()
                     md["min_ctas_per_sm"] = k
-                else:  # it would spill: keep the first cubin
-                    with open(src, "w") as f:
-                        f.write(ptx)
-                    subprocess.run(cmd, capture_output=True, text=True, check=True)
-            with open(out, "rb") as f:
+                    best = second  # else it would spill: keep the first cubin
+            elif second:
+                second.kill()
+            with open(best.out, "rb") as f:
                 return f.read()
+
+
+class _Ptxas:
+    """One ptxas process compiling `ptx` into `<d>/<stem>.cubin`, started at once."""
+
+    def __init__(self, ptxas, arch, level, d, stem, ptx):
+        src, self.out = os.path.join(d, stem + ".ptx"), os.path.join(d, stem + ".cubin")
+        with open(src, "w") as f:
+            f.write(ptx)
+        self.proc = subprocess.Popen([ptxas, f"-arch={arch}", f"-O{level}", "-v", src, "-o",
+                                      self.out], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True)
+
+    def wait(self) -> subprocess.CompletedProcess:
+        out, err = self.proc.communicate()
+        return subprocess.CompletedProcess(self.proc.args, self.proc.returncode, out, err)
+
+    def kill(self):
+        self.proc.kill()
+        self.proc.communicate()
+
+
+_TENSOR_CORE = re.compile(r"\b(wgmma\.mma_async|mma\.sync)\b")
 
 
 REGS_PER_SM = 65536
@@ -215,25 +243,41 @@ def ptx_block_warps(ptx: str) -> int | None:
     return -(-threads // 32)
 
 
-def occupancy_hint(ptx: str, ptxas_info: str, shared: int, target) -> int | None:
-    """How many programs per SM to ask ptxas for (`.minnctapersm`), when its register
-    allocation lets fewer run at once than shared memory and the thread limit would, at most
-    2 (more only shortens the tensor-core kernels' register budget for little gain); else
-    None.  A GEMM on sm_90a with 96 KiB of pipeline buffers and 168 registers runs one program
-    per SM where two fit in shared memory: at 128 registers it runs two."""
+def _block_threads(ptx: str) -> int | None:
     m = re.search(r"\.(?:maxntid|reqntid)\s+(\d+)(?:,\s*(\d+))?(?:,\s*(\d+))?", ptx)
-    regs = re.search(r"Used (\d+) registers", ptxas_info)
-    if m is None or regs is None or ".minnctapersm" in ptx or ".maxnreg" in ptx:
+    if m is None:
         return None
     threads = 1
     for g in m.groups():
         threads *= int(g or 1)
-    per_warp = -(-int(regs.group(1)) // 8) * 8 * 32
+    return threads
+
+
+def wanted_ctas(ptx: str, shared: int, target) -> int | None:
+    """The programs per SM shared memory and the thread limit allow, at most 2 (more only
+    shortens the tensor-core kernels' register budget for little gain); None where that is
+    1, where the PTX names no block size, or where it already pins registers or programs."""
+    threads = _block_threads(ptx)
+    if threads is None or ".minnctapersm" in ptx or ".maxnreg" in ptx:
+        return None
     warps = -(-threads // 32)
-    by_regs = REGS_PER_SM // (per_warp * warps)
     by_smem = (target.shared_memory + 1024) // (shared + 1024)
     by_threads = _MAX_THREADS_PER_SM.get(target.capability, 2048) // (warps * 32)
     want = min(by_smem, by_threads, 2)
+    return want if want >= 2 else None
+
+
+def occupancy_hint(ptx: str, ptxas_info: str, shared: int, target) -> int | None:
+    """How many programs per SM to ask ptxas for (`.minnctapersm`), when its register
+    allocation lets fewer run at once than `wanted_ctas`; else None.  A GEMM on sm_90a with
+    96 KiB of pipeline buffers and 168 registers runs one program per SM where two fit in
+    shared memory: at 128 registers it runs two."""
+    want = wanted_ctas(ptx, shared, target)
+    regs = re.search(r"Used (\d+) registers", ptxas_info)
+    if want is None or regs is None:
+        return None
+    per_warp = -(-int(regs.group(1)) // 8) * 8 * 32
+    by_regs = REGS_PER_SM // (per_warp * (-(-_block_threads(ptx) // 32)))
     return want if by_regs < want else None
 
 

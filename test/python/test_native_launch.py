@@ -503,6 +503,35 @@ def test_no_compiler_means_the_python_path(monkeypatch, tmp_path):
         native_launch.restore(saved)
 
 
+def test_the_first_launch_builds_in_the_background(monkeypatch, tmp_path):
+    """With nothing built, `start_build` runs the C compiler in a thread (the first kernel
+    compiles meanwhile, launched by Python) and `module()` waits for it; once built or loaded
+    there is nothing to start.  A failed build leaves the Python path and says why."""
+    monkeypatch.delenv("TILEWORK_NATIVE_LIB", raising=False)
+    monkeypatch.setenv("TILEWORK_CACHE_DIR", str(tmp_path / "cache"))
+    saved = native_launch.reset()
+    try:
+        assert native_launch.start_build()  # (the C compiler takes far longer than this)
+        assert native_launch.start_build()  # still the same build
+        mod = native_launch.module()
+        assert mod is not None and not native_launch.start_build()
+        built = os.listdir(tmp_path / "cache" / "native")
+        assert built == [native_launch.library_name()]
+        native_launch.reset()
+        assert not native_launch.start_build()  # built: `module()` just loads it
+        native_launch.reset()
+        monkeypatch.setenv("TILEWORK_CACHE_DIR", str(tmp_path / "other"))
+        monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+        native_launch.start_build()
+        assert native_launch.module() is None and "no-such-cc" in native_launch.why_not()
+        assert not native_launch.start_build()
+        native_launch.reset()
+        monkeypatch.setenv("TILEWORK_NATIVE_LAUNCH", "0")
+        assert not native_launch.start_build()
+    finally:
+        native_launch.restore(saved)
+
+
 def test_the_build_is_cached_by_source_and_abi(native, tmp_path):
     p1 = native_launch.build(str(tmp_path))
     mtime = os.stat(p1).st_mtime_ns

@@ -116,3 +116,44 @@ def test_hint_that_would_spill_is_dropped():
     assert occupancy_hint(ck.asm["ptx"], info, ck.metadata["shared"],
                           SM90A) == 2  # (asked for, then dropped)
     assert "min_ctas_per_sm" not in ck.metadata
+
+
+FAKE_PTXAS = r'''#!/bin/sh
+# a fake ptxas: 168 registers, or 128 under .minnctapersm (spilling when SPILL is set);
+# each run logs its start and end, and sleeps so that runs at once overlap
+src=""; out=""
+while [ $# -gt 0 ]; do case "$1" in -o) out="$2"; shift;; *.ptx) src="$1";; esac; shift; done
+echo "start $src" >> "$LOG"; sleep 0.3
+if grep -q minnctapersm "$src"; then r=128; s=${SPILL:-0}; else r=168; s=0; fi
+printf 'cubin of %s' "$src" > "$out"
+echo "ptxas info    : Used $r registers, used 1 barriers" >&2
+echo "    0 bytes stack frame, $s bytes spill stores, $s bytes spill loads" >&2
+echo "end $src" >> "$LOG"
+'''
+
+
+@pytest.mark.parametrize("mma, spill", [(True, 0), (True, 8), (False, 0)])
+def test_hint_runs_beside_the_first_ptxas(tmp_path, monkeypatch, mma, spill):
+    """A tensor-core kernel is compiled with and without the hint at once (the second run
+    starts before the first ends); other kernels ask for the hint after the first run.  The
+    hinted cubin is kept unless it spills; never a third run."""
+    from tilework.backends import get_backend
+    fake = tmp_path / "ptxas"
+    fake.write_text(FAKE_PTXAS)
+    fake.chmod(0o755)
+    log = tmp_path / "log"
+    monkeypatch.setenv("TILEWORK_PTXAS", str(fake))
+    monkeypatch.setenv("LOG", str(log))
+    monkeypatch.setenv("SPILL", str(spill))
+    ptx = PTX.replace("ret;", "wgmma.mma_async.sync.aligned;\n ret;" if mma else "ret;")
+    md = {"shared": 96 * 1024}
+    cubin = get_backend(SM90A).to_cubin(ptx, md, CompileOptions())
+    events = [l.split()[0] + (" hinted" if "k2" in l else "") for l in log.read_text().split("\n")
+              if l]
+    assert len(events) == 4
+    if mma:
+        assert events[:2] == ["start", "start hinted"] or events[:2] == ["start hinted", "start"]
+    else:
+        assert events == ["start", "end", "start hinted", "end hinted"]
+    assert cubin.endswith(b"k2.ptx" if not spill else b"k.ptx")
+    assert md.get("min_ctas_per_sm") == (None if spill else 2)

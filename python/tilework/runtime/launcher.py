@@ -435,7 +435,7 @@ def run(fn: JITFunction, grid, args, kwargs, launch: bool = True, native: bool =
                 k = nat(values, opts, fn.cache, grid)
             if k is not None:
                 return k  # launched natively; None: an unseen variant, another device, ...
-    elif nat is None:
+    elif nat is None and not native_launch.start_build():  # (building: ask again next time)
         # the Signature: called here, and `kernel[grid]` returns `sig[grid]` (the binder and
         # this function's native part in one C call; what it does not handle comes back here)
         sig = native_signature(fn)

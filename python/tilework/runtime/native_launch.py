@@ -101,6 +101,29 @@ def _load(path: str):
     return mod
 
 
+def start_build() -> bool:
+    """Starts building the module in a thread where it is neither loaded nor built yet, so that
+    the C compiler runs while the first kernel compiles (its launch takes the Python path and
+    `module()`, at the kernel's load, waits for the build); True while that build runs."""
+    if "module" in _state or disabled() or os.environ.get("TILEWORK_NATIVE_LIB"):
+        return False
+    t = _state.get("build")
+    if t is None:
+        if os.path.exists(os.path.join(cache_dir(), "native", library_name(timing()))):
+            return False
+        import threading
+        t = _state["build"] = threading.Thread(target=_build_into_state, daemon=True)
+        t.start()
+    return t.is_alive()
+
+
+def _build_into_state():
+    try:
+        _state["built"] = build(timed=timing())
+    except OSError as e:
+        _state["built"] = e
+
+
 def module():
     """The native module (built and loaded once per process), or None."""
     if "module" in _state:
@@ -110,8 +133,13 @@ def module():
         _state["why"] = "TILEWORK_NATIVE_LAUNCH=0"
     else:
         try:
-            path = os.environ.get("TILEWORK_NATIVE_LIB") or build(timed=timing())
-            mod = _load(path)
+            path = os.environ.get("TILEWORK_NATIVE_LIB")
+            if path is None and "build" in _state:  # started by `start_build`
+                _state.pop("build").join()
+                path = _state.pop("built")
+                if isinstance(path, OSError):
+                    raise path
+            mod = _load(path or build(timed=timing()))
         except (OSError, ImportError) as e:
             _state["why"] = str(e)
     _state["module"] = mod
