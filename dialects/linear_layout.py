@@ -436,11 +436,14 @@ def wavefronts(lay: LinearLayout, offsets: LinearLayout, vec: int, elem_bytes: i
     total = 0
     comp = offsets.compose(lay.with_outs(
         [(f"dim{i}", s) for i, (_, s) in enumerate(lay.outs)]))
+    # apply is linear over XOR: a lane's offset and a register group's combine by XOR
+    lane_off = [comp.apply(lane=lane)[0] for lane in range(lanes)]
     for g in range(0, min(nregs, vec * max_groups), vec):
+        g_off = comp.apply(register=g)[0]
         for p0 in range(0, lanes, per_phase):
             banks = {}
             for lane in range(p0, p0 + per_phase):
-                base = comp.apply(register=g, lane=lane)[0] * elem_bytes
+                base = (g_off ^ lane_off[lane]) * elem_bytes
                 for w in range(base // 4, (base + vec * elem_bytes + 3) // 4):
                     banks.setdefault(w % 32, set()).add(w)
             total += max(len(s) for s in banks.values())
@@ -470,10 +473,12 @@ def _matrix_wavefronts(lay: LinearLayout, offs: LinearLayout, elem_bytes: int,
     are lanes 0, 4, .., 28), over at most `max_groups` matrices (a thread's register pairs)."""
     comp = offs.compose(lay)
     total = 0
+    row_off = [comp.apply(lane=4 * row)[0] for row in range(8)]  # (linear over XOR)
     for g in range(0, min(lay.in_size("register"), 2 * max_groups), 2):
         banks = {}
+        g_off = comp.apply(register=g)[0]
         for row in range(8):
-            w0 = comp.apply(register=g, lane=4 * row)[0] * elem_bytes // 4
+            w0 = (g_off ^ row_off[row]) * elem_bytes // 4
             for w in range(w0, w0 + 4):
                 banks.setdefault(w % 32, set()).add(w)
         total += max(len(x) for x in banks.values())
