@@ -1,4 +1,4 @@
-"""The ptxas optimization level of a kernel, read from its PTX.
+"""The ptxas optimization level and launch bounds of a kernel, read from its PTX.
 
 A huge tile's straight-line code (a vector add at BLOCK 32K, 4 warps: 256 sums a thread, all
 computed before the first store, since the stores may alias the loads) pins more data than a
@@ -12,6 +12,17 @@ compiles no faster), which is why the measure counts globally loaded data live a
 store, not pressure in the text's order.  An explicit `CompileOptions.opt_level` always
 wins.  A pure function of the PTX, so the disk cache's key
 (which determines the PTX) determines it too.
+
+The 32 registers are ptxas's occupancy heuristic, not the level's: given `.maxntid` (which
+every kernel has) and no `.minnctapersm`, a kernel whose live data cannot fit 255 registers
+is often (not always: its choice flips with small changes of the text; Triton's own vector
+add at 32K gets 32 too) compiled for the most programs per SM, 32 registers at 128 threads,
+spilling nearly all of it.  `.minnctapersm 1` (one program per SM, which any launch needs
+anyway) removes that target: the 32K softmax of 4 warps gets 255 registers and spills 216
+bytes instead of 3,460 (Triton: 520).  `huge_tile_bounds` adds it to a kernel whose loaded
+data live across a store or barrier exceed LIVE_LIMIT registers (`live_registers`), and
+only there: below, ptxas's choice is kept, since the directive shifts it slightly (a 16K
+vector add: 229 registers without, 254 and a 24-byte spill with).
 """
 from __future__ import annotations
 
@@ -23,6 +34,11 @@ import re
 # at 32K (-O3 collapses to 32 registers); a two-output one 188 at 8K (-O3 fine).
 PINNED_LIMIT = 200
 HUGE_KERNEL_LEVEL = 1
+# 32-bit registers of loaded data live across a store or barrier above which a kernel gets
+# `.minnctapersm 1`.  Measured (sm_90a, 4 warps): a softmax's row 128 at 16K (146 registers,
+# no spill) and 256 at 32K (32 registers without the directive); a vector add 124 at 16K,
+# 252 at 32K.
+LIVE_LIMIT = 224
 
 _REG_DECL = re.compile(r"^\s*\.reg\s+\.([a-z])(\d+)\s+%(\w+)<\d+>", re.M)
 _ENTRY = re.compile(r"^\.(?:visible\s+\.|weak\s+\.)?(?:entry|func)\b", re.M)
@@ -30,6 +46,9 @@ _REG = re.compile(r"%([a-z]+)(\d+)\b")
 _LABEL = re.compile(r"^\$?[\w$]+:")
 _GUARD = re.compile(r"^@!?%p\d+\s+")
 _ENDS_STRETCH = re.compile(r"^(?:bra|ret|exit|brx|bar|barrier)\b")  # (guard removed)
+_ENDS_BLOCK = re.compile(r"^(?:bra|ret|exit|brx)\b")
+_HOLDS = re.compile(r"^(?:st|atom|red|call|membar|fence|cp|bar|barrier)\b")
+_BOUNDS = re.compile(r"^(\.(?:maxntid|reqntid)[^\n]*)$", re.M)
 _ORDERS = re.compile(r"^(?:st|atom|red|call|membar|fence|cp)\b")
 _MAKES_DATA = re.compile(r"(?:ldu?\.(?:[a-z]+\.)*global|tex|tld|suld)\.")  # global loads
 _NO_DEST = ("st.", "red.", "bar", "barrier", "fence", "membar", "cp.", "prefetch", "bra", "ret",
@@ -55,29 +74,60 @@ def pinned_registers(ptx: str) -> int:
     and compiles no faster).  A value counts from its definition, or the stretch's start
     when it is used there first, to its last use in the stretch.  Linear in the PTX's length:
     the guard must not itself be superlinear."""
+    halves, stretches = _stretches(ptx, _ENDS_STRETCH)
+    return max((_stretch_pinned(st, halves, _ORDERS) for st in stretches), default=0) // 2
+
+
+def live_registers(ptx: str) -> int:
+    """The most 32-bit registers' worth of data live across one store or barrier of a basic
+    block: `pinned_registers`, with barriers as ordering points instead of cuts, so a row
+    that a reduction's shared-memory exchange pins counts too (a softmax of BLOCK columns
+    over T threads: BLOCK / T).  Data live where ptxas could reorder (loads feeding adds)
+    count only across the stores after them: a 16K vector add's 128 of its 256.  Linear in
+    the PTX's length."""
+    halves, stretches = _stretches(ptx, _ENDS_BLOCK)
+    return max((_stretch_pinned(st, halves, _HOLDS) for st in stretches), default=0) // 2
+
+
+def huge_tile_bounds(ptx: str, options) -> str:
+    """`ptx` with `.minnctapersm 1` after each kernel's `.maxntid`/`.reqntid` where its live
+    data exceed LIVE_LIMIT registers (see the module's docstring), unless
+    `options.huge_tile_bounds` is off or the PTX already bounds the registers or programs
+    (`.maxnreg`, `.minnctapersm`); else `ptx` itself."""
+    if (not options.huge_tile_bounds or ".maxnreg" in ptx or ".minnctapersm" in ptx
+            or live_registers(ptx) <= LIVE_LIMIT):
+        return ptx
+    return _BOUNDS.sub(r"\1\n.minnctapersm 1", ptx)
+
+
+def _stretches(ptx: str, ends) -> tuple:
+    """(16-bit units of each register prefix, the stretches): each kernel's instructions,
+    cut at labels and the instructions `ends` matches, as (text without its guard, the data
+    registers it defines, those it reads)."""
     halves = {pre: 0 if kind == "p" else max(1, int(bits) // 16)  # 16-bit units
               for kind, bits, pre in _REG_DECL.findall(ptx)}
-    best = 0
+    out = []
     for body in _ENTRY.split(ptx)[1:]:
         stretch: list = []
         for line in body.splitlines():
             s = line.strip()
             if _LABEL.match(s) or s.startswith("}"):
-                best = max(best, _stretch_pinned(stretch, halves))
+                out.append(stretch)
                 stretch = []
             elif s and not s.startswith(("//", ".", "{")):
                 s = _GUARD.sub("", s)
                 dests, srcs = _operands(s)
                 stretch.append((s, [r for r in dests if halves.get(_prefix(r))],
                                 [r for r in srcs if halves.get(_prefix(r))]))
-                if _ENDS_STRETCH.match(s):
-                    best = max(best, _stretch_pinned(stretch, halves))
+                if ends.match(s):
+                    out.append(stretch)
                     stretch = []
-        best = max(best, _stretch_pinned(stretch, halves))
-    return best // 2
+        out.append(stretch)
+    return halves, out
 
 
-def _stretch_pinned(insts: list, halves: dict) -> int:
+def _stretch_pinned(insts: list, halves: dict, at) -> int:
+    """The most 16-bit units of data live across an instruction `at` matches."""
     first: dict[str, int] = {}
     last: dict[str, int] = {}
     data: set = set()
@@ -100,7 +150,7 @@ def _stretch_pinned(insts: list, halves: dict) -> int:
     live = best = 0
     for i, (s, _, _) in enumerate(insts):
         live += across[i]
-        if _ORDERS.match(s):
+        if at.match(s):
             best = max(best, live)
     return best
 
