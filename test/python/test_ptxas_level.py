@@ -6,6 +6,8 @@ exceed the registers (a 32K softmax: 255 registers instead of 32 and most of the
 spilled), nowhere else.  Compile-only."""
 import subprocess
 
+import gpu_sim
+import numpy as np
 import pytest
 
 import tilework
@@ -303,3 +305,30 @@ def test_huge_tile_registers_and_spills(fn, ptxas_calls):
         old = compile(ASTSource(fn, sig, {"BLOCK": 32768}, attrs), "sm_90a",
                       CompileOptions(num_warps=4, huge_tile_bounds=False), cache=False)
         assert 4 * old.n_spills > 4 * 4 * ck.n_spills, old.metadata["ptxas_info"]
+
+
+def test_huge_tiles_values_on_the_simulator():
+    """The kernels that get the bound, run (their llir, on gpu_sim) against numpy: a 32K
+    softmax over rows of 32K - 5 columns (the masked tail loads -inf), a 32K vector add over
+    2 * 32K - 7 elements."""
+    rng = np.random.default_rng(7)
+    sig = {"x_ptr": P, "out_ptr": P, "n": tl.int32}
+    ck = compile(ASTSource(big_softmax, sig, {"BLOCK": 32768}, {}), "sm_90a",
+                 CompileOptions(num_warps=4), cache=False)
+    assert ".minnctapersm 1" in ck.asm["ptx"]
+    n = 32768 - 5
+    x = rng.standard_normal((2, n)).astype(np.float32) * 4
+    out = np.zeros_like(x)
+    gpu_sim.run(ck, (2,), x, out, n)
+    ref = np.exp(x - x.max(1, keepdims=True))
+    np.testing.assert_allclose(out, ref / ref.sum(1, keepdims=True), rtol=1e-5, atol=1e-12)
+    sig = {"x_ptr": P, "y_ptr": P, "out_ptr": P, "n": tl.int32}
+    ck = compile(ASTSource(big_add, sig, {"BLOCK": 32768}, {}), "sm_90a",
+                 CompileOptions(num_warps=4), cache=False)
+    assert ".minnctapersm 1" in ck.asm["ptx"]
+    n = 2 * 32768 - 7
+    x, y = (rng.standard_normal(n).astype(np.float32) for _ in range(2))
+    out = np.full(2 * 32768, 3.0, np.float32)
+    gpu_sim.run(ck, (2,), x, y, out, n)
+    np.testing.assert_array_equal(out[:n], x + y)
+    assert (out[n:] == 3.0).all()  # the masked tail is not written
