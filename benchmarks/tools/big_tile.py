@@ -9,8 +9,9 @@ source (up to --triton-max) and torch (torch.softmax, x + y), next to the bandwi
     python benchmarks/tools/big_tile.py [--kernels softmax,vadd]
         [--blocks 8192,16384,32768,65536,131072] [--triton-max 131072] [--warps 4]
 
-Compile times are cold (a fresh cache directory), one compile each; run times are the median
-of CUDA-event timings of single launches.  Prints a table with the card's name.
+Compile times are cold (a fresh cache directory), one compile each (Triton's ptxas takes
+15-30 s at 128K); run times are the median of CUDA-event timings of single launches.  Prints
+a table with the card's name.
 """
 import argparse
 import os
