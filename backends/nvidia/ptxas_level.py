@@ -45,8 +45,8 @@ _ENTRY = re.compile(r"^\.(?:visible\s+\.|weak\s+\.)?(?:entry|func)\b", re.M)
 _REG = re.compile(r"%([a-z]+)(\d+)\b")
 _LABEL = re.compile(r"^\$?[\w$]+:")
 _GUARD = re.compile(r"^@!?%p\d+\s+")
-_ENDS_STRETCH = re.compile(r"^(?:bra|ret|exit|brx|bar|barrier)\b")  # (guard removed)
-_ENDS_BLOCK = re.compile(r"^(?:bra|ret|exit|brx)\b")
+_ENDS_BLOCK = re.compile(r"^(?:bra|ret|exit|brx)\b")  # (guard removed)
+_BARRIER = re.compile(r"^(?:bar|barrier)\b")
 _HOLDS = re.compile(r"^(?:st|atom|red|call|membar|fence|cp|bar|barrier)\b")
 _BOUNDS = re.compile(r"^(\.(?:maxntid|reqntid)[^\n]*)$", re.M)
 _ORDERS = re.compile(r"^(?:st|atom|red|call|membar|fence|cp)\b")
@@ -74,8 +74,9 @@ def pinned_registers(ptx: str) -> int:
     and compiles no faster).  A value counts from its definition, or the stretch's start
     when it is used there first, to its last use in the stretch.  Linear in the PTX's length:
     the guard must not itself be superlinear."""
-    halves, stretches = _stretches(ptx, _ENDS_STRETCH)
-    return max((_stretch_pinned(st, halves, _ORDERS) for st in stretches), default=0) // 2
+    halves, blocks = _blocks(ptx)
+    return max((_stretch_pinned(st, halves, _ORDERS) for b in blocks
+                for st in _cut_at_barriers(b)), default=0) // 2
 
 
 def live_registers(ptx: str) -> int:
@@ -85,8 +86,8 @@ def live_registers(ptx: str) -> int:
     over T threads: BLOCK / T).  Data live where ptxas could reorder (loads feeding adds)
     count only across the stores after them: a 16K vector add's 128 of its 256.  Linear in
     the PTX's length."""
-    halves, stretches = _stretches(ptx, _ENDS_BLOCK)
-    return max((_stretch_pinned(st, halves, _HOLDS) for st in stretches), default=0) // 2
+    halves, blocks = _blocks(ptx)
+    return max((_stretch_pinned(b, halves, _HOLDS) for b in blocks), default=0) // 2
 
 
 def huge_tile_bounds(ptx: str, options) -> str:
@@ -100,30 +101,49 @@ def huge_tile_bounds(ptx: str, options) -> str:
     return _BOUNDS.sub(r"\1\n.minnctapersm 1", ptx)
 
 
-def _stretches(ptx: str, ends) -> tuple:
-    """(16-bit units of each register prefix, the stretches): each kernel's instructions,
-    cut at labels and the instructions `ends` matches, as (text without its guard, the data
-    registers it defines, those it reads)."""
+_PARSED: tuple = ("", ({}, []))  # the last PTX parsed: the ptx and cubin stages ask of one
+
+
+def _blocks(ptx: str) -> tuple:
+    """(16-bit units of each register prefix, the basic blocks): each kernel's instructions,
+    cut at labels and branches, as (text without its guard, the data registers it defines,
+    those it reads)."""
+    global _PARSED
+    if _PARSED[0] == ptx:
+        return _PARSED[1]
     halves = {pre: 0 if kind == "p" else max(1, int(bits) // 16)  # 16-bit units
               for kind, bits, pre in _REG_DECL.findall(ptx)}
     out = []
     for body in _ENTRY.split(ptx)[1:]:
-        stretch: list = []
+        block: list = []
         for line in body.splitlines():
             s = line.strip()
             if _LABEL.match(s) or s.startswith("}"):
-                out.append(stretch)
-                stretch = []
+                out.append(block)
+                block = []
             elif s and not s.startswith(("//", ".", "{")):
                 s = _GUARD.sub("", s)
                 dests, srcs = _operands(s)
-                stretch.append((s, [r for r in dests if halves.get(_prefix(r))],
-                                [r for r in srcs if halves.get(_prefix(r))]))
-                if ends.match(s):
-                    out.append(stretch)
-                    stretch = []
-        out.append(stretch)
+                block.append((s, [r for r in dests if halves.get(_prefix(r))],
+                              [r for r in srcs if halves.get(_prefix(r))]))
+                if _ENDS_BLOCK.match(s):
+                    out.append(block)
+                    block = []
+        out.append(block)
+    _PARSED = (ptx, (halves, out))
     return halves, out
+
+
+def _cut_at_barriers(block: list) -> list:
+    """The block's stretches between barriers (each barrier ends its stretch)."""
+    out, cur = [], []
+    for inst in block:
+        cur.append(inst)
+        if _BARRIER.match(inst[0]):
+            out.append(cur)
+            cur = []
+    out.append(cur)
+    return out
 
 
 def _stretch_pinned(insts: list, halves: dict, at) -> int:
