@@ -83,11 +83,27 @@ def live_registers(ptx: str) -> int:
     """The most 32-bit registers' worth of data live across one store or barrier of a basic
     block: `pinned_registers`, with barriers as ordering points instead of cuts, so a row
     that a reduction's shared-memory exchange pins counts too (a softmax of BLOCK columns
-    over T threads: BLOCK / T).  Data live where ptxas could reorder (loads feeding adds)
-    count only across the stores after them: a 16K vector add's 128 of its 256.  Linear in
-    the PTX's length."""
+    over T threads: BLOCK / T), and with data from any block (a loop's prefetched row, live
+    into its body).  Data live where ptxas could reorder (loads feeding adds) count only
+    across the stores after them: a 16K vector add's 128 of its 256.  Not counted: rows
+    read from shared memory (a cp.async-pipelined loop's), as in `pinned_registers`."""
     halves, blocks = _blocks(ptx)
-    return max((_stretch_pinned(b, halves, _HOLDS) for b in blocks), default=0) // 2
+    data = _kernel_data(blocks)
+    return max((_stretch_pinned(b, halves, _HOLDS, data) for b in blocks), default=0) // 2
+
+
+def _kernel_data(blocks: list) -> set:
+    """The registers holding data anywhere: what global loads define and what is computed
+    from it, through the loops' back edges (to a fixed point)."""
+    data: set = set()
+    size = -1
+    while size != len(data):
+        size = len(data)
+        for b in blocks:
+            for _, dests, srcs, loads in b:
+                if dests and (loads or any(r in data for r in srcs)):
+                    data.update(dests)
+    return data
 
 
 def huge_tile_bounds(ptx: str, options) -> str:
@@ -107,7 +123,7 @@ _PARSED: tuple = ("", ({}, []))  # the last PTX parsed: the ptx and cubin stages
 def _blocks(ptx: str) -> tuple:
     """(16-bit units of each register prefix, the basic blocks): each kernel's instructions,
     cut at labels and branches, as (text without its guard, the data registers it defines,
-    those it reads)."""
+    those it reads, whether it loads global memory)."""
     global _PARSED
     if _PARSED[0] == ptx:
         return _PARSED[1]
@@ -125,7 +141,8 @@ def _blocks(ptx: str) -> tuple:
                 s = _GUARD.sub("", s)
                 dests, srcs = _operands(s)
                 block.append((s, [r for r in dests if halves.get(_prefix(r))],
-                              [r for r in srcs if halves.get(_prefix(r))]))
+                              [r for r in srcs if halves.get(_prefix(r))],
+                              bool(_MAKES_DATA.match(s))))
                 if _ENDS_BLOCK.match(s):
                     out.append(block)
                     block = []
@@ -146,29 +163,32 @@ def _cut_at_barriers(block: list) -> list:
     return out
 
 
-def _stretch_pinned(insts: list, halves: dict, at) -> int:
-    """The most 16-bit units of data live across an instruction `at` matches."""
+def _stretch_pinned(insts: list, halves: dict, at, data=None) -> int:
+    """The most 16-bit units of data live across an instruction `at` matches; `data`: the
+    data registers (None: what the stretch's own global loads define and what it computes
+    from them)."""
     first: dict[str, int] = {}
     last: dict[str, int] = {}
-    data: set = set()
-    for i, (s, dests, srcs) in enumerate(insts):
+    own = data is None
+    if own:
+        data = set()
+    for i, (s, dests, srcs, loads) in enumerate(insts):
         for r in srcs:
             first.setdefault(r, -1)  # used before defined here: live into the stretch
             last[r] = i
-        if _MAKES_DATA.match(s) or any(r in data for r in srcs):
+        if own and (loads or any(r in data for r in srcs)):
             data.update(dests)
         for r in dests:
             first.setdefault(r, i)
             last[r] = i
     across = [0] * (len(insts) + 1)  # data live strictly across each instruction
-    for r in data:
-        a = first[r]
-        if last[r] > a + 1:
+    for r, a in first.items():
+        if r in data and last[r] > a + 1:
             w = halves[_prefix(r)]
             across[a + 1] += w
             across[last[r]] -= w
     live = best = 0
-    for i, (s, _, _) in enumerate(insts):
+    for i, (s, _, _, _) in enumerate(insts):
         live += across[i]
         if at.match(s):
             best = max(best, live)
