@@ -12,7 +12,7 @@ from tilework.lowering import dot_overlap
 
 from .. import common
 from ..common import Backend
-from .ptxas_level import ptxas_opt_level
+from .ptxas_level import huge_tile_bounds, ptxas_opt_level
 
 
 def find_ptxas() -> str | None:
@@ -110,8 +110,15 @@ class NVIDIABackend(Backend):
         return super().to_llir(mod, md)
 
     def add_binary_stages(self, st, options):
-        st["ptx"] = lambda llir, md: llir_to_ptx(llir, self.target, options.llvm_opt_level)
+        st["ptx"] = lambda llir, md: self.to_ptx(llir, md, options)
         st["cubin"] = lambda ptx, md: self.to_cubin(ptx, md, options)
+
+    def to_ptx(self, llir: str, md, options) -> str:
+        ptx = llir_to_ptx(llir, self.target, options.llvm_opt_level)
+        bounded = huge_tile_bounds(ptx, options)  # (a huge tile's kernel: .minnctapersm 1)
+        if bounded is not ptx:
+            md["min_ctas_per_sm"] = 1
+        return bounded
 
     def to_cubin(self, ptx: str, md, options) -> bytes | None:
         warps = ptx_block_warps(ptx)

@@ -1,14 +1,17 @@
-"""Huge tiles on one GPU: compile time and run time of a masked vector add and a one-row-per-
-program softmax at BLOCK = 16K .. 128K (4 warps, fp32, 2^26 elements), under tilework's old
-ptxas choice (`opt_level=3`: -O3 everywhere) and the new one (the default: -O1 where the
-kernel pins far more data than registers, backends/nvidia/ptxas_level.py), next to Triton on
-the same source (up to --triton-max; "skipped" above: its ptxas takes minutes there) and the
-bandwidth floor (bytes moved / the card's peak).  Each result is checked against torch first.
+"""Huge tiles on one GPU: compile time and run time of a one-row-per-program softmax and a
+masked vector add at BLOCK = 8K .. 128K (fp32, 2^26 elements, 4 warps by default), under
+tilework (the defaults: `.minnctapersm 1` and, for the vector add, ptxas -O1 where the kernel
+holds far more data than registers: backends/nvidia/ptxas_level.py), tilework without the
+launch bound ("no bound": TILEWORK_HUGE_TILE_BOUNDS=0, the old PTX), Triton on the same
+source (up to --triton-max) and torch (torch.softmax, x + y), next to the bandwidth floor
+(bytes moved / the card's peak).  Each result is checked against torch first.
 
-    python benchmarks/tools/big_tile.py [--blocks 16384,32768,65536,131072] [--triton-max 32768]
+    python benchmarks/tools/big_tile.py [--kernels softmax,vadd]
+        [--blocks 8192,16384,32768,65536,131072] [--triton-max 131072] [--warps 4]
 
-Compile times are cold (a fresh cache directory), one compile each; run times are the median
-of CUDA-event timings of single launches.  Prints a table with the card's name.
+Compile times are cold (a fresh cache directory), one compile each (Triton's ptxas takes
+15-30 s at 128K); run times are the median of CUDA-event timings of single launches.  Prints
+a table with the card's name.
 """
 import argparse
 import os
@@ -73,16 +76,26 @@ def cases(block):
              torch.softmax(x.view(rows, block), -1).view(-1), 2 * N * 4)]
 
 
-def measure(mod, name, args, grid, out, ref, block, **opts):
-    """(compile s, run ms, ok, note) of one kernel under one compiler and options."""
+def measure(mod, name, args, grid, out, ref, block, warps, env=None):
+    """(compile s, run ms, ok, note) of one kernel under one compiler; `env`: variables set
+    while it compiles (they fill tilework's CompileOptions)."""
     kern = getattr(mod, name)
-    t = time.perf_counter()
-    k = kern.warmup(*args, BLOCK=block, num_warps=4, grid=grid, **opts)
-    compile_s = time.perf_counter() - t
+    saved = {k: os.environ.get(k) for k in env or {}}
+    os.environ.update(env or {})
+    try:
+        t = time.perf_counter()
+        k = kern.warmup(*args, BLOCK=block, num_warps=warps, grid=grid)
+        compile_s = time.perf_counter() - t
+    finally:
+        for key, v in saved.items():
+            if v is None:
+                os.environ.pop(key)
+            else:
+                os.environ[key] = v
     out.zero_()
 
     def launch():
-        kern[grid](*args, BLOCK=block, num_warps=4, **opts)
+        kern[grid](*args, BLOCK=block, num_warps=warps)
     launch()
     torch.cuda.synchronize()
     ok = torch.allclose(out, ref, atol=1e-9, rtol=1e-4)  # (softmax values are ~1/BLOCK)
@@ -100,50 +113,76 @@ def measure(mod, name, args, grid, out, ref, block, **opts):
     return compile_s, ms, ok, note
 
 
+def torch_ms(kname, args, ref):
+    """(None, run ms, ok, "") of torch's own op."""
+    def fn():
+        if kname == "softmax":
+            return torch.softmax(args[0].view(-1, args[2]), -1)
+        return torch.add(args[0], args[1])
+    ok = torch.allclose(fn().view(-1), ref, atol=1e-9, rtol=1e-4)
+    return None, median_ms(fn), ok, ""
+
+
+COLUMNS = ("tilework", "no bound", "triton", "torch")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--blocks", default="16384,32768,65536,131072")
-    ap.add_argument("--triton-max", type=int, default=32768)
-    ap.add_argument("--kernels", default="vadd,softmax")
+    ap.add_argument("--blocks", default="8192,16384,32768,65536,131072")
+    ap.add_argument("--triton-max", type=int, default=131072)
+    ap.add_argument("--kernels", default="softmax,vadd")
+    ap.add_argument("--warps", type=int, default=4)
     ap.add_argument("--peak", type=float, default=None, help="HBM TB/s (default: by name)")
     a = ap.parse_args()
     card = torch.cuda.get_device_name()
     peak = a.peak or next((v for k, v in PEAK_TBS.items() if k in card), 4.8)
     tw = load_source(SRC, "tilework", "big_tile")
+    tw_old = load_source(SRC, "tilework", "big_tile_old")  # (its own variant cache)
     try:
         tr = load_source(SRC, "triton", "big_tile")
     except ImportError:
         tr = None
     rows, wrong = [], False
-    for block in (int(b) for b in a.blocks.split(",")):
-        for kname, name, args, grid, out, ref, nbytes in cases(block):
-            if kname not in a.kernels.split(","):
-                continue
-            row = {"kernel": kname, "BLOCK": block, "floor": nbytes / (peak * 1e12) * 1e3}
-            for label, opts in (("old", {"opt_level": 3}), ("new", {})):
-                c, ms, ok, note = measure(tw, name, args, grid, out, ref, block, **opts)
-                row[label] = (c, ms, ok, note)
-                wrong |= not ok
-                print(f"{kname} {block} tilework {label}: compile {c:.2f} s, {ms:.3f} ms, "
-                      f"{'ok' if ok else 'WRONG'}, {note}", flush=True)
-            if tr is not None and block <= a.triton_max:
-                c, ms, ok, note = measure(tr, name, args, grid, out, ref, block)
-                row["triton"] = (c, ms, ok, note)
-                wrong |= not ok
-                print(f"{kname} {block} triton: compile {c:.2f} s, {ms:.3f} ms, "
-                      f"{'ok' if ok else 'WRONG'}, {note}", flush=True)
-            rows.append(row)
-            torch.cuda.empty_cache()
-    print(f"\n{card}, fp32, 2^26 elements, 4 warps; floor = bytes / {peak} TB/s")
-    print(f"{'kernel':8s} {'BLOCK':>6s} | {'old compile s':>13s} {'ms':>7s} {'ptxas':>16s} | "
-          f"{'new compile s':>13s} {'ms':>7s} {'ptxas':>16s} | {'triton s':>8s} {'ms':>7s} | "
-          f"{'floor ms':>8s}")
+    for kname_wanted in a.kernels.split(","):
+        for block in (int(b) for b in a.blocks.split(",")):
+            for kname, name, args, grid, out, ref, nbytes in cases(block):
+                if kname != kname_wanted:
+                    continue
+                row = {"kernel": kname, "BLOCK": block,
+                       "floor": nbytes / (peak * 1e12) * 1e3}
+                runs = [("tilework", lambda: measure(tw, name, args, grid, out, ref, block,
+                                                     a.warps)),
+                        ("no bound", lambda: measure(tw_old, name, args, grid, out, ref, block,
+                                                     a.warps,
+                                                     {"TILEWORK_HUGE_TILE_BOUNDS": "0"}))]
+                if tr is not None and block <= a.triton_max:
+                    runs.append(("triton", lambda: measure(tr, name, args, grid, out, ref,
+                                                           block, a.warps)))
+                runs.append(("torch", lambda: torch_ms(kname, args, ref)))
+                for label, fn in runs:
+                    c, ms, ok, note = row[label] = fn()
+                    wrong |= not ok
+                    cs = "-" if c is None else f"{c:.2f} s"
+                    print(f"{kname} {block} {label}: compile {cs}, {ms:.3f} ms, "
+                          f"{'ok' if ok else 'WRONG'}, {note}", flush=True)
+                rows.append(row)
+                torch.cuda.empty_cache()
+    print(f"\n{card}, fp32, 2^26 elements, {a.warps} warps; floor = bytes / {peak} TB/s; "
+          f"cells: compile s / run ms / ptxas")
+    print("| kernel | BLOCK | " + " | ".join(COLUMNS) + " | floor ms |")
+    print("| --- | --- | " + " | ".join("---" for _ in COLUMNS) + " | --- |")
     for r in rows:
-        old, new = r["old"], r["new"]
-        t = r.get("triton")
-        tcol = f"{t[0]:8.2f} {t[1]:7.3f}" if t else f"{'skipped':>8s} {'':>7s}"
-        print(f"{r['kernel']:8s} {r['BLOCK']:6d} | {old[0]:13.2f} {old[1]:7.3f} {old[3]:>16s} | "
-              f"{new[0]:13.2f} {new[1]:7.3f} {new[3]:>16s} | {tcol} | {r['floor']:8.3f}")
+        cells = []
+        for col in COLUMNS:
+            v = r.get(col)
+            if v is None:
+                cells.append("skipped")
+                continue
+            c, ms, ok, note = v
+            cell = (f"{c:.2f} / " if c is not None else "") + f"{ms:.3f}"
+            cells.append(cell + (f" / {note}" if note else "") + ("" if ok else " WRONG"))
+        print(f"| {r['kernel']} | {r['BLOCK']} | " + " | ".join(cells) +
+              f" | {r['floor']:.3f} |")
     if wrong:
         print("WRONG results above")
         sys.exit(1)

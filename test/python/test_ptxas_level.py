@@ -1,15 +1,21 @@
 """The ptxas level chosen per kernel (backends/nvidia/ptxas_level.py): -O1 for a huge tile's
 kernel, whose values pinned across a store far exceed the register file; -O3 (the same flags
-and PTX as before) for ordinary kernels; an explicit opt_level always wins.  Compile-only."""
+and PTX as before) for ordinary kernels; an explicit opt_level always wins.  And the launch
+bounds: `.minnctapersm 1` for a kernel whose loaded data live across a store or barrier
+exceed the registers (a 32K softmax: 255 registers instead of 32 and most of the row
+spilled), nowhere else.  Compile-only."""
 import subprocess
 
+import gpu_sim
+import numpy as np
 import pytest
 
 import tilework
 import tilework.language as tl
 from tilework import CompileOptions
 from tilework.backends.nvidia import compiler as nvidia
-from tilework.backends.nvidia.ptxas_level import (PINNED_LIMIT, pinned_registers,
+from tilework.backends.nvidia.ptxas_level import (LIVE_LIMIT, PINNED_LIMIT, huge_tile_bounds,
+                                                  live_registers, pinned_registers,
                                                   ptxas_opt_level)
 from tilework.compiler.driver import ASTSource, compile
 
@@ -162,6 +168,91 @@ def test_huge_row_sum_and_softmax_keep_O3():
         assert ptxas_opt_level(ptx, CompileOptions()) == 3
 
 
+def test_live_registers_count_data_live_across_a_barrier():
+    """A row held across a reduction's barrier counts (pinned_registers does not count it),
+    also where an earlier block loaded it; loads feeding only arithmetic count nothing."""
+    ptx = """
+.visible .entry k(.param .u64 k_param_0)
+{
+	.reg .pred 	%p<2>;
+	.reg .b32 	%r<12>;
+	.reg .b64 	%rd<3>;
+	ld.param.b64 	%rd1, [k_param_0];
+	ld.global.v4.b32 	{%r1, %r2, %r3, %r4}, [%rd1];
+	max.f32 	%r5, %r1, %r2;
+	st.shared.b32 	[%rd1], %r5;
+	bar.sync 	0;
+	ld.shared.b32 	%r6, [%rd1];
+	sub.f32 	%r7, %r1, %r6;
+	sub.f32 	%r8, %r2, %r6;
+	sub.f32 	%r9, %r3, %r6;
+	sub.f32 	%r10, %r4, %r6;
+	st.global.v4.b32 	[%rd1], {%r7, %r8, %r9, %r10};
+	ret;
+}
+"""
+    # across st.shared: %r1..%r4 (%r5 is read by it); across bar.sync: %r1..%r4
+    assert live_registers(ptx) == 4
+    assert pinned_registers(ptx) == 0
+    # the row loaded in an earlier block (a loop's prefetch) counts where it is held
+    prefetched = ptx.replace("st.shared.b32 \t[%rd1], %r5;\n", "").replace(
+        "bar.sync \t0;", "bra.uni \t$L1;\n$L1:\n\tbar.sync \t0;")
+    assert live_registers(prefetched) == 4
+    assert live_registers(prefetched.replace("bar.sync \t0;", "")) == 0
+    sums = """
+.visible .entry k(.param .u64 k_param_0)
+{
+	.reg .b32 	%r<8>;
+	.reg .b64 	%rd<3>;
+	ld.param.b64 	%rd1, [k_param_0];
+	ld.global.v4.b32 	{%r1, %r2, %r3, %r4}, [%rd1];
+	add.f32 	%r5, %r1, %r2;
+	add.f32 	%r6, %r3, %r4;
+	add.f32 	%r7, %r5, %r6;
+	st.global.b32 	[%rd1], %r7;
+	ret;
+}
+"""
+    assert live_registers(sums) == 0
+
+
+@pytest.mark.parametrize("fn,block", [(big_softmax, 32768), (big_softmax, 65536),
+                                      (big_add, 32768)])
+def test_huge_tile_gets_min_ctas_1(fn, block):
+    ptx = _ptx(fn, block)
+    assert live_registers(ptx) > LIVE_LIMIT
+    lines = ptx.splitlines()
+    i = lines.index(".maxntid 128, 1, 1")
+    assert lines[i + 1] == ".minnctapersm 1"
+    assert ptx.count(".minnctapersm") == 1
+    # off: the PTX LLVM made, unchanged
+    off = _ptx(fn, block, huge_tile_bounds=False)
+    assert ".minnctapersm" not in off and off == ptx.replace(".minnctapersm 1\n", "")
+    # a register cap given by the user bounds the kernel already
+    assert ".minnctapersm" not in _ptx(fn, block, maxnreg=128)
+
+
+@pytest.mark.parametrize("fn,block", [(big_softmax, 4096), (big_softmax, 16384),
+                                      (big_add, 16384), (big_rowsum, 131072)])
+def test_ordinary_tile_keeps_its_ptx(fn, block):
+    """Below the limit (a 16K vector add: 229 registers, no spill; with the directive 254 and
+    a spill) and for a row sum (no data held across anything) the PTX is unchanged."""
+    ptx = _ptx(fn, block)
+    assert live_registers(ptx) <= LIVE_LIMIT
+    assert ".minnctapersm" not in ptx
+    assert ptx == _ptx(fn, block, huge_tile_bounds=False)
+    assert huge_tile_bounds(ptx, CompileOptions()) is ptx
+
+
+def test_huge_tile_bounds_option_from_the_environment(monkeypatch):
+    assert CompileOptions().huge_tile_bounds is True
+    monkeypatch.setenv("TILEWORK_HUGE_TILE_BOUNDS", "0")
+    assert CompileOptions.from_env().huge_tile_bounds is False
+    assert CompileOptions().key() != CompileOptions(huge_tile_bounds=False).key()
+    with pytest.raises(ValueError, match="huge_tile_bounds must be a bool, got 1"):
+        CompileOptions(huge_tile_bounds=1)
+
+
 def test_example_kernels_keep_O3():
     from main import AOT, WARPS
     for mod, name, sig, constexprs in AOT:
@@ -171,6 +262,8 @@ def test_example_kernels_keep_O3():
         ck = compile(ASTSource(getattr(fn, "base_fn", fn), signature, constexprs, attrs), "sm_90a",
                      CompileOptions(num_warps=WARPS.get(name, 4)), cache=False)
         assert pinned_registers(ck.asm["ptx"]) <= PINNED_LIMIT // 2, name
+        assert live_registers(ck.asm["ptx"]) <= LIVE_LIMIT, name  # (at most 128: matmuls)
+        assert ".minnctapersm" not in ck.asm["ptx"], name
         assert ptxas_opt_level(ck.asm["ptx"], CompileOptions()) == 3, name
 
 
@@ -193,3 +286,51 @@ def test_ptxas_command_lines(ptxas_calls):
     assert flags == ["-O3"] and ck.metadata["ptxas_opt_level"] == 3
     ck, flags = run(32768, opt_level=2)
     assert flags == ["-O2"] and ck.metadata["ptxas_opt_level"] == 2
+
+
+@needs_ptxas
+@pytest.mark.parametrize("fn", [big_softmax, big_add])
+def test_huge_tile_registers_and_spills(fn, ptxas_calls):
+    """ptxas -v of the 32K kernels (4 warps): without the directive ptxas settles on 32
+    registers and spills most of the tile (softmax: 3,460 bytes of spill stores, vector add
+    at -O1 1,136); with it 255 registers and a few hundred bytes (216; 1,136 at -O1)."""
+    sig = {"x_ptr": P, "out_ptr": P, "n": tl.int32}
+    if fn is big_add:
+        sig = {"x_ptr": P, "y_ptr": P, "out_ptr": P, "n": tl.int32}
+    attrs = {k: {"tile.divisibility": 16} for k in sig}
+    ck = compile(ASTSource(fn, sig, {"BLOCK": 32768}, attrs), "sm_90a",
+                 CompileOptions(num_warps=4), cache=False)
+    assert ck.metadata["min_ctas_per_sm"] == 1
+    assert ck.n_regs > 128, ck.metadata["ptxas_info"]
+    assert 4 * ck.n_spills < (512 if fn is big_softmax else 2048), ck.metadata["ptxas_info"]
+    if fn is big_softmax:
+        old = compile(ASTSource(fn, sig, {"BLOCK": 32768}, attrs), "sm_90a",
+                      CompileOptions(num_warps=4, huge_tile_bounds=False), cache=False)
+        assert 4 * old.n_spills > 4 * 4 * ck.n_spills, old.metadata["ptxas_info"]
+
+
+def test_huge_tiles_values_on_the_simulator():
+    """The kernels that get the bound, run (their llir, on gpu_sim) against numpy: a 32K
+    softmax over rows of 32K - 5 columns (the masked tail loads -inf), a 32K vector add over
+    2 * 32K - 7 elements."""
+    rng = np.random.default_rng(7)
+    sig = {"x_ptr": P, "out_ptr": P, "n": tl.int32}
+    ck = compile(ASTSource(big_softmax, sig, {"BLOCK": 32768}, {}), "sm_90a",
+                 CompileOptions(num_warps=4), cache=False)
+    assert ".minnctapersm 1" in ck.asm["ptx"]
+    n = 32768 - 5
+    x = rng.standard_normal((2, n)).astype(np.float32) * 4
+    out = np.zeros_like(x)
+    gpu_sim.run(ck, (2,), x, out, n)
+    ref = np.exp(x - x.max(1, keepdims=True))
+    np.testing.assert_allclose(out, ref / ref.sum(1, keepdims=True), rtol=1e-5, atol=1e-12)
+    sig = {"x_ptr": P, "y_ptr": P, "out_ptr": P, "n": tl.int32}
+    ck = compile(ASTSource(big_add, sig, {"BLOCK": 32768}, {}), "sm_90a",
+                 CompileOptions(num_warps=4), cache=False)
+    assert ".minnctapersm 1" in ck.asm["ptx"]
+    n = 2 * 32768 - 7
+    x, y = (rng.standard_normal(n).astype(np.float32) for _ in range(2))
+    out = np.full(2 * 32768, 3.0, np.float32)
+    gpu_sim.run(ck, (2,), x, y, out, n)
+    np.testing.assert_array_equal(out[:n], x + y)
+    assert (out[n:] == 3.0).all()  # the masked tail is not written

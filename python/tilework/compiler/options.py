@@ -26,6 +26,9 @@ class CompileOptions:
     opt_level: int | None = None
     enable_fp_fusion: bool = True  # a * b + c may become one fma (as in Triton)
     maxnreg: int | None = None   # NVIDIA: cap on registers per thread (more programs per SM)
+    # NVIDIA: `.minnctapersm 1` for a kernel whose live loaded data exceed the registers, so
+    # ptxas does not spill it all for occupancy (backends/nvidia/ptxas_level.py)
+    huge_tile_bounds: bool = True
     waves_per_eu: int = 0        # AMD: occupancy hint (waves per SIMD; 0: the compiler's choice)
     matrix_instr_nonkdim: int = 0  # AMD CDNA: MFMA M=N, 16 or 32 (0: chosen per dot)
     kpack: int = 1               # AMD CDNA: 2 gives each lane 2x the MFMA's K elements per load
@@ -75,6 +78,8 @@ class CompileOptions:
         if not isinstance(self.wgmma_ring_k_step, bool):
             raise ValueError(f"wgmma_ring_k_step must be a bool, got "
                              f"{self.wgmma_ring_k_step!r}")
+        if not isinstance(self.huge_tile_bounds, bool):
+            raise ValueError(f"huge_tile_bounds must be a bool, got {self.huge_tile_bounds!r}")
         if not isinstance(self.buffer_ops, bool):
             raise ValueError(f"buffer_ops must be a bool, got {self.buffer_ops!r}")
         if self.opt_level not in (None, 0, 1, 2, 3):
@@ -107,6 +112,8 @@ class CompileOptions:
             env["wgmma_ring_k_step"] = os.environ["TILEWORK_WGMMA_RING_K_STEP"] == "1"
         if os.environ.get("TILEWORK_BUFFER_OPS", "") in ("0", "1"):
             env["buffer_ops"] = os.environ["TILEWORK_BUFFER_OPS"] == "1"
+        if os.environ.get("TILEWORK_HUGE_TILE_BOUNDS", "") in ("0", "1"):
+            env["huge_tile_bounds"] = os.environ["TILEWORK_HUGE_TILE_BOUNDS"] == "1"
         if os.environ.get("TILEWORK_OPT_LEVEL"):
             env["opt_level"] = int(os.environ["TILEWORK_OPT_LEVEL"])
         env.update({k: v for k, v in overrides.items() if v is not None})

@@ -179,6 +179,8 @@ _OPTION_HELP = {"num_warps": "warps per program (default 4)",
                 "opt_level": "LLVM/ptxas level 0..3 (default 3; ptxas -O1 for huge kernels)",
                 "enable_fp_fusion": "let a * b + c become one fma (default on)",
                 "maxnreg": "NVIDIA: cap on registers per thread",
+                "huge_tile_bounds": "NVIDIA: .minnctapersm 1 where a kernel holds more loaded "
+                                    "data than registers (default on)",
                 "waves_per_eu": "AMD: occupancy hint, waves per SIMD (default 0: none)",
                 "matrix_instr_nonkdim": "AMD CDNA: MFMA M=N, 16 or 32 (default 0: per dot)",
                 "kpack": "AMD CDNA: MFMA operand K elements per lane, x1 or x2 (default 1)",
