@@ -64,13 +64,13 @@ def _ptx(fn, block, **options):
 @pytest.fixture
 def ptxas_calls(monkeypatch):
     """The ptxas command lines the NVIDIA backend runs (ptxas itself still runs)."""
-    calls, run = [], subprocess.run
+    calls, popen = [], subprocess.Popen
 
     def recording(cmd, *a, **k):
         if "-arch=sm_90a" in cmd:
             calls.append(cmd)
-        return run(cmd, *a, **k)
-    monkeypatch.setattr(nvidia.subprocess, "run", recording)
+        return popen(cmd, *a, **k)
+    monkeypatch.setattr(nvidia.subprocess, "Popen", recording)  # (subprocess.run uses it)
     return calls
 
 
