@@ -16,7 +16,9 @@ bytes):
     loop i:   (k = (i - lb) / step)  the loads of iteration k+S-1 into slot (k+S-1) % S
               (pred: i + (S-1)*step < ub); mbarrier_wait on slot k % S, phase (k / S) % 2;
               each load's uses read slot k % S: a local_alloc of it in the slot's layout (the
-              wgmma operand buffer) becomes the slot, other uses a local_load of it
+              wgmma operand buffer) becomes the slot, one of its `tl.trans` in the transposed
+              layout (`tl.dot(a, b.T)` on a [N, K] block: a K-major B) a memdesc_trans of
+              the slot, other uses a local_load of it
     after:    mbarrier_inval of each slot's barrier; the rings' deallocs
 
 The copies of iteration k+S-1 go into the slot iteration k-1 read: tilegpu-insert-barriers
@@ -34,6 +36,7 @@ import mlir.ir as ir
 
 from tilework.dialects import builders as B
 from tilework.dialects import tile as T
+from tilework.dialects.opdefs.shared import transposed_view
 
 from .pass_base import Pass, register
 from .pipeline_common import (NOTE_ATTR, arith, clone_slice, cmp_lt, in_flight_acc, kernel_loops,
@@ -104,15 +107,42 @@ def _issue(loads, ops, iv, new_iv, rings, bars, slot, pred):
         B.build_tma_load(None, desc, slot_view(ring, slot), bar, xs, pred)
 
 
+def _read_as(alloc, view):
+    """The operand buffer `alloc` becomes `view` (the slot, or its transposed view)."""
+    for u in list(alloc.results[0].uses):
+        if u.owner.name == "tilegpu.local_dealloc":
+            u.owner.erase()  # (the ring is freed after the loop)
+    alloc.results[0].replace_all_uses_with(view)
+    alloc.erase()
+
+
+def _transposed_allocs(trans, view):
+    """The local_allocs of `trans` (a 2-D `tile.trans` of the loaded tile) whose buffer is the
+    slot's bytes transposed: the wgmma operand of `tl.dot(a, b.T)` on a [N, K] block (a
+    K-major B, which fp8 and int8 wgmma need)."""
+    if trans.name != "tile.trans" or len(T.shape_of(trans.results[0].type)) != 2:
+        return []
+    md = T.memdesc_of(view.type)
+    return [u.owner for u in trans.results[0].uses
+            if u.owner.name == "tilegpu.local_alloc" and len(u.owner.operands) == 1
+            and transposed_view(md, T.memdesc_of(u.owner.results[0].type))]
+
+
 def consume_load(load, view):
-    """`load`'s uses read the slot `view`."""
+    """`load`'s uses read the slot `view`: an operand buffer in the slot's layout becomes the
+    slot, one of the tile's transpose in the transposed layout a `memdesc_trans` of it."""
     for use in list(load.results[0].uses):
         user = use.owner
         if user.name == "tilegpu.local_alloc" and user.results[0].type == view.type:
-            for u in list(user.results[0].uses):
-                if u.owner.name == "tilegpu.local_dealloc":
-                    u.owner.erase()  # (the ring is freed after the loop)
-            user.results[0].replace_all_uses_with(view)
+            _read_as(user, view)
+            continue
+        allocs = _transposed_allocs(user, view)
+        for alloc in allocs:
+            with ir.InsertionPoint(alloc), alloc.location:
+                t = ir.Operation.create("tilegpu.memdesc_trans", results=[alloc.results[0].type],
+                                        operands=[view]).results[0]
+            _read_as(alloc, t)
+        if allocs and not any(True for _ in user.results[0].uses):
             user.erase()
     if len(list(load.results[0].uses)):
         with ir.InsertionPoint(load), load.location:
@@ -214,16 +244,24 @@ def _rewrite(loop, body, iv, loads, ops, mds, S):
             B.build_local_dealloc(None, r)
 
 
+def slot_of(v):
+    """The memdesc `v` is a `memdesc_trans` view of (itself if none)."""
+    if not isinstance(v.owner, ir.Block) and v.owner.name == "tilegpu.memdesc_trans":
+        return v.owner.operands[0]
+    return v
+
+
 def async_dot(loop, body, views):
     """(the body's warpgroup_dot, its carried index) if it can stay in flight across
-    iterations (tilegpu-pipeline's conditions: both operands ring slots, an f32/i32
-    accumulator carried for it alone, its result yielded in the same place), else None."""
+    iterations (tilegpu-pipeline's conditions: both operands ring slots or their transposed
+    views, an f32/i32 accumulator carried for it alone, its result yielded in the same place),
+    else None."""
     dots = [getattr(o, "operation", o) for o in T.walk_ops(loop)
             if o.name == "tilegpu.warpgroup_dot"]
     if len(dots) != 1 or dots[0].block != body:
         return None
     dot = dots[0]
-    if dot.operands[0] not in views or dot.operands[1] not in views:
+    if any(slot_of(v) not in views for v in dot.operands[:2]):
         return None
     c = in_flight_acc(dot, list(body.arguments)[1:],
                       body.operations[len(body.operations) - 1].operation)
