@@ -13,6 +13,7 @@ from tilework.runtime import Autotuner, AutotuneError, Config, launcher
 from tilework.runtime.bench import summarize
 from tilework.runtime.compile_pool import choose_mode, compile_many
 from tilework.runtime.cuda import CudaError
+from tilework.tools.tensor_descriptor import TensorDescriptor
 
 rng = np.random.default_rng()
 C4 = [Config({"BLOCK": b}, num_warps=w) for b, w in ((16, 1), (32, 2), (64, 4), (128, 4))]
@@ -397,3 +398,45 @@ def test_choose_mode(monkeypatch):
     with pytest.raises(ValueError, match="TILEWORK_COMPILE_WORKERS must be process, thread or "
                                          "serial \\(optionally ':N'\\), got 'fork'"):
         choose_mode(6)
+
+
+class FakeDeviceArray(FakeDevicePtr):
+    def __init__(self, n):
+        super().__init__("<f4")
+        self.__cuda_array_interface__["shape"] = (n,)
+        self.dtype = np.dtype(np.float32)
+
+
+def test_precompile_runs_each_configs_pre_hook(monkeypatch):
+    """A config's pre_hook may set what the variant is specialized on (Triton's tutorial 09
+    sets the host descriptors' block shapes to the config's blocks): the precompile runs it
+    before binding, so each config compiles with its own block shape and none is skipped."""
+    loaded = []
+
+    def fake_install(jf, vkey, ck):
+        loaded.append(ck)
+        jf.cache[vkey] = ck
+        return ck
+    monkeypatch.setattr(launcher, "install_variant", fake_install)
+    monkeypatch.setenv("TILEWORK_COMPILE_WORKERS", "process:2")
+
+    def blocks(nargs):
+        nargs["x_desc"].block_shape = [nargs["BLOCK"]]
+        nargs["y_desc"].block_shape = [nargs["BLOCK"]]
+    configs = [Config({"BLOCK": b}, pre_hook=blocks) for b in (32, 64)]
+    times = iter([2.0, 1.0])
+
+    def bench(kernel_call, quantiles):
+        return next(times)
+
+    @tilework.autotune(configs=configs, key=["n"], do_bench=bench)
+    @tilework.jit
+    def double(x_desc, y_desc, n, BLOCK: tl.constexpr):
+        off = tl.program_id(0) * BLOCK
+        y_desc.store([off], x_desc.load([off]) * 2.0)
+    x = TensorDescriptor(FakeDeviceArray(1024), [1024], [1], [16])
+    y = TensorDescriptor(FakeDeviceArray(1024), [1024], [1], [16])
+    k = double.run(x, y, 1024, grid=(16,), warmup=True, target="sm_90a")
+    assert len(loaded) == 2  # both configs compiled (with [16] blocks neither would)
+    assert double.best_config == configs[1] and x.block_shape == [64]
+    assert "cp.async.bulk.tensor" in k.asm["ptx"]
