@@ -37,10 +37,16 @@ def _simple(dt=tl.float16, nw=8, ws=True, target="sm_90a", bm=128, bn=128, bk=64
                    CompileOptions(num_warps=nw, num_stages=3, **opts), cache=False)
 
 
-def _persistent(dt=tl.float16, nw=8, ws=True, bm=128, bn=256, bk=64, num_stages=3):
-    return compile(ASTSource(ws_persistent, _sig(dt, bm, bn, bk),
+def _persistent(dt=tl.float16, nw=8, ws=True, bm=128, bn=256, bk=64, num_stages=3,
+                b_nk=False):
+    sig = _sig(dt, bm, bn, bk)
+    if b_nk:  # (B stored [N, K], read as b.T)
+        sig["b_desc"] = tensor_descriptor_type(dt, [bn, bk])
+    if dt == tl.float8e4nv:
+        sig["c_desc"] = tensor_descriptor_type(tl.bfloat16, [bm, bn])
+    return compile(ASTSource(ws_persistent, sig,
                              {"BM": bm, "BN": bn, "BK": bk, "GROUP_M": 8, "NUM_SMS": 132,
-                              "WS": ws}, {}), "sm_90a",
+                              "WS": ws, "B_NK": b_nk}, {}), "sm_90a",
                    CompileOptions(num_warps=nw, num_stages=num_stages), cache=False)
 
 
@@ -121,6 +127,30 @@ def test_persistent_loop_split():
 def test_persistent_bf16_four_stages():
     ck = _persistent(tl.bfloat16, bn=128, num_stages=4)
     _check_split(ck, 8, stages=4)
+
+
+@pytest.mark.parametrize("dt, bk, kind", [(tl.float8e4nv, 128, "e4m3.e4m3"),
+                                          (tl.float16, 64, "f16.f16"),
+                                          (tl.bfloat16, 64, "bf16.bf16")],
+                         ids=["fp8", "fp16", "bf16"])
+@pytest.mark.parametrize("ws", [True, False], ids=["ws", "plain"])
+def test_persistent_b_transposed(dt, bk, kind, ws):
+    """B stored [N, K] and read as `b.T` (Triton's fp8 tutorials; wgmma fp8 needs both operands
+    K-major): the dot reads the TMA slot through a memdesc_trans view, so the wgmma stays
+    asynchronous (wait_group 1) with nothing copied through registers (no shared-memory
+    stores or loads, no spills), warp-specialized or in the plain TMA pipeline."""
+    ck = _persistent(dt, bn=256, bk=bk, b_nk=True, ws=ws)
+    ptx = ck.asm["ptx"]
+    if ws:
+        _check_split(ck, 8)
+    assert re.search(rf"wgmma\.mma_async\.sync\.aligned\.m64n256k{32 if bk == 128 else 16}"
+                     rf"\.f32\.{kind}", ptx)
+    assert LOAD in ptx and "ld.shared" not in ptx and "st.shared" not in ptx
+    assert re.search(r"wgmma\.wait_group\.sync\.aligned\s+1;", ptx)
+    tg = ck.asm["tilegpu"]
+    assert '"tilegpu.memdesc_trans"' in tg and '"tile.trans"' not in tg
+    if find_ptxas():
+        assert "0 bytes spill stores" in ck.metadata["ptxas_info"]
 
 
 def test_synchronous_dot_releases_the_slot_at_the_end_of_the_iteration():
