@@ -1,7 +1,7 @@
 """`tl.range(..., warp_specialize=True)` on sm_90a, compile-only (tilegpu-warp-specialize,
-lowering/warp_specialize.py): the PTX's producer warp group (setmaxnreg.dec, waits on the
-empty barriers, the only TMA load copies) and consumers (setmaxnreg.inc, waits on the full
-barriers, the wgmmas, the slots' release, named barriers), the launch's thread count
+lowering/warp_specialize.py): the PTX's producer warp group (setmaxnreg.dec, then its first
+warp alone: waits on the empty barriers, the only TMA load copies, issued by elect.sync's
+lane) and consumers (setmaxnreg.inc, waits on the full barriers, the wgmmas, the slots' release, named barriers), the launch's thread count
 (`.maxntid`, metadata num_warps) and `.maxnreg`, the persistent form, and the loops where the
 hint is ignored with a note.  The SIMT emulator does not run TMA loads (test/python/
 simt_tma.py models the store only), so the split runs on a GPU only:
@@ -75,6 +75,13 @@ def _check_split(ck, nw, stages=3, wait_group=1):
     assert "mbarrier.try_wait.parity" in producer
     assert "mbarrier.arrive.expect_tx" in producer and LOAD in producer
     assert "wgmma" not in producer and "bar.sync" not in producer
+    # its program runs on its first warp only (the others leave after setmaxnreg), where one
+    # lane, elect.sync's, issues each copy
+    first = re.search(r"setp\.ne\.b32\s+%p\d+, %r\d+, (\d+);\s*@%p\d+ bra", producer)
+    assert first and int(first.group(1)) == nw and first.start() < producer.index(LOAD)
+    copies = [ln for ln in producer.splitlines() if LOAD in ln]
+    assert copies and all("elect.sync _|%p, 0xffffffff;" in ln for ln in copies)
+    assert "elect.sync" not in consumer and "elect.sync" not in before
     # the consumers: wait for a full slot, wgmma, release the slot (lane 0 per warp); the
     # copies are the producer's only; their barriers are named, of their own threads
     assert "mbarrier.try_wait.parity" in consumer and "wgmma.mma_async" in consumer
