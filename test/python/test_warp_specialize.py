@@ -121,9 +121,12 @@ def test_one_consumer_warp_group_takes_no_registers():
 def test_persistent_loop_split():
     """Tutorial 09's form: the producer loops over the same tiles and K steps, its ring
     counter running on across tiles; the consumers release each tile's last slot after the
-    K loop and store the tile while the producer fills the next one's slots."""
+    K loop and store the tile while the producer fills the next one's slots.  The slots are
+    written by TMA (the async proxy) only: no fence.proxy.async before the wgmmas
+    (tilegpu-proxy-fences knows the barrier arrive that releases a slot)."""
     ck = _persistent()
     _check_split(ck, 8)
+    assert "fence.proxy.async" not in _sides(ck.asm["ptx"])[2]
     tg = ck.asm["tilegpu"]
     producer = tg[tg.index('"tilegpu.setmaxnreg"'):tg.index("} else {")]
     assert producer.count("scf.for") == 2 and "tile.store" not in producer
@@ -167,6 +170,7 @@ def test_synchronous_dot_releases_the_slot_at_the_end_of_the_iteration():
                            {"BM": 128, "BN": 128, "BK": 64}, {}), "sm_90a",
                  CompileOptions(num_warps=8, num_stages=3), cache=False)
     _check_split(ck, 8, wait_group=0)
+    assert "fence.proxy.async" in _sides(ck.asm["ptx"])[2]  # (2 A: a generic write)
     tg = ck.asm["tilegpu"]
     loop = tg[tg.index("} else {"):]
     loop = loop[loop.index("scf.for"):loop.index("scf.yield")]
