@@ -36,14 +36,13 @@ import mlir.ir as ir
 
 from tilework.dialects import builders as B
 from tilework.dialects import tile as T
-from tilework.dialects.opdefs.shared import transposed_view
 
 from .pass_base import Pass, register
 from .pipeline_common import (NOTE_ATTR, arith, clone_slice, cmp_lt, in_flight_acc, kernel_loops,
                               loop_depth, next_op, wait_result)
 from .shared_memory import alloc_bytes
 from .tile_passes import PURE_OPS
-from .tma import barrier_type, buffer_layout, coords
+from .tma import barrier_type, buffer_layout, coords, read_transposed, trans_readers
 
 _SLICE_OPS = frozenset(PURE_OPS) - {"tile.dot", "tile.reduce", "tile.scan"}
 
@@ -107,42 +106,16 @@ def _issue(loads, ops, iv, new_iv, rings, bars, slot, pred):
         B.build_tma_load(None, desc, slot_view(ring, slot), bar, xs, pred)
 
 
-def _read_as(alloc, view):
-    """The operand buffer `alloc` becomes `view` (the slot, or its transposed view)."""
-    for u in list(alloc.results[0].uses):
-        if u.owner.name == "tilegpu.local_dealloc":
-            u.owner.erase()  # (the ring is freed after the loop)
-    alloc.results[0].replace_all_uses_with(view)
-    alloc.erase()
-
-
-def _transposed_allocs(trans, view):
-    """The local_allocs of `trans` (a 2-D `tile.trans` of the loaded tile) whose buffer is the
-    slot's bytes transposed: the wgmma operand of `tl.dot(a, b.T)` on a [N, K] block (a
-    K-major B, which fp8 and int8 wgmma need)."""
-    if trans.name != "tile.trans" or len(T.shape_of(trans.results[0].type)) != 2:
-        return []
-    md = T.memdesc_of(view.type)
-    return [u.owner for u in trans.results[0].uses
-            if u.owner.name == "tilegpu.local_alloc" and len(u.owner.operands) == 1
-            and transposed_view(md, T.memdesc_of(u.owner.results[0].type))]
-
-
 def consume_load(load, view):
-    """`load`'s uses read the slot `view`: an operand buffer in the slot's layout becomes the
-    slot, one of the tile's transpose in the transposed layout a `memdesc_trans` of it."""
+    """`load`'s uses read the slot `view` (a transposed tile through its `memdesc_trans`)."""
+    read_transposed(trans_readers(load.results[0], view.type), view, free=False)
     for use in list(load.results[0].uses):
         user = use.owner
         if user.name == "tilegpu.local_alloc" and user.results[0].type == view.type:
-            _read_as(user, view)
-            continue
-        allocs = _transposed_allocs(user, view)
-        for alloc in allocs:
-            with ir.InsertionPoint(alloc), alloc.location:
-                t = ir.Operation.create("tilegpu.memdesc_trans", results=[alloc.results[0].type],
-                                        operands=[view]).results[0]
-            _read_as(alloc, t)
-        if allocs and not any(True for _ in user.results[0].uses):
+            for u in list(user.results[0].uses):
+                if u.owner.name == "tilegpu.local_dealloc":
+                    u.owner.erase()  # (the ring is freed after the loop)
+            user.results[0].replace_all_uses_with(view)
             user.erase()
     if len(list(load.results[0].uses)):
         with ir.InsertionPoint(load), load.location:

@@ -13,7 +13,6 @@ from tilework.runtime import Autotuner, AutotuneError, Config, launcher
 from tilework.runtime.bench import summarize
 from tilework.runtime.compile_pool import choose_mode, compile_many
 from tilework.runtime.cuda import CudaError
-from tilework.tools.tensor_descriptor import TensorDescriptor
 
 rng = np.random.default_rng()
 C4 = [Config({"BLOCK": b}, num_warps=w) for b, w in ((16, 1), (32, 2), (64, 4), (128, 4))]
@@ -368,6 +367,45 @@ def test_precompile_compiles_configs_and_skips_failures(monkeypatch, capsys):
             "target sm_80 has none: use num_ctas=1") in err
 
 
+class FakeDeviceTensor(FakeDevicePtr):
+    """A device tensor a TensorDescriptor can describe (its dtype, aligned data)."""
+    def __init__(self, dtype):
+        super().__init__(np.dtype(dtype).str)
+        self.dtype = np.dtype(dtype)
+
+
+def test_precompile_runs_each_configs_pre_hook(monkeypatch, capsys):
+    """A config's pre_hook may set what its variant depends on (Triton's attention tutorial
+    sets the descriptors' block shapes per config): precompile runs it before specializing
+    each config, so every config compiles with its own blocks."""
+    from tilework.tools.tensor_descriptor import TensorDescriptor
+    loaded = []
+
+    def fake_install(jf, vkey, ck):
+        loaded.append(ck)
+        jf.cache[vkey] = ck
+        return ck
+    monkeypatch.setattr(launcher, "install_variant", fake_install)
+    monkeypatch.setenv("TILEWORK_COMPILE_WORKERS", "serial")
+
+    def blocks(nargs):
+        nargs["x_desc"].block_shape = [nargs["BLOCK"]]
+    configs = [Config({"BLOCK": b}, pre_hook=blocks) for b in (32, 64)]
+    times = iter([2.0, 1.0])
+
+    @tilework.autotune(configs=configs, key=["n"], do_bench=lambda call, quantiles: next(times))
+    @tilework.jit
+    def twice(x_desc, y, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(y + offs, x_desc.load([tl.program_id(0) * BLOCK]) * 2.0, mask=offs < n)
+    x = TensorDescriptor(FakeDeviceTensor("float32"), [1000], [1], [8])
+    twice.run(x, FakeDevicePtr("<f4"), 1000, grid=(8,), warmup=True, target="sm_80")
+    assert "skipped" not in capsys.readouterr().err
+    assert len(loaded) == 2
+    assert sorted(ck.metadata["signature"]["x_desc"] for ck in loaded) == \
+        ["tensordesc<fp32[32]>", "tensordesc<fp32[64]>"]
+
+
 def test_compile_modes_agree(monkeypatch):
     """Worker processes, threads and one at a time give the same PTX (and failures)."""
     from tilework.compiler.driver import ASTSource
@@ -398,45 +436,3 @@ def test_choose_mode(monkeypatch):
     with pytest.raises(ValueError, match="TILEWORK_COMPILE_WORKERS must be process, thread or "
                                          "serial \\(optionally ':N'\\), got 'fork'"):
         choose_mode(6)
-
-
-class FakeDeviceArray(FakeDevicePtr):
-    def __init__(self, n):
-        super().__init__("<f4")
-        self.__cuda_array_interface__["shape"] = (n,)
-        self.dtype = np.dtype(np.float32)
-
-
-def test_precompile_runs_each_configs_pre_hook(monkeypatch):
-    """A config's pre_hook may set what the variant is specialized on (Triton's tutorial 09
-    sets the host descriptors' block shapes to the config's blocks): the precompile runs it
-    before binding, so each config compiles with its own block shape and none is skipped."""
-    loaded = []
-
-    def fake_install(jf, vkey, ck):
-        loaded.append(ck)
-        jf.cache[vkey] = ck
-        return ck
-    monkeypatch.setattr(launcher, "install_variant", fake_install)
-    monkeypatch.setenv("TILEWORK_COMPILE_WORKERS", "process:2")
-
-    def blocks(nargs):
-        nargs["x_desc"].block_shape = [nargs["BLOCK"]]
-        nargs["y_desc"].block_shape = [nargs["BLOCK"]]
-    configs = [Config({"BLOCK": b}, pre_hook=blocks) for b in (32, 64)]
-    times = iter([2.0, 1.0])
-
-    def bench(kernel_call, quantiles):
-        return next(times)
-
-    @tilework.autotune(configs=configs, key=["n"], do_bench=bench)
-    @tilework.jit
-    def double(x_desc, y_desc, n, BLOCK: tl.constexpr):
-        off = tl.program_id(0) * BLOCK
-        y_desc.store([off], x_desc.load([off]) * 2.0)
-    x = TensorDescriptor(FakeDeviceArray(1024), [1024], [1], [16])
-    y = TensorDescriptor(FakeDeviceArray(1024), [1024], [1], [16])
-    k = double.run(x, y, 1024, grid=(16,), warmup=True, target="sm_90a")
-    assert len(loaded) == 2  # both configs compiled (with [16] blocks neither would)
-    assert double.best_config == configs[1] and x.block_shape == [64]
-    assert "cp.async.bulk.tensor" in k.asm["ptx"]

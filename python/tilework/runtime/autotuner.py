@@ -353,10 +353,10 @@ class Autotuner(KernelInterface):
         {config: note} of those that failed."""
         jobs, where, notes = [], [], {}
         seen = set()
-        nargs = dict(zip(self.arg_names, args), **kwargs)
         for c in configs:
-            if c.pre_hook is not None:  # (what it sets may be specialized on: a host
-                c.pre_hook({**nargs, **c.all_kwargs()})  # descriptor's block shape)
+            if c.pre_hook is not None:  # it may set what the variant depends on (the
+                # descriptors' block shapes of Triton's attention tutorial)
+                c.pre_hook({**dict(zip(self.arg_names, args)), **kwargs, **c.all_kwargs()})
             resolved = resolve(self.fn, args, {**kwargs, **c.all_kwargs()})
             if resolved is None:
                 continue  # a wrapper we cannot see through: compiled on its first timing
