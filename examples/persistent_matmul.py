@@ -8,6 +8,14 @@ written through tensor descriptors: `matmul_persistent` takes host `TensorDescri
 `matmul_persistent_device` builds them in the kernel with `tl.make_tensor_descriptor` (on
 sm_90a their TMA maps live in global scratch from `tilework.set_allocator`).  Tails
 need no masks: a descriptor reads zeros outside the tensor and writes only inside it.
+
+`matmul_tma_persistent` is Triton's tutorial 09 kernel in the same form, the tiles' loop
+marked `tl.range(..., warp_specialize=WS)` (on sm_90a a producer warp group issues the TMA
+copies and runs on into the next tile while the kernel's warps store this one), with B given
+either [K, N] or, `B_NK`, [N, K] (read as `b.T`: a K-major B in shared memory, which fp8
+wgmma needs).  `matmul_tma` runs it autotuned over TMA_CONFIGS (16-bit) or TMA_FP8_CONFIGS,
+whose pre_hook sets the host descriptors' block shapes to the config's blocks; the benchmark
+(benchmarks/matmul.py) runs the same source and configs under Triton.
 """
 import tilework
 import tilework.language as tl
@@ -68,6 +76,93 @@ def matmul_persistent_device(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk,
     matmul_tiles(a_desc, b_desc, c_desc, M, N, K, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, NUM_SMS)
 
 
+@tilework.jit
+def matmul_tma_persistent(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+                          BK: tl.constexpr, GROUP_M: tl.constexpr, NUM_SMS: tl.constexpr,
+                          WS: tl.constexpr, B_NK: tl.constexpr):
+    """C = A @ B, NUM_SMS programs looping over the tiles (grouped GROUP_M tile rows at a
+    time); the tiles' loop warp-specialized when WS.  Descriptors: a [BM, BK], b [BK, BN]
+    (B_NK: [BN, BK] over B stored [N, K]), c [BM, BN] blocks."""
+    start_pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BM)
+    num_pid_n = tl.cdiv(N, BN)
+    k_tiles = tl.cdiv(K, BK)
+    num_tiles = num_pid_m * num_pid_n
+    in_group = GROUP_M * num_pid_n
+    for tile_id in tl.range(start_pid, num_tiles, NUM_SMS, flatten=True, warp_specialize=WS):
+        group = tile_id // in_group
+        first_m = group * GROUP_M
+        size_m = min(num_pid_m - first_m, GROUP_M)
+        pm = first_m + (tile_id % in_group) % size_m
+        pn = (tile_id % in_group) // size_m
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for ki in range(k_tiles):
+            a = a_desc.load([pm * BM, ki * BK])
+            if B_NK:
+                b = b_desc.load([pn * BN, ki * BK]).T
+            else:
+                b = b_desc.load([ki * BK, pn * BN])
+            acc = tl.dot(a, b, acc)
+        c_desc.store([pm * BM, pn * BN], acc.to(c_desc.dtype))
+
+
+def tma_block_shapes(nargs):
+    """A config's pre_hook: the host descriptors' blocks are the config's."""
+    bm, bn, bk = nargs["BM"], nargs["BN"], nargs["BK"]
+    nargs["a_desc"].block_shape = [bm, bk]
+    nargs["b_desc"].block_shape = [bn, bk] if nargs["B_NK"] else [bk, bn]
+    nargs["c_desc"].block_shape = [bm, bn]
+
+
+def tma_config(bm, bn, bk, warps, stages):
+    return tilework.Config({"BM": bm, "BN": bn, "BK": bk, "GROUP_M": 8}, num_warps=warps,
+                           num_stages=stages, pre_hook=tma_block_shapes)
+
+
+# the first two are the quick set (benchmarks/matmul.py --quick); 128x256 tiles stop at 3
+# stages (4 rings and the epilogue's 64 KB do not fit in shared memory)
+TMA_CONFIGS = [tma_config(128, 256, 64, 8, 3), tma_config(128, 128, 64, 8, 4),
+               tma_config(128, 128, 64, 8, 5), tma_config(128, 128, 64, 4, 4),
+               tma_config(64, 128, 64, 4, 4), tma_config(128, 64, 64, 4, 4)]
+TMA_FP8_CONFIGS = [tma_config(128, 256, 128, 8, 3), tma_config(128, 128, 128, 8, 4),
+                   tma_config(128, 128, 128, 8, 5), tma_config(128, 128, 128, 4, 4),
+                   tma_config(64, 128, 128, 4, 4), tma_config(128, 64, 128, 4, 4)]
+
+
+def tma_grid(meta):
+    """One program per multiprocessor, at most one per tile."""
+    tiles = cdiv(meta["M"], meta["BM"]) * cdiv(meta["N"], meta["BN"])
+    return (min(meta["NUM_SMS"], tiles),)
+
+
+def tuned_tma(configs):
+    """A fresh autotuned `matmul_tma_persistent` (nothing tuned yet) over `configs`."""
+    return tilework.autotune(configs=configs, key=["M", "N", "K"])(matmul_tma_persistent)
+
+
+_TUNED = {}
+
+
+def matmul_tma(a, b, b_nk=False, ws=True, out_dtype=None):
+    """a [M, K] @ B -> [M, N] in `out_dtype` (default a's dtype; bfloat16 for fp8), B given as
+    `b` [K, N], or [N, K] with `b_nk` (fp8 needs it); torch CUDA tensors, rows 16-byte aligned.
+    Autotuned over TMA_CONFIGS (TMA_FP8_CONFIGS for 1-byte elements)."""
+    import torch
+    M, K = a.shape
+    N, K2 = b.shape if b_nk else b.shape[::-1]
+    assert K == K2, f"inner dimensions differ: {a.shape} @ {b.shape} (b_nk={b_nk})"
+    fp8 = a.element_size() == 1
+    c = torch.empty((M, N), device=a.device,
+                    dtype=out_dtype or (torch.bfloat16 if fp8 else a.dtype))
+    kernel = _TUNED.setdefault(fp8, tuned_tma(TMA_FP8_CONFIGS if fp8 else TMA_CONFIGS))
+    # (placeholder blocks: the config's pre_hook sets them)
+    kernel[tma_grid](TensorDescriptor.from_tensor(a, [64, 64]),
+                     TensorDescriptor.from_tensor(b, [64, 64]),
+                     TensorDescriptor.from_tensor(c, [64, 64]), M, N, K, NUM_SMS=num_sms(),
+                     WS=ws, B_NK=b_nk)
+    return c
+
+
 CONFIG = dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_warps=8)
 
 
@@ -110,5 +205,7 @@ if __name__ == "__main__":
     a = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
     b = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
     torch.testing.assert_close(matmul(a, b), (a.float() @ b.float()).half(), rtol=1e-2,
+                               atol=1e-1)
+    torch.testing.assert_close(matmul_tma(a, b), (a.float() @ b.float()).half(), rtol=1e-2,
                                atol=1e-1)
     print("ok")

@@ -16,7 +16,9 @@ bytes):
     loop i:   (k = (i - lb) / step)  the loads of iteration k+S-1 into slot (k+S-1) % S
               (pred: i + (S-1)*step < ub); mbarrier_wait on slot k % S, phase (k / S) % 2;
               each load's uses read slot k % S: a local_alloc of it in the slot's layout (the
-              wgmma operand buffer) becomes the slot, other uses a local_load of it
+              wgmma operand buffer) becomes the slot, one of its `tl.trans` in the transposed
+              layout (`tl.dot(a, b.T)` on a [N, K] block: a K-major B) a memdesc_trans of
+              the slot, other uses a local_load of it
     after:    mbarrier_inval of each slot's barrier; the rings' deallocs
 
 The copies of iteration k+S-1 go into the slot iteration k-1 read: tilegpu-insert-barriers
@@ -40,7 +42,7 @@ from .pipeline_common import (NOTE_ATTR, arith, clone_slice, cmp_lt, in_flight_a
                               loop_depth, next_op, wait_result)
 from .shared_memory import alloc_bytes
 from .tile_passes import PURE_OPS
-from .tma import barrier_type, buffer_layout, coords
+from .tma import barrier_type, buffer_layout, coords, read_transposed, trans_readers
 
 _SLICE_OPS = frozenset(PURE_OPS) - {"tile.dot", "tile.reduce", "tile.scan"}
 
@@ -105,7 +107,8 @@ def _issue(loads, ops, iv, new_iv, rings, bars, slot, pred):
 
 
 def consume_load(load, view):
-    """`load`'s uses read the slot `view`."""
+    """`load`'s uses read the slot `view` (a transposed tile through its `memdesc_trans`)."""
+    read_transposed(trans_readers(load.results[0], view.type), view, free=False)
     for use in list(load.results[0].uses):
         user = use.owner
         if user.name == "tilegpu.local_alloc" and user.results[0].type == view.type:
@@ -214,16 +217,24 @@ def _rewrite(loop, body, iv, loads, ops, mds, S):
             B.build_local_dealloc(None, r)
 
 
+def slot_of(v):
+    """The memdesc `v` is a `memdesc_trans` view of (itself if none)."""
+    if not isinstance(v.owner, ir.Block) and v.owner.name == "tilegpu.memdesc_trans":
+        return v.owner.operands[0]
+    return v
+
+
 def async_dot(loop, body, views):
     """(the body's warpgroup_dot, its carried index) if it can stay in flight across
-    iterations (tilegpu-pipeline's conditions: both operands ring slots, an f32/i32
-    accumulator carried for it alone, its result yielded in the same place), else None."""
+    iterations (tilegpu-pipeline's conditions: both operands ring slots or their transposed
+    views, an f32/i32 accumulator carried for it alone, its result yielded in the same place),
+    else None."""
     dots = [getattr(o, "operation", o) for o in T.walk_ops(loop)
             if o.name == "tilegpu.warpgroup_dot"]
     if len(dots) != 1 or dots[0].block != body:
         return None
     dot = dots[0]
-    if dot.operands[0] not in views or dot.operands[1] not in views:
+    if any(slot_of(v) not in views for v in dot.operands[:2]):
         return None
     c = in_flight_acc(dot, list(body.arguments)[1:],
                       body.operations[len(body.operations) - 1].operation)

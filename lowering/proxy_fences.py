@@ -19,7 +19,8 @@ Here the writers fence instead, right after their writes, where they are:
   loop has after it anyway (tilegpu-pipeline's), and before the next copies are issued;
 * every `warpgroup_dot` then gets `tilegpu.writers_fence` and its rule emits no fence.
 
-TMA loads write through the async proxy (no fence).  This pass also owns the decision of
+TMA loads write through the async proxy (no fence); the mbarrier ops (a warp-specialized
+consumer's arrive releasing a slot too) write no operand bytes.  This pass also owns the decision of
 `CompileOptions.wgmma_cp_async_fence` (reading the option itself): off, a dot whose operands
 are ring slots only cp.async writes (`tilegpu.cp_async_operands`, the fact tilegpu-pipeline
 records) gets `tilegpu.no_proxy_fence` (Triton's code: its rule emits no fence), and so does
@@ -48,7 +49,8 @@ _KNOWN = frozenset({
     "tilegpu.local_alloc", "tilegpu.local_store", "tilegpu.local_load",
     "tilegpu.local_dealloc", "tilegpu.memdesc_index", "tilegpu.memdesc_trans",
     "tilegpu.async_copy", "tilegpu.warpgroup_dot", "tilegpu.tma_load", "tilegpu.tma_store",
-    "tilegpu.mbarrier_init", "tilegpu.mbarrier_inval", "tilegpu.mbarrier_wait"})
+    "tilegpu.mbarrier_init", "tilegpu.mbarrier_inval", "tilegpu.mbarrier_wait",
+    "tilegpu.mbarrier_arrive"})
 
 
 def _overlaps(iv, ivs) -> bool:

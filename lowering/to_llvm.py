@@ -207,6 +207,8 @@ class LoweringContext:
     # Warp specialization (lowering/warp_specialize.py): `producer_warps` warps after the
     # kernel's num_warps; inside the marked scf.if, `ws_role` is "producer" or "consumer" and
     # a barrier is a named one of that role's threads only (the other role never reaches it).
+    # The producer's program runs on its first warp alone (rules/scf.py): the other three
+    # take part in its setmaxnreg (a warp group's instruction), then leave.
     producer_warps = 0
     ws_role = None
 
@@ -214,7 +216,7 @@ class LoweringContext:
         if self.ws_role is None:
             gpu.barrier()
             return
-        bid, n = (1, self.num_warps) if self.ws_role == "consumer" else (2, self.producer_warps)
+        bid, n = (1, self.num_warps) if self.ws_role == "consumer" else (2, 1)
         # (the intrinsic, not inline asm: LLVM knows it convergent, as gpu.barrier's)
         nvvm.BarrierOp(None, barrierId=self.const(bid),
                        numberOfThreads=self.const(n * self.warp_size))
@@ -337,6 +339,10 @@ class LoweringContext:
         call this for their bodies, after mapping the block arguments in `values`)."""
         _lower_block(self, block)
 
+    def lower_ops(self, ops):
+        """Lowers `ops` (some of one block's, in order) at the current insertion point."""
+        _lower_ops(self, list(ops))
+
     # flattening tiles to scalars and back: region ops (scf.for/if/while) carry the scalars
     @staticmethod
     def flatten(values) -> list:
@@ -385,8 +391,11 @@ def _bits(t: ir.Type) -> int:
 
 
 def _lower_block(ctx: LoweringContext, block: ir.Block):
-    for op in list(block.operations):
-        op = op.operation
+    _lower_ops(ctx, [op.operation for op in block.operations])
+
+
+def _lower_ops(ctx: LoweringContext, ops):
+    for op in ops:
         with op.location:
             if ctx.barrier_pending and op.name not in SCRATCH:
                 ctx.smem_begin()  # only rules with scratch defer the barrier

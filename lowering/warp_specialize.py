@@ -33,7 +33,9 @@ The producer runs up to S iterations ahead of the consumers; with O it runs on i
 tile while the consumers finish this one (the epilogue overlaps the next tile's loads).  The
 kernel gets `tilegpu.producer_warps = 4`: tilegpu-to-llvm launches (num_warps + 4) warps and
 lowers the barriers inside the split as named barriers of each side's threads (rules/scf.py,
-`ctx.barrier`); the producer's copies are issued by its first thread (`ctx.issuer_id`).
+`ctx.barrier`); after the producer group's setmaxnreg only its first warp runs the
+producer's loops (rules/scf.py): one warp polls the empty barriers, and one of its lanes,
+`elect.sync`'s, issues the copies (rules/tma.py).
 Registers (`register_split`): the launch gives each thread R0 = 65536 / threads (a multiple
 of 8, at most 255, at most the `maxnreg` option), which tilegpu-to-llvm gives ptxas as
 `.maxnreg`; the producer keeps 40, the consumers take what that frees (a multiple of 8, at

@@ -18,21 +18,33 @@ its result is off cuBLAS's by more than the tolerance.  Triton 3.6 ignores warp_
 on these Hopper loops (its PTX, compiled ahead of time for sm_90a, has no setmaxnreg and 256
 threads), so its two columns show its plain pipeline.  Needs an sm_90 GPU.
 """
+import ast
+import inspect
 import os
 import sys
+import textwrap
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "examples"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "python"))
 from quick_matmul import bench, load_source  # noqa: E402
+import ws_kernels  # noqa: E402
 
-# the kernels the warp-specialization tests check (test/python/ws_kernels.py), as source that
-# runs under either compiler's `jit` and `tl` (load_source)
-KERNELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "test", "python",
-                       "ws_kernels.py")
-with open(KERNELS) as _f:
-    SRC = _f.read().split("import tilework.language as tl\n", 1)[1].replace(
-        "@tilework.jit", "@jit")
+
+def _source(jit_fn) -> str:
+    """The kernel's `def` under a bare `@jit` (either compiler's: load_source)."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(jit_fn.fn)))
+    tree.body[0].decorator_list = []
+    return "@jit\n" + ast.unparse(tree) + "\n"
+
+
+# the kernels the warp-specialization tests check (test/python/ws_kernels.py; the persistent
+# one is examples/persistent_matmul.py's matmul_tma_persistent), as source that runs under
+# either compiler's `jit` and `tl`
+SRC = "\n".join(_source(k) for k in (ws_kernels.ws_matmul, ws_kernels.ws_persistent))
 
 # (BM, BN, BK, num_warps, num_stages): the best of these is reported per cell
 CONFIGS = [(128, 256, 64, 8, 3)]
@@ -62,9 +74,9 @@ def run_cell(mod, which, form, ws, a, b, ref, flop, tol, configs, extra):
         tiles = -(-M // bm) * -(-N // bn)
         if form == "persistent":
             def run():
-                mod.ws_persistent[(min(sms, tiles),)](
+                mod.matmul_tma_persistent[(min(sms, tiles),)](
                     ad, bd, cd, M, N, K, BM=bm, BN=bn, BK=bk, GROUP_M=8, NUM_SMS=sms, WS=ws,
-                    num_warps=w, num_stages=s, **extra)
+                    B_NK=False, num_warps=w, num_stages=s, **extra)
         else:
             def run():
                 mod.ws_matmul[(-(-M // bm), -(-N // bn))](

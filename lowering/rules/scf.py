@@ -58,12 +58,32 @@ def _if(ctx, op, args):
     split = WS_ATTR in op.attributes  # each side's barriers are its own threads' (ctx.barrier)
     outer = ctx.ws_role
     ctx.ws_role = "producer" if split else outer
-    _lower_into(ctx, then_src, new.then_block)
+    if split:
+        _producer(ctx, then_src, new.then_block)
+    else:
+        _lower_into(ctx, then_src, new.then_block)
     if has_else:
         ctx.ws_role = "consumer" if split else outer
         _lower_into(ctx, op.regions[1].blocks[0], new.else_block)
     ctx.ws_role = outer
     return _results(ctx, op, new)
+
+
+def _producer(ctx, src: ir.Block, dst: ir.Block):
+    """The producer warp group's side of a split: its setmaxnreg (every warp of the group),
+    then the rest on the group's first warp only (`scf.if` on the warp-uniform warp id): one
+    warp polls the empty barriers and issues the copies (`elect.sync`, rules/tma.py)."""
+    ops = [o.operation for o in src.operations]
+    head = 1 if ops and ops[0].name == "tilegpu.setmaxnreg" else 0
+    with ir.InsertionPoint(dst):
+        ctx.lower_ops(ops[:head])
+        first = ctx.op1("arith.cmpi", [ctx.warp_id_uniform(), ctx.const(ctx.num_warps)], ctx.i1,
+                        {"predicate": ir.IntegerAttr.get(ctx.i64, 0)})  # eq
+        lead = scf.IfOp(first, [], has_else=False)
+        with ir.InsertionPoint(lead.then_block):
+            ctx.lower_ops(ops[head:-1])
+            scf.YieldOp([])
+        ctx.lower_ops(ops[-1:])  # (the producer yields nothing)
 
 
 @lower("scf.while")

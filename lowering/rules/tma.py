@@ -1,8 +1,9 @@
 """Lowering rules of the TMA ops (NVIDIA sm_90; dialects/opdefs/tma.py), as inline PTX.
 
-One thread (thread 0 of the CTA, or of the producer warp group under warp specialization:
-`ctx.issuer_id()`; a predicate inside the asm: no branch in the IR) initializes,
-arms and invalidates a barrier and issues the copies; every thread waits:
+One thread (thread 0 of the CTA: `ctx.issuer_id()`; under warp specialization the lane
+`elect.sync` picks in the producer's one running warp; a predicate inside the asm: no branch
+in the IR) initializes, arms and invalidates a barrier and issues the copies; every thread
+waits:
 
 * `mbarrier_init`: `mbarrier.init.shared::cta.b64 [bar], count`, then
   `fence.mbarrier_init.release.cluster` (the async proxy, which completes the copies'
@@ -67,6 +68,7 @@ def _addr(ctx, p) -> ir.Value:
 
 
 _ONE = "{ .reg .pred %%p; setp.eq.u32 %%p, $0, 0; %s }"  # the body under thread 0's predicate
+_ELECTED = "{ .reg .pred %%p; elect.sync _|%%p, 0xffffffff; %s }"  # ... one lane's of the warp
 
 
 def _generic(ctx, desc) -> ir.Value:
@@ -226,7 +228,11 @@ def _tma_load(ctx, op, args):
     rank = sum(1 for k, v in named.items() if k.startswith("coord") and v is not None)
     coords = list(args[3:3 + rank])[::-1]  # innermost first
     dst_addr, bar_addr = _addr(ctx, dst), _addr(ctx, bar)
-    issuer = ctx.issuer_id()
+    elected = ctx.ws_role == "producer" and named["pred"] is None
+    if elected:  # (the producer's one warp: a lane elect.sync picks; $0 unused)
+        issuer = ctx.const(0)
+    else:
+        issuer = ctx.issuer_id()
     if named["pred"] is not None:  # thread 0 where pred holds: issuer 0, else 1 (nobody)
         issuer = ctx.op1("arith.select", [args[-1], issuer, ctx.const(1)], ctx.i32)
     ops = [issuer, bar_addr, desc]
@@ -234,7 +240,8 @@ def _tma_load(ctx, op, args):
     for smem, cs in _box_operands(ctx, md, dst_addr, coords, ops):
         body.append(f"@%p cp.async.bulk.tensor.{rank}d.shared::cluster.global.mbarrier::"
                     f"complete_tx::bytes [{smem}], [$2, {{{cs}}}], [$1];")
-    _asm(ctx, _ONE % " ".join(body), ops, "r,r,l" + ",r" * (len(ops) - 3))
+    _asm(ctx, (_ELECTED if elected else _ONE) % " ".join(body), ops,
+         "r,r,l" + ",r" * (len(ops) - 3))
     return []
 
 

@@ -221,3 +221,48 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
     return %r : tensor<64x64xf32, #C>
   }
 }
+
+// -----
+
+// tl.dot(a, b.T) on a [N, K] block (fp8: wgmma needs a K-major B): the transpose's operand
+// buffer, of the slot's bytes transposed, becomes a memdesc_trans of the slot (no copy through
+// registers), and the wgmma stays asynchronous.
+// CHECK-LABEL: func.func @trans_b(
+// CHECK: %[[RA:.+]] = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 64, 128>, f8E4M3FN, #tilegpu.nvmma_shared<128 : i32, false, 8 : i32>, 3 : i32>
+// CHECK-NEXT: %[[RB:.+]] = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 64, 128>, f8E4M3FN, #tilegpu.nvmma_shared<128 : i32, false, 8 : i32>, 3 : i32>
+// CHECK: scf.for
+// CHECK: "tilegpu.mbarrier_wait"
+// CHECK-NEXT: %[[VA:.+]] = "tilegpu.memdesc_index"(%[[RA]], %[[SLOT:[0-9a-z_]+]])
+// CHECK-NEXT: %[[VB:.+]] = "tilegpu.memdesc_index"(%[[RB]], %[[SLOT]])
+// CHECK-NEXT: %[[T:.+]] = "tilegpu.memdesc_trans"(%[[VB]]) : (!tilegpu.memdesc<array<i64: 64, 128>, f8E4M3FN, #tilegpu.nvmma_shared<128 : i32, false, 8 : i32>, 1 : i32>) -> !tilegpu.memdesc<array<i64: 128, 64>, f8E4M3FN, #tilegpu.nvmma_shared<128 : i32, true, 8 : i32>, 1 : i32>
+// CHECK-NEXT: %[[DOT:.+]] = "tilegpu.warpgroup_dot"(%[[VA]], %[[T]], %{{.+}})
+// CHECK-NEXT: "tilegpu.warpgroup_wait"(%[[DOT]]) {num = 1 : i32}
+// CHECK-NOT: tile.trans
+// CHECK-NOT: tilegpu.local_load
+// CHECK: return
+#B = #tilegpu.blocked<array<i32: 1, 16>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
+#BT = #tilegpu.blocked<array<i32: 16, 1>, array<i32: 8, 4>, array<i32: 1, 4>, array<i32: 0, 1>>
+#SA = #tilegpu.nvmma_shared<128 : i32, false, 8 : i32>
+#SB = #tilegpu.nvmma_shared<128 : i32, true, 8 : i32>
+#C = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 32>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @trans_b(%da: !tile.ptr<i8> {tile.tma}, %db: !tile.ptr<i8> {tile.tma}, %n: i32, %m: i32) -> tensor<64x64xf32, #C> attributes {tile.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %c128 = arith.constant 128 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #C>
+    %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (tensor<64x64xf32, #C>) : i32 {
+      %k = arith.muli %i, %c128 : i32
+      %a = "tile.descriptor_load"(%da, %m, %k) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0>, swizzle = 128 : i32} : (!tile.ptr<i8>, i32, i32) -> tensor<64x128xf8E4M3FN, #B>
+      %b = "tile.descriptor_load"(%db, %m, %k) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0>, swizzle = 128 : i32} : (!tile.ptr<i8>, i32, i32) -> tensor<64x128xf8E4M3FN, #B>
+      %bt = "tile.trans"(%b) {order = array<i32: 1, 0>} : (tensor<64x128xf8E4M3FN, #B>) -> tensor<128x64xf8E4M3FN, #BT>
+      %sa = "tilegpu.local_alloc"(%a) : (tensor<64x128xf8E4M3FN, #B>) -> !tilegpu.memdesc<array<i64: 64, 128>, f8E4M3FN, #SA, 1 : i32>
+      %sb = "tilegpu.local_alloc"(%bt) : (tensor<128x64xf8E4M3FN, #BT>) -> !tilegpu.memdesc<array<i64: 128, 64>, f8E4M3FN, #SB, 1 : i32>
+      %d = "tilegpu.warpgroup_dot"(%sa, %sb, %acc) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 128>, f8E4M3FN, #SA, 1 : i32>, !tilegpu.memdesc<array<i64: 128, 64>, f8E4M3FN, #SB, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+      "tilegpu.local_dealloc"(%sa) : (!tilegpu.memdesc<array<i64: 64, 128>, f8E4M3FN, #SA, 1 : i32>) -> ()
+      "tilegpu.local_dealloc"(%sb) : (!tilegpu.memdesc<array<i64: 128, 64>, f8E4M3FN, #SB, 1 : i32>) -> ()
+      scf.yield %d : tensor<64x64xf32, #C>
+    } {tile.num_stages = 3 : i32}
+    return %r : tensor<64x64xf32, #C>
+  }
+}

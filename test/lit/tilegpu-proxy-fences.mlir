@@ -157,3 +157,42 @@ func.func @cp_async_only(%out: !tile.ptr<f32>, %in: !tile.ptr<f16>, %in2: !tile.
   return
 }
 }
+
+// -----
+
+// A warp-specialized consumer's dot on a TMA slot (the async proxy wrote it: nothing to
+// fence), which it releases with an mbarrier arrive: the pass knows the barrier ops, so the
+// dot is marked and its rule emits no fence (before, the unknown arrive left the kernel alone
+// and every wgmma fenced).
+// CHECK-LABEL: func.func @tma_slot_released(
+// CHECK-NOT: tilegpu.proxy_fence
+// CHECK: "tilegpu.warpgroup_dot"({{.+}}tilegpu.writers_fence
+// CHECK: "tilegpu.mbarrier_arrive"
+// LLVM-LABEL: gpu.func @tma_slot_released(
+// LLVM-NOT: nvvm.fence.proxy
+// LLVM: wgmma.mma_async
+// LLVM: gpu.return
+#C = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>
+#S = #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+func.func @tma_slot_released(%d: !tile.ptr<i8> {tile.tma}, %out: !tile.ptr<f32>, %r: i32) attributes {tile.kernel} {
+  %c = arith.constant dense<0.0> : tensor<64x64xf32, #C>
+  %buf = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>
+  %full = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>
+  %empty = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>
+  "tilegpu.mbarrier_init"(%full) {count = 1 : i32} : (!tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>) -> ()
+  "tilegpu.mbarrier_init"(%empty) {count = 4 : i32} : (!tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>) -> ()
+  "tilegpu.tma_load"(%d, %buf, %full, %r, %r) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 0>} : (!tile.ptr<i8>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, !tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>, i32, i32) -> ()
+  "tilegpu.mbarrier_wait"(%full, %r) : (!tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>, i32) -> ()
+  %dd = "tilegpu.warpgroup_dot"(%buf, %buf, %c) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+  "tilegpu.mbarrier_arrive"(%empty) {operandSegmentSizes = array<i32: 1, 0>} : (!tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>) -> ()
+  "tilegpu.mbarrier_inval"(%full) : (!tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>) -> ()
+  "tilegpu.mbarrier_inval"(%empty) : (!tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>) -> ()
+  "tilegpu.local_dealloc"(%buf) : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>) -> ()
+  "tilegpu.local_dealloc"(%full) : (!tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>) -> ()
+  "tilegpu.local_dealloc"(%empty) : (!tilegpu.memdesc<array<i64: 1>, i64, unit, 1 : i32>) -> ()
+  %p = "tile.splat"(%out) : (!tile.ptr<f32>) -> tensor<64x64x!tile.ptr<f32>, #C>
+  "tile.store"(%p, %dd) : (tensor<64x64x!tile.ptr<f32>, #C>, tensor<64x64xf32, #C>) -> ()
+  return
+}
+}

@@ -5,9 +5,12 @@
 // the even share (248 at 256 threads: setmaxnreg needs the count at entry); the warp group
 // comes from the warp-uniform warp id; before the split the barriers are the CTA's
 // (gpu.barrier), inside it each side's own: the consumers' is named barrier 1 of 128
-// threads (`bar.sync 1, 128`; the producer's would be 2).  The producer's copy is issued by its first thread (tid - 128 == 0); the
-// consumers' arrival by lane 0 of each warp where the predicate holds.  The module records
-// the warps to launch (the backend's metadata num_warps, which the runtime's block uses).
+// threads (`bar.sync 1, 128`; the producer's would be 2, of its one warp).  The producer warp
+// group's four warps run its setmaxnreg, then only its first warp (warp 4: the uniform warp
+// id) the rest: it waits on the empty barrier and one of its lanes (`elect.sync`) issues the
+// copy; the consumers' arrival is by lane 0 of each warp where the predicate holds.  The
+// module records the warps to launch (the backend's metadata num_warps, which the runtime's
+// block uses).
 
 // CHECK: module attributes {{{.*}}tilegpu.launch_warps = 8 : i32
 // CHECK-LABEL: gpu.func @split(
@@ -15,7 +18,6 @@
 // CHECK: %[[TID:.+]] = arith.index_cast %thread_id_x : index to i32
 // CHECK-NEXT: %[[WARP:.+]] = arith.divui %[[TID]], %c32_i32 : i32
 // CHECK-NEXT: %[[UWARP:.+]], %{{.+}} = gpu.shuffle  idx %[[WARP]], %c0_i32, %c32_i32 : i32
-// CHECK-NEXT: %[[ISSUER:.+]] = arith.subi %[[TID]], %c128_i32 : i32
 // CHECK: mbarrier.init.shared::cta.b64 [$1], 1;
 // CHECK-NEXT: gpu.barrier
 // CHECK: mbarrier.init.shared::cta.b64 [$1], 4;
@@ -24,10 +26,13 @@
 // CHECK: %[[PROD:.+]] = arith.cmpi eq, %[[WG]], %{{.+}} : i32
 // CHECK-NEXT: scf.if %[[PROD]] {
 // CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "setmaxnreg.dec.sync.aligned.u32 40;", "~{memory}"
+// CHECK-NEXT: %[[LEAD:.+]] = arith.cmpi eq, %[[UWARP]], %c4_i32 : i32
+// CHECK-NEXT: scf.if %[[LEAD]] {
 // CHECK: mbarrier.try_wait.parity
-// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "{ .reg .pred %p; setp.eq.u32 %p, $0, 0; @%p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], 8192; @%p cp.async.bulk.tensor.2d{{.*}}" %[[ISSUER]],
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "{ .reg .pred %p; elect.sync _|%p, 0xffffffff; @%p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], 8192; @%p cp.async.bulk.tensor.2d{{.*}}"
 // CHECK-NOT: bar.sync
-// CHECK: } else {
+// CHECK-NEXT: }
+// CHECK-NEXT: } else {
 // CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "setmaxnreg.inc.sync.aligned.u32 232;", "~{memory}"
 // CHECK: mbarrier.try_wait.parity
 // CHECK-NEXT: %[[LANE:.+]] = arith.andi %[[TID]], %c31_i32 : i32

@@ -1,6 +1,8 @@
 """examples/persistent_matmul.py without a GPU (test_examples.py's style): interpreted against
 numpy with host and device descriptors (shapes not multiples of the blocks, more tiles than
-programs), and compiled for sm_90a (16-byte loads and stores, no spills)."""
+programs), and compiled for sm_90a (16-byte loads and stores, no spills); the tutorial-09
+kernel `matmul_tma_persistent` interpreted with B as [K, N] and as [N, K], and its configs'
+pre_hook.  Its compiled forms: test_warp_specialize.py; on a GPU: test_warp_specialize_gpu.py."""
 import numpy as np
 import pytest
 
@@ -9,7 +11,8 @@ from tilework import CompileOptions
 from tilework.compiler.driver import ASTSource, compile
 from tilework.language.descriptor import tensor_descriptor_type
 from tilework.tools.tensor_descriptor import TensorDescriptor
-from persistent_matmul import matmul_persistent, matmul_persistent_device
+from persistent_matmul import TMA_CONFIGS, TMA_FP8_CONFIGS, matmul_persistent, \
+    matmul_persistent_device, matmul_tma_persistent, tma_block_shapes
 
 rng = np.random.default_rng()
 CFG = dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=16, GROUP_M=2)
@@ -95,3 +98,31 @@ def test_persistent_matmul_compiles_for_sm90a(device):
     assert "st.global.v4.b32" in ptx
     assert "wgmma.mma_async" in ptx
     assert "0 bytes spill stores, 0 bytes spill loads" in ck.metadata["ptxas_info"]
+
+
+@pytest.mark.parametrize("b_nk", [False, True], ids=["b_kn", "b_nk"])
+@pytest.mark.parametrize("M, N, K, progs", [(70, 90, 75, 3), (5, 64, 130, 4)])
+def test_tma_persistent_interpreted(M, N, K, progs, b_nk):
+    ab, a, bb, b, cb, c, ref = _operands(M, N, K)
+    if b_nk:  # B stored [N, K]
+        bb, b = _padded(np.ascontiguousarray(b.T), (K + 7) // 8 * 8)
+    bd = TensorDescriptor(b, b.shape, [bb.shape[1], 1], [32, 16] if b_nk else [16, 32])
+    _run(matmul_tma_persistent, (progs,),
+         TensorDescriptor(a, a.shape, [ab.shape[1], 1], [32, 16]), bd,
+         TensorDescriptor(c, c.shape, [cb.shape[1], 1], [32, 32]), M, N, K, BM=32, BN=32,
+         BK=16, GROUP_M=2, NUM_SMS=progs, WS=True, B_NK=b_nk)
+    np.testing.assert_allclose(c.astype(np.float32), ref, rtol=2e-3, atol=2e-2)
+    assert np.isnan(cb[:, N:]).all()
+
+
+@pytest.mark.parametrize("b_nk", [False, True])
+def test_tma_configs_set_the_descriptors_blocks(b_nk):
+    x = np.zeros((256, 256), np.float16)
+    descs = {k: TensorDescriptor(x, x.shape, [256, 1], [16, 16]) for k in ("a_desc", "b_desc",
+                                                                         "c_desc")}
+    for cfg in TMA_CONFIGS + TMA_FP8_CONFIGS:
+        cfg.pre_hook({**descs, **cfg.all_kwargs(), "B_NK": b_nk})
+        bm, bn, bk = (cfg.kwargs[k] for k in ("BM", "BN", "BK"))
+        assert descs["a_desc"].block_shape == [bm, bk]
+        assert descs["b_desc"].block_shape == ([bn, bk] if b_nk else [bk, bn])
+        assert descs["c_desc"].block_shape == [bm, bn]

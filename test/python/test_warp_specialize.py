@@ -1,7 +1,7 @@
 """`tl.range(..., warp_specialize=True)` on sm_90a, compile-only (tilegpu-warp-specialize,
-lowering/warp_specialize.py): the PTX's producer warp group (setmaxnreg.dec, waits on the
-empty barriers, the only TMA load copies) and consumers (setmaxnreg.inc, waits on the full
-barriers, the wgmmas, the slots' release, named barriers), the launch's thread count
+lowering/warp_specialize.py): the PTX's producer warp group (setmaxnreg.dec, then its first
+warp alone: waits on the empty barriers, the only TMA load copies, issued by elect.sync's
+lane) and consumers (setmaxnreg.inc, waits on the full barriers, the wgmmas, the slots' release, named barriers), the launch's thread count
 (`.maxntid`, metadata num_warps) and `.maxnreg`, the persistent form, and the loops where the
 hint is ignored with a note.  The SIMT emulator does not run TMA loads (test/python/
 simt_tma.py models the store only), so the split runs on a GPU only:
@@ -37,10 +37,16 @@ def _simple(dt=tl.float16, nw=8, ws=True, target="sm_90a", bm=128, bn=128, bk=64
                    CompileOptions(num_warps=nw, num_stages=3, **opts), cache=False)
 
 
-def _persistent(dt=tl.float16, nw=8, ws=True, bm=128, bn=256, bk=64, num_stages=3):
-    return compile(ASTSource(ws_persistent, _sig(dt, bm, bn, bk),
+def _persistent(dt=tl.float16, nw=8, ws=True, bm=128, bn=256, bk=64, num_stages=3,
+                b_nk=False):
+    sig = _sig(dt, bm, bn, bk)
+    if b_nk:  # (B stored [N, K], read as b.T)
+        sig["b_desc"] = tensor_descriptor_type(dt, [bn, bk])
+    if dt == tl.float8e4nv:
+        sig["c_desc"] = tensor_descriptor_type(tl.bfloat16, [bm, bn])
+    return compile(ASTSource(ws_persistent, sig,
                              {"BM": bm, "BN": bn, "BK": bk, "GROUP_M": 8, "NUM_SMS": 132,
-                              "WS": ws}, {}), "sm_90a",
+                              "WS": ws, "B_NK": b_nk}, {}), "sm_90a",
                    CompileOptions(num_warps=nw, num_stages=num_stages), cache=False)
 
 
@@ -69,6 +75,13 @@ def _check_split(ck, nw, stages=3, wait_group=1):
     assert "mbarrier.try_wait.parity" in producer
     assert "mbarrier.arrive.expect_tx" in producer and LOAD in producer
     assert "wgmma" not in producer and "bar.sync" not in producer
+    # its program runs on its first warp only (the others leave after setmaxnreg), where one
+    # lane, elect.sync's, issues each copy
+    first = re.search(r"setp\.ne\.b32\s+%p\d+, %r\d+, (\d+);\s*@%p\d+ bra", producer)
+    assert first and int(first.group(1)) == nw and first.start() < producer.index(LOAD)
+    copies = [ln for ln in producer.splitlines() if LOAD in ln]
+    assert copies and all("elect.sync _|%p, 0xffffffff;" in ln for ln in copies)
+    assert "elect.sync" not in consumer and "elect.sync" not in before
     # the consumers: wait for a full slot, wgmma, release the slot (lane 0 per warp); the
     # copies are the producer's only; their barriers are named, of their own threads
     assert "mbarrier.try_wait.parity" in consumer and "wgmma.mma_async" in consumer
@@ -108,9 +121,12 @@ def test_one_consumer_warp_group_takes_no_registers():
 def test_persistent_loop_split():
     """Tutorial 09's form: the producer loops over the same tiles and K steps, its ring
     counter running on across tiles; the consumers release each tile's last slot after the
-    K loop and store the tile while the producer fills the next one's slots."""
+    K loop and store the tile while the producer fills the next one's slots.  The slots are
+    written by TMA (the async proxy) only: no fence.proxy.async before the wgmmas
+    (tilegpu-proxy-fences knows the barrier arrive that releases a slot)."""
     ck = _persistent()
     _check_split(ck, 8)
+    assert "fence.proxy.async" not in _sides(ck.asm["ptx"])[2]
     tg = ck.asm["tilegpu"]
     producer = tg[tg.index('"tilegpu.setmaxnreg"'):tg.index("} else {")]
     assert producer.count("scf.for") == 2 and "tile.store" not in producer
@@ -123,6 +139,30 @@ def test_persistent_bf16_four_stages():
     _check_split(ck, 8, stages=4)
 
 
+@pytest.mark.parametrize("dt, bk, kind", [(tl.float8e4nv, 128, "e4m3.e4m3"),
+                                          (tl.float16, 64, "f16.f16"),
+                                          (tl.bfloat16, 64, "bf16.bf16")],
+                         ids=["fp8", "fp16", "bf16"])
+@pytest.mark.parametrize("ws", [True, False], ids=["ws", "plain"])
+def test_persistent_b_transposed(dt, bk, kind, ws):
+    """B stored [N, K] and read as `b.T` (Triton's fp8 tutorials; wgmma fp8 needs both operands
+    K-major): the dot reads the TMA slot through a memdesc_trans view, so the wgmma stays
+    asynchronous (wait_group 1) with nothing copied through registers (no shared-memory
+    stores or loads, no spills), warp-specialized or in the plain TMA pipeline."""
+    ck = _persistent(dt, bn=256, bk=bk, b_nk=True, ws=ws)
+    ptx = ck.asm["ptx"]
+    if ws:
+        _check_split(ck, 8)
+    assert re.search(rf"wgmma\.mma_async\.sync\.aligned\.m64n256k{32 if bk == 128 else 16}"
+                     rf"\.f32\.{kind}", ptx)
+    assert LOAD in ptx and "ld.shared" not in ptx and "st.shared" not in ptx
+    assert re.search(r"wgmma\.wait_group\.sync\.aligned\s+1;", ptx)
+    tg = ck.asm["tilegpu"]
+    assert '"tilegpu.memdesc_trans"' in tg and '"tile.trans"' not in tg
+    if find_ptxas():
+        assert "0 bytes spill stores" in ck.metadata["ptxas_info"]
+
+
 def test_synchronous_dot_releases_the_slot_at_the_end_of_the_iteration():
     """A slot read into registers (A scaled before the dot) feeds a synchronous wgmma: the
     consumers release the slot (unpredicated) just before the yield."""
@@ -130,6 +170,7 @@ def test_synchronous_dot_releases_the_slot_at_the_end_of_the_iteration():
                            {"BM": 128, "BN": 128, "BK": 64}, {}), "sm_90a",
                  CompileOptions(num_warps=8, num_stages=3), cache=False)
     _check_split(ck, 8, wait_group=0)
+    assert "fence.proxy.async" in _sides(ck.asm["ptx"])[2]  # (2 A: a generic write)
     tg = ck.asm["tilegpu"]
     loop = tg[tg.index("} else {"):]
     loop = loop[loop.index("scf.for"):loop.index("scf.yield")]

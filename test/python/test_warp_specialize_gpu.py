@@ -2,8 +2,10 @@
 with its K loop warp-specialized (a producer warp group issuing the TMA copies, the kernel's
 warps running the wgmmas) and the persistent form (the tiles' loop marked, the producer
 running into the next tile), fp16 and bf16, shapes with M/N/K tails and fewer K steps than
-stages, outputs poisoned with NaN first.  The split's results equal the unsplit kernel's
-bit for bit (the same wgmmas in the same order).  Compile-only checks:
+stages, outputs poisoned with NaN first; the persistent kernel (examples/persistent_matmul.py)
+with B stored [N, K] too (read as b.T: fp8 e4m3 as well), and its autotuned `matmul_tma`.
+The split's results equal the unsplit kernel's bit for bit (the same wgmmas in the same
+order).  Compile-only checks:
 test_warp_specialize.py.  A broken split hangs rather than fails: run under `timeout`."""
 import pytest
 
@@ -34,7 +36,8 @@ def _run(kernel, a, b, ws, bm=128, bn=128, bk=64, warps=8, stages=3):
     if kernel == "persistent":
         grid = (min(_sms(), tiles_m * tiles_n),)
         k = ws_persistent[grid](ad, bd, cd, M, N, K, BM=bm, BN=bn, BK=bk, GROUP_M=8,
-                                NUM_SMS=_sms(), WS=ws, num_warps=warps, num_stages=stages)
+                                NUM_SMS=_sms(), WS=ws, B_NK=False, num_warps=warps,
+                                num_stages=stages)
     else:
         k = ws_matmul[(tiles_m, tiles_n)](ad, bd, cd, M, N, K, BM=bm, BN=bn, BK=bk, WS=ws,
                                           num_warps=warps, num_stages=stages)
@@ -98,3 +101,76 @@ def test_synchronous_dot(M, N, K):
     torch.cuda.synchronize()
     assert k.metadata["num_warps"] == 12
     torch.testing.assert_close(c.float(), 2 * (a.float() @ b.float()), rtol=1e-2, atol=5e-2)
+
+
+def _run_b_nk(a, b_nk, ws, out_dtype, bm=128, bn=256, bk=64, warps=8, stages=3):
+    """The persistent kernel on B stored [N, K]."""
+    M, K = a.shape
+    N = b_nk.shape[0]
+    c = torch.full((M, N), float("nan"), device="cuda", dtype=out_dtype)
+    ad = TensorDescriptor.from_tensor(a, [bm, bk])
+    bd = TensorDescriptor.from_tensor(b_nk, [bn, bk])
+    cd = TensorDescriptor.from_tensor(c, [bm, bn])
+    grid = (min(_sms(), -(-M // bm) * -(-N // bn)),)
+    k = ws_persistent[grid](ad, bd, cd, M, N, K, BM=bm, BN=bn, BK=bk, GROUP_M=8,
+                            NUM_SMS=_sms(), WS=ws, B_NK=True, num_warps=warps,
+                            num_stages=stages)
+    torch.cuda.synchronize()
+    return c, k
+
+
+FP8 = getattr(torch, "float8_e4m3fn", None)
+
+
+@pytest.mark.parametrize("ws", [True, False], ids=["ws", "plain"])
+@pytest.mark.parametrize("dtype", DTYPES + [FP8], ids=["fp16", "bf16", "fp8"])
+# (K * 1 byte a multiple of 16: TMA's row strides)
+@pytest.mark.parametrize("M, N, K", [(1000, 1000, 1008), (300, 200, 80), (4096, 4096, 4096),
+                                     (8192, 8192, 512)])
+def test_persistent_b_transposed(dtype, ws, M, N, K):
+    """B [N, K] read as b.T: the wgmma's B is the TMA slot's transposed view (K-major: fp8
+    needs it); against torch in fp32, outputs NaN-poisoned, tails in M, N and K."""
+    if dtype is None:
+        pytest.skip("torch has no float8_e4m3fn")
+    torch.manual_seed(M + N + K)
+    fp8 = dtype == FP8
+    a = torch.randn(M, K, device="cuda").to(dtype)
+    b_nk = torch.randn(N, K, device="cuda").to(dtype)
+    out = torch.bfloat16 if fp8 else dtype
+    c, k = _run_b_nk(a, b_nk, ws, out, bk=128 if fp8 else 64)
+    assert k.metadata["num_warps"] == (12 if ws else 8)
+    assert ("e4m3.e4m3" in k.asm["ptx"]) == fp8
+    assert not torch.isnan(c).any()
+    ref = a.float() @ b_nk.float().T
+    tol = 2e-2 if dtype == torch.float16 else 4e-2
+    torch.testing.assert_close(c.float(), ref, rtol=tol, atol=tol * (K ** 0.5))
+
+
+@pytest.mark.parametrize("M, N, K", [(1000, 1000, 1008), (8192, 8192, 512)])
+def test_b_transposed_split_equals_unsplit(M, N, K):
+    torch.manual_seed(0)
+    a = torch.randn(M, K, device="cuda").to(FP8 or torch.float16)
+    b_nk = torch.randn(N, K, device="cuda").to(a.dtype)
+    out = torch.bfloat16 if a.element_size() == 1 else torch.float16
+    bk = 128 if a.element_size() == 1 else 64
+    c_ws, _ = _run_b_nk(a, b_nk, True, out, bk=bk)
+    c, _ = _run_b_nk(a, b_nk, False, out, bk=bk)
+    assert torch.equal(c_ws, c)
+
+
+@pytest.mark.parametrize("dtype", DTYPES + [FP8], ids=["fp16", "bf16", "fp8"])
+def test_matmul_tma_autotuned(dtype):
+    """The example's host wrapper: autotuned over its configs (each config's pre_hook sets the
+    descriptors' blocks), B [K, N] for 16-bit types, [N, K] for fp8."""
+    if dtype is None:
+        pytest.skip("torch has no float8_e4m3fn")
+    from persistent_matmul import matmul_tma
+    torch.manual_seed(1)
+    M, N, K = 1000, 1500, 720
+    a = torch.randn(M, K, device="cuda").to(dtype)
+    b = torch.randn(K, N, device="cuda").to(dtype)
+    fp8 = dtype == FP8
+    c = matmul_tma(a, b.T.contiguous(), b_nk=True) if fp8 else matmul_tma(a, b)
+    assert c.dtype == (torch.bfloat16 if fp8 else dtype)
+    ref = a.float() @ b.float()
+    torch.testing.assert_close(c.float(), ref, rtol=4e-2, atol=4e-2 * (K ** 0.5))

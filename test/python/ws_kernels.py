@@ -1,9 +1,11 @@
 """Kernels of the warp-specialization tests (compile-only: test_warp_specialize.py; on the
 GPU: test_warp_specialize_gpu.py) and of benchmarks/tools/ws_matmul.py's shapes: a descriptor
 GEMM whose K loop is `tl.range(..., warp_specialize=WS)`, and the persistent form of Triton's
-tutorial 09 (the tiles' loop marked, the K loop inside)."""
+tutorial 09 (the tiles' loop marked, the K loop inside): examples/persistent_matmul.py's
+`matmul_tma_persistent`, the kernel benchmarks/matmul.py times."""
 import tilework
 import tilework.language as tl
+from persistent_matmul import matmul_tma_persistent as ws_persistent  # noqa: F401
 
 
 @tilework.jit
@@ -17,32 +19,6 @@ def ws_matmul(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.constexp
         b = b_desc.load([k * BK, pn * BN])
         acc = tl.dot(a, b, acc)
     c_desc.store([pm * BM, pn * BN], acc.to(c_desc.dtype))
-
-
-@tilework.jit
-def ws_persistent(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
-                  BK: tl.constexpr, GROUP_M: tl.constexpr, NUM_SMS: tl.constexpr,
-                  WS: tl.constexpr):
-    """C = A @ B, NUM_SMS programs looping over the tiles (grouped GROUP_M tile rows at a
-    time); the tiles' loop warp-specialized when WS (the producer runs into the next tile)."""
-    start_pid = tl.program_id(0)
-    num_pid_m = tl.cdiv(M, BM)
-    num_pid_n = tl.cdiv(N, BN)
-    k_tiles = tl.cdiv(K, BK)
-    num_tiles = num_pid_m * num_pid_n
-    in_group = GROUP_M * num_pid_n
-    for tile_id in tl.range(start_pid, num_tiles, NUM_SMS, flatten=True, warp_specialize=WS):
-        group = tile_id // in_group
-        first_m = group * GROUP_M
-        size_m = min(num_pid_m - first_m, GROUP_M)
-        pm = first_m + (tile_id % in_group) % size_m
-        pn = (tile_id % in_group) // size_m
-        acc = tl.zeros((BM, BN), dtype=tl.float32)
-        for ki in range(k_tiles):
-            a = a_desc.load([pm * BM, ki * BK])
-            b = b_desc.load([ki * BK, pn * BN])
-            acc = tl.dot(a, b, acc)
-        c_desc.store([pm * BM, pn * BN], acc.to(c_desc.dtype))
 
 
 @tilework.jit
