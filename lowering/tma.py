@@ -23,6 +23,7 @@ import mlir.ir as ir
 from tilework.dialects import builders as B
 from tilework.dialects import tile as T
 from tilework.dialects.layout_nvidia import NvmmaShared
+from tilework.dialects.opdefs.shared import transposed_view
 from tilework.dialects.verify import named_operands
 
 from .layout_passes import kernels
@@ -57,6 +58,40 @@ def _i32(v: int) -> ir.Value:
                                attributes={"value": ir.IntegerAttr.get(t, v)}).results[0]
 
 
+def trans_readers(value, md_t):
+    """[(trans, alloc)]: the `tile.trans` users of `value` whose result only a `local_alloc`
+    reads, that alloc's type the transposed view of `md_t` (the K tile of attention's
+    `q @ k.T`: wgmma reads k's buffer through `memdesc_trans`, no round trip through
+    registers)."""
+    found = []
+    src = T.memdesc_of(md_t)
+    for u in value.uses:
+        t = u.owner
+        if t.name != "tile.trans":
+            continue
+        users = [w.owner for w in t.results[0].uses]
+        if len(users) == 1 and users[0].name == "tilegpu.local_alloc" and \
+                transposed_view(src, T.memdesc_of(users[0].results[0].type)):
+            found.append((t, users[0]))
+    return found
+
+
+def read_transposed(pairs, buf):
+    """Each (trans, alloc) of `trans_readers` becomes a `memdesc_trans` view of `buf` (the
+    alloc's deallocs go: `buf` is freed by its own)."""
+    for t, alloc in pairs:
+        with ir.InsertionPoint(alloc), alloc.location:
+            view = ir.Operation.create("tilegpu.memdesc_trans", results=[alloc.results[0].type],
+                                       operands=[buf]).results[0]
+        for u in list(alloc.results[0].uses):
+            if u.owner.name == "tilegpu.local_dealloc":
+                u.owner.erase()
+        alloc.results[0].replace_all_uses_with(view)
+        alloc.erase()
+        if not len(list(t.results[0].uses)):
+            t.erase()
+
+
 def _rewrite(op):
     rt = op.results[0].type
     desc, xs = op.operands[0], coords(op)
@@ -64,6 +99,7 @@ def _rewrite(op):
     md_t = T.memdesc_type(T.shape_of(rt), T.element_type(rt), layout, 1)
     direct = [u.owner for u in op.results[0].uses
               if u.owner.name == "tilegpu.local_alloc" and u.owner.results[0].type == md_t]
+    transposed = [] if direct else trans_readers(op.results[0], md_t)
     with ir.InsertionPoint(op), op.location:
         buf = B.build_local_alloc(None, result_type=md_t)
         bar = B.build_local_alloc(None, result_type=barrier_type())
@@ -73,11 +109,12 @@ def _rewrite(op):
         for alloc in direct:  # its readers take the TMA buffer; its dealloc frees that
             alloc.results[0].replace_all_uses_with(buf)
             alloc.erase()
+        read_transposed(transposed, buf)
         if len(list(op.results[0].uses)):
             v = B.build_local_load(None, buf, result_type=rt)
             op.results[0].replace_all_uses_with(v)
         B.build_mbarrier_inval(None, bar)
-        if not direct:
+        if not direct and not transposed:
             B.build_local_dealloc(None, buf)
         B.build_local_dealloc(None, bar)
     op.erase()
