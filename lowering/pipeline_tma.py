@@ -208,8 +208,8 @@ def _rewrite(loop, body, iv, loads, ops, carried, mds, S):
             B.build_mbarrier_init(None, slot_view(bars, _i32(j)), count=len(loads))
         for j in range(S - 1):
             it = lb if j == 0 else arith("arith.addi", lb, arith("arith.muli", step, _i32(j)))
-            _issue(specs, ops, iv, it, _i32(j), carried, rings, bars, _i32(j),
-                   cmp_lt(it, ub))
+            sj = _i32(j)
+            _issue(specs, ops, iv, it, sj, carried, rings, bars, sj, cmp_lt(it, ub))
     first = body.operations[0].operation
     with ir.InsertionPoint(first), loop.location:
         k = arith("arith.divsi", arith("arith.subi", iv, lb), step)
