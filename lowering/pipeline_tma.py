@@ -136,7 +136,7 @@ def _issue(loads, ops, iv, new_iv, kk, carried, rings, bars, slot, pred):
 
 def consume_load(load, view):
     """`load`'s uses read the slot `view` (a transposed tile through its `memdesc_trans`)."""
-    read_transposed(trans_readers(load.results[0], view.type), view)
+    read_transposed(trans_readers(load.results[0], view.type), view, free=False)
     for use in list(load.results[0].uses):
         user = use.owner
         if user.name == "tilegpu.local_alloc" and user.results[0].type == view.type:

@@ -12,7 +12,9 @@ NVIDIA sm_90) becomes
 
 A user that is a `local_alloc` of the value in the buffer's own layout (tilegpu-warpgroup-dot's
 operand buffer, when the block's swizzle is the one wgmma wants) reads `%buf` instead: the
-block goes from TMA to the tensor cores without the round trip through registers.  Runs after
+block goes from TMA to the tensor cores without the round trip through registers.  So does a
+`tile.trans` of the value read only by a `local_alloc` whose type is the buffer's transposed
+view (attention's `q @ k.T`): it becomes `tilegpu.memdesc_trans %buf`.  Runs after
 tilegpu-pipeline, before tilegpu-vector-width and the shared-memory passes (which place the
 barriers: after the init, before the inval, and before a copy over bytes other threads read).
 """
@@ -76,20 +78,28 @@ def trans_readers(value, md_t):
     return found
 
 
-def read_transposed(pairs, buf):
-    """Each (trans, alloc) of `trans_readers` becomes a `memdesc_trans` view of `buf` (the
-    alloc's deallocs go: `buf` is freed by its own)."""
+def read_transposed(pairs, buf, free: bool):
+    """Each (trans, alloc) of `trans_readers` becomes a `memdesc_trans` view of `buf`; with
+    `free`, the alloc's last dealloc frees `buf` (else `buf`, a ring slot, is freed after the
+    loop), its others go."""
+    last = None
     for t, alloc in pairs:
         with ir.InsertionPoint(alloc), alloc.location:
             view = ir.Operation.create("tilegpu.memdesc_trans", results=[alloc.results[0].type],
                                        operands=[buf]).results[0]
         for u in list(alloc.results[0].uses):
             if u.owner.name == "tilegpu.local_dealloc":
-                u.owner.erase()
+                if free and last is None and \
+                        u.owner.operation.block == buf.owner.operation.block:
+                    last = u.owner
+                    last.operands[0] = buf
+                else:
+                    u.owner.erase()
         alloc.results[0].replace_all_uses_with(view)
         alloc.erase()
         if not len(list(t.results[0].uses)):
             t.erase()
+    return last is not None
 
 
 def _rewrite(op):
@@ -109,12 +119,12 @@ def _rewrite(op):
         for alloc in direct:  # its readers take the TMA buffer; its dealloc frees that
             alloc.results[0].replace_all_uses_with(buf)
             alloc.erase()
-        read_transposed(transposed, buf)
+        freed = read_transposed(transposed, buf, free=True)
         if len(list(op.results[0].uses)):
             v = B.build_local_load(None, buf, result_type=rt)
             op.results[0].replace_all_uses_with(v)
         B.build_mbarrier_inval(None, bar)
-        if not direct and not transposed:
+        if not direct and not freed:
             B.build_local_dealloc(None, buf)
         B.build_local_dealloc(None, bar)
     op.erase()

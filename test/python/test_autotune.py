@@ -367,6 +367,45 @@ def test_precompile_compiles_configs_and_skips_failures(monkeypatch, capsys):
             "target sm_80 has none: use num_ctas=1") in err
 
 
+class FakeDeviceTensor(FakeDevicePtr):
+    """A device tensor a TensorDescriptor can describe (its dtype, aligned data)."""
+    def __init__(self, dtype):
+        super().__init__(np.dtype(dtype).str)
+        self.dtype = np.dtype(dtype)
+
+
+def test_precompile_runs_each_configs_pre_hook(monkeypatch, capsys):
+    """A config's pre_hook may set what its variant depends on (Triton's attention tutorial
+    sets the descriptors' block shapes per config): precompile runs it before specializing
+    each config, so every config compiles with its own blocks."""
+    from tilework.tools.tensor_descriptor import TensorDescriptor
+    loaded = []
+
+    def fake_install(jf, vkey, ck):
+        loaded.append(ck)
+        jf.cache[vkey] = ck
+        return ck
+    monkeypatch.setattr(launcher, "install_variant", fake_install)
+    monkeypatch.setenv("TILEWORK_COMPILE_WORKERS", "serial")
+
+    def blocks(nargs):
+        nargs["x_desc"].block_shape = [nargs["BLOCK"]]
+    configs = [Config({"BLOCK": b}, pre_hook=blocks) for b in (32, 64)]
+    times = iter([2.0, 1.0])
+
+    @tilework.autotune(configs=configs, key=["n"], do_bench=lambda call, quantiles: next(times))
+    @tilework.jit
+    def twice(x_desc, y, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(y + offs, x_desc.load([tl.program_id(0) * BLOCK]) * 2.0, mask=offs < n)
+    x = TensorDescriptor(FakeDeviceTensor("float32"), [1000], [1], [8])
+    twice.run(x, FakeDevicePtr("<f4"), 1000, grid=(8,), warmup=True, target="sm_80")
+    assert "skipped" not in capsys.readouterr().err
+    assert len(loaded) == 2
+    assert sorted(ck.metadata["signature"]["x_desc"] for ck in loaded) == \
+        ["tensordesc<fp32[32]>", "tensordesc<fp32[64]>"]
+
+
 def test_compile_modes_agree(monkeypatch):
     """Worker processes, threads and one at a time give the same PTX (and failures)."""
     from tilework.compiler.driver import ASTSource
