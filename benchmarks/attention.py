@@ -10,11 +10,12 @@ two).  Batch 4, 32 heads, fp16 by default; N 1024..16384, D 64 and 128, causal a
 
     python benchmarks/attention.py [--mode fwd|fwdbwd|both] [--n 1024,2048,...] [--d 64,128]
                                    [--dtype fp16|bf16] [--batch 4] [--heads 32] [--json PATH]
-                                   [--sides sdpa,triton,tilework,triton-tma,tilework-tma]
+                                   [--sides sdpa,triton,tilework,triton-tma,tilework-tma,...]
 
 The `-tma` sides run examples/attention_tma.py (the forward through tensor descriptors, as
 Triton's tutorial writes it for Hopper; forward only) under Triton and tilework alike; their
-ratio columns compare tilework-tma with triton-tma and SDPA.
+ratio columns compare tilework-tma with triton-tma and SDPA.  `tilework-tma-ws` runs it with
+the key loop warp-specialized (`tl.range(..., warp_specialize=True)`).
 """
 from __future__ import annotations
 
@@ -82,12 +83,12 @@ def chosen_config(mod) -> str | None:
     return f"{kw.get('BLOCK_M')}x{kw.get('BLOCK_N')}w{c.num_warps}s{c.num_stages}"
 
 
-def kernel_side(mod):
+def kernel_side(mod, **fwd_options):
     def fwd(q, k, v, causal, scale):
-        return mod.attention_forward(q, k, v, causal, scale)
+        return mod.attention_forward(q, k, v, causal, scale, **fwd_options)
 
     def fwdbwd(q, k, v, do, causal, scale):
-        o, lse = mod.attention_forward(q, k, v, causal, scale)
+        o, lse = mod.attention_forward(q, k, v, causal, scale, **fwd_options)
         dq, dk, dv = mod.attention_backward(q, k, v, o, do, lse, causal, scale)
         return o, dq, dk, dv
     return fwd, fwdbwd
@@ -125,10 +126,10 @@ def main():
             elif s == "triton-tma":
                 mods[s] = triton_attention("attention_tma.py")
                 sides[s] = kernel_side(mods[s])
-            elif s == "tilework-tma":
+            elif s in ("tilework-tma", "tilework-tma-ws"):
                 import attention_tma
                 mods[s] = attention_tma
-                sides[s] = kernel_side(attention_tma)
+                sides[s] = kernel_side(attention_tma, warp_specialize=s.endswith("-ws"))
             else:
                 raise ValueError(f"unknown side {s!r}")
         except ImportError as e:
@@ -139,7 +140,7 @@ def main():
     print(f"# {dev}  {args.dtype}  batch {Z}  heads {H}  (TFLOP/s; err: max |x - SDPA|)")
     names = list(sides)
     pairs = [("tilework", "triton"), ("tilework", "sdpa"), ("tilework-tma", "triton-tma"),
-             ("tilework-tma", "sdpa")]
+             ("tilework-tma", "sdpa"), ("tilework-tma-ws", "triton-tma")]
     pairs = [p for p in pairs if p[0] in names and p[1] in names]
     print(f"{'pass':7} {'N':>6} {'D':>4} {'causal':>6} " +
           " ".join(f"{n:>16}" for n in names) + "  " +

@@ -31,7 +31,7 @@ from tilework.tools.tensor_descriptor import TensorDescriptor
 @tilework.jit
 def attn_fwd_tma_inner(acc, l_i, m_i, q, desc_k, desc_v, offset_kv, start_m, qk_scale, offs_m,
                        N_CTX, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                       STAGE: tl.constexpr):
+                       STAGE: tl.constexpr, WARP_SPECIALIZE: tl.constexpr):
     """Keys [lo, hi) of the stage in blocks of BLOCK_N; offset_kv: the K/V head's first row."""
     if STAGE == 1:
         lo, hi = 0, start_m * BLOCK_M
@@ -44,7 +44,7 @@ def attn_fwd_tma_inner(acc, l_i, m_i, q, desc_k, desc_v, offset_kv, start_m, qk_
         lo, hi = (N_CTX // BLOCK_N) * BLOCK_N, N_CTX
     offset_k = offset_kv + lo
     offset_v = offset_kv + lo
-    for start_n in tl.range(lo, hi, BLOCK_N):
+    for start_n in tl.range(lo, hi, BLOCK_N, warp_specialize=WARP_SPECIALIZE):
         start_n = tl.multiple_of(start_n, BLOCK_N)
         k = desc_k.load([offset_k, 0]).T
         qk = tl.dot(q, k)
@@ -76,7 +76,8 @@ def attn_fwd_tma_inner(acc, l_i, m_i, q, desc_k, desc_v, offset_kv, start_m, qk_
 @tilework.jit
 def attn_fwd_tma_kernel(sm_scale, LSE, O, desc_q, desc_k, desc_v, desc_o, H, GROUP, N_CTX,
                         HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                        CAUSAL: tl.constexpr, EVEN_N: tl.constexpr):
+                        CAUSAL: tl.constexpr, EVEN_N: tl.constexpr,
+                        WARP_SPECIALIZE: tl.constexpr):
     start_m = tl.program_id(0)
     off_hz = tl.program_id(1)
     off_z = off_hz // H
@@ -93,18 +94,18 @@ def attn_fwd_tma_kernel(sm_scale, LSE, O, desc_q, desc_k, desc_v, desc_o, H, GRO
     if CAUSAL:
         acc, l_i, m_i = attn_fwd_tma_inner(acc, l_i, m_i, q, desc_k, desc_v, offset_kv,
                                            start_m, qk_scale, offs_m, N_CTX, BLOCK_M,
-                                           BLOCK_N, 1)
+                                           BLOCK_N, 1, WARP_SPECIALIZE)
         acc, l_i, m_i = attn_fwd_tma_inner(acc, l_i, m_i, q, desc_k, desc_v, offset_kv,
                                            start_m, qk_scale, offs_m, N_CTX, BLOCK_M,
-                                           BLOCK_N, 2)
+                                           BLOCK_N, 2, WARP_SPECIALIZE)
     else:
         acc, l_i, m_i = attn_fwd_tma_inner(acc, l_i, m_i, q, desc_k, desc_v, offset_kv,
                                            start_m, qk_scale, offs_m, N_CTX, BLOCK_M,
-                                           BLOCK_N, 3)
+                                           BLOCK_N, 3, WARP_SPECIALIZE)
         if not EVEN_N:
             acc, l_i, m_i = attn_fwd_tma_inner(acc, l_i, m_i, q, desc_k, desc_v, offset_kv,
                                                start_m, qk_scale, offs_m, N_CTX, BLOCK_M,
-                                               BLOCK_N, 4)
+                                               BLOCK_N, 4, WARP_SPECIALIZE)
     acc = acc / l_i[:, None]
     lse = (m_i + tl.math.log2(l_i)) * 0.6931471805599453
     lse_ptrs = LSE + off_hz.to(tl.int64) * N_CTX + offs_m
@@ -153,7 +154,8 @@ def even_n(args):
     return args["N_CTX"] % args["BLOCK_M"] == 0 and args["N_CTX"] % args["BLOCK_N"] == 0
 
 
-attn_fwd_tma = tilework.autotune(configs=FWD_TMA_CONFIGS, key=["N_CTX", "HEAD_DIM", "CAUSAL"],
+attn_fwd_tma = tilework.autotune(configs=FWD_TMA_CONFIGS,
+                                 key=["N_CTX", "HEAD_DIM", "CAUSAL", "WARP_SPECIALIZE"],
                                  prune_configs_by={"early_config_prune": prune})(
     tilework.heuristics({"EVEN_N": even_n})(attn_fwd_tma_kernel))
 
@@ -182,8 +184,10 @@ def _contiguous(x):
     return np.ascontiguousarray(x)
 
 
-def attention_forward(q, k, v, causal, sm_scale):
-    """-> (o, lse): o like q, lse float32 (Z, H, N) (natural log)."""
+def attention_forward(q, k, v, causal, sm_scale, warp_specialize=False):
+    """-> (o, lse): o like q, lse float32 (Z, H, N) (natural log).  warp_specialize: the key
+    loop's `tl.range(..., warp_specialize=True)` (a producer warp group issues the copies;
+    off by default)."""
     q, k, v = (_contiguous(t) for t in (q, k, v))
     if len(q.shape) != 4 or len(k.shape) != 4 or k.shape != v.shape:
         raise ValueError(f"attention: q must be (Z, H, N, D) and k, v (Z, H_KV, N, D) alike; "
@@ -204,5 +208,5 @@ def attention_forward(q, k, v, causal, sm_scale):
         return (cdiv(N, meta["BLOCK_M"]), Z * H)
 
     attn_fwd_tma[grid](float(sm_scale), lse, o, *descs, H, H // k.shape[1], N, HEAD_DIM=D,
-                       CAUSAL=bool(causal))
+                       CAUSAL=bool(causal), WARP_SPECIALIZE=bool(warp_specialize))
     return o, lse

@@ -19,7 +19,7 @@ from test_attention_fwd_codegen import loop_bodies
 
 
 def compile_tma_fwd(d=128, causal=False, even=True, dt="fp16", bm=128, bn=64, warps=8,
-                    stages=3):
+                    stages=3, ws=False):
     et = {"fp16": tl.float16, "bf16": tl.bfloat16}[dt]
     q = tensor_descriptor_type(et, [bm, d], "zero")
     k = tensor_descriptor_type(et, [bn, d], "zero")
@@ -29,7 +29,7 @@ def compile_tma_fwd(d=128, causal=False, even=True, dt="fp16", bm=128, bn=64, wa
     div = ["LSE", "O"] + (["N_CTX"] if even else [])
     return compile(ASTSource(A.attn_fwd_tma_kernel, sig,
                              dict(HEAD_DIM=d, BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal,
-                                  EVEN_N=even),
+                                  EVEN_N=even, WARP_SPECIALIZE=ws),
                              {n: {"tile.divisibility": 16} for n in div}),
                    "sm_90a", CompileOptions(num_warps=warps, num_stages=stages), cache=False)
 
@@ -116,3 +116,31 @@ def test_shape_errors():
     with pytest.raises(ValueError, match=r"attention: k and v \(1, 3, 8, 16\) do not match q"):
         A.attention_forward(q, np.zeros((1, 3, 8, 16), np.float16),
                             np.zeros((1, 3, 8, 16), np.float16), False, 1.0)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("d", [64, 128])
+def test_warp_specialized_key_loop(d, causal):
+    """`tl.range(..., warp_specialize=True)` on the key loop (two loads at carried coordinates,
+    two dots): a producer warp group (setmaxnreg.dec 40) runs a loop of its own that waits
+    for empty slots and issues K's and V's copies, and computes no wgmma; the consumers'
+    loop waits for full slots, runs both wgmmas and releases the slot.  Causal: the first
+    loop (left of the diagonal) is specialized, the diagonal one keeps the pipeliner."""
+    ck = compile_tma_fwd(d, causal, ws=True)
+    ptx = ck.asm["ptx"]
+    assert "setmaxnreg.dec.sync.aligned.u32 40" in ptx
+    assert "setmaxnreg.inc.sync.aligned.u32" in ptx
+    loops = loop_bodies(ptx)
+    producer = [b for b in loops if "cp.async.bulk.tensor" in b and "wgmma" not in b]
+    consumer = [b for b in loops if "wgmma.mma_async" in b]
+    assert len(producer) == 1 and len(consumer) == (2 if causal else 1)
+    boxes = d * 2 // 128
+    copies = len(re.findall(r"cp\.async\.bulk\.tensor\.2d", producer[0]))
+    assert copies and copies % (2 * boxes) == 0  # (LLVM may unroll the producer's loop)
+    assert "mbarrier.try_wait.parity" in producer[0]  # (an empty slot)
+    assert "cp.async.bulk.tensor" not in consumer[0]
+    assert re.search(r"mbarrier\.arrive\.shared::cta\.b64", consumer[0])  # (the slot back)
+    assert ('warp_specialize ignored: another loop of the kernel is warp-specialized'
+            in ck.asm["tilegpu"]) == causal
+    n, _ = spills_and_regs(ck)
+    assert n == 0, ck.metadata["ptxas_info"]

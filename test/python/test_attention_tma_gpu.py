@@ -63,6 +63,22 @@ def test_forward_against_sdpa(dtype, d, n, causal, monkeypatch):
     torch.testing.assert_close(lse, ref_lse, atol=1e-3, rtol=1e-3)
 
 
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("n", [1000, 1024])
+@pytest.mark.parametrize("causal", [False, True])
+def test_warp_specialized_against_sdpa(d, n, causal):
+    """The key loop under `tl.range(..., warp_specialize=True)` (a producer warp group issues
+    the K and V copies), fp16."""
+    _need_sm90()
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 4, n, d, device="cuda", dtype=torch.float16) * 0.5
+               for _ in range(3))
+    o, lse = A.attention_forward(q, k, v, causal, 0.1, warp_specialize=True)
+    ref_o, ref_lse = _reference(q, k, v, causal, 0.1)
+    torch.testing.assert_close(o.float(), ref_o, atol=4e-3, rtol=0)
+    torch.testing.assert_close(lse, ref_lse, atol=1e-3, rtol=1e-3)
+
+
 def test_every_config_against_sdpa():
     """Each autotune config (its variant compiled and run alone), fp16, D=64 and 128."""
     _need_sm90()
@@ -83,6 +99,6 @@ def test_every_config_against_sdpa():
             bm = cfg.kwargs["BLOCK_M"]
             A.attn_fwd_tma_kernel[(-(-1000 // bm), 2)](
                 0.1, lse, o, *descs, 2, 1, 1000, HEAD_DIM=d, CAUSAL=False, EVEN_N=False,
-                num_warps=cfg.num_warps, num_stages=cfg.num_stages, **cfg.kwargs)
+                WARP_SPECIALIZE=False, num_warps=cfg.num_warps, num_stages=cfg.num_stages, **cfg.kwargs)
             torch.cuda.synchronize()
             torch.testing.assert_close(o.float(), ref_o, atol=4e-3, rtol=0, msg=str(cfg))
