@@ -10,7 +10,12 @@ two).  Batch 4, 32 heads, fp16 by default; N 1024..16384, D 64 and 128, causal a
 
     python benchmarks/attention.py [--mode fwd|fwdbwd|both] [--n 1024,2048,...] [--d 64,128]
                                    [--dtype fp16|bf16] [--batch 4] [--heads 32] [--json PATH]
-                                   [--sides sdpa,triton,tilework]
+                                   [--sides sdpa,triton,tilework,triton-tma,tilework-tma,...]
+
+The `-tma` sides run examples/attention_tma.py (the forward through tensor descriptors, as
+Triton's tutorial writes it for Hopper; forward only) under Triton and tilework alike; their
+ratio columns compare tilework-tma with triton-tma and SDPA.  `tilework-tma-ws` runs it with
+the key loop warp-specialized (`tl.range(..., warp_specialize=True)`).
 """
 from __future__ import annotations
 
@@ -28,19 +33,23 @@ sys.path.insert(0, EXAMPLES)
 
 IMPORTS = "import tilework\nimport tilework.language as tl\n"
 TRITON_IMPORTS = "import triton as tilework\nimport triton.language as tl\n"
+DESC_IMPORT = "from tilework.tools.tensor_descriptor import"
+TRITON_DESC_IMPORT = "from triton.tools.tensor_descriptor import"
 
 
-def triton_attention():
-    """examples/attention.py under Triton: the same text with the two imports swapped."""
-    with open(os.path.join(EXAMPLES, "attention.py")) as f:
+def triton_attention(example="attention.py"):
+    """examples/<example> under Triton: the same text with the imports swapped."""
+    with open(os.path.join(EXAMPLES, example)) as f:
         src = f.read()
     if IMPORTS not in src:
-        raise RuntimeError("examples/attention.py no longer starts its code with the two "
+        raise RuntimeError(f"examples/{example} no longer starts its code with the two "
                            "tilework imports this benchmark swaps")
-    path = os.path.join(tempfile.mkdtemp(prefix="tw-attn-bench-"), "triton_attention.py")
+    src = src.replace(IMPORTS, TRITON_IMPORTS, 1).replace(DESC_IMPORT, TRITON_DESC_IMPORT)
+    name = "triton_" + example[:-3]
+    path = os.path.join(tempfile.mkdtemp(prefix="tw-attn-bench-"), name + ".py")
     with open(path, "w") as f:  # Triton's jit reads the kernels' source from their file
-        f.write(src.replace(IMPORTS, TRITON_IMPORTS, 1))
-    spec = importlib.util.spec_from_file_location("triton_attention", path)
+        f.write(src)
+    spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -66,19 +75,20 @@ def sdpa_side(torch):
 def chosen_config(mod) -> str | None:
     """The forward config the side's autotuner chose last (tilework's and Triton's `Autotuner`
     both keep it as `best_config`), as BMxBN/warps/stages."""
-    c = getattr(getattr(mod, "attn_fwd", None), "best_config", None)
+    tuner = getattr(mod, "attn_fwd", None) or getattr(mod, "attn_fwd_tma", None)
+    c = getattr(tuner, "best_config", None)
     if c is None:
         return None
     kw = getattr(c, "kwargs", {})
     return f"{kw.get('BLOCK_M')}x{kw.get('BLOCK_N')}w{c.num_warps}s{c.num_stages}"
 
 
-def kernel_side(mod):
+def kernel_side(mod, **fwd_options):
     def fwd(q, k, v, causal, scale):
-        return mod.attention_forward(q, k, v, causal, scale)
+        return mod.attention_forward(q, k, v, causal, scale, **fwd_options)
 
     def fwdbwd(q, k, v, do, causal, scale):
-        o, lse = mod.attention_forward(q, k, v, causal, scale)
+        o, lse = mod.attention_forward(q, k, v, causal, scale, **fwd_options)
         dq, dk, dv = mod.attention_backward(q, k, v, o, do, lse, causal, scale)
         return o, dq, dk, dv
     return fwd, fwdbwd
@@ -113,6 +123,13 @@ def main():
                 import attention
                 mods[s] = attention
                 sides[s] = kernel_side(attention)
+            elif s == "triton-tma":
+                mods[s] = triton_attention("attention_tma.py")
+                sides[s] = kernel_side(mods[s])
+            elif s in ("tilework-tma", "tilework-tma-ws"):
+                import attention_tma
+                mods[s] = attention_tma
+                sides[s] = kernel_side(attention_tma, warp_specialize=s.endswith("-ws"))
             else:
                 raise ValueError(f"unknown side {s!r}")
         except ImportError as e:
@@ -122,9 +139,13 @@ def main():
     rows = []
     print(f"# {dev}  {args.dtype}  batch {Z}  heads {H}  (TFLOP/s; err: max |x - SDPA|)")
     names = list(sides)
+    pairs = [("tilework", "triton"), ("tilework", "sdpa"), ("tilework-tma", "triton-tma"),
+             ("tilework-tma", "sdpa"), ("tilework-tma-ws", "triton-tma")]
+    pairs = [p for p in pairs if p[0] in names and p[1] in names]
     print(f"{'pass':7} {'N':>6} {'D':>4} {'causal':>6} " +
-          " ".join(f"{n:>16}" for n in names) + "  tilework/triton  tilework/sdpa  "
-          "fwd configs chosen (BMxBN w warps s stages)")
+          " ".join(f"{n:>16}" for n in names) + "  " +
+          " ".join(f"{a + '/' + b:>16}" for a, b in pairs) +
+          "  fwd configs chosen (BMxBN w warps s stages)")
     for mode in modes:
         for D in (int(x) for x in args.d.split(",")):
             for N in (int(x) for x in args.n.split(",")):
@@ -167,13 +188,13 @@ def main():
                             cells.append(f"{'failed':>16}")
                         torch.cuda.empty_cache()
                     ratio = []
-                    for other in ("triton", "sdpa"):
-                        a, b = row.get("tilework", {}), row.get(other, {})
+                    for mine, other in pairs:
+                        a, b = row.get(mine, {}), row.get(other, {})
                         ok = "tflops" in a and "tflops" in b
                         ratio.append(f"{a['tflops'] / b['tflops']:.2f}" if ok else "-")
                     print(f"{mode:7} {N:6d} {D:4d} {str(causal):>6} " +
-                          " ".join(f"{c:>16}" for c in cells) +
-                          f"  {ratio[0]:>15}  {ratio[1]:>13}  " +
+                          " ".join(f"{c:>16}" for c in cells) + "  " +
+                          " ".join(f"{r:>16}" for r in ratio) + "  " +
                           " ".join(f"{n}:{row[n].get('fwd_config')}" for n in mods
                                    if row.get(n, {}).get("fwd_config")), flush=True)
                     rows.append(row)

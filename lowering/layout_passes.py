@@ -61,6 +61,29 @@ def choose_defaults(f, num_warps, warp_size) -> dict[int, Blocked]:
     return {r: default_blocked(s, num_warps, warp_size, vec.get(r, 1)) for r, s in shapes.items()}
 
 
+def _first_use(v, op) -> bool:
+    """Whether `op` is, in program order, the first user of the block argument `v` (every
+    other user, or the op holding it in `v`'s block, comes after `op`)."""
+    block = v.owner
+
+    def top(o):  # the op of `block` that holds `o`
+        o = o.operation if hasattr(o, "operation") else o
+        while o is not None and o.block != block:
+            o = o.parent
+            o = o.operation if o is not None and hasattr(o, "operation") else o
+        return o
+    mine = top(op)
+    if mine is None:
+        return False
+    pos = {o.operation: i for i, o in enumerate(block.operations)}
+    at = pos[mine]
+    for u in v.uses:
+        t = top(u.owner)
+        if t is None or (t != mine and pos[t] <= at):
+            return False
+    return True
+
+
 class _Assigner:
     def __init__(self, f, num_warps, warp_size, target=None, options=None):
         self.defaults = choose_defaults(f, num_warps, warp_size)
@@ -116,11 +139,11 @@ class _Assigner:
         elif tens:
             # elementwise and memory ops: everything in the first tile operand's layout, unless
             # it is a loop-carried accumulator that can adopt another operand's layout
-            fixed = [i for i in tens if not self.flexible(op.operands[i])]
+            fixed = [i for i in tens if not self.flexible(op.operands[i], op)]
             lead = fixed[0] if fixed else tens[0]
             lay = layout_of(op.operands[lead].type)
             for i in tens:
-                if i != lead and self.flexible(op.operands[i]):
+                if i != lead and self.flexible(op.operands[i], op):
                     self.retarget_iter_arg(op.operands[i], lay)
             tens = [lead] + [i for i in tens if i != lead]
             for i in tens[1:]:
@@ -237,7 +260,7 @@ class _Assigner:
                 lay = _own_layout(op.operands[i], self.num_warps, self.warp_size)
             if lay is not None:
                 self.convert(op, i, lay)
-        if self.flexible(op.operands[2]):
+        if self.flexible(op.operands[2], op):
             self.retarget_iter_arg(op.operands[2], acc)
         else:
             self.convert(op, 2, acc)
@@ -270,11 +293,15 @@ class _Assigner:
         idx = list(owner.arguments).index(v) if v in list(owner.arguments) else -1
         return (parent, idx - 1) if idx >= 1 else None
 
-    def flexible(self, v) -> bool:
-        """A loop-carried tile used once in the body and started from a constant or splat:
-        its layout may follow what the loop body computes (no conversion per iteration)."""
+    def flexible(self, v, op=None) -> bool:
+        """A loop-carried tile started from a constant or splat and used once in the body, or
+        first by `op` (attention's running max, read by the max and by the rescale: the uses
+        after `op`, not yet assigned, see the layout it adopts): its layout may follow what the
+        loop body computes (no conversion per iteration)."""
         it = self._iter_arg(v)
-        if it is None or sum(1 for _ in v.uses) != 1:
+        if it is None:
+            return False
+        if sum(1 for _ in v.uses) != 1 and (op is None or not _first_use(v, op)):
             return False
         init = it[0].operands[3 + it[1]]
         src = defining_op(init)

@@ -51,14 +51,40 @@ def pure_op(op) -> bool:
     return not len(op.regions) and (op.name in _SLICE_OPS or op.name.startswith("arith."))
 
 
-def _slice(body, iv, values, out: set) -> bool:
-    """Adds to `out` the body's ops computing `values` from `iv` and outside values; False
-    if one depends on anything else (a carried value, an op with effects)."""
+def carried_step(loop, arg):
+    """(init, step) if the loop-carried `arg` advances by a loop-invariant step each iteration
+    (`offset += BLOCK_N`: its yielded value is `arith.addi` of it and a value from outside the
+    loop), else None: its value at iteration k is then init + k * step."""
+    body = loop.regions[0].blocks[0]
+    args = list(body.arguments)
+    if arg not in args[1:] or str(arg.type) not in ("i32", "i64"):
+        return None
+    i = args.index(arg) - 1
+    nxt = body.operations[len(body.operations) - 1].operation.operands[i]
+    op = nxt.owner
+    if isinstance(op, ir.Block) or op.name != "arith.addi" or op.operation.block != body:
+        return None
+    a, b = op.operands
+    step = b if a == arg else a if b == arg else None
+    if step is None or not _outside(body, step):
+        return None
+    return loop.operands[3 + i], step
+
+
+def _slice(loop, iv, values, out: set, carried: dict) -> bool:
+    """Adds to `out` the body's ops computing `values` from `iv`, outside values and carried
+    values that advance by a loop-invariant step (recorded in `carried`: arg -> (init,
+    step)); False if one depends on anything else (another carried value, an op with
+    effects)."""
+    body = loop.regions[0].blocks[0]
     for v in values:
         owner = v.owner
         if isinstance(owner, ir.Block):
             if owner == body and v != iv:
-                return False
+                cs = carried_step(loop, v)
+                if cs is None:
+                    return False
+                carried[v] = cs
             continue
         op = owner.operation if hasattr(owner, "operation") else owner
         if op.block != body:
@@ -67,7 +93,7 @@ def _slice(body, iv, values, out: set) -> bool:
             return False
         if op not in out:
             out.add(op)
-            if not _slice(body, iv, list(op.operands), out):
+            if not _slice(loop, iv, list(op.operands), out, carried):
                 return False
     return True
 
@@ -95,10 +121,14 @@ def slot_view(ring, slot):
     return B.build_memdesc_index(None, ring, slot, result_type=one)
 
 
-def _issue(loads, ops, iv, new_iv, rings, bars, slot, pred):
-    """The loads (`[(desc, coordinates)]`) of the iteration at `new_iv` into `slot` (at the
-    insertion point)."""
+def _issue(loads, ops, iv, new_iv, kk, carried, rings, bars, slot, pred):
+    """The loads (`[(desc, coordinates)]`) of iteration `kk` (its induction variable `new_iv`)
+    into `slot` (at the insertion point); a carried coordinate there is init + kk * step."""
     env = {iv: new_iv}
+    for arg, (init, step) in carried.items():
+        kx = kk if kk.type == arg.type else \
+            ir.Operation.create("arith.extsi", results=[arg.type], operands=[kk]).results[0]
+        env[arg] = arith("arith.addi", init, arith("arith.muli", kx, step))
     clone_slice(ops, env)  # the coordinates' slice, in program order
     bar = slot_view(bars, slot)
     for (desc, xs), ring in zip(loads, rings):
@@ -135,18 +165,19 @@ def pipeline_loop(loop, pctx, reserve: int) -> bool:
     iv = body.arguments[0]
     if depth <= 1 or str(iv.type) != "i32" or not feeds_dot(body):
         return False
-    loads, ops = [], set()
+    loads, ops, carried = [], set(), {}
     for o in body.operations:
         o = o.operation
         if o.name == "tile.descriptor_load":
-            s = set()
+            s, c = set(), {}
             nbytes = alloc_bytes(T.MemDesc(T.shape_of(o.results[0].type),
                                            T.element_type(o.results[0].type), "unit", 1))
             # (slots start at multiples of the buffer's bytes: TMA needs 128-byte alignment)
             if nbytes % 128 == 0 and _outside(body, o.operands[0]) and \
-                    _slice(body, iv, coords(o), s):
+                    _slice(loop, iv, coords(o), s, c):
                 loads.append(o)
                 ops |= s
+                carried.update(c)
     if not loads:
         return False
     mds = [T.MemDesc(T.shape_of(ld.results[0].type), T.element_type(ld.results[0].type),
@@ -163,11 +194,11 @@ def pipeline_loop(loop, pctx, reserve: int) -> bool:
     if stages <= 1:
         return False
     _rewrite(loop, body, iv, loads, [o for o in body.operations if o.operation in ops],
-             mds, stages)
+             carried, mds, stages)
     return True
 
 
-def _rewrite(loop, body, iv, loads, ops, mds, S):
+def _rewrite(loop, body, iv, loads, ops, carried, mds, S):
     lb, ub, step = loop.operands[0], loop.operands[1], loop.operands[2]
     ops = [o.operation for o in ops]
     specs = [(ld.operands[0], coords(ld)) for ld in loads]
@@ -179,7 +210,8 @@ def _rewrite(loop, body, iv, loads, ops, mds, S):
             B.build_mbarrier_init(None, slot_view(bars, _i32(j)), count=len(loads))
         for j in range(S - 1):
             it = lb if j == 0 else arith("arith.addi", lb, arith("arith.muli", step, _i32(j)))
-            _issue(specs, ops, iv, it, rings, bars, _i32(j), cmp_lt(it, ub))
+            sj = _i32(j)
+            _issue(specs, ops, iv, it, sj, carried, rings, bars, sj, cmp_lt(it, ub))
     first = body.operations[0].operation
     with ir.InsertionPoint(first), loop.location:
         k = arith("arith.divsi", arith("arith.subi", iv, lb), step)
@@ -202,8 +234,9 @@ def _rewrite(loop, body, iv, loads, ops, mds, S):
         ip = next_op(k.owner)
     with ir.InsertionPoint(ip), loop.location:
         nxt = arith("arith.addi", iv, arith("arith.muli", step, _i32(S - 1)))
-        slot_n = arith("arith.remsi", arith("arith.addi", k, _i32(S - 1)), _i32(S))
-        _issue(specs, ops, iv, nxt, rings, bars, slot_n, cmp_lt(nxt, ub))
+        k_n = arith("arith.addi", k, _i32(S - 1))
+        slot_n = arith("arith.remsi", k_n, _i32(S))
+        _issue(specs, ops, iv, nxt, k_n, carried, rings, bars, slot_n, cmp_lt(nxt, ub))
     for op in reversed(ops):  # the original coordinates, now unused
         if not any(True for r in op.results for _ in r.uses):
             op.erase()

@@ -54,7 +54,8 @@ from .module_info import module_config
 from .pass_base import Pass, register
 from .pipeline_common import arith, clone_slice, invariant_in, loop_depth, next_op, \
     reserve_bytes, wait_result
-from .pipeline_tma import async_dot, consume_load, feeds_dot, pure_op, slot_view
+from .pipeline_tma import async_dot, carried_step, consume_load, feeds_dot, pure_op, \
+    slot_view
 from .shared_memory import alloc_bytes
 from .tma import barrier_type, buffer_layout, coords
 
@@ -104,6 +105,7 @@ class _Plan:
     def __init__(self, f, outer, inner, loads):
         self.f, self.outer, self.inner, self.loads = f, outer, inner, loads
         self.slices = {"top": set(), "outer": set(), "inner": set()}
+        self.carried = {}  # L's carried coordinates: block argument -> (init, step)
 
 
 def _where(plan, block) -> str | None:
@@ -125,9 +127,18 @@ def _collect(plan, values) -> str | None:
             where = _where(plan, owner)
             if where == "top":
                 continue  # a kernel argument
-            if where is None or v != owner.arguments[0]:
-                return "a load's coordinates or the loop bounds depend on a loop-carried value"
-            continue  # an induction variable
+            if where == "inner" and v != owner.arguments[0] and v not in plan.carried:
+                cs = carried_step(plan.inner, v)  # `offset += BLOCK_N`: init + k * step
+                if cs is not None:
+                    plan.carried[v] = cs
+                    why = _collect(plan, list(cs))
+                    if why:
+                        return why
+                    continue
+            if where is None or (v != owner.arguments[0] and v not in plan.carried):
+                return "a load's coordinates or the loop bounds depend on a loop-carried " \
+                       "value other than one advanced by a loop-invariant step"
+            continue  # an induction variable, or a carried coordinate
         op = owner.operation if hasattr(owner, "operation") else owner
         where = _where(plan, op.block)
         if where is None or not pure_op(op):
@@ -267,6 +278,12 @@ def _producer(plan, S, rings, full, empty, regs):
     with ir.InsertionPoint(loop.body):
         iv = loop.induction_variable
         env[inner.regions[0].blocks[0].arguments[0]] = iv
+        if plan.carried:  # the producer's own copy of each carried coordinate
+            k = _counter(iv, lb, step)
+            for arg, (init, cstep) in plan.carried.items():
+                kx = k if k.type == arg.type else ir.Operation.create(
+                    "arith.extsi", results=[arg.type], operands=[k]).results[0]
+                env[arg] = arith("arith.addi", m(init), arith("arith.muli", kx, m(cstep)))
         clone_slice(_in_order(inner.regions[0].blocks[0], plan.slices["inner"]), env)
         c = _counter(iv, lb, step, (where, olb, ostep, n) if outer is not None else None)
         slot, phase = _slot_phase(c, S)

@@ -137,11 +137,28 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 
 // -----
 
-// A coordinate carried by the loop (not computed from the induction variable) cannot be
-// issued ahead: the load is left alone.
+// A coordinate carried by the loop and advanced by a loop-invariant step (Triton's attention
+// tutorial: `offset += BLOCK_N`) is init + k * step at iteration k: the copies before the
+// loop and in it compute it so (iterations 0, 1 ahead; k + 2 in the loop).
 // CHECK-LABEL: func.func @carried_coordinate(
-// CHECK-NOT: tilegpu.tma_load
-// CHECK: "tile.descriptor_load"
+// CHECK: %[[X0:.+]] = arith.muli %{{.+}}, %c64_i32 : i32
+// CHECK-NEXT: %[[K0:.+]] = arith.addi %c0_i32, %[[X0]] : i32
+// CHECK: "tilegpu.tma_load"(%arg0, %{{.+}}, %{{.+}}, %arg2, %[[K0]], %{{.+}})
+// CHECK: %[[X1:.+]] = arith.muli %{{.+}}, %c64_i32 : i32
+// CHECK-NEXT: %[[K1:.+]] = arith.addi %c0_i32, %[[X1]] : i32
+// CHECK: "tilegpu.tma_load"(%arg0, %{{.+}}, %{{.+}}, %arg2, %[[K1]], %{{.+}})
+// CHECK: scf.for %[[I:.+]] = %c0_i32 to %arg1 step %c1_i32 iter_args(%{{.+}} = %{{.+}}, %[[KC:.+]] = %c0_i32)
+// CHECK-NEXT: %[[D:.+]] = arith.subi %[[I]], %c0_i32 : i32
+// CHECK-NEXT: %[[K:.+]] = arith.divsi %[[D]], %c1_i32 : i32
+// CHECK: "tilegpu.mbarrier_wait"
+// CHECK: "tilegpu.warpgroup_dot"
+// CHECK: %[[KN:.+]] = arith.addi %[[K]], %{{.+}} : i32
+// CHECK: %[[XN:.+]] = arith.muli %[[KN]], %c64_i32 : i32
+// CHECK-NEXT: %[[OFF:.+]] = arith.addi %c0_i32, %[[XN]] : i32
+// CHECK-NEXT: %{{.+}} = "tilegpu.memdesc_index"
+// CHECK-NEXT: %{{.+}} = "tilegpu.memdesc_index"
+// CHECK-NEXT: "tilegpu.tma_load"(%arg0, %{{.+}}, %{{.+}}, %arg2, %[[OFF]], %{{.+}})
+// CHECK: arith.addi %[[KC]], %c64_i32 : i32
 #B = #tilegpu.blocked<array<i32: 1, 8>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
 #S = #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>
 #C = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>
@@ -157,6 +174,33 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
       %d = "tilegpu.warpgroup_dot"(%sa, %sa, %acc) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
       "tilegpu.local_dealloc"(%sa) : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>) -> ()
       %k2 = arith.addi %k, %c64 : i32
+      scf.yield %d, %k2 : tensor<64x64xf32, #C>, i32
+    } {tile.num_stages = 3 : i32}
+    return %r#0 : tensor<64x64xf32, #C>
+  }
+}
+
+// -----
+
+// A carried coordinate advanced by anything but a loop-invariant step (here it doubles)
+// cannot be issued ahead: the load is left alone.
+// CHECK-LABEL: func.func @carried_coordinate_doubling(
+// CHECK-NOT: tilegpu.tma_load
+// CHECK: "tile.descriptor_load"
+#B = #tilegpu.blocked<array<i32: 1, 8>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
+#S = #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>
+#C = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @carried_coordinate_doubling(%da: !tile.ptr<i8> {tile.tma}, %n: i32, %m: i32) -> tensor<64x64xf32, #C> attributes {tile.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #C>
+    %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero, %k = %c1) -> (tensor<64x64xf32, #C>, i32) : i32 {
+      %a = "tile.descriptor_load"(%da, %m, %k) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0>, swizzle = 128 : i32} : (!tile.ptr<i8>, i32, i32) -> tensor<64x64xf16, #B>
+      %sa = "tilegpu.local_alloc"(%a) : (tensor<64x64xf16, #B>) -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>
+      %d = "tilegpu.warpgroup_dot"(%sa, %sa, %acc) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+      "tilegpu.local_dealloc"(%sa) : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>) -> ()
+      %k2 = arith.addi %k, %k : i32
       scf.yield %d, %k2 : tensor<64x64xf32, #C>, i32
     } {tile.num_stages = 3 : i32}
     return %r#0 : tensor<64x64xf32, #C>

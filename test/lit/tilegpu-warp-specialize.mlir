@@ -179,14 +179,26 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 
 // -----
 
-// A coordinate carried by the loop: the producer could not recompute it, so the hint is
-// ignored (as Triton ignores it where it does not apply) and the note says why;
-// tilegpu-pipeline-tma and tilegpu-tma-loads then handle the loop as any other.
+// A coordinate carried by the loop and advanced by a loop-invariant step (Triton's attention
+// tutorial: `offset += BLOCK_N`): the producer computes its own copy, init + k * step, from
+// its iteration k; the consumers keep theirs (now unused by any load).
 // CHECK-LABEL: func.func @carried_coordinate(
-// CHECK-NOT: tilegpu.producer_warps
-// CHECK-NOT: scf.if
-// CHECK: "tile.descriptor_load"
-// CHECK: tilegpu.warp_specialize_note = "warp_specialize ignored: a load's coordinates or the loop bounds depend on a loop-carried value"
+// CHECK-SAME: tilegpu.producer_warps = 4 : i32
+// CHECK: scf.if
+// CHECK-NEXT: "tilegpu.setmaxnreg"() {count = 40 : i32, mode = "dec"}
+// CHECK: %[[C64:.+]] = arith.constant 64 : i32
+// CHECK-NEXT: scf.for %[[PI:.+]] = %[[LB:.+]] to %arg1 step %[[ST:.+]]  : i32 {
+// CHECK-NEXT: %[[D:.+]] = arith.subi %[[PI]], %[[LB]] : i32
+// CHECK-NEXT: %[[K:.+]] = arith.divsi %[[D]], %[[ST]] : i32
+// CHECK-NEXT: %[[X:.+]] = arith.muli %[[K]], %[[C64]] : i32
+// CHECK-NEXT: %[[OFF:.+]] = arith.addi %[[LB]], %[[X]] : i32
+// CHECK: "tilegpu.mbarrier_wait"
+// CHECK: "tilegpu.tma_load"(%arg0, %{{.+}}, %{{.+}}, %arg2, %[[OFF]])
+// CHECK: } else {
+// CHECK: scf.for
+// CHECK-NOT: tma_load
+// CHECK: "tilegpu.warpgroup_dot"
+// CHECK-NOT: warp_specialize_note
 #B = #tilegpu.blocked<array<i32: 1, 8>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
 #S = #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>
 #C = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>
@@ -202,6 +214,36 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
       %d = "tilegpu.warpgroup_dot"(%sa, %sa, %acc) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
       "tilegpu.local_dealloc"(%sa) : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>) -> ()
       %k2 = arith.addi %k, %c64 : i32
+      scf.yield %d, %k2 : tensor<64x64xf32, #C>, i32
+    } {tile.num_stages = 3 : i32, tile.warp_specialize}
+    return
+  }
+}
+
+// -----
+
+// A carried coordinate advanced otherwise (here it doubles): the producer could not
+// recompute it, so the hint is ignored (as Triton ignores it where it does not apply) and the
+// note says why; tilegpu-pipeline-tma and tilegpu-tma-loads then handle the loop as any other.
+// CHECK-LABEL: func.func @carried_coordinate_doubling(
+// CHECK-NOT: tilegpu.producer_warps
+// CHECK-NOT: scf.if
+// CHECK: "tile.descriptor_load"
+// CHECK: tilegpu.warp_specialize_note = "warp_specialize ignored: a load's coordinates or the loop bounds depend on a loop-carried value other than one advanced by a loop-invariant step"
+#B = #tilegpu.blocked<array<i32: 1, 8>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
+#S = #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>
+#C = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @carried_coordinate_doubling(%da: !tile.ptr<i8> {tile.tma}, %n: i32, %m: i32) attributes {tile.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #C>
+    %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero, %k = %c1) -> (tensor<64x64xf32, #C>, i32) : i32 {
+      %a = "tile.descriptor_load"(%da, %m, %k) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0>, swizzle = 128 : i32} : (!tile.ptr<i8>, i32, i32) -> tensor<64x64xf16, #B>
+      %sa = "tilegpu.local_alloc"(%a) : (tensor<64x64xf16, #B>) -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>
+      %d = "tilegpu.warpgroup_dot"(%sa, %sa, %acc) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+      "tilegpu.local_dealloc"(%sa) : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>) -> ()
+      %k2 = arith.addi %k, %k : i32
       scf.yield %d, %k2 : tensor<64x64xf32, #C>, i32
     } {tile.num_stages = 3 : i32, tile.warp_specialize}
     return

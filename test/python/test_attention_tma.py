@@ -1,0 +1,146 @@
+"""Compile-only checks of examples/attention_tma.py (the descriptor FlashAttention forward,
+Triton's Hopper tutorial form) on sm_90a, read from the PTX: K and V copied by TMA into
+num_stages rings inside the key loop at the loop-carried coordinates (tilegpu-pipeline-tma),
+mbarrier waits, K read transposed by the first wgmma straight from its slot and P from
+registers by the second (no shared-memory traffic of the threads in the loop), no spills; and
+its values against numpy under the interpreter.  On the GPU: test_attention_tma_gpu.py."""
+import re
+
+import numpy as np
+import pytest
+
+import tilework.language as tl
+from tilework import CompileOptions
+from tilework.compiler.driver import ASTSource, compile
+from tilework.language.descriptor import tensor_descriptor_type
+
+import attention_tma as A
+from test_attention_fwd_codegen import loop_bodies
+
+
+def compile_tma_fwd(d=128, causal=False, even=True, dt="fp16", bm=128, bn=64, warps=8,
+                    stages=3, ws=False):
+    et = {"fp16": tl.float16, "bf16": tl.bfloat16}[dt]
+    q = tensor_descriptor_type(et, [bm, d], "zero")
+    k = tensor_descriptor_type(et, [bn, d], "zero")
+    sig = {"sm_scale": tl.float32, "LSE": tl.pointer_type(tl.float32),
+           "O": tl.pointer_type(et), "desc_q": q, "desc_k": k, "desc_v": k, "desc_o": q,
+           "H": tl.int32, "GROUP": tl.int32, "N_CTX": tl.int32}
+    div = ["LSE", "O"] + (["N_CTX"] if even else [])
+    return compile(ASTSource(A.attn_fwd_tma_kernel, sig,
+                             dict(HEAD_DIM=d, BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal,
+                                  EVEN_N=even, WARP_SPECIALIZE=ws),
+                             {n: {"tile.divisibility": 16} for n in div}),
+                   "sm_90a", CompileOptions(num_warps=warps, num_stages=stages), cache=False)
+
+
+def key_loops(ck):
+    """The PTX text of each loop with wgmmas (inline asm included: the copies and waits)."""
+    return [b for b in loop_bodies(ck.asm["ptx"]) if "wgmma.mma_async" in b]
+
+
+def spills_and_regs(ck):
+    info = ck.metadata["ptxas_info"]
+    return (int(re.search(r"(\d+) bytes spill stores", info).group(1)),
+            int(re.search(r"Used (\d+) registers", info).group(1)))
+
+
+@pytest.mark.parametrize("dt", ["fp16", "bf16"])
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("causal, even", [(False, True), (True, True), (False, False),
+                                          (True, False)])
+def test_key_loops_pipeline_k_and_v_by_tma(d, causal, even, dt):
+    ck = compile_tma_fwd(d, causal, even, dt)
+    loops = key_loops(ck)
+    # causal: left of the diagonal, then the diagonal; else the full blocks (and the tail)
+    assert len(loops) == (1 if even and not causal else 2)
+    boxes = d * 2 // 128  # (a 128-byte swizzle copies boxes 64 fp16 wide)
+    for text in loops:
+        # iteration k + 2's copies of K and V, into the slot wgmma(k - 1) read
+        assert len(re.findall(r"cp\.async\.bulk\.tensor\.2d", text)) == 2 * boxes, text
+        assert "mbarrier.try_wait.parity" in text
+        assert "mbarrier.arrive.expect_tx" in text
+        # q k^T: both operands descriptors (Q's buffer, K's slot read transposed); p v: P
+        # from registers, V's slot
+        assert re.search(r"wgmma\.mma_async\.sync\.aligned\.m64n64k16\.f32\.(b?f16)\.\1 "
+                         r"\{[^}]*\}, %rd\d+, %rd\d+", text)
+        assert re.search(rf"wgmma\.mma_async\.sync\.aligned\.m64n{d}k16\.f32\.(b?f16)\.\1 "
+                         r"\{[^}]*\}, \{%r\d+, %r\d+, %r\d+, %r\d+\}, %rd\d+", text)
+        # no thread reads or writes shared memory in the loop: K is not moved through
+        # registers, and the carried statistics keep the dots' layouts (no conversions)
+        assert not re.search(r"\b(ld|st)\.shared", text), text
+    ptx = ck.asm["ptx"]
+    assert "ld.local" not in ptx and "st.local" not in ptx
+    n, regs = spills_and_regs(ck)
+    assert n == 0, ck.metadata["ptxas_info"]
+    assert regs <= 168, ck.metadata["ptxas_info"]  # (Triton 3.6: 138 at D=128, 128x64, 8 warps)
+
+
+def test_ring_depth_follows_num_stages():
+    """Iterations 0 .. S-2 are issued before the loop: 4 stages issue three ahead."""
+    for stages in (2, 3, 4):
+        ck = compile_tma_fwd(128, stages=stages)
+        ptx = ck.asm["ptx"]
+        head = ptx[:ptx.index(loop_bodies(ptx)[0])] if loop_bodies(ptx) else ptx
+        # Q's two boxes, then (S - 1) iterations of K and V, two boxes each
+        assert len(re.findall(r"cp\.async\.bulk\.tensor\.2d", head)) == 2 + 4 * (stages - 1)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("n", [40, 64])
+def test_interpreted_against_numpy(monkeypatch, causal, n):
+    monkeypatch.setattr(A.attn_fwd_tma_kernel, "interpret", True)
+    rng = np.random.default_rng(0)
+    Z, H, HKV, D = 1, 2, 1, 16
+    q = (rng.standard_normal((Z, H, n, D)) * 0.5).astype(np.float16)
+    k, v = ((rng.standard_normal((Z, HKV, n, D)) * 0.5).astype(np.float16) for _ in range(2))
+    o, lse = A.attention_forward(q, k, v, causal, 0.3)
+    kf, vf = (np.repeat(t.astype(np.float32), H // HKV, 1) for t in (k, v))
+    s = q.astype(np.float32) @ kf.transpose(0, 1, 3, 2) * 0.3
+    if causal:
+        s = np.where(np.triu(np.ones((n, n), bool), 1), -np.inf, s)
+    m = s.max(-1, keepdims=True)
+    p = np.exp(s - m)
+    l = p.sum(-1, keepdims=True)
+    np.testing.assert_allclose(o.astype(np.float32), (p / l) @ vf, atol=2e-3)
+    np.testing.assert_allclose(lse, (m + np.log(l))[..., 0], atol=1e-4)
+
+
+def test_shape_errors():
+    q = np.zeros((1, 2, 8, 16), np.float16)
+    with pytest.raises(ValueError, match=r"attention: head dim 12 is not one of 16, 32, 64, "
+                                         r"128, 256"):
+        A.attention_forward(np.zeros((1, 2, 8, 12), np.float16),
+                            np.zeros((1, 2, 8, 12), np.float16),
+                            np.zeros((1, 2, 8, 12), np.float16), False, 1.0)
+    with pytest.raises(ValueError, match=r"attention: k and v \(1, 3, 8, 16\) do not match q"):
+        A.attention_forward(q, np.zeros((1, 3, 8, 16), np.float16),
+                            np.zeros((1, 3, 8, 16), np.float16), False, 1.0)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("d", [64, 128])
+def test_warp_specialized_key_loop(d, causal):
+    """`tl.range(..., warp_specialize=True)` on the key loop (two loads at carried coordinates,
+    two dots): a producer warp group (setmaxnreg.dec 40) runs a loop of its own that waits
+    for empty slots and issues K's and V's copies, and computes no wgmma; the consumers'
+    loop waits for full slots, runs both wgmmas and releases the slot.  Causal: the first
+    loop (left of the diagonal) is specialized, the diagonal one keeps the pipeliner."""
+    ck = compile_tma_fwd(d, causal, ws=True)
+    ptx = ck.asm["ptx"]
+    assert "setmaxnreg.dec.sync.aligned.u32 40" in ptx
+    assert "setmaxnreg.inc.sync.aligned.u32" in ptx
+    loops = loop_bodies(ptx)
+    producer = [b for b in loops if "cp.async.bulk.tensor" in b and "wgmma" not in b]
+    consumer = [b for b in loops if "wgmma.mma_async" in b]
+    assert len(producer) == 1 and len(consumer) == (2 if causal else 1)
+    boxes = d * 2 // 128
+    copies = len(re.findall(r"cp\.async\.bulk\.tensor\.2d", producer[0]))
+    assert copies and copies % (2 * boxes) == 0  # (LLVM may unroll the producer's loop)
+    assert "mbarrier.try_wait.parity" in producer[0]  # (an empty slot)
+    assert "cp.async.bulk.tensor" not in consumer[0]
+    assert re.search(r"mbarrier\.arrive\.shared::cta\.b64", consumer[0])  # (the slot back)
+    assert ('warp_specialize ignored: another loop of the kernel is warp-specialized'
+            in ck.asm["tilegpu"]) == causal
+    n, _ = spills_and_regs(ck)
+    assert n == 0, ck.metadata["ptxas_info"]

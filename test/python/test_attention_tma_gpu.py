@@ -1,0 +1,104 @@
+"""examples/attention_tma.py (the descriptor / TMA FlashAttention forward) on the GPU against
+torch SDPA computed in fp32: fp16 and bf16, D 64 and 128, causal and not, N a multiple of the
+blocks and not (the masked tail), grouped-query heads, outputs poisoned with NaN first (every
+in-bounds element must be written).  Compile-only checks of its PTX: test_attention_tma.py."""
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import attention_tma as A  # noqa: E402
+
+pytestmark = pytest.mark.gpu
+
+
+def _need_sm90():
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA GPU")
+    if torch.cuda.get_device_capability()[0] != 9:
+        pytest.skip("TMA (sm_90) GPU needed")
+
+
+def _reference(q, k, v, causal, scale):
+    g = q.shape[1] // k.shape[1]
+    qf, kf, vf = (t.float() for t in (q, k, v))
+    if g > 1:
+        kf, vf = (t.repeat_interleave(g, dim=1) for t in (kf, vf))
+    s = (qf @ kf.transpose(-1, -2)) * scale
+    if causal:
+        n = q.shape[2]
+        s = s.masked_fill(torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1),
+                          float("-inf"))
+    return torch.softmax(s, -1) @ vf, torch.logsumexp(s, -1)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("n", [1000, 1024])
+@pytest.mark.parametrize("causal", [False, True])
+def test_forward_against_sdpa(dtype, d, n, causal, monkeypatch):
+    _need_sm90()
+    dt = getattr(torch, dtype)
+    torch.manual_seed(0)
+    Z, H, HKV = 2, 4, 2
+    q = torch.randn(Z, H, n, d, device="cuda", dtype=dt) * 0.5
+    k, v = (torch.randn(Z, HKV, n, d, device="cuda", dtype=dt) * 0.5 for _ in range(2))
+    scale = 1 / math.sqrt(d)
+    poisoned = []
+    real_empty = A._empty
+
+    def nan_empty(like, shape, float32=False):  # outputs start as NaN
+        t = real_empty(like, shape, float32).fill_(float("nan"))
+        poisoned.append(t)
+        return t
+    monkeypatch.setattr(A, "_empty", nan_empty)
+    o, lse = A.attention_forward(q, k, v, causal, scale)
+    torch.cuda.synchronize()
+    assert len(poisoned) == 2
+    ref_o, ref_lse = _reference(q, k, v, causal, scale)
+    assert not torch.isnan(o).any() and not torch.isnan(lse).any()
+    tol = 2e-2 if dt == torch.bfloat16 else 4e-3
+    torch.testing.assert_close(o.float(), ref_o, atol=tol, rtol=0)
+    torch.testing.assert_close(lse, ref_lse, atol=1e-3, rtol=1e-3)
+
+
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("n", [1000, 1024])
+@pytest.mark.parametrize("causal", [False, True])
+def test_warp_specialized_against_sdpa(d, n, causal):
+    """The key loop under `tl.range(..., warp_specialize=True)` (a producer warp group issues
+    the K and V copies), fp16."""
+    _need_sm90()
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 4, n, d, device="cuda", dtype=torch.float16) * 0.5
+               for _ in range(3))
+    o, lse = A.attention_forward(q, k, v, causal, 0.1, warp_specialize=True)
+    ref_o, ref_lse = _reference(q, k, v, causal, 0.1)
+    torch.testing.assert_close(o.float(), ref_o, atol=4e-3, rtol=0)
+    torch.testing.assert_close(lse, ref_lse, atol=1e-3, rtol=1e-3)
+
+
+def test_every_config_against_sdpa():
+    """Each autotune config (its variant compiled and run alone), fp16, D=64 and 128."""
+    _need_sm90()
+    torch.manual_seed(0)
+    for d in (64, 128):
+        q, k, v = (torch.randn(1, 2, 1000, d, device="cuda", dtype=torch.float16) * 0.5
+                   for _ in range(3))
+        ref_o, _ = _reference(q, k, v, False, 0.1)
+        for cfg in A.FWD_TMA_CONFIGS:
+            if not A.config_fits(cfg, d):
+                continue
+            o = torch.full_like(q, float("nan"))
+            lse = torch.empty(1, 2, 1000, device="cuda", dtype=torch.float32)
+            descs = [A.TensorDescriptor(t, [2 * 1000, d], [d, 1], [8, d]) for t in (q, k, v, o)]
+            nargs = dict(desc_q=descs[0], desc_k=descs[1], desc_v=descs[2], desc_o=descs[3],
+                         HEAD_DIM=d, **cfg.kwargs)
+            A.set_block_shapes(nargs)
+            bm = cfg.kwargs["BLOCK_M"]
+            A.attn_fwd_tma_kernel[(-(-1000 // bm), 2)](
+                0.1, lse, o, *descs, 2, 1, 1000, HEAD_DIM=d, CAUSAL=False, EVEN_N=False,
+                WARP_SPECIALIZE=False, num_warps=cfg.num_warps, num_stages=cfg.num_stages, **cfg.kwargs)
+            torch.cuda.synchronize()
+            torch.testing.assert_close(o.float(), ref_o, atol=4e-3, rtol=0, msg=str(cfg))
