@@ -84,7 +84,8 @@ def add(x, y, out, n, BLOCK: tl.constexpr):
     tl.store(out + offs, tl.load(x + offs, mask=offs < n) + tl.load(y + offs, mask=offs < n),
              mask=offs < n)
 x = torch.randn(1024, device="cuda"); y = torch.randn_like(x); o = torch.empty_like(x)
-add[(1,)](x, y, o, 1024, BLOCK=1024)
+add[(1,)](x, y, o, 1024, BLOCK=1024)  # compiles (the module builds meanwhile)
+add[(1,)](x, y, o, 1024, BLOCK=1024)  # takes the native Signature
 mod = native_launch.module()
 mod.reset_timings()
 for _ in range(200):
