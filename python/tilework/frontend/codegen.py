@@ -22,6 +22,7 @@ from ..language.core import constexpr, tensor
 from ..language.function import JITFunction
 from ..language.tuples import (is_namedtuple_class, is_tuple_spec, named_tuple,
                                runtime_params, tuple_value)
+from ..language.tuples import tuple as tl_tuple
 from . import semantic as S
 from .ops import IMPLS
 from .ops_control import KERNEL_RETURN_MESSAGE, ControlFlow, ReturnSignal, Undefined
@@ -243,7 +244,8 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         raise self.error(node, f"name `{name}` is not defined")
 
     def visit_Tuple(self, node):
-        return tuple(self.visit(e) for e in node.elts)
+        # every tuple a kernel builds is a tl.tuple (Triton's rule; lists too)
+        return tl_tuple(self.visit(e) for e in node.elts)
 
     visit_List = visit_Tuple
 
@@ -363,6 +365,8 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
     def visit_Subscript(self, node):
         base = self.visit(node.value)
         idx = self.visit(node.slice)
+        if isinstance(node.slice, ast.Tuple):  # `x[None, :]`: an index, not a value
+            idx = tuple(idx)
         if isinstance(base, tensor):
             return subscript(self.b, base, idx)
         try:

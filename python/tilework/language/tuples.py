@@ -1,7 +1,9 @@
 """Triton's frontend classes for tuples and slices: `tl.tuple`, `tl.tuple_type`, `tl.slice`
-(and `tl.constexpr_type`, in core).  Tilework's kernels already carry Python tuples (unpacked,
-returned from @jit helpers, carried through loops), so `tl.tuple` is a Python tuple with
-Triton's extras: a `.type`, named fields (`t.name`) and indexing by `tl.slice`.
+(and `tl.constexpr_type`, in core).  As in Triton, every tuple a kernel builds is a
+`tl.tuple`: literals (`(a, b)`, `[a, b]`), tuples returned from @jit helpers, sums and slices
+of them (the compiler's `visit_Tuple`; the interpreter's source rewrite).  `tl.tuple` is a
+Python tuple (unpacking, `len`, iteration, equality of constants keep working) with Triton's
+extras: a `.type`, named fields (`t.name`), indexing by `tl.slice` and `*` by a constexpr.
 
 A tuple (or namedtuple) kernel argument is specialized as a `tuple_type` whose leaves are the
 runtime members' dtypes and `constexpr_type`s of the constant ones (constexprs, None, ints
@@ -121,6 +123,16 @@ class tuple(builtins.tuple):
         if not isinstance(other, (builtins.tuple, list)):
             raise TypeError(tuple_operand_message(self))
         return tuple(builtins.tuple(other) + builtins.tuple(self))
+
+    def __mul__(self, n):
+        n = n.value if isinstance(n, constexpr) else n
+        if not isinstance(n, int) or isinstance(n, bool):  # (the compiler's messages)
+            raise TypeError(tuple_operand_message(self) if hasattr(n, "dtype") else
+                            f"can't multiply sequence by non-int of type "
+                            f"'{builtins.type(n).__name__}'")
+        return tuple(builtins.tuple(self) * n)
+
+    __rmul__ = __mul__
 
     def __repr__(self):
         return f"tl.tuple({list(self)!r})"
