@@ -506,14 +506,20 @@ def build_kernel(jit_fn, signature: dict, constants: dict, attrs: dict, context:
             if p in signature:
                 t = signature[p]
                 if is_tuple_spec(t):  # a tuple argument: its runtime members, flattened
-                    params += runtime_params(p, t)
+                    for n, mt in runtime_params(p, t):
+                        params += descriptor_params(n, mt) if is_descriptor_type(mt) \
+                            else [(n, mt)]
                     continue
                 if p in getattr(jit_fn, "const_params", ()) and t.is_ptr():  # `p: tl.const`
                     t = core.pointer_type(t.element_ty, t.address_space, const=True)
                 params += descriptor_params(p, t) if is_descriptor_type(t) else [(p, t)]
         # the tensor maps of descriptors loaded by TMA come last (the runtime appends them)
-        tma = [(p, tma_param(b, p, signature[p])) for p in jit_fn.arg_names
-               if is_descriptor_type(signature.get(p)) and tma_param(b, p, signature[p])]
+        # (host descriptors: arguments, and members of tuple arguments)
+        leaves = [e for p in jit_fn.arg_names if p in signature
+                  for e in (runtime_params(p, signature[p]) if is_tuple_spec(signature[p])
+                            else [(p, signature[p])])]
+        tma = [(n, tma_param(b, n, t)) for n, t in leaves
+               if is_descriptor_type(t) and tma_param(b, n, t)]
         params += [(tp[0], tp[1]) for _, tp in tma]
         n_tma_first = len(params) - len(tma)
         scratch = scratch_param(b)  # (dropped below unless a descriptor made in the kernel
@@ -542,18 +548,20 @@ def build_kernel(jit_fn, signature: dict, constants: dict, attrs: dict, context:
         scope = {}
         args = {p: tensor(entry.arguments[i], t) for i, (p, t) in enumerate(params)}
         b.global_scratch = args[scratch[0]] if scratch else None
-        for p in jit_fn.arg_names:
-            t = signature.get(p)
-            if is_descriptor_type(t):
-                with ir.InsertionPoint(entry), loc:
-                    tp = tma_param(b, p, t)
-                    scope[p] = descriptor_from_args(
-                        b, t, [args[n] for n, _ in descriptor_params(p, t)],
-                        args[tp[0]] if tp else None)
-            elif is_tuple_spec(t):
-                scope[p] = tuple_value(p, t, args.__getitem__)
-            elif t is not None:
-                scope[p] = args[p]
+        def value(p, t):  # an argument's (or a tuple member's) value in the kernel
+            if not is_descriptor_type(t):
+                return args[p]
+            tp = tma_param(b, p, t)
+            return descriptor_from_args(b, t, [args[n] for n, _ in descriptor_params(p, t)],
+                                        args[tp[0]] if tp else None)
+
+        with ir.InsertionPoint(entry), loc:
+            for p in jit_fn.arg_names:
+                t = signature.get(p)
+                if is_tuple_spec(t):
+                    scope[p] = tuple_value(p, t, value)
+                elif t is not None:
+                    scope[p] = value(p, t)
         for p, v in constants.items():
             scope[p] = v if isinstance(v, constexpr) else constexpr(v)
         gen = CodeGenerator(jit_fn, b, scope)

@@ -175,7 +175,8 @@ def member_label(name: str, i: int) -> str:
 
 def runtime_params(name: str, t) -> list:
     """[(parameter name, dtype)] of the runtime members of the tuple type `t` of argument
-    `name`, flattened depth first."""
+    `name`, flattened depth first (a host tensor descriptor is one entry, as an argument of its
+    own: its kernel parameters are `<member>`, `<member>.shape0`, ...)."""
     out = []
     for i, m in enumerate(t.types):
         if isinstance(m, tuple_type):
@@ -196,7 +197,8 @@ def flat_signature(signature: dict) -> list:
 
 def tuple_value(name: str, t, member):
     """The kernel's value of tuple argument `name` of type `t`: a `tl.tuple` (fields kept) of
-    `member(parameter name)` for runtime members and constexprs for constant ones."""
+    `member(parameter name, dtype)` for runtime members (a host tensor descriptor's is its
+    in-kernel descriptor) and constexprs for constant ones."""
     vals = []
     for i, m in enumerate(t.types):
         if isinstance(m, tuple_type):
@@ -204,7 +206,7 @@ def tuple_value(name: str, t, member):
         elif isinstance(m, constexpr_type):
             vals.append(constexpr(m.value))
         else:
-            vals.append(member(member_param(name, i)))
+            vals.append(member(member_param(name, i), m))
     return argument_tuple(name, vals, t.fields if any(t.fields) else None)
 
 
