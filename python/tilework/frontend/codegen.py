@@ -14,7 +14,7 @@ import warnings
 
 import mlir.ir as ir
 from mlir.dialects import func as func_d
-from tilework.dialects.tensor_maps import drop_unused_tensor_maps
+from tilework.dialects.tensor_maps import drop_unused_tensor_maps, settle_global_scratch
 
 from ..errors import CompilationError
 from ..language import core
@@ -27,7 +27,7 @@ from . import semantic as S
 from .ops import IMPLS
 from .ops_control import KERNEL_RETURN_MESSAGE, ControlFlow, ReturnSignal, Undefined
 from .ops_descriptor import (SCRATCH_ATTR, TMA_ATTR, descriptor_from_args, descriptor_params,
-                             is_descriptor_type, number_tensormaps, scratch_param, tma_param)
+                             is_descriptor_type, scratch_param, tma_param)
 from .ops_shape import subscript
 from .semantic import SemanticError
 from .types import to_ir
@@ -574,23 +574,7 @@ def build_kernel(jit_fn, signature: dict, constants: dict, attrs: dict, context:
             with loc:
                 func_d.ReturnOp([])
         if scratch:
-            _global_scratch(f, entry)
+            settle_global_scratch(f)
         if tma:
             drop_unused_tensor_maps(f)  # (a descriptor only stored to, or loaded by pointers)
     return module
-
-
-def _global_scratch(f, entry):
-    """The kernel's global scratch: its bytes per program on the kernel (`SCRATCH_ATTR`, the
-    metadata's `global_scratch_size`) when a tensor map is made there, else the argument
-    erased."""
-    nbytes = number_tensormaps(f)
-    if nbytes:
-        f.attributes[SCRATCH_ATTR] = ir.IntegerAttr.get(
-            ir.IntegerType.get_signless(32, f.context), nbytes)
-        return
-    entry.erase_argument(len(entry.arguments) - 1)
-    with f.context:
-        f.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
-            [a.type for a in entry.arguments], []))
-        f.arg_attrs = ir.ArrayAttr.get(list(ir.ArrayAttr(f.arg_attrs))[:-1])
