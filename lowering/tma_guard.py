@@ -26,8 +26,8 @@ A kept access drops its fallback operands (the fallback's ops are then dead: til
 erases them); a refused one becomes the masked `tile.load` / `tile.store` of its fallback in
 its place (what the frontend emits without TMA), and a tensor map no op uses any more leaves
 the kernel's parameters with its plan (a map made in the kernel goes with its scratch slot:
-`settle_global_scratch`, and the scratch parameter with the last).  An access without fallback operands (hand-written IR)
-is left alone.
+`settle_global_scratch`, and the scratch parameter with the last).  An access without
+fallback operands (hand-written IR) is left alone.
 """
 from __future__ import annotations
 
