@@ -16,11 +16,18 @@ exact on the hardware:
   "TMA-store epilogue".  `tma_store="unguarded"` (the probe's and the emulator tests'
   switch) keeps every store whose inner coordinate is aligned.
 
+A load whose map a descriptor made in the kernel writes (`tile.make_tensormap`) is kept only
+where that map is exact too: its base 16-byte aligned and its strides (all but the last, which
+is 1) multiples of 16 bytes, from the same analysis (the arguments' specialization, constants,
+`tl.multiple_of`).  Triton asks that of the caller; a map it cannot prove so is never read,
+which keeps the copy exact whatever the tensor.
+
 A kept access drops its fallback operands (the fallback's ops are then dead: tile-combine
 erases them); a refused one becomes the masked `tile.load` / `tile.store` of its fallback in
 its place (what the frontend emits without TMA), and a tensor map no op uses any more leaves
-the kernel's parameters with its plan.  An access without fallback operands (hand-written IR)
-is left alone.
+the kernel's parameters with its plan (a map made in the kernel goes with its scratch slot:
+`settle_global_scratch`, and the scratch parameter with the last).  An access without
+fallback operands (hand-written IR) is left alone.
 """
 from __future__ import annotations
 
@@ -28,7 +35,7 @@ import mlir.ir as ir
 
 from tilework.dialects import builders as B
 from tilework.dialects import tile as T
-from tilework.dialects.tensor_maps import drop_unused_tensor_maps
+from tilework.dialects.tensor_maps import drop_unused_tensor_maps, settle_global_scratch
 from tilework.dialects.verify import named_operands
 
 from .axis_info import AxisAnalysis, elem_bytes
@@ -43,8 +50,22 @@ def _aligned(an: AxisAnalysis, v: ir.Value, nbytes: int) -> bool:
     return an.get(v).divisibility[0] * nbytes % TMA_BYTES == 0
 
 
+def _map_exact(an, desc: ir.Value, nbytes: int) -> bool:
+    """Whether the map `desc` holds is exact: a host descriptor's parameter (the launcher
+    checks its tensor: TensorDescriptor's assertions) or a `tile.make_tensormap` whose base
+    and strides the analysis proves 16-byte multiples."""
+    owner = desc.owner
+    if isinstance(owner, ir.Block) or owner.operation.name != "tile.make_tensormap":
+        return True
+    args = named_operands(owner.operation)
+    strides = [v for k, v in args.items() if k.startswith("stride") and v is not None]
+    return _aligned(an, args["base"], 1) and all(_aligned(an, s, nbytes) for s in strides)
+
+
 def _load_exact(an, op) -> bool:
-    return _aligned(an, coords(op)[-1], elem_bytes(T.element_type(op.results[0].type)))
+    nbytes = elem_bytes(T.element_type(op.results[0].type))
+    return _aligned(an, coords(op)[-1], nbytes) and \
+        _map_exact(an, named_operands(op)["desc"], nbytes)
 
 
 def _store_exact(an, op, args, unguarded: bool) -> bool:
@@ -97,11 +118,13 @@ def tma_guard(module_op, pctx=None):
             else:
                 _guard_store(an, op, unguarded)
         drop_unused_tensor_maps(f)
+        settle_global_scratch(f)
 
 
 register(Pass("tile-tma-guard",
               "tile.descriptor_load/store -> themselves without their fallback where the TMA "
               "copy is exact (the inner coordinate in 16-byte multiples; a store's "
-              "coordinates >= 0 and rows in 16-byte multiples), else their fallback's masked "
+              "coordinates >= 0 and rows in 16-byte multiples; a map made in the kernel, its "
+              "base and strides in 16-byte multiples), else their fallback's masked "
               "tile.load/tile.store",
               run=tma_guard))

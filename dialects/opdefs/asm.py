@@ -27,8 +27,9 @@ def _packed(what):
 
 
 TILE.op("inline_asm", "the assembly `asm` run on each group of `pack` elements of `args` "
-        "(LLVM inline asm with `constraints`; outputs first); `pure` 0 marks side effects",
-        operands=group("arg", any_type, MAX_ASM_ARGS),
+        "(LLVM inline asm with `constraints`; outputs first); `pure` 0 marks side effects; "
+        "without args, once, its results scalars",
+        operands=group("arg", any_type, MAX_ASM_ARGS, required=False),
         results=group("result", any_type, MAX_ASM_RESULTS),
         attrs=[Attr("asm", STRING), Attr("constraints", STRING), Attr("pure", INT),
                Attr("pack", INT)],

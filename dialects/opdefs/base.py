@@ -120,9 +120,11 @@ def result(name, c: Constraint) -> Arg:
     return Arg(name, c)
 
 
-def group(name, make_constraint, n: int) -> list[Arg]:
-    """`name0` (required) .. `name{n-1}` (optional), each with its own constraint variable."""
-    return [Arg(f"{name}{i}", make_constraint(), optional=i > 0, group=name) for i in range(n)]
+def group(name, make_constraint, n: int, required: bool = True) -> list[Arg]:
+    """`name0` (required unless `required` is False) .. `name{n-1}` (optional), each with its
+    own constraint variable."""
+    return [Arg(f"{name}{i}", make_constraint(), optional=i > 0 or not required, group=name)
+            for i in range(n)]
 
 
 @dataclass(frozen=True)

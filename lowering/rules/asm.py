@@ -58,7 +58,7 @@ def _inline_asm(ctx, op, args):
     pack = ir.IntegerAttr(op.attributes["pack"]).value
     regs = next((a for a in args if isinstance(a, Regs)), None)
     cols = [a.values if isinstance(a, Regs) else [a] for a in args]
-    n = len(cols[0])
+    n = len(cols[0]) if cols else 1  # (no arguments: scalar results, one asm)
     groups = -(-n // pack)
     in_types = [v[0].type for v in cols]
     cols = [c + [ctx.op1("llvm.mlir.undef", [], t)] * (groups * pack - n)

@@ -6,8 +6,10 @@
 # map (`tile.global_scratch` on the kernel); `tl.make_tensor_descriptor` is a
 # `tile.make_tensormap` (scratch, base, dims, strides but the last; the plan's box and
 # swizzle; the map's slot) and `desc.load` a `tile.descriptor_load` of its result.  A store
-# keeps the block-pointer path (no map for a descriptor only stored to); an unaligned stride,
-# and sm_80, keep the block-pointer load.
+# keeps the block-pointer path (no map for a descriptor only stored to); sm_80 keeps the
+# block-pointer load.  A stride not known to be a multiple of 16 bytes still gets its map and
+# descriptor_load here: tile-tma-guard (the axis analysis) decides, turning the load into its
+# fallback and dropping the map and the scratch (its tilegpu stage, below).
 import tilework
 import tilework.language as tl
 from tilework import CompileOptions
@@ -32,6 +34,9 @@ for name, target, attrs in (("aligned", "sm_90a", ALIGNED),
                  cache=False)
     print(f"// {name}")
     print(ck.asm["tile"])
+    if name == "stride_unknown":
+        print(f"// {name} tilegpu")
+        print(ck.asm["tilegpu"])
 
 # CHECK-LABEL: // aligned
 # CHECK: func.func @copy(%arg0: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %arg1: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %arg2: i32, %arg3: i32, %arg4: i32 {tile.divisibility = 16 : i32}, %arg5: i32 {tile.divisibility = 16 : i32}, %arg6: !tile.ptr<i8> {tile.global_scratch}) attributes {tile.global_scratch = 128 : i32, tile.kernel}
@@ -42,8 +47,13 @@ for name, target, attrs in (("aligned", "sm_90a", ALIGNED),
 # CHECK-NOT: tile.descriptor_store
 # CHECK: "tile.store"
 # CHECK-LABEL: // stride_unknown
-# CHECK-NOT: tile.global_scratch
+# CHECK: %arg6: !tile.ptr<i8> {tile.global_scratch}) attributes {tile.global_scratch = 128 : i32, tile.kernel}
+# CHECK: "tile.make_tensormap"
+# CHECK: "tile.descriptor_load"
+# CHECK-LABEL: // stride_unknown tilegpu
+# CHECK-NOT: global_scratch
 # CHECK-NOT: tile.make_tensormap
+# CHECK-NOT: descriptor_load
 # CHECK: "tile.load"
 # CHECK-LABEL: // sm_80
 # CHECK-NOT: tile.global_scratch

@@ -10,7 +10,8 @@
 // positive step), the inner coordinate and the rows multiples of 16 bytes (divisibility).
 // Otherwise it becomes the masked tile.store of the fallback, and a tensor map no op uses
 // leaves the parameters with its plan.  `tma_store="unguarded"` keeps every store whose inner
-// coordinate is aligned.
+// coordinate is aligned.  A load of a map made in the kernel (tile.make_tensormap) also needs
+// that map exact: its base and strides 16-byte multiples (the last two cases).
 
 // CHECK-LABEL: func.func @exact(
 // CHECK-SAME: %arg4: !tile.ptr<i8> {tile.tma}) attributes {tile.kernel, tile.tma = ["arg=o;box=64,32;swizzle=64"]}
@@ -189,4 +190,53 @@ func.func @load_map_dropped(%p: tensor<64x32x!tile.ptr<bf16>>, %m: tensor<64x32x
   %c4 = arith.constant 4 : i32
   %l = "tile.descriptor_load"(%d, %c4, %c4, %p, %m, %o) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 1, 1>, swizzle = 64 : i32} : (!tile.ptr<i8>, i32, i32, tensor<64x32x!tile.ptr<bf16>>, tensor<64x32xi1>, tensor<64x32xbf16>) -> tensor<64x32xbf16>
   return %l : tensor<64x32xbf16>
+}
+
+// -----
+
+// Maps made in the kernel (tile.make_tensormap): a load reading one is kept only where the map
+// is exact too, its base 16-byte aligned and its strides 16-byte multiples (the axis
+// analysis: %a's specialization, %sa's divisibility 16 x 2 bytes; %b has none, %sb is
+// unknown).  B's load falls back, its map goes, and A's takes slot 0 of 128 bytes a program.
+// CHECK-LABEL: func.func @device_maps(
+// CHECK-SAME: %arg6: !tile.ptr<i8> {tile.global_scratch}) -> tensor<64x32xf16> attributes {tile.global_scratch = 128 : i32, tile.kernel}
+// CHECK: %[[MA:.+]] = "tile.make_tensormap"(%arg6, %arg0, %{{.+}}, %{{.+}}, %{{.+}}) {box = array<i32: 64, 32>, offset = 0 : i32, {{.*}}program_bytes = 128 : i32, swizzle = 64 : i32}
+// CHECK-NOT: tile.make_tensormap
+// CHECK: %[[TA:.+]] = "tile.descriptor_load"(%[[MA]], %{{.+}}, %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0>
+// CHECK: %[[TB:.+]] = "tile.load"(%arg3, %arg4, %arg5)
+// CHECK: arith.addf %[[TA]], %[[TB]]
+func.func @device_maps(%a: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %b: !tile.ptr<f16>, %sa: i32 {tile.divisibility = 16 : i32}, %p: tensor<64x32x!tile.ptr<f16>>, %m: tensor<64x32xi1>, %o: tensor<64x32xf16>, %s: !tile.ptr<i8> {tile.global_scratch}) -> tensor<64x32xf16> attributes {tile.global_scratch = 256 : i32, tile.kernel} {
+  %pid = "tile.get_program_id"() {axis = 0 : i32} : () -> i32
+  %c32 = arith.constant 32 : i32
+  %c64 = arith.constant 64 : i32
+  %c = arith.muli %pid, %c32 : i32
+  %sa64 = arith.extsi %sa : i32 to i64
+  %sb64 = arith.extsi %pid : i32 to i64
+  %ma = "tile.make_tensormap"(%s, %a, %c64, %c64, %sa64) {box = array<i32: 64, 32>, offset = 0 : i32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 0>, program_bytes = 256 : i32, swizzle = 64 : i32} : (!tile.ptr<i8>, !tile.ptr<f16>, i32, i32, i64) -> !tile.ptr<i8>
+  %mb = "tile.make_tensormap"(%s, %b, %c64, %c64, %sb64) {box = array<i32: 64, 32>, offset = 128 : i32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 0>, program_bytes = 256 : i32, swizzle = 64 : i32} : (!tile.ptr<i8>, !tile.ptr<f16>, i32, i32, i64) -> !tile.ptr<i8>
+  %ta = "tile.descriptor_load"(%ma, %c, %c, %p, %m, %o) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 1, 1>, swizzle = 64 : i32} : (!tile.ptr<i8>, i32, i32, tensor<64x32x!tile.ptr<f16>>, tensor<64x32xi1>, tensor<64x32xf16>) -> tensor<64x32xf16>
+  %tb = "tile.descriptor_load"(%mb, %c, %c, %p, %m, %o) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 1, 1>, swizzle = 64 : i32} : (!tile.ptr<i8>, i32, i32, tensor<64x32x!tile.ptr<f16>>, tensor<64x32xi1>, tensor<64x32xf16>) -> tensor<64x32xf16>
+  %r = arith.addf %ta, %tb : tensor<64x32xf16>
+  return %r : tensor<64x32xf16>
+}
+
+// -----
+
+// A map made in the kernel from a base of unknown alignment (an aligned argument advanced by
+// 4 fp16 elements, 8 bytes): its only load falls back, and with no map left the scratch
+// parameter and the kernel's scratch size go.
+// CHECK-LABEL: func.func @device_map_dropped(
+// CHECK-SAME: %arg3: tensor<64x32xf16>) -> tensor<64x32xf16> attributes {tile.kernel} {
+// CHECK-NOT: tile.make_tensormap
+// CHECK-NOT: descriptor_load
+// CHECK: "tile.load"(%arg1, %arg2, %arg3)
+func.func @device_map_dropped(%a: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %p: tensor<64x32x!tile.ptr<f16>>, %m: tensor<64x32xi1>, %o: tensor<64x32xf16>, %s: !tile.ptr<i8> {tile.global_scratch}) -> tensor<64x32xf16> attributes {tile.global_scratch = 128 : i32, tile.kernel} {
+  %c0 = arith.constant 0 : i32
+  %c4 = arith.constant 4 : i32
+  %c64 = arith.constant 64 : i32
+  %c64l = arith.constant 64 : i64
+  %a4 = "tile.addptr"(%a, %c4) : (!tile.ptr<f16>, i32) -> !tile.ptr<f16>
+  %ma = "tile.make_tensormap"(%s, %a4, %c64, %c64, %c64l) {box = array<i32: 64, 32>, offset = 0 : i32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 0>, program_bytes = 128 : i32, swizzle = 64 : i32} : (!tile.ptr<i8>, !tile.ptr<f16>, i32, i32, i64) -> !tile.ptr<i8>
+  %t = "tile.descriptor_load"(%ma, %c0, %c0, %p, %m, %o) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 1, 1>, swizzle = 64 : i32} : (!tile.ptr<i8>, i32, i32, tensor<64x32x!tile.ptr<f16>>, tensor<64x32xi1>, tensor<64x32xf16>) -> tensor<64x32xf16>
+  return %t : tensor<64x32xf16>
 }

@@ -5,7 +5,8 @@
 // thread holds, the same on both targets.  pack=1: one statement per element, pure (no
 // has_side_effects).  pack=4 of i8: the four elements inserted into a vector<4xi8>, bitcast
 // to one i32 operand, the i32 result bitcast back and its elements extracted.  Several results:
-// a struct of every output register, outputs of each result in turn.
+// a struct of every output register, outputs of each result in turn.  No arguments: one asm,
+// scalar results.
 
 #b = #tilegpu.blocked<array<i32: 4>, array<i32: 32>, array<i32: 4>, array<i32: 0>>
 module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
@@ -71,6 +72,26 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
     %y:2 = "tile.inline_asm"(%x, %f) {asm = "add.s32 $0, $2, $2; mov.b32 $1, $3;", constraints = "=r,=f,r,f", pack = 1 : i32, pure = 1 : i32, operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0>} : (tensor<128xi32, #b>, tensor<128xf32, #b>) -> (tensor<128xi32, #b>, tensor<128xf32, #b>)
     "tile.store"(%p, %y#0) {operandSegmentSizes = array<i32: 1, 1, 0>, tilegpu.vector_width = 1 : i32} : (tensor<128x!tile.ptr<i32>, #b>, tensor<128xi32, #b>) -> ()
     "tile.store"(%q, %y#1) {operandSegmentSizes = array<i32: 1, 1, 0>, tilegpu.vector_width = 1 : i32} : (tensor<128x!tile.ptr<f32>, #b>, tensor<128xf32, #b>) -> ()
+    return
+  }
+}
+
+// -----
+
+// No arguments (tl.inline_asm_elementwise with `[]`, `%globaltimer`): one asm, not pure,
+// whose results are scalars.
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  // CHECK-LABEL: gpu.func @noargs(
+  // CHECK: %[[T:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u64 $0, %globaltimer;", "=l"  : () -> i64
+  // CHECK-NOT: globaltimer
+  // CHECK: st.global.b64 {{.*}} %[[T]]
+  // AMD-LABEL: gpu.func @noargs(
+  // AMD: %[[T:.+]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u64 $0, %globaltimer;", "=l"  : () -> i64
+  // AMD-NOT: globaltimer
+  // AMD: llvm.store %[[T]]
+  func.func @noargs(%p: !tile.ptr<i64>) attributes {tile.kernel} {
+    %t = "tile.inline_asm"() {asm = "mov.u64 $0, %globaltimer;", constraints = "=l", pack = 1 : i32, pure = 0 : i32, operandSegmentSizes = array<i32: 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : () -> i64
+    "tile.store"(%p, %t) {operandSegmentSizes = array<i32: 1, 1, 0>} : (!tile.ptr<i64>, i64) -> ()
     return
   }
 }

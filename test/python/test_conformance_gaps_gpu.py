@@ -2,7 +2,7 @@
 division/remainder of one signedness and mixed widths, in-range Python ints taking the tile's
 type, float8e4b15 conversions and arithmetic, `None` indexing of a pointer tile, a parameter
 named like a launch option, `tl.pi32_t` as a cast target, a 4-D tl.make_tensor_descriptor block permuted, and
-`tl.tuple` values.  Against
+`tl.tuple` values (tuple literals among them).  Against
 numpy/torch on random inputs; skipped without a GPU (docs/conformance.md lists the rows)."""
 import numpy as np
 import pytest
@@ -16,7 +16,7 @@ torch = pytest.importorskip("torch")
 from builtins_kernels import e4b15_k, np_from_e4b15, np_to_e4b15  # noqa: E402
 from test_conform_semantics import k_intop, k_pointer_index, k_scalar  # noqa: E402
 from test_conformance_gaps import SHAPE4, k_pi32, k_trans4d  # noqa: E402
-from test_tuple_values import k_tuple_ret, np_tuple_ret  # noqa: E402
+from test_tuple_values import k_literals, k_tuple_ret, np_literals, np_tuple_ret  # noqa: E402
 
 DEV = "cuda"
 
@@ -93,6 +93,13 @@ def test_tuple_values_on_the_gpu():
     out = torch.zeros(3 * 64, device=DEV)
     tilework.jit(k_tuple_ret)[(1,)](x, out, 3, N=64)
     np.testing.assert_allclose(out.cpu().numpy(), np_tuple_ret(x.cpu().numpy()), rtol=1e-6)
+
+
+def test_tuple_literals_on_the_gpu():
+    x = torch.randn(32, device=DEV)
+    out = torch.zeros(32, device=DEV)
+    tilework.jit(k_literals)[(1,)](x, out, N=32, S=3)
+    np.testing.assert_allclose(out.cpu().numpy(), np_literals(x.cpu().numpy(), 3), rtol=1e-6)
 
 
 def test_make_tensor_descriptor_4d_on_the_gpu():

@@ -197,8 +197,9 @@ def k_bad(X, Y, ASM: tl.constexpr, PACK: tl.constexpr, WHAT: tl.constexpr):
     if WHAT == "dtype":
         y = tl.inline_asm_elementwise(ASM, "=r,r", [x], dtype=tl.pointer_type(tl.int32),
                                       is_pure=True, pack=PACK)
-    elif WHAT == "noargs":
-        y = tl.inline_asm_elementwise(ASM, "=r", [], dtype=tl.int32, is_pure=True, pack=PACK)
+    elif WHAT == "nine":
+        y = tl.inline_asm_elementwise(ASM, "=r" + ",r" * 9, [x] * 9, dtype=tl.int32,
+                                      is_pure=True, pack=PACK)
     else:
         y = tl.inline_asm_elementwise(ASM, "=r,r", [x], dtype=tl.int32, is_pure=True,
                                       pack=PACK)
@@ -209,14 +210,29 @@ def k_bad(X, Y, ASM: tl.constexpr, PACK: tl.constexpr, WHAT: tl.constexpr):
     (3, 1, "", "tl.inline_asm_elementwise: asm and constraints must be strings"),
     ("mov.b32 $0, $1;", 0, "", "tl.inline_asm_elementwise: pack must be a positive int, got 0"),
     ("mov.b32 $0, $1;", 1, "dtype", "dtype must be a scalar dtype or a tuple of them"),
-    ("mov.b32 $0, 1;", 1, "noargs", "tl.inline_asm_elementwise takes 1 to 8 arguments and at "
-                                    "most 8 result dtypes, got 0 and 1"),
-], ids=["asm", "pack", "dtype", "noargs"])
+    ("mov.b32 $0, $1;", 1, "nine", "tl.inline_asm_elementwise takes at most 8 arguments and 8 "
+                                   "result dtypes, got 9 and 1"),
+], ids=["asm", "pack", "dtype", "nine"])
 def test_rejects(asm, pack, what, msg):
     sig = {"X": P(tl.int32), "Y": P(tl.int32)}
     with pytest.raises(tilework.CompilationError, match=re.escape(msg)):
         compile(ASTSource(k_bad, sig, {"ASM": asm, "PACK": pack, "WHAT": what}, {}), "sm_90a",
                 cache=False)
+
+
+@tilework.jit
+def k_noargs(Y):
+    """Without arguments (Triton's `%globaltimer`, `%smid`): one asm, scalar results."""
+    t, s = tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;\nmov.u32 $1, %smid;", "=l,=r",
+                                     [], dtype=(tl.int64, tl.int32), is_pure=False, pack=1)
+    tl.static_assert(t.shape == [] and s.dtype == tl.int32)
+    tl.store(Y + tl.arange(0, 2), tl.join(t, s.to(tl.int64)))
+
+
+def test_no_arguments_give_scalar_results():
+    ptx = _ptx(k_noargs, {"Y": P(tl.int64)}, {}, "sm_90a")["ptx"]
+    assert len(re.findall(r"mov\.u64 %rd\d+, %globaltimer;", ptx)) == 1
+    assert len(re.findall(r"mov\.u32 %r\d+, %smid;", ptx)) == 1
 
 
 @tilework.jit

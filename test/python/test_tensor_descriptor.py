@@ -456,7 +456,9 @@ def test_descriptor_is_desugared_to_masked_accesses():
                  "sm_90a", cache=False)
     tile = ck.asm["tile"]
     assert tile.count("arith.cmpi sge") == 4 and tile.count("arith.cmpi slt") == 4
-    assert '"tile.load"' in tile and '"tile.store"' in tile
+    assert '"tile.store"' in tile
+    # (the load's map, of strides unknown to be 16-byte multiples: tile-tma-guard's fallback)
+    assert '"tile.load"' in ck.asm["tilegpu"] and "make_tensormap" not in ck.asm["tilegpu"]
 
 
 @pytest.mark.parametrize("target, instr", [("sm_90a", "red.global.gpu.relaxed.add.u32"),

@@ -479,16 +479,109 @@ def test_bad_members_are_refused_naming_them():
         fn.warmup(("*fp33", "*fp32"), N=16, target="sm_90a")
 
 
-def test_a_descriptor_member_is_refused():
-    from tilework.tools.tensor_descriptor import TensorDescriptor
-    a = np.zeros((16, 16), np.float32)
-    d = TensorDescriptor.from_tensor(a, [16, 16])
-    msg = (r"argument `t\[0\]` of k_copy: a TensorDescriptor inside a tuple argument is not "
-           r"supported; pass it as an argument of its own")
-    with pytest.raises(TypeError, match=msg):
-        launcher.key_and_params(tilework.jit(k_copy), ((d, a), 16))
-    with pytest.raises(TypeError, match=msg):
-        tilework.jit(k_copy, interpret=True)[(1,)]((d, a), N=16)
+Descs = namedtuple("Descs", ["src", "dst"])
+
+
+def k_desc_tuple(descs, extra, BM: tl.constexpr, BN: tl.constexpr):
+    """Host TensorDescriptors as members of a namedtuple and of a plain tuple."""
+    pm, pn = tl.program_id(0), tl.program_id(1)
+    scale, bias = extra
+    v = descs.src.load([pm * BM, pn * BN]) * scale
+    descs.dst.store([pm * BM, pn * BN], v + bias.load([pn * BN])[None, :])
+
+
+def _desc_inputs(M=37, N=52):
+    a = rng.standard_normal((M, N)).astype(np.float32)
+    bias = rng.standard_normal(N).astype(np.float32)
+    return a, bias, np.full((M, N), 7.0, np.float32)
+
+
+def test_descriptor_members_interpreted():
+    from tilework.tools.tensor_descriptor import TensorDescriptor as TD
+    a, bias, out = _desc_inputs()
+    tilework.jit(k_desc_tuple, interpret=True)[(3, 2)](
+        Descs(TD.from_tensor(a, [16, 32]), TD.from_tensor(out, [16, 32])),
+        (1.5, TD.from_tensor(bias, [32])), BM=16, BN=32)
+    np.testing.assert_allclose(out, a * np.float32(1.5) + bias, rtol=1e-6)
+
+
+def _desc_signature():
+    from tilework.language.descriptor import tensor_descriptor_type
+    T, T1 = (tensor_descriptor_type(tl.float32, [16, 32]),
+             tensor_descriptor_type(tl.float32, [32]))
+    return {"descs": tl.tuple_type([T, T], ["src", "dst"]),
+            "extra": tl.tuple_type([tl.float32, T1])}
+
+
+def test_descriptor_members_compiled():
+    """sm_80 (no TMA): each member descriptor passes base, shape, strides but the last, as an
+    argument does, named by its member; run by the SIMT emulator."""
+    from tilework.compiler.driver import compile
+    from tilework.compiler.options import CompileOptions
+    ck = compile(ASTSource(tilework.jit(k_desc_tuple), _desc_signature(), {"BM": 16, "BN": 32},
+                           {}), "sm_80", CompileOptions(num_warps=4), cache=False)
+    assert ck.metadata["signature"] == {
+        "descs.0": "tensordesc<fp32[16, 32]>", "descs.1": "tensordesc<fp32[16, 32]>",
+        "extra.0": "fp32", "extra.1": "tensordesc<fp32[32]>"}
+    a, bias, out = _desc_inputs()
+    emu = Emulator.from_tilegpu(ck.asm["tilegpu"], "sm_80", 4)
+    emu.run((3, 2), a, 37, 52, 52, out, 37, 52, 52, np.float32(1.5), bias, 52)
+    np.testing.assert_allclose(out, a * np.float32(1.5) + bias, rtol=1e-6)
+
+
+def test_descriptor_members_take_tma_maps_on_sm90(monkeypatch):
+    """sm_90a: a member descriptor loaded by TMA gets its tensor map, which the runtime finds
+    by the member's parameter name (`descs.0`: argument `descs`, member 0)."""
+    from tilework.compiler.driver import compile
+    from tilework.compiler.options import CompileOptions
+    from tilework.runtime import tma
+    ck = compile(ASTSource(tilework.jit(k_desc_tuple), _desc_signature(), {"BM": 16, "BN": 32},
+                           {}), "sm_90a", CompileOptions(num_warps=4), cache=False)
+    plans = ck.metadata["tma"]
+    assert [p["arg"] for p in plans] == ["descs.0", "extra.1"]
+    assert ck.asm["tilegpu"].count('"tilegpu.tma_load"') == 2
+    monkeypatch.setattr(tma, "tensor_map", lambda d, plan: (d, tuple(plan["box"])))
+    from tilework.tools.tensor_descriptor import TensorDescriptor as TD
+    a, bias, out = _desc_inputs()
+    src, dst, b = TD.from_tensor(a, [16, 32]), TD.from_tensor(out, [16, 32]), \
+        TD.from_tensor(bias, [32])
+    fn = tilework.jit(k_desc_tuple)
+    values = (Descs(src, dst), (1.5, b), 16, 32)
+    want = [(src, (16, 32)), (b, (32,))]
+    assert tma.tensor_maps(fn, values, plans) == want
+    assert tma.launch_maps(plans)(fn, values) == want
+    with pytest.raises(TypeError, match=r"argument `extra.1` of k_desc_tuple was compiled as a "
+                                        r"tensor descriptor, got float"):
+        tma.tensor_maps(fn, (Descs(src, dst), (b, 1.5), 16, 32), plans)
+
+
+class FakeDeviceArray:
+    """A device array's interface and dtype (what a TensorDescriptor's base needs)."""
+
+    def __init__(self, p, shape):
+        self.dtype, self.shape = np.dtype(np.float32), shape
+        self.__cuda_array_interface__ = {"data": (p, False), "typestr": "<f4", "shape": shape}
+
+
+def test_descriptor_members_are_specialized_as_arguments():
+    from tilework.language.descriptor import tensor_descriptor_type
+    from tilework.tools.tensor_descriptor import TensorDescriptor as TD
+    src = TD(FakeDeviceArray(0x1000, (37, 48)), [37, 48], [48, 1], [16, 32])
+    b = TD(FakeDeviceArray(0x2000, (52,)), [52], [1], [32])
+    fn = tilework.jit(k_desc_tuple)
+    sig, constants, attrs = launcher.specialization(
+        fn, (Descs(src, src), (1.5, b), 16, 32))
+    T = tensor_descriptor_type(tl.float32, [16, 32])
+    assert sig["descs"] == tl.tuple_type([T, T], ["src", "dst"])
+    assert sig["extra"] == tl.tuple_type([tl.float32, tensor_descriptor_type(tl.float32, [32])])
+    assert attrs["descs.0"] == {"tile.divisibility": 16}
+    assert attrs["descs.0.shape1"] == {"tile.divisibility": 16}  # 48
+    assert "descs.0.shape0" not in attrs and attrs["descs.0.stride0"] == {"tile.divisibility": 16}
+    key, params = launcher.key_and_params(fn, (Descs(src, src), (1.5, b), 16, 32))
+    assert params == [0x1000, 37, 48, 48, 0x1000, 37, 48, 48, 1.5, 0x2000, 52]
+    key2, _ = launcher.key_and_params(fn, (Descs(src, src), (1.5, TD(
+        FakeDeviceArray(0x2000, (52,)), [52], [1], [16])), 16, 32))
+    assert key != key2  # the member's block shape is part of the key
 
 
 @pytest.mark.parametrize("signature, message", [

@@ -1,6 +1,7 @@
 """Tuple (and namedtuple) kernel arguments on the GPU: the kernels of test_tuple_args.py
 launched with torch tensors inside nested tuples and namedtuples, against numpy; a new structure compiles a
-new variant; `warmup` for the device; autotune timing configs of a kernel taking tuples.
+new variant; `warmup` for the device; autotune timing configs of a kernel taking tuples; host
+TensorDescriptors as tuple members (TMA-loaded on sm_90).
 Skipped without a GPU (docs/conformance.md's row)."""
 import numpy as np
 import pytest
@@ -11,8 +12,8 @@ import tilework.language as tl
 pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
 
-from test_tuple_args import (Op, Src, View, _axpb, k_args, k_copy, k_pairs,  # noqa: E402
-                             k_shape, k_views, np_args, np_views)
+from test_tuple_args import (Descs, Op, Src, View, _axpb, k_args, k_copy,  # noqa: E402
+                             k_desc_tuple, k_pairs, k_shape, k_views, np_args, np_views)
 
 DEV = "cuda"
 rng = np.random.default_rng(615)
@@ -89,3 +90,17 @@ def test_autotune_with_tuple_arguments_on_the_gpu():
     assert kern.best_config in configs
     torch.testing.assert_close(outs[0], x * 2 + 1)
     torch.testing.assert_close(outs[1], (x * 2 + 1) * 0.5)
+
+
+def test_descriptor_members_on_the_gpu():
+    from tilework.tools.tensor_descriptor import TensorDescriptor as TD
+    kern = tilework.jit(k_desc_tuple)
+    M, N = 37, 52
+    a = torch.randn(M, N, device=DEV)
+    bias = torch.randn(N, device=DEV)
+    for _ in range(2):  # the second launch finds the variant (and the memoized tensor maps)
+        out = torch.full((M, N), 7.0, device=DEV)
+        kern[(3, 2)](Descs(TD.from_tensor(a, [16, 32]), TD.from_tensor(out, [16, 32])),
+                     (1.5, TD.from_tensor(bias, [32])), BM=16, BN=32)
+        torch.testing.assert_close(out, a * 1.5 + bias, rtol=1e-6, atol=1e-6)
+    assert len(kern.cache) == 1

@@ -61,10 +61,104 @@ def test_tuple_values_compiled(target):
     np.testing.assert_allclose(out, np_tuple_ret(x), rtol=1e-6)
 
 
+@tilework.jit
+def _plain_pair(a, b):
+    return a, b  # a tuple literal: a tl.tuple, as in Triton
+
+
+def k_literals(x, out, N: tl.constexpr, S: tl.constexpr):
+    o = tl.arange(0, N)
+    v = tl.load(x + o)
+    t = (v, v * 2)
+    tl.static_assert(isinstance(t, tl.tuple) and isinstance([v, S], tl.tuple))
+    tl.static_assert(isinstance(_plain_pair(v, S), tl.tuple))
+    tl.static_assert(t.type == tl.tuple_type([tl.float32, tl.float32]))
+    tl.static_assert(tl.tuple((v, N)).type == tl.tuple_type([tl.float32, tl.constexpr_type(N)]))
+    tl.static_assert(N.type == tl.constexpr_type(N) and S.type == tl.constexpr_type(S))
+    tl.static_assert(N.type != tl.constexpr_type(N + 1))
+    tl.static_assert((1, N) == (1, N) and (1, 2) != (1, 3))
+    r = (S, N) * 2  # repeated by a compile-time int: a tl.tuple
+    tl.static_assert(isinstance(r, tl.tuple) and len(r) == 4 and r[2] == S)
+    u = t + (v + S,)  # concatenated with a literal
+    tl.static_assert(isinstance(u, tl.tuple) and len(u) == 3)
+    w = u[1:]
+    tl.static_assert(isinstance(w, tl.tuple) and isinstance(u[::2], tl.tuple))
+    nest = ((v, S), (v - 1.0,))
+    tl.static_assert(isinstance(nest[0], tl.tuple) and len(nest[0] + nest[1]) == 3)
+    a, b = _plain_pair(w[0], nest[1][0])
+    tl.store(out + o, a + b + u[::2][1] * r[0])
+
+
+def np_literals(x, s):
+    return ((x * 2) + (x - 1) + (x + s) * s).astype(np.float32)
+
+
+def test_tuple_literals_are_tl_tuples_interpreted():
+    x = np.random.default_rng(22).standard_normal(32).astype(np.float32)
+    out = np.zeros(32, np.float32)
+    tilework.jit(k_literals, interpret=True)[(1,)](x, out, N=32, S=3)
+    np.testing.assert_allclose(out, np_literals(x, 3), rtol=1e-6)
+
+
+@pytest.mark.parametrize("target", ["sm_90a", "gfx942"])
+def test_tuple_literals_are_tl_tuples_compiled(target):
+    x = np.random.default_rng(23).standard_normal(32).astype(np.float32)
+    out = np.zeros(32, np.float32)
+    emu = Emulator.from_kernel(tilework.jit(k_literals), {"x": P(tl.float32), "out":
+                               P(tl.float32)}, {"N": 32, "S": 3}, target, 4)
+    emu.run((1,), x, out)
+    np.testing.assert_allclose(out, np_literals(x, 3), rtol=1e-6)
+
+
+def k_param_type(out, N: tl.constexpr, F: tl.constexpr, NAME: tl.constexpr):
+    # a constexpr parameter's `.type` (the interpreter passes it as a plain Python value)
+    tl.static_assert(N.type == tl.constexpr_type(N) and F.type.value == F)
+    tl.static_assert(NAME.type == tl.constexpr(NAME).type)
+    tl.store(out + tl.arange(0, N), tl.full((N,), F, tl.float32))
+
+
+def test_constexpr_parameter_type_interpreted_and_compiled():
+    out = np.zeros(8, np.float32)
+    tilework.jit(k_param_type, interpret=True)[(1,)](out, N=8, F=1.5, NAME="x")
+    np.testing.assert_array_equal(out, np.full(8, 1.5, np.float32))
+    tilework.compile(tilework.jit(k_param_type), target="sm_90a", signature={"out": "*fp32"},
+                     constexprs={"N": 8, "F": 1.5, "NAME": "x"})
+
+
+def k_bad_literal(x, WHAT: tl.constexpr):
+    v = tl.load(x + tl.arange(0, 8))
+    t = (v, v)
+    if WHAT == "mul_tile":
+        r = t * v  # ERR
+    elif WHAT == "mul_float":
+        r = t * 2.0  # ERR
+    elif WHAT == "field":
+        r = (t.lo, v)  # ERR
+    else:
+        r = t[v]  # ERR
+    tl.store(x + tl.arange(0, 8), r[0])
+
+
+@pytest.mark.parametrize("what, msg", [
+    ("mul_tile", "expected a tile or a number, got tuple"),
+    ("mul_float", "can't multiply sequence by non-int of type 'float'"),
+    ("field", r"tl.tuple.* has no attribute `lo`"),
+    ("index", "tl.tuple indices must be compile-time ints or slices"),
+])
+def test_tuple_literal_rejections(what, msg):
+    with pytest.raises(CompilationError, match=msg) as e:
+        tilework.compile(tilework.jit(k_bad_literal), target="sm_90a",
+                         signature={"x": "*fp32"}, constexprs={"WHAT": what})
+    assert "test_tuple_values.py" in str(e.value)
+    with pytest.raises(Exception, match=msg):
+        tilework.jit(k_bad_literal, interpret=True)[(1,)](np.zeros(8, np.float32), WHAT=what)
+
+
 def test_host_side_classes():
     t = tl.tuple([1, 2, 3])
     assert t[1:] == (2, 3) and isinstance(t[1:], tl.tuple)
     assert t[tl.slice(0, 3, 2)] == (1, 3) and t[tl.constexpr(2)] == 3
+    assert t * tl.constexpr(2) == (1, 2, 3, 1, 2, 3) and isinstance(2 * t, tl.tuple)
     assert t.type == tl.tuple_type([tl.constexpr_type(1), tl.constexpr_type(2),
                                     tl.constexpr_type(3)])
     assert tl.constexpr_type(4) != tl.constexpr_type(5) and tl.constexpr(7).type.value == 7

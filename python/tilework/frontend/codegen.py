@@ -14,7 +14,7 @@ import warnings
 
 import mlir.ir as ir
 from mlir.dialects import func as func_d
-from tilework.dialects.tensor_maps import drop_unused_tensor_maps
+from tilework.dialects.tensor_maps import drop_unused_tensor_maps, settle_global_scratch
 
 from ..errors import CompilationError
 from ..language import core
@@ -22,11 +22,12 @@ from ..language.core import constexpr, tensor
 from ..language.function import JITFunction
 from ..language.tuples import (is_namedtuple_class, is_tuple_spec, named_tuple,
                                runtime_params, tuple_value)
+from ..language.tuples import tuple as tl_tuple
 from . import semantic as S
 from .ops import IMPLS
 from .ops_control import KERNEL_RETURN_MESSAGE, ControlFlow, ReturnSignal, Undefined
 from .ops_descriptor import (SCRATCH_ATTR, TMA_ATTR, descriptor_from_args, descriptor_params,
-                             is_descriptor_type, number_tensormaps, scratch_param, tma_param)
+                             is_descriptor_type, scratch_param, tma_param)
 from .ops_shape import subscript
 from .semantic import SemanticError
 from .types import to_ir
@@ -243,7 +244,8 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         raise self.error(node, f"name `{name}` is not defined")
 
     def visit_Tuple(self, node):
-        return tuple(self.visit(e) for e in node.elts)
+        # every tuple a kernel builds is a tl.tuple (Triton's rule; lists too)
+        return tl_tuple(self.visit(e) for e in node.elts)
 
     visit_List = visit_Tuple
 
@@ -363,6 +365,8 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
     def visit_Subscript(self, node):
         base = self.visit(node.value)
         idx = self.visit(node.slice)
+        if isinstance(node.slice, ast.Tuple):  # `x[None, :]`: an index, not a value
+            idx = tuple(idx)
         if isinstance(base, tensor):
             return subscript(self.b, base, idx)
         try:
@@ -502,14 +506,20 @@ def build_kernel(jit_fn, signature: dict, constants: dict, attrs: dict, context:
             if p in signature:
                 t = signature[p]
                 if is_tuple_spec(t):  # a tuple argument: its runtime members, flattened
-                    params += runtime_params(p, t)
+                    for n, mt in runtime_params(p, t):
+                        params += descriptor_params(n, mt) if is_descriptor_type(mt) \
+                            else [(n, mt)]
                     continue
                 if p in getattr(jit_fn, "const_params", ()) and t.is_ptr():  # `p: tl.const`
                     t = core.pointer_type(t.element_ty, t.address_space, const=True)
                 params += descriptor_params(p, t) if is_descriptor_type(t) else [(p, t)]
         # the tensor maps of descriptors loaded by TMA come last (the runtime appends them)
-        tma = [(p, tma_param(b, p, signature[p])) for p in jit_fn.arg_names
-               if is_descriptor_type(signature.get(p)) and tma_param(b, p, signature[p])]
+        # (host descriptors: arguments, and members of tuple arguments)
+        leaves = [e for p in jit_fn.arg_names if p in signature
+                  for e in (runtime_params(p, signature[p]) if is_tuple_spec(signature[p])
+                            else [(p, signature[p])])]
+        tma = [(n, tma_param(b, n, t)) for n, t in leaves
+               if is_descriptor_type(t) and tma_param(b, n, t)]
         params += [(tp[0], tp[1]) for _, tp in tma]
         n_tma_first = len(params) - len(tma)
         scratch = scratch_param(b)  # (dropped below unless a descriptor made in the kernel
@@ -538,18 +548,20 @@ def build_kernel(jit_fn, signature: dict, constants: dict, attrs: dict, context:
         scope = {}
         args = {p: tensor(entry.arguments[i], t) for i, (p, t) in enumerate(params)}
         b.global_scratch = args[scratch[0]] if scratch else None
-        for p in jit_fn.arg_names:
-            t = signature.get(p)
-            if is_descriptor_type(t):
-                with ir.InsertionPoint(entry), loc:
-                    tp = tma_param(b, p, t)
-                    scope[p] = descriptor_from_args(
-                        b, t, [args[n] for n, _ in descriptor_params(p, t)],
-                        args[tp[0]] if tp else None)
-            elif is_tuple_spec(t):
-                scope[p] = tuple_value(p, t, args.__getitem__)
-            elif t is not None:
-                scope[p] = args[p]
+        def value(p, t):  # an argument's (or a tuple member's) value in the kernel
+            if not is_descriptor_type(t):
+                return args[p]
+            tp = tma_param(b, p, t)
+            return descriptor_from_args(b, t, [args[n] for n, _ in descriptor_params(p, t)],
+                                        args[tp[0]] if tp else None)
+
+        with ir.InsertionPoint(entry), loc:
+            for p in jit_fn.arg_names:
+                t = signature.get(p)
+                if is_tuple_spec(t):
+                    scope[p] = tuple_value(p, t, value)
+                elif t is not None:
+                    scope[p] = value(p, t)
         for p, v in constants.items():
             scope[p] = v if isinstance(v, constexpr) else constexpr(v)
         gen = CodeGenerator(jit_fn, b, scope)
@@ -562,23 +574,7 @@ def build_kernel(jit_fn, signature: dict, constants: dict, attrs: dict, context:
             with loc:
                 func_d.ReturnOp([])
         if scratch:
-            _global_scratch(f, entry)
+            settle_global_scratch(f)
         if tma:
             drop_unused_tensor_maps(f)  # (a descriptor only stored to, or loaded by pointers)
     return module
-
-
-def _global_scratch(f, entry):
-    """The kernel's global scratch: its bytes per program on the kernel (`SCRATCH_ATTR`, the
-    metadata's `global_scratch_size`) when a tensor map is made there, else the argument
-    erased."""
-    nbytes = number_tensormaps(f)
-    if nbytes:
-        f.attributes[SCRATCH_ATTR] = ir.IntegerAttr.get(
-            ir.IntegerType.get_signless(32, f.context), nbytes)
-        return
-    entry.erase_argument(len(entry.arguments) - 1)
-    with f.context:
-        f.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
-            [a.type for a in entry.arguments], []))
-        f.arg_attrs = ir.ArrayAttr.get(list(ir.ArrayAttr(f.arg_attrs))[:-1])

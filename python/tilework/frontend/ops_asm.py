@@ -63,13 +63,14 @@ def inline_asm_elementwise(b, asm, constraints, args, dtype, is_pure, pack):
         raise SemanticError(f"tl.inline_asm_elementwise: dtype must be a scalar dtype or a "
                             f"tuple of them, got {dtype!r}")
     args = [S.to_tensor(b, a) for a in (const(args, "args") or [])]
-    if not 1 <= len(args) <= MAX_ASM_ARGS or len(dtypes) > MAX_ASM_RESULTS:
-        raise SemanticError(f"tl.inline_asm_elementwise takes 1 to {MAX_ASM_ARGS} arguments "
-                            f"and at most {MAX_ASM_RESULTS} result dtypes, got {len(args)} "
+    if len(args) > MAX_ASM_ARGS or len(dtypes) > MAX_ASM_RESULTS:
+        raise SemanticError(f"tl.inline_asm_elementwise takes at most {MAX_ASM_ARGS} "
+                            f"arguments and {MAX_ASM_RESULTS} result dtypes, got {len(args)} "
                             f"and {len(dtypes)}")
+    # (no arguments: scalar results, as Triton's: `%globaltimer`, `%smid`)
     shape = functools.reduce(
         lambda a, c: S.broadcast_shapes(a, c, "inline_asm_elementwise arguments"),
-        [t.shape for t in args])
+        [t.shape for t in args], ())
     args = [S.broadcast_to(b, t, shape) for t in args]
     _check_constraints(constraints, dtypes, args, pack)
     hs = B.build_inline_asm(b, [t.handle for t in args],

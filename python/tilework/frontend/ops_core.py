@@ -128,8 +128,9 @@ def broadcast_to(b, input, *shape):
 
 
 @impl
-def cast(b, input, dtype, bitcast=False):
-    return S.cast(b, input, _dtype(dtype), bool(const(bitcast, "bitcast")))
+def cast(b, input, dtype, fp_downcast_rounding=None, bitcast=False):
+    rounding = const(fp_downcast_rounding, "fp_downcast_rounding")
+    return S.cast(b, input, _dtype(dtype), bool(const(bitcast, "bitcast")), rounding)
 
 
 @impl
@@ -183,8 +184,10 @@ def static_assert(b, cond, msg=""):
 
 
 @impl
-def static_print(b, *values):
-    print(*[v.value if isinstance(v, constexpr) else v for v in values])
+def static_print(b, *values, sep=" ", end="\n", file=None, flush=False):
+    print(*[v.value if isinstance(v, constexpr) else v for v in values],
+          sep=const(sep, "sep"), end=const(end, "end"), file=const(file, "file"),
+          flush=bool(const(flush, "flush")))
 
 
 def _hint_attr(b, input, values, attr_name):

@@ -20,14 +20,12 @@ padding and are not written.  The checks and messages are Triton's.
 """
 from __future__ import annotations
 
-import math
-
 import mlir.ir as ir
 
 from ..language import core
 from ..language.core import constexpr, tensor
 from tilework.dialects import builders as B
-from tilework.dialects import tile as TD
+from tilework.dialects import tensor_maps as TM
 
 from ..language.descriptor import (MAX_RANK, PADDINGS, tensor_descriptor,
                                    tensor_descriptor_type, tma_plan)
@@ -137,8 +135,8 @@ def make_tensor_descriptor(b, base, shape, strides, block_shape, padding_option=
 # --------------------------------------------------------------------------------------------
 # descriptors made in the kernel: tensor maps in global scratch (sm_90a)
 
-SCRATCH_ATTR = "tile.global_scratch"  # on the scratch argument; on the kernel: bytes/program
-MAP_BYTES = 128
+MAP_BYTES = TM.MAP_BYTES
+SCRATCH_ATTR = TM.SCRATCH_ATTR  # on the scratch argument; on the kernel: bytes/program
 
 
 def scratch_param(b):
@@ -154,18 +152,15 @@ def scratch_param(b):
 
 def _device_tensormap(b, base: tensor, dims, strides, bshape, pad):
     """The `tile.make_tensormap` of a descriptor made in the kernel, or None (the
-    block-pointer path): where the kernel has global scratch (`scratch_param`), the block has
-    a TMA plan, and what TMA requires of the tensor is known from the specialization: a
-    16-byte aligned base and strides multiples of 16 bytes (Triton asks the same of the
-    caller; a tensor that does not provably meet it keeps the exact block-pointer path)."""
+    block-pointer path): where the kernel has global scratch (`scratch_param`) and the block
+    has a TMA plan.  What TMA requires of the tensor (a 16-byte aligned base, strides of
+    16-byte multiples; Triton asks it of the caller) is the lowering's to prove: tile-tma-guard
+    turns the loads of a map it cannot prove so into their block-pointer fallbacks, and the
+    map goes."""
     scratch = getattr(b, "global_scratch", None)
     elem = base.dtype.element_ty
     plan = tma_plan(elem.primitive_bitwidth, bshape, pad)
     if scratch is None or plan is None:
-        return None
-    nbytes = elem.primitive_bitwidth // 8
-    if _ptr_align(base.handle) % 16 or \
-            any(_known_divisor(s.handle) * nbytes % 16 for s in strides[:-1]):
         return None
     box, sw = plan
     ty = core.pointer_type(core.int8)
@@ -173,85 +168,6 @@ def _device_tensormap(b, base: tensor, dims, strides, bshape, pad):
                                [s.handle for s in strides[:-1]], result_type=to_ir(ty),
                                box=box, swizzle=sw, offset=0, program_bytes=MAP_BYTES)
     return tensor(h, ty)
-
-
-def _known_divisor(v: ir.Value, depth: int = 0) -> int:
-    """A number the integer scalar `v` is known to be a multiple of (1: nothing known), from
-    its definition: constants, sums, products, casts and the kernel arguments' specialized
-    divisibility (`tile.divisibility`)."""
-    if depth > 32:
-        return 1
-    owner = v.owner
-    if isinstance(owner, ir.Block):  # a block argument: the kernel's own, or a loop's
-        parent = owner.owner.operation if owner.owner is not None else None
-        if parent is not None and parent.name == "func.func":
-            n = ir.BlockArgument(v).arg_number
-            d = ir.DictAttr(ir.ArrayAttr(parent.attributes["arg_attrs"])[n]) \
-                if "arg_attrs" in parent.attributes else None
-            if d is not None and "tile.divisibility" in d:
-                return ir.IntegerAttr(d["tile.divisibility"]).value
-        return 1
-    op = owner.operation if hasattr(owner, "operation") else owner
-    name = op.name
-    if name == "arith.constant":
-        try:
-            c = abs(ir.IntegerAttr(op.attributes["value"]).value)
-        except (ValueError, TypeError):
-            return 1
-        return c or 1 << 30
-    args = [_known_divisor(x, depth + 1) for x in op.operands]
-    if name == "arith.muli":
-        return args[0] * args[1]
-    if name in ("arith.addi", "arith.subi"):
-        return math.gcd(args[0], args[1])
-    if name in ("arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast"):
-        return args[0]
-    return 1
-
-
-def _ptr_align(v: ir.Value) -> int:
-    """The bytes a scalar pointer is known to be aligned to: a kernel argument's specialized
-    divisibility (`tile.divisibility`, 16 for an aligned pointer), through `tile.addptr`s of
-    offsets with a known divisor."""
-    owner = v.owner
-    if isinstance(owner, ir.Block):
-        return _known_divisor(v)
-    op = owner.operation if hasattr(owner, "operation") else owner
-    if op.name == "tile.addptr":
-        et = TD.pointee(op.operands[0].type)
-        bits = ir.IntegerType(et).width if TD.isa(et, ir.IntegerType) else \
-            ir.FloatType(et).width
-        return math.gcd(_ptr_align(op.operands[0]),
-                        _known_divisor(op.operands[1]) * max(1, bits // 8))
-    return 1
-
-
-def number_tensormaps(f) -> int:
-    """After a kernel's code generation: erases the `tile.make_tensormap`s no TMA copy reads
-    (their descriptors' accesses all took the block-pointer path), gives the others their
-    128-byte slots in a program's scratch and returns the bytes a program needs."""
-    maps = []
-
-    def walk(op):
-        for r in op.regions:
-            for blk in r.blocks:
-                for o in blk.operations:
-                    o = o.operation
-                    if o.name == "tile.make_tensormap":
-                        maps.append(o)
-                    walk(o)
-    walk(f.operation if hasattr(f, "operation") else f)
-    live = []
-    for o in maps:
-        if len(list(o.results[0].uses)):
-            live.append(o)
-        else:
-            o.erase()
-    i32 = ir.IntegerType.get_signless(32, f.context)
-    for i, o in enumerate(live):
-        o.attributes["offset"] = ir.IntegerAttr.get(i32, i * MAP_BYTES)
-        o.attributes["program_bytes"] = ir.IntegerAttr.get(i32, len(live) * MAP_BYTES)
-    return len(live) * MAP_BYTES
 
 
 # --------------------------------------------------------------------------------------------

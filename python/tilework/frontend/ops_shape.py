@@ -67,8 +67,8 @@ def view(b, input, *shape):
 
 
 @impl
-def ravel(b, input, can_reorder=False):  # can_reorder: accepted (Triton 3.6); order kept
-    x = S.to_tensor(b, input)
+def ravel(b, x, can_reorder=False):  # can_reorder: accepted (Triton 3.6); order kept
+    x = S.to_tensor(b, x)
     return reshape(b, x, (math.prod(x.shape),)) if x.shape else x
 
 

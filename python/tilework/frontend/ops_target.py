@@ -1,13 +1,16 @@
-"""Implementations of `tl.target_info` (language/target_info.py) and `tl.condition`.
+"""Implementations of `tl.target_info` (language/target_info.py), `tl.condition` and the
+compilation queries of `tl.extra.cuda` / `tl.extra.hip` (`num_warps`, `num_threads`,
+`memrealtime`).
 
 The target is the code generator's `Target` (`Builder.target`: the compile target, None when
 generating target-neutral IR) or the one the interpreter stands in for; every answer is a
 constexpr."""
 from __future__ import annotations
 
+from ..language import core
 from ..language.core import constexpr
 from ..language.target_info import GPUTarget
-from .ops_core import const, impl
+from .ops_core import IMPLS, const, impl
 from .semantic import SemanticError
 
 
@@ -71,3 +74,32 @@ def condition(b, arg1, disable_licm=False):
         raise SemanticError(f"tl.condition: disable_licm must be a constexpr bool, got "
                             f"{const(disable_licm, 'disable_licm')!r}")
     return arg1
+
+
+def _num_warps(b) -> int:
+    opts = getattr(b, "options", None)  # CompileOptions; the interpreter's launch options
+    n = getattr(opts, "num_warps", None) or getattr(b, "launch_options", {}).get("num_warps")
+    return n or 4  # (the default of both)
+
+
+@impl
+def num_warps(b):
+    return constexpr(_num_warps(b))
+
+
+@impl
+def num_threads(b):
+    return constexpr(_num_warps(b) * 32)  # (Triton's: 32 whatever the target)
+
+
+@impl
+def memrealtime(b):
+    t = _target(b)
+    if t is None or t.backend != "amd":
+        raise SemanticError("tl.extra.hip.memrealtime is AMDGCN assembly: it needs an AMD "
+                            "target")
+    if t.arch.startswith(("gfx11", "gfx12")):
+        asm = "s_sendmsg_rtn_b64 $0, sendmsg(MSG_RTN_GET_REALTIME)\ns_waitcnt lgkmcnt(0)"
+    else:
+        asm = "s_memrealtime $0\ns_waitcnt vmcnt(0)"
+    return IMPLS["inline_asm_elementwise"](b, asm, "=r", [], core.int64, False, 1)

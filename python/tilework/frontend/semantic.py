@@ -346,13 +346,19 @@ def _to_e4b15(b, x: tensor) -> tensor:
     return tensor(u8.handle, core.float8e4b15, x.shape)
 
 
-def cast(b: Builder, x, dst: core.dtype, bitcast: bool = False) -> tensor:
+ROUNDING_MODES = ("rtne", "rtz")  # Triton's fp_downcast_rounding
+
+
+def cast(b: Builder, x, dst: core.dtype, bitcast: bool = False,
+         fp_downcast_rounding: str | None = None) -> tensor:
     x = to_tensor(b, x)
     src = x.dtype
     if isinstance(dst, constexpr):
         dst = dst.value
     if not isinstance(dst, core.dtype):
         raise SemanticError(f"cast target must be a dtype, got {dst!r}")
+    if fp_downcast_rounding is not None:
+        return _rounded_cast(b, x, dst, fp_downcast_rounding, bitcast)
     if src != dst and "fp8e4b15" in (src.name, dst.name):  # stored as i8; through fp16
         if bitcast:
             if src.primitive_bitwidth != dst.primitive_bitwidth or src.is_ptr() or dst.is_ptr():
@@ -396,6 +402,33 @@ def cast(b: Builder, x, dst: core.dtype, bitcast: bool = False) -> tensor:
     else:
         name = "arith.fptosi" if dst.is_int_signed() else "arith.fptoui"
     return tensor(b.create1(name, [x.handle], ty), dst, x.shape)
+
+
+def _rounded_cast(b: Builder, x: tensor, dst: core.dtype, mode, bitcast: bool) -> tensor:
+    """A float narrowed to `dst` with an explicit rounding mode (Triton's checks and
+    messages).  Toward zero: the nearest-even result, one step toward zero where it rounded
+    away (|result| > |x|); the steps of a float's bits are its neighbours (sign-magnitude),
+    an overflow to inf steps to the largest finite value, and NaN stays NaN."""
+    if mode not in ROUNDING_MODES:
+        raise SemanticError(f"Invalid rounding mode: {mode}. Supported rounding modes are "
+                            f"'rtne' and 'rtz'.")
+    src = x.dtype
+    if bitcast or not (src.is_floating() and dst.is_floating()
+                       and dst.primitive_bitwidth < src.primitive_bitwidth):
+        raise SemanticError(f"fp_downcast_rounding should be set only for truncating fp "
+                            f"conversions. Source scalar type is {src} and destination type "
+                            f"is {dst}")
+    y = cast(b, x, dst)
+    if mode == "rtne":
+        return y
+    back = cast(b, y, src)  # (exact: src is the wider)
+    zero = to_tensor(b, 0.0, hint=src)
+    away = where(b, compare(b, "ge", x, zero), compare(b, "gt", back, x),
+                 compare(b, "lt", back, x))
+    bits = core.DTYPES[f"uint{dst.primitive_bitwidth}"]
+    step = cast(b, binary(b, "sub", cast(b, y, bits, bitcast=True), to_tensor(b, 1, hint=bits)),
+                dst, bitcast=True)
+    return where(b, away, step, y)
 
 
 def _pointer_cast(b: Builder, x: tensor, dst: core.dtype) -> tensor:

@@ -501,12 +501,12 @@ class tensor:
     def __float__(self):
         return float(self._scalar("float"))
 
-    def to(self, dtype, bitcast=False, **unexpected):
+    def to(self, dtype, fp_downcast_rounding=None, bitcast=False, **unexpected):
         """`self` converted to `dtype` (see `cast`)."""
         if unexpected:  # (interpreted; the compiler words it so in call_builtin)
             raise TypeError(f"tl.cast: got an unexpected keyword argument "
                             f"'{next(iter(unexpected))}'")
-        return _call_builtin("cast", "tensor.to", self, dtype, bitcast)
+        return _call_builtin("cast", "tensor.to", self, dtype, fp_downcast_rounding, bitcast)
 
 
     def __getitem__(self, idx):
@@ -713,8 +713,10 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
 
 
 @builtin
-def cast(input, dtype, bitcast=False):
-    """`input` converted to `dtype` (value conversion, or bit reinterpretation if `bitcast`)."""
+def cast(input, dtype, fp_downcast_rounding=None, bitcast=False):
+    """`input` converted to `dtype` (value conversion, or bit reinterpretation if `bitcast`).
+    A float narrowed to a smaller float rounds to nearest even, or toward zero with
+    `fp_downcast_rounding="rtz"` (Triton's; any other conversion takes no rounding mode)."""
 
 
 @builtin
@@ -739,8 +741,9 @@ def static_assert(cond, msg=""):
 
 
 @builtin
-def static_print(*values):
-    """Prints compile-time values (types and constexprs) while compiling."""
+def static_print(*values, sep=" ", end="\n", file=None, flush=False):
+    """Prints compile-time values (types and constexprs) while compiling, as Python's `print`
+    (its `sep`, `end`, `file` and `flush`)."""
 
 
 @builtin

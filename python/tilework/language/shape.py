@@ -22,8 +22,8 @@ def view(input, *shape):
 
 
 @builtin
-def ravel(input, can_reorder=False):
-    """`input` flattened to one dimension, in row-major order (`can_reorder` is accepted, as in
+def ravel(x, can_reorder=False):
+    """`x` flattened to one dimension, in row-major order (`can_reorder` is accepted, as in
     Triton; the order is kept)."""
 
 

@@ -1,7 +1,9 @@
 """Triton's frontend classes for tuples and slices: `tl.tuple`, `tl.tuple_type`, `tl.slice`
-(and `tl.constexpr_type`, in core).  Tilework's kernels already carry Python tuples (unpacked,
-returned from @jit helpers, carried through loops), so `tl.tuple` is a Python tuple with
-Triton's extras: a `.type`, named fields (`t.name`) and indexing by `tl.slice`.
+(and `tl.constexpr_type`, in core).  As in Triton, every tuple a kernel builds is a
+`tl.tuple`: literals (`(a, b)`, `[a, b]`), tuples returned from @jit helpers, sums and slices
+of them (the compiler's `visit_Tuple`; the interpreter's source rewrite).  `tl.tuple` is a
+Python tuple (unpacking, `len`, iteration, equality of constants keep working) with Triton's
+extras: a `.type`, named fields (`t.name`), indexing by `tl.slice` and `*` by a constexpr.
 
 A tuple (or namedtuple) kernel argument is specialized as a `tuple_type` whose leaves are the
 runtime members' dtypes and `constexpr_type`s of the constant ones (constexprs, None, ints
@@ -122,6 +124,16 @@ class tuple(builtins.tuple):
             raise TypeError(tuple_operand_message(self))
         return tuple(builtins.tuple(other) + builtins.tuple(self))
 
+    def __mul__(self, n):
+        n = n.value if isinstance(n, constexpr) else n
+        if not isinstance(n, int) or isinstance(n, bool):  # (the compiler's messages)
+            raise TypeError(tuple_operand_message(self) if hasattr(n, "dtype") else
+                            f"can't multiply sequence by non-int of type "
+                            f"'{builtins.type(n).__name__}'")
+        return tuple(builtins.tuple(self) * n)
+
+    __rmul__ = __mul__
+
     def __repr__(self):
         return f"tl.tuple({list(self)!r})"
 
@@ -163,7 +175,8 @@ def member_label(name: str, i: int) -> str:
 
 def runtime_params(name: str, t) -> list:
     """[(parameter name, dtype)] of the runtime members of the tuple type `t` of argument
-    `name`, flattened depth first."""
+    `name`, flattened depth first (a host tensor descriptor is one entry, as an argument of its
+    own: its kernel parameters are `<member>`, `<member>.shape0`, ...)."""
     out = []
     for i, m in enumerate(t.types):
         if isinstance(m, tuple_type):
@@ -184,7 +197,8 @@ def flat_signature(signature: dict) -> list:
 
 def tuple_value(name: str, t, member):
     """The kernel's value of tuple argument `name` of type `t`: a `tl.tuple` (fields kept) of
-    `member(parameter name)` for runtime members and constexprs for constant ones."""
+    `member(parameter name, dtype)` for runtime members (a host tensor descriptor's is its
+    in-kernel descriptor) and constexprs for constant ones."""
     vals = []
     for i, m in enumerate(t.types):
         if isinstance(m, tuple_type):
@@ -192,7 +206,7 @@ def tuple_value(name: str, t, member):
         elif isinstance(m, constexpr_type):
             vals.append(constexpr(m.value))
         else:
-            vals.append(member(member_param(name, i)))
+            vals.append(member(member_param(name, i), m))
     return argument_tuple(name, vals, t.fields if any(t.fields) else None)
 
 

@@ -3,7 +3,12 @@
 (Triton's rule: frontend/semantic.py `bool_op`, `logical_not`, `where`).  A kernel using them
 is recompiled here from its source with those expressions turned into calls of the same
 semantics, at the same file:line (breakpoints and tracebacks still work); other kernels keep
-their code object.  Compile-time values keep Python's short-circuit in both."""
+their code object.  Compile-time values keep Python's short-circuit in both.
+
+Two more forms are the compiler's only through the source: a tuple or list literal is a
+`tl.tuple` (the compiler's `visit_Tuple`; an index `x[None, :]` stays a plain tuple), and
+`v.type` of a compile-time value (a constexpr parameter, passed as a plain Python value) is
+its `tl.constexpr_type`, as `tl.constexpr(v).type`."""
 from __future__ import annotations
 
 import ast
@@ -15,6 +20,7 @@ import warnings
 from ..frontend import semantic as S
 from ..language import core
 from ..language.core import tensor
+from ..language.tuples import tuple as tl_tuple
 
 _PREFIX = "__tw_"  # names the rewrite adds to the kernel's globals and locals
 
@@ -45,8 +51,25 @@ def _where(c, x, y):
     return S.where(_builder(), c, x, y)
 
 
+def _tuple(values):
+    return tl_tuple(values)
+
+
+_NO_TYPE = object()
+
+
+def _type(v):
+    t = getattr(v, "type", _NO_TYPE)
+    if t is not _NO_TYPE:
+        return t
+    if isinstance(v, (tensor, tuple)):
+        raise AttributeError(f"{type(v).__name__!r} object has no attribute 'type'")
+    return core.constexpr_type(v)  # a compile-time value: as the compiler's constexpr
+
+
 HELPERS = {f"{_PREFIX}stops": _stops, f"{_PREFIX}combine": _combine, f"{_PREFIX}not": _not,
-           f"{_PREFIX}is_tile": _is_tile, f"{_PREFIX}where": _where}
+           f"{_PREFIX}is_tile": _is_tile, f"{_PREFIX}where": _where,
+           f"{_PREFIX}tuple": _tuple, f"{_PREFIX}type": _type}
 
 
 def _name(n, ctx=None):
@@ -93,16 +116,41 @@ class _Rewriter(ast.NodeTransformer):
             orelse=ast.IfExp(_name(t), copy.deepcopy(node.body), copy.deepcopy(node.orelse))),
             node)
 
+    def visit_Tuple(self, node):
+        self.generic_visit(node)
+        if not isinstance(node.ctx, ast.Load):
+            return node
+        return ast.copy_location(_call("tuple", ast.List(node.elts, ast.Load())), node)
+
+    visit_List = visit_Tuple
+
+    def visit_Subscript(self, node):
+        if isinstance(node.slice, ast.Tuple):  # an index stays a plain tuple
+            node.value = self.visit(node.value)
+            node.slice.elts = [self.visit(e) for e in node.slice.elts]
+            return node
+        return self.generic_visit(node)
+
+    def visit_Attribute(self, node):
+        self.generic_visit(node)
+        if node.attr == "type" and isinstance(node.ctx, ast.Load):
+            return ast.copy_location(_call("type", node.value), node)
+        return node
+
 
 def _needs_rewrite(fdef) -> bool:
+    slices = {id(n.slice) for n in ast.walk(fdef) if isinstance(n, ast.Subscript)}
     return any(isinstance(n, (ast.BoolOp, ast.IfExp)) or
-               (isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not))
+               (isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not)) or
+               (isinstance(n, (ast.Tuple, ast.List)) and isinstance(n.ctx, ast.Load)
+                and id(n) not in slices) or
+               (isinstance(n, ast.Attribute) and n.attr == "type")
                for n in ast.walk(fdef))
 
 
 def rewritten_code(jfn) -> types.CodeType | None:
-    """`jfn`'s code object with `and`/`or`/`not`/`if`-expressions rewritten, or None when
-    it has none of them (or no source)."""
+    """`jfn`'s code object with `and`/`or`/`not`/`if`-expressions, tuple literals and `.type`
+    rewritten, or None when it has none of them (or no source)."""
     key = jfn.fn.__code__
     if key not in _CODES:
         _CODES[key] = None if getattr(jfn, "_no_source", None) else _rewrite(jfn)

@@ -46,7 +46,7 @@ from .interp_args import region as _region
 from .interp_common import UNSIGNED as _UNSIGNED
 from .interp_common import emulated_target, operand_segments as _segments
 from .interp_common import unsigned as _u
-from .launch_args import descriptor_member_message, is_constant_member, list_message
+from .launch_args import is_constant_member, list_message
 from .launch_args import normalize_grid
 
 __all__ = ["interpret", "InterpreterBuilder"]
@@ -598,8 +598,6 @@ def _bind_value(fn, name, a, regions, nospec, const=False):
             label = member_label(name, i)
             if m is None or is_constant_member(m):
                 vals.append(m.value if isinstance(m, core.constexpr) else m)
-            elif isinstance(m, TensorDescriptor):
-                raise located(descriptor_member_message(fn, label), fn.fn, exc=TypeError)
             else:
                 vals.append(_bind_value(fn, label, m, regions, nospec))
         return argument_tuple(name, vals, arg_fields(a))
@@ -638,7 +636,7 @@ def _types_check(fn, args, ctx):
     (static_check.types_check); kernels taking a TensorDescriptor are left out."""
     signature, constants = {}, {}
     for name, a in zip(fn.arg_names, args):
-        if isinstance(a, tensor_descriptor):
+        if _has_descriptor(a):
             return
         if isinstance(a, tensor):
             signature[name] = a.dtype
@@ -647,6 +645,12 @@ def _types_check(fn, args, ctx):
         else:
             constants[name] = int(a) if isinstance(a, SpecializedOne) else a
     types_check(fn, signature, constants, ctx)
+
+
+def _has_descriptor(a) -> bool:
+    """Whether a bound argument is a host tensor descriptor or a tuple holding one."""
+    return isinstance(a, tensor_descriptor) or \
+        (isinstance(a, tuple) and any(_has_descriptor(m) for m in a))
 
 
 def _tuple_spec(t) -> tuple_type:

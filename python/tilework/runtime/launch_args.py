@@ -49,7 +49,3 @@ def is_constant_member(m) -> bool:
     (a constexpr, None, a @jit function or a dtype; an int equal to 1 is one too)."""
     return m is None or type(m) is core.constexpr or isinstance(m, (JITFunction, core.dtype))
 
-
-def descriptor_member_message(fn, label) -> str:
-    return (f"argument `{label}` of {fn.__name__}: a TensorDescriptor inside a tuple argument "
-            f"is not supported; pass it as an argument of its own")

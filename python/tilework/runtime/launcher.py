@@ -21,7 +21,7 @@ from .allocation import global_scratch, scratch_size
 from .device import runtime_for
 from .gpu_errors import CudaError
 from .launch_args import TORCH_DTYPES as _TORCH_DTYPES
-from .launch_args import descriptor_member_message, is_constant_member, list_message
+from .launch_args import is_constant_member, list_message
 from .launch_args import normalize_grid as _grid
 from .tma import address as tma_address
 from .tma import descriptor_memo, tensor_maps
@@ -148,8 +148,6 @@ def _tuple_entry(fn, name, nospec, a):
             v = m.value if type(m) is core.constexpr else m
             keys.append(("constexpr", type(v), v))
             continue
-        if type(m) is TensorDescriptor:
-            raise located(descriptor_member_message(fn, label), fn.fn, exc=TypeError)
         k, p = arg_entry(fn, label, nospec, m)
         keys.append(k)
         if type(p) is _Several:
@@ -287,8 +285,6 @@ def _tuple_spec(fn, param, label, a, nospec, placeholders, attrs) -> tuple_type:
             types.append(_tuple_spec(fn, p, lb, m, nospec, placeholders, attrs))
         elif m is not None and is_constant_member(m):
             types.append(core.constexpr_type(m))
-        elif type(m) is TensorDescriptor:
-            raise located(descriptor_member_message(fn, lb), fn.fn, exc=TypeError)
         else:
             const, t = _value_spec(fn, p, lb, m, nospec, placeholders, attrs)
             types.append(core.constexpr_type(t) if const else t)

@@ -178,11 +178,26 @@ def tensor_map(d, plan) -> bytes:
     return b
 
 
+def _position(arg_names, arg: str):
+    """(argument index, member indices) of a plan's `arg`: an argument's name, or a tuple
+    argument's member parameter (`t.1.0`, tuples.member_param)."""
+    head, *members = arg.split(".")
+    return arg_names.index(head), [int(i) for i in members]
+
+
+def _value(values, pos):
+    i, members = pos
+    v = values[i]
+    for j in members:
+        v = v[j]
+    return v
+
+
 def tensor_maps(fn, values, plans) -> list:
     """The encoded tensor maps of one launch (one per plan, in order)."""
     out = []
     for plan in plans:
-        d = values[fn.arg_names.index(plan["arg"])]
+        d = _value(values, _position(fn.arg_names, plan["arg"]))
         if type(d) is not TensorDescriptor:
             raise TypeError(f"argument `{plan['arg']}` of {fn.__name__} was compiled as a "
                             f"tensor descriptor, got {type(d).__name__}")
@@ -199,11 +214,11 @@ def launch_maps(plans):
 
     def maps(fn, values):
         if seen[0] is not fn.arg_names:
-            seen[1] = [fn.arg_names.index(p["arg"]) for p in plans]
+            seen[1] = [_position(fn.arg_names, p["arg"]) for p in plans]
             seen[0] = fn.arg_names
         out = []
-        for i, plan in zip(seen[1], plans):
-            d = values[i]
+        for pos, plan in zip(seen[1], plans):
+            d = _value(values, pos)
             if type(d) is not TensorDescriptor:
                 return tensor_maps(fn, values, plans)  # (its message)
             out.append(tensor_map(d, plan))

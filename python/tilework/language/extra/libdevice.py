@@ -32,7 +32,7 @@ __all__ = [
     "erfc", "fmod", "remainder", "rsqrt_rn", "fmin", "fmax", "fma", "fdim", "copysign", "signbit", "isnan", "isinf",
     "isfinited", "finitef", "ldexp", "div_rn", "fast_dividef", "saturatef", "umulhi",
     "fast_expf", "fast_exp10f", "fast_logf", "fast_log2f", "fast_log10f", "fast_sinf",
-    "fast_cosf", "fast_tanf", "float_as_int", "int_as_float", "double_as_longlong",
+    "fast_cosf", "fast_tanf", "fast_tanhf", "float_as_int", "int_as_float", "double_as_longlong",
     "longlong_as_double", "llrint", "llround", "scalbn", "logb", "ilogb", "nextafter", "norm3d", "norm4d", "rnorm3d",
     "rnorm4d",
 ] + (libdevice_convert.__all__ + libdevice_bits.__all__ + libdevice_round.__all__
@@ -334,6 +334,9 @@ def tanh(x):
     r = where(a < 20.0, e / (e + 2.0), 1.0)
     r = where(a != a, a, r)
     return _narrow(_sign_of(w, r), x)
+
+
+fast_tanhf = tanh  # (Triton's HIP fast tanh; here the correctly rounded one, as fast_expf)
 
 
 @jit
