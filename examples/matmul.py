@@ -214,8 +214,9 @@ _SMS = {}
 
 
 def _sm_count(torch, device):
-    if device not in _SMS:
-        _SMS[device] = torch.cuda.get_device_properties(device).multi_processor_count
+    if device not in _SMS:  # (CPU tensors run in the interpreter: one SM's worth, no split)
+        _SMS[device] = torch.cuda.get_device_properties(device).multi_processor_count \
+            if device.type == "cuda" else 1
     return _SMS[device]
 
 
