@@ -139,10 +139,12 @@ def _config_id(cfg):
                          [(True, c) for c in TMA_FP8_CONFIGS],
                          ids=[f"fp16_{_config_id(c)}" for c in TMA_CONFIGS] +
                          [f"fp8_{_config_id(c)}" for c in TMA_FP8_CONFIGS])
-def test_tma_configs_compile_for_sm90a(fp8, cfg):
+@pytest.mark.parametrize("aligned", [True, False], ids=["aligned", "unaligned"])
+def test_tma_configs_compile_for_sm90a(fp8, cfg, aligned):
     """Every autotuned config compiles for sm_90a (fp8 with B [N, K]), both WARP_SPECIALIZE
     values among them: the split's producer warp group only where asked, no spills, no wgmma
-    waits that ptxas had to inject, within the shared memory of an sm_90 CTA."""
+    waits that ptxas had to inject, within the shared memory of an sm_90 CTA.  `aligned`:
+    descriptors, shapes and strides divisible by 16, as the launcher keys the benchmark's."""
     k = cfg.kwargs
     bm, bn, bk, ws = k["BM"], k["BN"], k["BK"], k["WARP_SPECIALIZE"]
     dt = tl.float8e4nv if fp8 else tl.float16
@@ -150,8 +152,10 @@ def test_tma_configs_compile_for_sm90a(fp8, cfg):
     sig = {"a_desc": T(dt, [bm, bk]), "b_desc": T(dt, [bn, bk] if fp8 else [bk, bn]),
            "c_desc": T(tl.bfloat16 if fp8 else dt, [bm, bn]), "M": tl.int32, "N": tl.int32,
            "K": tl.int32}
-    ck = compile(ASTSource(matmul_tma_persistent, sig, {**k, "NUM_SMS": 132, "B_NK": fp8}, {}),
-                 "sm_90a", CompileOptions(num_warps=cfg.num_warps, num_stages=cfg.num_stages),
+    attrs = {f"{d}{x}": {"tile.divisibility": 16} for d in ("a_desc", "b_desc", "c_desc")
+             for x in ("", ".shape0", ".shape1", ".stride0")} if aligned else {}
+    ck = compile(ASTSource(matmul_tma_persistent, sig, {**k, "NUM_SMS": 132, "B_NK": fp8},
+                           attrs), "sm_90a", CompileOptions(num_warps=cfg.num_warps, num_stages=cfg.num_stages),
                  cache=False)
     ptx, info = ck.asm["ptx"], ck.metadata["ptxas_info"]
     assert ck.metadata["num_warps"] == cfg.num_warps + (4 if ws else 0)
