@@ -16,12 +16,13 @@ the compilers:
 
 Every side is checked against torch first (outputs NaN-poisoned); then TFLOP/s
 (tilework.testing.do_bench, median, L2 flushed), one row per (family, dtype, shape) with both
-ratios: fp16 and bf16 at 4096^3, 8192^3, 1000^3, M=16 N=K=8192 and M=N=8192 K=512; fp8 e4m3 at
-8192^3 (cuBLAS through torch._scaled_mm; a side without fp8 is skipped).  Then the best
-tilework family per shape against cuBLAS and the best Triton, with issue 9's targets (>= Triton
-everywhere; >= 0.95 of cuBLAS at 4096^3 and 8192^3, >= 0.9 at M=16 and K=512).  First, the
-cold compile time of the tutorial kernel (one config, nothing cached) and the time of its first
-autotuned call (configs compiled and timed), tilework against Triton, each with a fresh cache.
+ratios (a tma-ws row is followed by the configs both autotuners chose): fp16 and bf16 at
+4096^3, 8192^3, 1000^3, M=16 N=K=8192 and M=N=8192 K=512; fp8 e4m3 at 8192^3 (cuBLAS through
+torch._scaled_mm; a side without fp8 is skipped). Then the best tilework family per shape
+against cuBLAS and the best Triton, with issue 9's targets (>= Triton everywhere; >= 0.95 of
+cuBLAS at 4096^3 and 8192^3, >= 0.9 at M=16 and K=512). First, the cold compile time of the
+tutorial kernel (one config, nothing cached) and the time of its first autotuned call (configs
+compiled and timed), tilework against Triton, each with a fresh cache.
 
     python benchmarks/matmul.py [--dtypes fp16,bf16,fp8] [--families tutorial,tma-ws]
         [--quick] [--no-compile-times]
@@ -293,6 +294,8 @@ def main(argv=None) -> int:
                                        k[tma_grid](*pos, NUM_SMS=sms, **kw))
                 fam[family] = row(family, dname, (M, N, K), cublas, sides, ref, do_bench, torch,
                                   failures)
+                if family == "tma-ws":
+                    chosen(tw_tma, tr_mod and tr_mod.tma_kernel)
             results.append((dname, (M, N, K), cublas, fam))
     if "fp8" in args.dtypes.split(",") and not args.quick:
         for M, N, K in FP8_SHAPES:
@@ -325,9 +328,23 @@ def main(argv=None) -> int:
                                        k[tma_grid](*pos, NUM_SMS=sms, **kw))
                 fam[family] = row(family, "fp8", (M, N, K), cublas, sides, ref, do_bench, torch,
                                   failures)
+                if family == "tma-ws":
+                    chosen(tw_tma8, tr_mod and tr_mod.tma_fp8_kernel)
             results.append(("fp8", (M, N, K), cublas, fam))
     summary(results)
     return 1 if failures else 0
+
+
+def chosen(tw, tr):
+    """The configs the TMA family's autotuners chose for the row just timed."""
+    def fmt(k):
+        c = getattr(k, "best_config", None)
+        if c is None:
+            return "-"
+        kw = c.kwargs
+        return (f"{kw['BM']}x{kw['BN']}x{kw['BK']} w{c.num_warps} s{c.num_stages} "
+                f"{'ws' if kw['WARP_SPECIALIZE'] else 'plain'}")
+    print(f"{'':8s} chosen: tilework {fmt(tw)}; Triton {fmt(tr)}", flush=True)
 
 
 def target_of(shape):
