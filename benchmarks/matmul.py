@@ -8,24 +8,26 @@ the compilers:
             examples/fp8_matmul.py's `fp8_matmul_kernel` for fp8;
   tma-ws    examples/persistent_matmul.py's `matmul_tma_persistent` (Triton's tutorial 09:
             one program per SM over the tiles, host TMA descriptors whose block shapes each
-            config's pre_hook sets, the tiles' loop `warp_specialize=True`: on sm_90a
-            tilework gives it a producer warp group; Triton 3.6 ignores the hint on Hopper),
-            autotuned over TMA_CONFIGS / TMA_FP8_CONFIGS; fp8 takes B as [N, K] (`b.T`:
+            config's pre_hook sets, the tiles' loop `warp_specialize=WARP_SPECIALIZE`, a
+            config's choice: on sm_90a tilework gives it a producer warp group; Triton 3.6
+            ignores the hint on Hopper), autotuned over TMA_CONFIGS / TMA_FP8_CONFIGS (tile
+            shapes with WARP_SPECIALIZE both ways); fp8 takes B as [N, K] (`b.T`:
             wgmma fp8 needs a K-major B) and has no scale epilogue (the scales are 1).
 
 Every side is checked against torch first (outputs NaN-poisoned); then TFLOP/s
 (tilework.testing.do_bench, median, L2 flushed), one row per (family, dtype, shape) with both
-ratios: fp16 and bf16 at 4096^3, 8192^3, 1000^3, M=16 N=K=8192 and M=N=8192 K=512; fp8 e4m3 at
-8192^3 (cuBLAS through torch._scaled_mm; a side without fp8 is skipped).  Then the best
-tilework family per shape against cuBLAS and the best Triton, with issue 9's targets (>= Triton
-everywhere; >= 0.95 of cuBLAS at 4096^3 and 8192^3, >= 0.9 at M=16 and K=512).  First, the
-cold compile time of the tutorial kernel (one config, nothing cached) and the time of its first
-autotuned call (configs compiled and timed), tilework against Triton, each with a fresh cache.
+ratios (a tma-ws row is followed by the configs both autotuners chose): fp16 and bf16 at
+4096^3, 8192^3, 1000^3, M=16 N=K=8192 and M=N=8192 K=512; fp8 e4m3 at 8192^3 (cuBLAS through
+torch._scaled_mm; a side without fp8 is skipped). Then the best tilework family per shape
+against cuBLAS and the best Triton, with issue 9's targets (>= Triton everywhere; >= 0.95 of
+cuBLAS at 4096^3 and 8192^3, >= 0.9 at M=16 and K=512). First, the cold compile time of the
+tutorial kernel (one config, nothing cached) and the time of its first autotuned call (configs
+compiled and timed), tilework against Triton, each with a fresh cache.
 
     python benchmarks/matmul.py [--dtypes fp16,bf16,fp8] [--families tutorial,tma-ws]
         [--quick] [--no-compile-times]
 
---quick: 4096^3 and 1000^3 only, no fp8, the TMA family over its first two configs.
+--quick: 4096^3 and 1000^3 only, no fp8, the TMA family over its first four configs.
 """
 from __future__ import annotations
 
@@ -43,7 +45,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "examples"))
 
 FAMILIES = ("tutorial", "tma-ws")
-QUICK_TMA_CONFIGS = 2  # --quick: the TMA family's first configs only
+QUICK_TMA_CONFIGS = 4  # --quick: the TMA family's first configs only (2 tiles, WS both ways)
 
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (1000, 1000, 1000), (16, 8192, 8192),
           (8192, 8192, 512)]
@@ -194,7 +196,7 @@ def tma_args(a, b, c, b_nk, TD):
     M, K = a.shape
     N = b.shape[0] if b_nk else b.shape[1]
     descs = [TD.from_tensor(t, [64, 64]) for t in (a, b, c)]
-    return (*descs, M, N, K), {"B_NK": b_nk, "WS": True}
+    return (*descs, M, N, K), {"B_NK": b_nk}
 
 
 def tma_grid(meta):
@@ -215,7 +217,7 @@ def main(argv=None) -> int:
     ap.add_argument("--dtypes", default="fp16,bf16,fp8")
     ap.add_argument("--families", default=",".join(FAMILIES))
     ap.add_argument("--quick", action="store_true",
-                    help="4096^3 and 1000^3 only, no fp8, 2 TMA configs")
+                    help="4096^3 and 1000^3 only, no fp8, 4 TMA configs")
     ap.add_argument("--no-compile-times", action="store_true")
     args = ap.parse_args(argv)
     families = [f for f in args.families.split(",") if f]
@@ -292,6 +294,8 @@ def main(argv=None) -> int:
                                        k[tma_grid](*pos, NUM_SMS=sms, **kw))
                 fam[family] = row(family, dname, (M, N, K), cublas, sides, ref, do_bench, torch,
                                   failures)
+                if family == "tma-ws":
+                    chosen(tw_tma, tr_mod and tr_mod.tma_kernel)
             results.append((dname, (M, N, K), cublas, fam))
     if "fp8" in args.dtypes.split(",") and not args.quick:
         for M, N, K in FP8_SHAPES:
@@ -324,9 +328,23 @@ def main(argv=None) -> int:
                                        k[tma_grid](*pos, NUM_SMS=sms, **kw))
                 fam[family] = row(family, "fp8", (M, N, K), cublas, sides, ref, do_bench, torch,
                                   failures)
+                if family == "tma-ws":
+                    chosen(tw_tma8, tr_mod and tr_mod.tma_fp8_kernel)
             results.append(("fp8", (M, N, K), cublas, fam))
     summary(results)
     return 1 if failures else 0
+
+
+def chosen(tw, tr):
+    """The configs the TMA family's autotuners chose for the row just timed."""
+    def fmt(k):
+        c = getattr(k, "best_config", None)
+        if c is None:
+            return "-"
+        kw = c.kwargs
+        return (f"{kw['BM']}x{kw['BN']}x{kw['BK']} w{c.num_warps} s{c.num_stages} "
+                f"{'ws' if kw['WARP_SPECIALIZE'] else 'plain'}")
+    print(f"{'':8s} chosen: tilework {fmt(tw)}; Triton {fmt(tr)}", flush=True)
 
 
 def target_of(shape):

@@ -10,11 +10,12 @@ sm_90a their TMA maps live in global scratch from `tilework.set_allocator`).  Ta
 need no masks: a descriptor reads zeros outside the tensor and writes only inside it.
 
 `matmul_tma_persistent` is Triton's tutorial 09 kernel in the same form, the tiles' loop
-marked `tl.range(..., warp_specialize=WS)` (on sm_90a a producer warp group issues the TMA
-copies and runs on into the next tile while the kernel's warps store this one), with B given
-either [K, N] or, `B_NK`, [N, K] (read as `b.T`: a K-major B in shared memory, which fp8
-wgmma needs).  `matmul_tma` runs it autotuned over TMA_CONFIGS (16-bit) or TMA_FP8_CONFIGS,
-whose pre_hook sets the host descriptors' block shapes to the config's blocks; the benchmark
+marked `tl.range(..., warp_specialize=WARP_SPECIALIZE)` (on sm_90a a producer warp group
+issues the TMA copies and runs on into the next tile while the kernel's warps store this one),
+with B given either [K, N] or, `B_NK`, [N, K] (read as `b.T`: a K-major B in shared memory,
+which fp8 wgmma needs).  `matmul_tma` runs it autotuned over TMA_CONFIGS (16-bit) or
+TMA_FP8_CONFIGS, which hold tile shapes with WARP_SPECIALIZE both ways, and whose pre_hook
+sets the host descriptors' block shapes to the config's blocks; the benchmark
 (benchmarks/matmul.py) runs the same source and configs under Triton.
 """
 import tilework
@@ -79,17 +80,18 @@ def matmul_persistent_device(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk,
 @tilework.jit
 def matmul_tma_persistent(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
                           BK: tl.constexpr, GROUP_M: tl.constexpr, NUM_SMS: tl.constexpr,
-                          WS: tl.constexpr, B_NK: tl.constexpr):
+                          WARP_SPECIALIZE: tl.constexpr, B_NK: tl.constexpr):
     """C = A @ B, NUM_SMS programs looping over the tiles (grouped GROUP_M tile rows at a
-    time); the tiles' loop warp-specialized when WS.  Descriptors: a [BM, BK], b [BK, BN]
-    (B_NK: [BN, BK] over B stored [N, K]), c [BM, BN] blocks."""
+    time); the tiles' loop warp-specialized when WARP_SPECIALIZE.  Descriptors: a [BM, BK],
+    b [BK, BN] (B_NK: [BN, BK] over B stored [N, K]), c [BM, BN] blocks."""
     start_pid = tl.program_id(0)
     num_pid_m = tl.cdiv(M, BM)
     num_pid_n = tl.cdiv(N, BN)
     k_tiles = tl.cdiv(K, BK)
     num_tiles = num_pid_m * num_pid_n
     in_group = GROUP_M * num_pid_n
-    for tile_id in tl.range(start_pid, num_tiles, NUM_SMS, flatten=True, warp_specialize=WS):
+    for tile_id in tl.range(start_pid, num_tiles, NUM_SMS, flatten=True,
+                           warp_specialize=WARP_SPECIALIZE):
         group = tile_id // in_group
         first_m = group * GROUP_M
         size_m = min(num_pid_m - first_m, GROUP_M)
@@ -114,19 +116,27 @@ def tma_block_shapes(nargs):
     nargs["c_desc"].block_shape = [bm, bn]
 
 
-def tma_config(bm, bn, bk, warps, stages):
-    return tilework.Config({"BM": bm, "BN": bn, "BK": bk, "GROUP_M": 8}, num_warps=warps,
-                           num_stages=stages, pre_hook=tma_block_shapes)
+def tma_config(bm, bn, bk, warps, stages, ws):
+    return tilework.Config({"BM": bm, "BN": bn, "BK": bk, "GROUP_M": 8, "WARP_SPECIALIZE": ws},
+                           num_warps=warps, num_stages=stages, pre_hook=tma_block_shapes)
 
 
-# the first two are the quick set (benchmarks/matmul.py --quick); 128x256 tiles stop at 3
-# stages (4 rings and the epilogue's 64 KB do not fit in shared memory)
-TMA_CONFIGS = [tma_config(128, 256, 64, 8, 3), tma_config(128, 128, 64, 8, 4),
-               tma_config(128, 128, 64, 8, 5), tma_config(128, 128, 64, 4, 4),
-               tma_config(64, 128, 64, 4, 4), tma_config(128, 64, 64, 4, 4)]
-TMA_FP8_CONFIGS = [tma_config(128, 256, 128, 8, 3), tma_config(128, 128, 128, 8, 4),
-                   tma_config(128, 128, 128, 8, 5), tma_config(128, 128, 128, 4, 4),
-                   tma_config(64, 128, 128, 4, 4), tma_config(128, 64, 128, 4, 4)]
+def _both_ways(*tiles):
+    """Each (bm, bn, bk, warps, stages) warp-specialized and not: which is faster depends on
+    the shape (the producer warp group overlaps the next tile's loads with this tile's
+    epilogue, but takes registers and issue slots from the consumers)."""
+    return [tma_config(*t, ws) for t in tiles for ws in (True, False)]
+
+
+# the first four are the quick set (benchmarks/matmul.py --quick); 128x256 tiles stop at 3
+# stages (4 rings and the epilogue's 64 KB do not fit in shared memory); the 4-warp tiles give
+# small problems (1000^3, M=16) a tile per multiprocessor.  No 128x64 tile with 4 warps
+# warp-specialized: its one consumer warp group's two m64 wgmmas make ptxas inject
+# warpgroup waits (C7519), which serialize them.
+TMA_CONFIGS = _both_ways((128, 256, 64, 8, 3), (128, 128, 64, 8, 4), (64, 128, 64, 4, 4)) + \
+    [tma_config(128, 64, 64, 4, 4, False)]
+TMA_FP8_CONFIGS = _both_ways((128, 256, 128, 8, 3), (128, 128, 128, 8, 4)) + \
+    [tma_config(64, 128, 128, 4, 4, True), tma_config(128, 64, 128, 4, 4, False)]
 
 
 def tma_grid(meta):
@@ -143,10 +153,21 @@ def tuned_tma(configs):
 _TUNED = {}
 
 
-def matmul_tma(a, b, b_nk=False, ws=True, out_dtype=None):
+def tuned_matmul_tma(fp8, ws=None):
+    """The autotuned kernel `matmul_tma` runs (one per (fp8, ws), made at its first use):
+    over TMA_FP8_CONFIGS or TMA_CONFIGS, those whose WARP_SPECIALIZE is `ws` (None: all)."""
+    if (fp8, ws) not in _TUNED:
+        configs = TMA_FP8_CONFIGS if fp8 else TMA_CONFIGS
+        _TUNED[fp8, ws] = tuned_tma([c for c in configs
+                                     if ws is None or c.kwargs["WARP_SPECIALIZE"] == ws])
+    return _TUNED[fp8, ws]
+
+
+def matmul_tma(a, b, b_nk=False, ws=None, out_dtype=None):
     """a [M, K] @ B -> [M, N] in `out_dtype` (default a's dtype; bfloat16 for fp8), B given as
     `b` [K, N], or [N, K] with `b_nk` (fp8 needs it); torch CUDA tensors, rows 16-byte aligned.
-    Autotuned over TMA_CONFIGS (TMA_FP8_CONFIGS for 1-byte elements)."""
+    Autotuned over TMA_CONFIGS (TMA_FP8_CONFIGS for 1-byte elements); `ws` True or False keeps
+    the configs of that WARP_SPECIALIZE only (None: the autotuner chooses)."""
     import torch
     M, K = a.shape
     N, K2 = b.shape if b_nk else b.shape[::-1]
@@ -154,12 +175,12 @@ def matmul_tma(a, b, b_nk=False, ws=True, out_dtype=None):
     fp8 = a.element_size() == 1
     c = torch.empty((M, N), device=a.device,
                     dtype=out_dtype or (torch.bfloat16 if fp8 else a.dtype))
-    kernel = _TUNED.setdefault(fp8, tuned_tma(TMA_FP8_CONFIGS if fp8 else TMA_CONFIGS))
+    kernel = tuned_matmul_tma(fp8, ws)
     # (placeholder blocks: the config's pre_hook sets them)
     kernel[tma_grid](TensorDescriptor.from_tensor(a, [64, 64]),
                      TensorDescriptor.from_tensor(b, [64, 64]),
                      TensorDescriptor.from_tensor(c, [64, 64]), M, N, K, NUM_SMS=num_sms(),
-                     WS=ws, B_NK=b_nk)
+                     B_NK=b_nk)
     return c
 
 

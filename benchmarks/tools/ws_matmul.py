@@ -75,8 +75,8 @@ def run_cell(mod, which, form, ws, a, b, ref, flop, tol, configs, extra):
         if form == "persistent":
             def run():
                 mod.matmul_tma_persistent[(min(sms, tiles),)](
-                    ad, bd, cd, M, N, K, BM=bm, BN=bn, BK=bk, GROUP_M=8, NUM_SMS=sms, WS=ws,
-                    B_NK=False, num_warps=w, num_stages=s, **extra)
+                    ad, bd, cd, M, N, K, BM=bm, BN=bn, BK=bk, GROUP_M=8, NUM_SMS=sms,
+                    WARP_SPECIALIZE=ws, B_NK=False, num_warps=w, num_stages=s, **extra)
         else:
             def run():
                 mod.ws_matmul[(-(-M // bm), -(-N // bn))](

@@ -110,7 +110,8 @@ def test_tma_persistent_interpreted(M, N, K, progs, b_nk):
     _run(matmul_tma_persistent, (progs,),
          TensorDescriptor(a, a.shape, [ab.shape[1], 1], [32, 16]), bd,
          TensorDescriptor(c, c.shape, [cb.shape[1], 1], [32, 32]), M, N, K, BM=32, BN=32,
-         BK=16, GROUP_M=2, NUM_SMS=progs, WS=True, B_NK=b_nk)
+         BK=16, GROUP_M=2, NUM_SMS=progs, WARP_SPECIALIZE=True,
+         B_NK=b_nk)
     np.testing.assert_allclose(c.astype(np.float32), ref, rtol=2e-3, atol=2e-2)
     assert np.isnan(cb[:, N:]).all()
 
@@ -126,3 +127,49 @@ def test_tma_configs_set_the_descriptors_blocks(b_nk):
         assert descs["a_desc"].block_shape == [bm, bk]
         assert descs["b_desc"].block_shape == ([bn, bk] if b_nk else [bk, bn])
         assert descs["c_desc"].block_shape == [bm, bn]
+
+
+def _config_id(cfg):
+    k = cfg.kwargs
+    return (f"{k['BM']}x{k['BN']}x{k['BK']}_w{cfg.num_warps}s{cfg.num_stages}_"
+            f"{'ws' if k['WARP_SPECIALIZE'] else 'plain'}")
+
+
+@pytest.mark.parametrize("fp8, cfg", [(False, c) for c in TMA_CONFIGS] +
+                         [(True, c) for c in TMA_FP8_CONFIGS],
+                         ids=[f"fp16_{_config_id(c)}" for c in TMA_CONFIGS] +
+                         [f"fp8_{_config_id(c)}" for c in TMA_FP8_CONFIGS])
+@pytest.mark.parametrize("aligned", [True, False], ids=["aligned", "unaligned"])
+def test_tma_configs_compile_for_sm90a(fp8, cfg, aligned):
+    """Every autotuned config compiles for sm_90a (fp8 with B [N, K]), both WARP_SPECIALIZE
+    values among them: the split's producer warp group only where asked, no spills, no wgmma
+    waits that ptxas had to inject, within the shared memory of an sm_90 CTA.  `aligned`:
+    descriptors, shapes and strides divisible by 16, as the launcher keys the benchmark's."""
+    k = cfg.kwargs
+    bm, bn, bk, ws = k["BM"], k["BN"], k["BK"], k["WARP_SPECIALIZE"]
+    dt = tl.float8e4nv if fp8 else tl.float16
+    T = tensor_descriptor_type
+    sig = {"a_desc": T(dt, [bm, bk]), "b_desc": T(dt, [bn, bk] if fp8 else [bk, bn]),
+           "c_desc": T(tl.bfloat16 if fp8 else dt, [bm, bn]), "M": tl.int32, "N": tl.int32,
+           "K": tl.int32}
+    attrs = {f"{d}{x}": {"tile.divisibility": 16} for d in ("a_desc", "b_desc", "c_desc")
+             for x in ("", ".shape0", ".shape1", ".stride0")} if aligned else {}
+    ck = compile(ASTSource(matmul_tma_persistent, sig, {**k, "NUM_SMS": 132, "B_NK": fp8},
+                           attrs), "sm_90a", CompileOptions(num_warps=cfg.num_warps, num_stages=cfg.num_stages),
+                 cache=False)
+    ptx, info = ck.asm["ptx"], ck.metadata["ptxas_info"]
+    assert ck.metadata["num_warps"] == cfg.num_warps + (4 if ws else 0)
+    assert ("setmaxnreg.dec" in ptx) == ws
+    assert "wgmma.mma_async" in ptx and ("e4m3" in ptx) == fp8
+    assert "0 bytes spill stores, 0 bytes spill loads" in info
+    assert "is injected" not in info  # (C7517/C7519: ptxas serializing the wgmmas)
+    assert ck.metadata["shared"] <= 227 * 1024
+
+
+def test_tma_configs_have_both_warp_specialize_values():
+    for configs in (TMA_CONFIGS, TMA_FP8_CONFIGS):
+        tiles = {}
+        for c in configs:
+            tile = (c.kwargs["BM"], c.kwargs["BN"], c.kwargs["BK"], c.num_warps, c.num_stages)
+            tiles.setdefault(tile, set()).add(c.kwargs["WARP_SPECIALIZE"])
+        assert sum(v == {True, False} for v in tiles.values()) >= 2

@@ -46,7 +46,7 @@ def _persistent(dt=tl.float16, nw=8, ws=True, bm=128, bn=256, bk=64, num_stages=
         sig["c_desc"] = tensor_descriptor_type(tl.bfloat16, [bm, bn])
     return compile(ASTSource(ws_persistent, sig,
                              {"BM": bm, "BN": bn, "BK": bk, "GROUP_M": 8, "NUM_SMS": 132,
-                              "WS": ws, "B_NK": b_nk}, {}), "sm_90a",
+                              "WARP_SPECIALIZE": ws, "B_NK": b_nk}, {}), "sm_90a",
                    CompileOptions(num_warps=nw, num_stages=num_stages), cache=False)
 
 

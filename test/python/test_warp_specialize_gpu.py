@@ -36,7 +36,7 @@ def _run(kernel, a, b, ws, bm=128, bn=128, bk=64, warps=8, stages=3):
     if kernel == "persistent":
         grid = (min(_sms(), tiles_m * tiles_n),)
         k = ws_persistent[grid](ad, bd, cd, M, N, K, BM=bm, BN=bn, BK=bk, GROUP_M=8,
-                                NUM_SMS=_sms(), WS=ws, B_NK=False, num_warps=warps,
+                                NUM_SMS=_sms(), WARP_SPECIALIZE=ws, B_NK=False, num_warps=warps,
                                 num_stages=stages)
     else:
         k = ws_matmul[(tiles_m, tiles_n)](ad, bd, cd, M, N, K, BM=bm, BN=bn, BK=bk, WS=ws,
@@ -113,7 +113,7 @@ def _run_b_nk(a, b_nk, ws, out_dtype, bm=128, bn=256, bk=64, warps=8, stages=3):
     cd = TensorDescriptor.from_tensor(c, [bm, bn])
     grid = (min(_sms(), -(-M // bm) * -(-N // bn)),)
     k = ws_persistent[grid](ad, bd, cd, M, N, K, BM=bm, BN=bn, BK=bk, GROUP_M=8,
-                            NUM_SMS=_sms(), WS=ws, B_NK=True, num_warps=warps,
+                            NUM_SMS=_sms(), WARP_SPECIALIZE=ws, B_NK=True, num_warps=warps,
                             num_stages=stages)
     torch.cuda.synchronize()
     return c, k
@@ -158,19 +158,24 @@ def test_b_transposed_split_equals_unsplit(M, N, K):
     assert torch.equal(c_ws, c)
 
 
+@pytest.mark.parametrize("ws", [None, True, False], ids=["tuned", "ws", "plain"])
 @pytest.mark.parametrize("dtype", DTYPES + [FP8], ids=["fp16", "bf16", "fp8"])
-def test_matmul_tma_autotuned(dtype):
+def test_matmul_tma_autotuned(dtype, ws):
     """The example's host wrapper: autotuned over its configs (each config's pre_hook sets the
-    descriptors' blocks), B [K, N] for 16-bit types, [N, K] for fp8."""
+    descriptors' blocks), B [K, N] for 16-bit types, [N, K] for fp8; over all of them (the
+    autotuner chooses WARP_SPECIALIZE) or over those of one WARP_SPECIALIZE value."""
     if dtype is None:
         pytest.skip("torch has no float8_e4m3fn")
-    from persistent_matmul import matmul_tma
+    import persistent_matmul as pm
     torch.manual_seed(1)
     M, N, K = 1000, 1496, 720  # (tails; rows of 16-byte multiples, as TMA needs)
     a = torch.randn(M, K, device="cuda").to(dtype)
     b = torch.randn(K, N, device="cuda").to(dtype)
     fp8 = dtype == FP8
-    c = matmul_tma(a, b.T.contiguous(), b_nk=True) if fp8 else matmul_tma(a, b)
+    c = pm.matmul_tma(a, b.T.contiguous(), b_nk=True, ws=ws) if fp8 else \
+        pm.matmul_tma(a, b, ws=ws)
+    chosen = pm.tuned_matmul_tma(fp8, ws).best_config.kwargs["WARP_SPECIALIZE"]
+    assert ws is None or chosen == ws
     assert c.dtype == (torch.bfloat16 if fp8 else dtype)
     ref = a.float() @ b.float()
     torch.testing.assert_close(c.float(), ref, rtol=4e-2, atol=4e-2 * (K ** 0.5))
