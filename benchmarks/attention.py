@@ -10,12 +10,13 @@ two).  Batch 4, 32 heads, fp16 by default; N 1024..16384, D 64 and 128, causal a
 
     python benchmarks/attention.py [--mode fwd|fwdbwd|both] [--n 1024,2048,...] [--d 64,128]
                                    [--dtype fp16|bf16] [--batch 4] [--heads 32] [--json PATH]
-                                   [--sides sdpa,triton,tilework,triton-tma,tilework-tma,...]
+                                   [--sides sdpa,triton,tilework,tilework-ptr,triton-tma,...]
 
 The `-tma` sides run examples/attention_tma.py (the forward through tensor descriptors, as
 Triton's tutorial writes it for Hopper; forward only) under Triton and tilework alike; their
-ratio columns compare tilework-tma with triton-tma and SDPA.  `tilework-tma-ws` runs it with
-the key loop warp-specialized (`tl.range(..., warp_specialize=True)`).
+ratio columns compare tilework-tma with triton-tma and SDPA.  `tilework-tma` passes
+warp_specialize=False and `tilework-tma-ws` True (the key loop under
+`tl.range(..., warp_specialize=True)`); the file's default, "auto", is on at D >= 128.
 
 On an NVIDIA sm_90 GPU the `tilework` side's forward is the TMA kernel: examples/attention.py's
 `attention_forward` routes there (`tma_forward_applies`; its key loop warp-specialized at
@@ -160,8 +161,9 @@ def main():
     rows = []
     print(f"# {dev}  {args.dtype}  batch {Z}  heads {H}  (TFLOP/s; err: max |x - SDPA|)")
     names = list(sides)
-    pairs = [("tilework", "triton"), ("tilework-ptr", "triton"), ("tilework", "sdpa"), ("tilework-tma", "triton-tma"),
-             ("tilework-tma", "sdpa"), ("tilework-tma-ws", "triton-tma")]
+    pairs = [("tilework", "triton"), ("tilework-ptr", "triton"), ("tilework", "sdpa"),
+             ("tilework-tma", "triton-tma"), ("tilework-tma", "sdpa"),
+             ("tilework-tma-ws", "triton-tma")]
     pairs = [p for p in pairs if p[0] in names and p[1] in names]
     print(f"{'pass':7} {'N':>6} {'D':>4} {'causal':>6} " +
           " ".join(f"{n:>16}" for n in names) + "  " +
