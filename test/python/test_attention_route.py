@@ -69,6 +69,8 @@ def test_inputs_tma_cannot_take(on):
     assert off.data_ptr() % 16 == 2
     assert A.forward_kernel(off, k, v) == "pointer"
     assert A.forward_kernel(q, k[:, :, :, :1].squeeze(-1), v) == "pointer"  # not 4-D
+    for d in (16, 32, 256):  # (D=256: no TMA config fits its shared memory)
+        assert A.forward_kernel(*qkv(d=d)) == "pointer", d
 
 
 def test_opt_outs(on, monkeypatch):

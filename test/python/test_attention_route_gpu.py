@@ -76,6 +76,19 @@ def test_forward_and_backward_through_tma(tma_calls, d, n, causal):
     check(q, k, v, do, causal, scale, o, lse, grads)
 
 
+@pytest.mark.parametrize("z, h, hk, n, d", [(3, 2, 2, 17, 64),     # below one block
+                                             (1, 6, 3, 511, 128)])  # GQA 2:1
+@pytest.mark.parametrize("causal", [False, True])
+def test_short_and_odd_sequences_through_tma(tma_calls, z, h, hk, n, d, causal):
+    """Fewer rows than a TMA box in the whole tensor (Z * H * N = 102), an odd N."""
+    tma_calls.pin(d)
+    q, k, v, do = inputs(z, h, hk, n, d, torch.float16)
+    o, lse = A.attention_forward(q, k, v, causal, 0.3)
+    assert tma_calls == [q.shape]
+    torch.cuda.synchronize()
+    check(q, k, v, do, causal, 0.3, o, lse)
+
+
 @pytest.mark.parametrize("how", ["argument", "env"])
 def test_opt_out_runs_the_pointer_forward(tma_calls, monkeypatch, how):
     tma_calls.pin(64)
