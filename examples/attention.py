@@ -576,7 +576,8 @@ def attention_forward(q, k, v, causal, sm_scale, tma=None):
     `tma_forward_applies`) the forward is examples/attention_tma.py's descriptor kernel (its
     key loop warp-specialized at D >= 128), which writes o and lse as the pointer kernel does
     (the backward reads them alike).  tma=False, or the environment variable
-    TILEWORK_ATTENTION_TMA=0 when tma is None, keeps the pointer kernel everywhere."""
+    TILEWORK_ATTENTION_TMA=0 when tma is None, keeps the pointer kernel everywhere; tma=True
+    takes the TMA kernel where it applies whatever the variable says."""
     if forward_kernel(q, k, v, tma) == "tma":
         _check(q, k, v)  # (this file's messages)
         return _attention_tma().attention_forward(q, k, v, causal, sm_scale)
