@@ -10,12 +10,20 @@ two).  Batch 4, 32 heads, fp16 by default; N 1024..16384, D 64 and 128, causal a
 
     python benchmarks/attention.py [--mode fwd|fwdbwd|both] [--n 1024,2048,...] [--d 64,128]
                                    [--dtype fp16|bf16] [--batch 4] [--heads 32] [--json PATH]
-                                   [--sides sdpa,triton,tilework,triton-tma,tilework-tma,...]
+                                   [--sides sdpa,triton,tilework,tilework-ptr,triton-tma,...]
 
 The `-tma` sides run examples/attention_tma.py (the forward through tensor descriptors, as
 Triton's tutorial writes it for Hopper; forward only) under Triton and tilework alike; their
-ratio columns compare tilework-tma with triton-tma and SDPA.  `tilework-tma-ws` runs it with
-the key loop warp-specialized (`tl.range(..., warp_specialize=True)`).
+ratio columns compare tilework-tma with triton-tma and SDPA.  `tilework-tma` passes
+warp_specialize=False and `tilework-tma-ws` True (the key loop under
+`tl.range(..., warp_specialize=True)`); the file's default, "auto", is on at D >= 128.
+
+On an NVIDIA sm_90 GPU the `tilework` side's forward is the TMA kernel: examples/attention.py's
+`attention_forward` routes there (`tma_forward_applies`; its key loop warp-specialized at
+D >= 128), while the `triton` side runs the pointer forward (the swapped source keeps it under
+Triton).  So `tilework/triton` compares kernels as well as compilers; the `tilework-ptr` side
+(`tma=False`, the pointer forward under tilework) and `tilework-ptr/triton` compare the same
+source.  The configs column names the forward each tilework side ran (`tma:` or `ptr:`).
 """
 from __future__ import annotations
 
@@ -83,6 +91,19 @@ def chosen_config(mod) -> str | None:
     return f"{kw.get('BLOCK_M')}x{kw.get('BLOCK_N')}w{c.num_warps}s{c.num_stages}"
 
 
+def forward_ran(side, mod, q, k, v) -> str | None:
+    """The forward a side ran and its chosen config: "tma:BMxBN..." when examples/attention.py
+    routed to attention_tma.py (`forward_kernel`), else "ptr:..." (the `-tma` sides: the
+    config alone)."""
+    kind = getattr(mod, "forward_kernel", None)
+    if kind is None:
+        return chosen_config(mod)
+    if kind(q, k, v, tma=False if side == "tilework-ptr" else None) == "tma":
+        import attention_tma
+        return f"tma:{chosen_config(attention_tma)}"
+    return f"ptr:{chosen_config(mod)}"
+
+
 def kernel_side(mod, **fwd_options):
     def fwd(q, k, v, causal, scale):
         return mod.attention_forward(q, k, v, causal, scale, **fwd_options)
@@ -119,10 +140,11 @@ def main():
             elif s == "triton":
                 mods[s] = triton_attention()
                 sides[s] = kernel_side(mods[s])
-            elif s == "tilework":
+            elif s in ("tilework", "tilework-ptr"):
                 import attention
                 mods[s] = attention
-                sides[s] = kernel_side(attention)
+                sides[s] = kernel_side(attention, **({"tma": False} if s == "tilework-ptr"
+                                                     else {}))
             elif s == "triton-tma":
                 mods[s] = triton_attention("attention_tma.py")
                 sides[s] = kernel_side(mods[s])
@@ -139,8 +161,9 @@ def main():
     rows = []
     print(f"# {dev}  {args.dtype}  batch {Z}  heads {H}  (TFLOP/s; err: max |x - SDPA|)")
     names = list(sides)
-    pairs = [("tilework", "triton"), ("tilework", "sdpa"), ("tilework-tma", "triton-tma"),
-             ("tilework-tma", "sdpa"), ("tilework-tma-ws", "triton-tma")]
+    pairs = [("tilework", "triton"), ("tilework-ptr", "triton"), ("tilework", "sdpa"),
+             ("tilework-tma", "triton-tma"), ("tilework-tma", "sdpa"),
+             ("tilework-tma-ws", "triton-tma")]
     pairs = [p for p in pairs if p[0] in names and p[1] in names]
     print(f"{'pass':7} {'N':>6} {'D':>4} {'causal':>6} " +
           " ".join(f"{n:>16}" for n in names) + "  " +
@@ -181,7 +204,8 @@ def main():
                             tf = flop / ms / 1e9
                             row[name] = {"ms": ms, "tflops": tf, "max_err": err}
                             if name in mods:  # the forward config its autotuner chose
-                                row[name]["fwd_config"] = chosen_config(mods[name])
+                                row[name]["fwd_config"] = forward_ran(
+                                    name, mods[name], q, k, v)
                             cells.append(f"{tf:7.1f} ({err:.0e})")
                         except Exception as e:  # report and go on
                             row[name] = {"error": f"{type(e).__name__}: {str(e)[:300]}"}

@@ -19,11 +19,17 @@ the diagonal blocks (`offs_m >= offs_n` and the sequence bound) first, then the 
 block's first row with no mask.  Non-causal: the full blocks with no mask, then the partial
 last one under the sequence bound.  The first key block is peeled off the loops
 (`attn_fwd_first`), so that the loop-carried row statistics and accumulator start in the dot's
-register layouts.
+register layouts.  On an NVIDIA sm_90 GPU `attention_forward` runs examples/attention_tma.py's
+descriptor (TMA) forward instead, where its inputs allow (`tma_forward_applies`: contiguous
+fp16/bf16, D 64 or 128; +1..17% over this kernel on an H200, fp16, batch 4, 32 heads, N 4096
+and 16384); `tma=False` or TILEWORK_ATTENTION_TMA=0 keeps this one.
 Backward: `attn_bwd_preprocess` (delta = rowsum(o * do)), `attn_bwd_dkdv` (one program per
 BLOCK_N keys of one K/V head, looping over the query blocks of every query head of its group),
 `attn_bwd_dq` (one program per BLOCK_M query rows, looping over key blocks).
 """
+import os
+import sys
+
 import tilework
 import tilework.language as tl
 
@@ -515,8 +521,66 @@ def _check(q, k, v):
     return Z, H, N, D, H // k.shape[1]
 
 
-def attention_forward(q, k, v, causal, sm_scale):
-    """-> (o, lse): o like q, lse float32 (Z, H, N) (natural log)."""
+TMA_ENV = "TILEWORK_ATTENTION_TMA"  # "0": attention_forward keeps the pointer kernel
+# the head dims routed to attention_tma: its configs fit them (none fits D=256's shared
+# memory) and they are the ones measured and tested on the GPU
+TMA_HEAD_DIMS = (64, 128)
+
+
+def tma_forward_applies(q, k, v) -> bool:
+    """Whether examples/attention_tma.py's descriptor (TMA) forward can run these inputs:
+    under tilework (this source run by Triton keeps its pointer kernel, the benchmark's
+    "same source"), on an NVIDIA sm_90 GPU, q, k and v contiguous fp16 or bf16 tensors with
+    16-byte-aligned data (TMA's rule for a base and its row strides: D * 2 bytes is always a
+    multiple of 16 here), a head dim in TMA_HEAD_DIMS, Z * H * N rows in an i32 (the
+    kernel's row coordinates)."""
+    if tilework.__name__ != "tilework" or not _is_torch(q):
+        return False
+    target = launch_target(q)
+    if target is None or target.backend != "cuda" or target.arch != 90:
+        return False
+    import torch
+    ts = (q, k, v)
+    return all(t.dtype in (torch.float16, torch.bfloat16) and t.dtype == q.dtype and
+               t.is_contiguous() and t.data_ptr() % 16 == 0 and
+               t.stride(2) * t.element_size() % 16 == 0 for t in ts) and \
+        q.shape[3] in TMA_HEAD_DIMS and q.shape[0] * q.shape[1] * q.shape[2] < 2 ** 31
+
+
+def _tma_wanted(tma) -> bool:
+    if tma is None:
+        return os.environ.get(TMA_ENV, "1") != "0"
+    return bool(tma)
+
+
+def forward_kernel(q, k, v, tma=None) -> str:
+    """Which forward `attention_forward(q, k, v, ..., tma=tma)` runs: "tma" or "pointer"."""
+    if _tma_wanted(tma) and all(len(t.shape) == 4 for t in (q, k, v)) and \
+            tma_forward_applies(q, k, v):
+        return "tma"
+    return "pointer"
+
+
+def _attention_tma():
+    """examples/attention_tma.py, imported by name from this file's folder (one module object
+    with the tests and the benchmark, which put the folder on sys.path too)."""
+    folder = os.path.dirname(os.path.abspath(__file__))
+    if folder not in sys.path:
+        sys.path.append(folder)
+    import attention_tma
+    return attention_tma
+
+
+def attention_forward(q, k, v, causal, sm_scale, tma=None):
+    """-> (o, lse): o like q, lse float32 (Z, H, N) (natural log).  On sm_90 (where
+    `tma_forward_applies`) the forward is examples/attention_tma.py's descriptor kernel (its
+    key loop warp-specialized at D >= 128), which writes o and lse as the pointer kernel does
+    (the backward reads them alike).  tma=False, or the environment variable
+    TILEWORK_ATTENTION_TMA=0 when tma is None, keeps the pointer kernel everywhere; tma=True
+    takes the TMA kernel where it applies whatever the variable says."""
+    if forward_kernel(q, k, v, tma) == "tma":
+        _check(q, k, v)  # (this file's messages)
+        return _attention_tma().attention_forward(q, k, v, causal, sm_scale)
     q, k, v = (_last_contiguous(t) for t in (q, k, v))
     Z, H, N, D, group = _check(q, k, v)
     o = _empty(q, q.shape)

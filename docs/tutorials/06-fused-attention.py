@@ -22,7 +22,10 @@ delta = rowsum(dO * O), one kernel accumulates dK and dV over query blocks, anot
 blocks.  The kernels are examples/attention.py (`attention_forward`, `attention_backward`);
 `tilework.torch.attention` wraps them as a custom op with autograd.  The benchmark reports
 TFLOP/s (4 N^2 D per head forward, 2.5x that backward, halved when causal) against Triton
-(the same source) and torch's scaled_dot_product_attention.
+(the same source) and torch's scaled_dot_product_attention.  On an sm_90 GPU tilework's
+forward is examples/attention_tma.py's descriptor (TMA) kernel, which `attention_forward`
+takes there, while Triton runs the same file's pointer forward (TILEWORK_ATTENTION_TMA=0 gives
+tilework the pointer forward too, for a like-for-like comparison).
 
     python docs/tutorials/06-fused-attention.py
 """

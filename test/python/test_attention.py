@@ -445,7 +445,9 @@ def test_forward_sm90a_key_loop_copies_k_and_v(d, causal, even):
 
 def test_benchmark_swaps_the_imports():
     """benchmarks/attention.py runs this file under Triton by swapping its two import lines:
-    they must be there, once, and nothing else in the file may import tilework."""
+    they must be there, once, and nothing else in the file may import tilework (attention_tma
+    is imported only under tilework: `tma_forward_applies` is False under Triton,
+    test_attention_route.py)."""
     import ast
     import importlib.util
     import os
@@ -459,7 +461,8 @@ def test_benchmark_swaps_the_imports():
     assert src.count(bench.IMPORTS) == 1
     tree = ast.parse(src.replace(bench.IMPORTS, bench.TRITON_IMPORTS))
     mods = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    assert mods == {"triton", "triton.language", "numpy", "torch"}, mods
+    assert mods == {"triton", "triton.language", "numpy", "torch", "os", "sys",
+                    "attention_tma"}, mods
 
 
 @pytest.mark.parametrize("which", ["dkdv", "dq"])

@@ -1,0 +1,134 @@
+"""examples/attention.py's forward routing, without a GPU: `attention_forward` takes
+examples/attention_tma.py's descriptor kernel on an NVIDIA sm_90 target when q, k and v are
+contiguous 16-byte-aligned fp16/bf16 torch tensors, under tilework (not Triton), unless
+`tma=False` or TILEWORK_ATTENTION_TMA=0; else the pointer kernel.  The target is faked here
+(torch CPU tensors stand in for GPU ones); the GPU side: test_attention_route_gpu.py.  Also
+attention_tma's `warp_specialize="auto"`."""
+import types
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import attention as A  # noqa: E402
+import attention_tma as T  # noqa: E402
+
+SM90 = types.SimpleNamespace(backend="cuda", arch=90, warp_size=32)
+SM80 = types.SimpleNamespace(backend="cuda", arch=80, warp_size=32)
+GFX942 = types.SimpleNamespace(backend="hip", arch="gfx942", warp_size=64)
+
+
+def qkv(dtype=torch.float16, n=64, d=64, hk=2):
+    g = torch.Generator().manual_seed(0)
+    q = torch.randn(2, 4, n, d, generator=g).to(dtype)
+    k, v = (torch.randn(2, hk, n, d, generator=g).to(dtype) for _ in range(2))
+    return q, k, v
+
+
+@pytest.fixture
+def on(monkeypatch):
+    """on(target): launch_target answers `target` for torch tensors."""
+    monkeypatch.delenv(A.TMA_ENV, raising=False)
+
+    def set_target(target):
+        monkeypatch.setattr(A, "launch_target", lambda t: target)
+    return set_target
+
+
+def test_sm90_takes_tma(on):
+    on(SM90)
+    q, k, v = qkv()
+    assert A.tma_forward_applies(q, k, v)
+    assert A.forward_kernel(q, k, v) == "tma"
+    assert A.forward_kernel(*qkv(torch.bfloat16, d=128)) == "tma"
+
+
+@pytest.mark.parametrize("target", [None, SM80, GFX942])
+def test_other_targets_keep_the_pointer_kernel(on, target):
+    on(target)
+    assert A.forward_kernel(*qkv()) == "pointer"
+
+
+def test_numpy_keeps_the_pointer_kernel(on):
+    on(SM90)
+    q = np.ones((1, 2, 8, 16), np.float16)
+    assert A.forward_kernel(q, q, q) == "pointer"
+
+
+def test_inputs_tma_cannot_take(on):
+    on(SM90)
+    q, k, v = qkv()
+    assert A.forward_kernel(q.float(), k.float(), v.float()) == "pointer"  # fp32
+    assert A.forward_kernel(q, k.to(torch.bfloat16), v) == "pointer"  # mixed dtypes
+    # not contiguous (a head-major view of a (Z, N, H, D) tensor)
+    assert A.forward_kernel(q.transpose(1, 2).contiguous().transpose(1, 2), k, v) == "pointer"
+    # data 2 bytes past a 16-byte boundary
+    flat = torch.empty(q.numel() + 1, dtype=q.dtype)
+    off = flat[1:].view(q.shape)
+    assert off.data_ptr() % 16 == 2
+    assert A.forward_kernel(off, k, v) == "pointer"
+    assert A.forward_kernel(q, k[:, :, :, :1].squeeze(-1), v) == "pointer"  # not 4-D
+    for d in (16, 32, 256):  # (D=256: no TMA config fits its shared memory)
+        assert A.forward_kernel(*qkv(d=d)) == "pointer", d
+
+
+def test_opt_outs(on, monkeypatch):
+    on(SM90)
+    q, k, v = qkv()
+    assert A.forward_kernel(q, k, v, tma=False) == "pointer"
+    monkeypatch.setenv(A.TMA_ENV, "0")
+    assert A.forward_kernel(q, k, v) == "pointer"
+    assert A.forward_kernel(q, k, v, tma=True) == "tma"  # (the argument wins)
+    monkeypatch.setenv(A.TMA_ENV, "1")
+    assert A.forward_kernel(q, k, v) == "tma"
+
+
+def test_triton_runs_the_pointer_kernel(on, monkeypatch):
+    """The benchmark's and tutorial 06's Triton run of this source (`import triton as
+    tilework`) keeps the pointer forward: the same kernel source as tilework's pointer side."""
+    on(SM90)
+    monkeypatch.setattr(A, "tilework", types.SimpleNamespace(__name__="triton"))
+    assert A.forward_kernel(*qkv()) == "pointer"
+
+
+def test_route_calls_attention_tma(on, monkeypatch):
+    """The routed call reaches attention_tma.attention_forward with the same arguments (its
+    warp_specialize left "auto"), after this file's shape checks."""
+    on(SM90)
+    calls = []
+    monkeypatch.setattr(T, "attention_forward",
+                        lambda *a, **kw: calls.append((a, kw)) or ("o", "lse"))
+    q, k, v = qkv()
+    assert A.attention_forward(q, k, v, True, 0.5) == ("o", "lse")
+    assert len(calls) == 1 and calls[0][0][3:] == (True, 0.5) and calls[0][1] == {}
+    with pytest.raises(ValueError, match="q's 4 heads are not a multiple of k's 3"):
+        A.attention_forward(q, *qkv(hk=3)[1:], False, 1.0)
+    assert len(calls) == 1
+
+
+def test_warp_specialize_auto():
+    assert [T.warp_specialize_default(d) for d in (16, 32, 64, 128, 256)] == \
+        [False, False, False, True, True]
+
+
+def test_warp_specialize_auto_reaches_the_kernel(monkeypatch):
+    """"auto" launches WARP_SPECIALIZE=(D >= 128); True and False are passed as given."""
+    seen = []
+
+    class Launcher:
+        def __getitem__(self, grid):
+            return lambda *a, **kw: seen.append(kw["WARP_SPECIALIZE"])
+    monkeypatch.setattr(T, "attn_fwd_tma", Launcher())
+    monkeypatch.setattr(T, "TensorDescriptor", lambda *a: None)
+    for d, ws in [(64, "auto"), (128, "auto"), (64, True), (128, False)]:
+        q = np.ones((1, 2, 8, d), np.float16)
+        T.attention_forward(q, q, q, False, 1.0, warp_specialize=ws)
+    assert seen == [False, True, True, False]
+
+
+def test_warp_specialize_rejects_others():
+    q = np.ones((1, 2, 8, 16), np.float16)
+    with pytest.raises(ValueError, match="attention: warp_specialize must be True, False or "
+                                         "'auto'; got 'on'"):
+        T.attention_forward(q, q, q, False, 1.0, warp_specialize="on")
