@@ -24,13 +24,17 @@ def _need_sm90():
         pytest.skip("TMA (sm_90) GPU needed")
 
 
+class _Calls(list):
+    """A list that also carries `pin` (a plain list takes no attributes)."""
+
+
 @pytest.fixture
 def tma_calls(monkeypatch):
     """The calls attention_tma.attention_forward receives; autotuners pinned per head dim
     (call pin(d) before launching)."""
     _need_sm90()
     monkeypatch.delenv(A.TMA_ENV, raising=False)
-    calls = []
+    calls = _Calls()
     real = T.attention_forward
 
     def spy(*args, **kw):
