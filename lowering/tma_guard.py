@@ -41,6 +41,7 @@ import mlir.ir as ir
 from mlir.dialects import scf
 
 from tilework.dialects import builders as B
+from tilework.dialects import opdefs
 from tilework.dialects import tile as T
 from tilework.dialects.tensor_maps import drop_unused_tensor_maps, settle_global_scratch
 from tilework.dialects.verify import named_operands
@@ -131,7 +132,35 @@ def _guard_load(an, op):
     op.erase()
 
 
-def _guard_store(an, op, unguarded: bool, runtime: bool):
+def _inside(op, block) -> bool:
+    op = op.operation if hasattr(op, "operation") else op
+    while op is not None and op.name != "func.func":
+        if op.block == block:
+            return True
+        op = op.parent
+        op = op.operation if op is not None and hasattr(op, "operation") else op
+    return False
+
+
+def _sink_into(branch, block):
+    """Moves the tile ops before `branch` used only in `block` (the fallback's pointers and
+    mask) into it, last to first so a chain follows: the TMA path does not compute them,
+    and they hold no registers across the branch."""
+    ops = []
+    for o in branch.operation.block.operations:
+        if o.operation == branch.operation:
+            break
+        ops.append(o.operation)
+    for o in reversed(ops):
+        if o.regions or not o.results or not all(T.is_tensor(r.type) for r in o.results) or \
+                not (o.name in opdefs.PURE_OPS or o.name.startswith(("arith.", "math."))):
+            continue
+        uses = [u.owner for r in o.results for u in r.uses]
+        if uses and all(_inside(u, block) for u in uses):
+            o.move_before(block.operations[0])
+
+
+def _guard_store(an, op, unguarded: bool, runtime: bool, pending: list):
     args = named_operands(op)
     if args["ptr"] is None:
         return
@@ -150,6 +179,7 @@ def _guard_store(an, op, unguarded: bool, runtime: bool):
             with ir.InsertionPoint(branch.else_block):
                 fallback()
                 scf.YieldOp([])
+            pending.append(branch)
         else:
             fallback()
     op.erase()
@@ -165,11 +195,14 @@ def tma_guard(module_op, pctx=None):
         if not ops:
             continue
         an = AxisAnalysis(f)
+        branches = []
         for op in ops:
             if op.name == "tile.descriptor_load":
                 _guard_load(an, op)
             else:
-                _guard_store(an, op, unguarded, runtime)
+                _guard_store(an, op, unguarded, runtime, branches)
+        for b in branches:  # (after the rewrite: the descriptor ops' operands are gone)
+            _sink_into(b, b.else_block)
         drop_unused_tensor_maps(f)
         settle_global_scratch(f)
 
