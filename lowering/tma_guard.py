@@ -212,5 +212,6 @@ register(Pass("tile-tma-guard",
               "copy is exact (the inner coordinate in 16-byte multiples; a store's "
               "coordinates >= 0 and rows in 16-byte multiples; a map made in the kernel, its "
               "base and strides in 16-byte multiples), else their fallback's masked "
-              "tile.load/tile.store",
+              "tile.load/tile.store; a store exact but for coordinates of unknown sign: "
+              "scf.if (those >= 0) the TMA store, else the fallback (tma_store_guard)",
               run=tma_guard))
