@@ -5,8 +5,9 @@ benchmarks/tools/tma_store_probe.py: the copy writes a row's last 16-byte chunk 
 the inner bound, and faults with an illegal instruction at any negative coordinate).  So the
 TMA store is used when the tensor's rows are a multiple of 16 bytes (the launcher's key) and
 every coordinate is >= 0: proven, or tested at run time (`tma_store_guard`, a branch to the
-block-pointer store; a program at a negative row takes that branch, no fault); each case asserts which store it got, the stored values and
-that the row padding past the tensor is untouched.  fp16, bf16, fp32; M/N tails; coordinates
+block-pointer store; a program at a negative row takes that branch, no fault); each case
+asserts which store it got, the stored values and that the row padding past the tensor is
+untouched.  fp16, bf16, fp32; M/N tails; coordinates
 partly negative or past the end; a runtime row offset; 2-D and 3-D descriptors; the
 descriptor GEMM's epilogue (benchmarks/tma_matmul.py's kernel), also against the
 block-pointer store (`tma_store=False`).  Compile-only and emulated checks: test_tma_store.py.
