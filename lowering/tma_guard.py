@@ -16,6 +16,12 @@ exact on the hardware:
   "TMA-store epilogue".  `tma_store="unguarded"` (the probe's and the emulator tests'
   switch) keeps every store whose inner coordinate is aligned.
 
+A store exact but for coordinates the analysis cannot prove >= 0 (a persistent GEMM's tile
+order, attention's `off_hz * N_CTX + ...`: int arguments) is guarded at run time
+(`CompileOptions.tma_store_guard`, on by default): `scf.if (those coordinates >= 0) { the TMA
+store } else { the fallback }`, one uniform branch on scalars.  The TMA store completes inside
+its own op (tilegpu-tma-stores: commit and `wait_group.read 0`), so the branch holds it whole.
+
 A load whose map a descriptor made in the kernel writes (`tile.make_tensormap`) is kept only
 where that map is exact too: its base 16-byte aligned and its strides (all but the last, which
 is 1) multiples of 16 bytes, from the same analysis (the arguments' specialization, constants,
@@ -32,8 +38,10 @@ fallback operands (hand-written IR) is left alone.
 from __future__ import annotations
 
 import mlir.ir as ir
+from mlir.dialects import scf
 
 from tilework.dialects import builders as B
+from tilework.dialects import opdefs
 from tilework.dialects import tile as T
 from tilework.dialects.tensor_maps import drop_unused_tensor_maps, settle_global_scratch
 from tilework.dialects.verify import named_operands
@@ -76,6 +84,39 @@ def _store_exact(an, op, args, unguarded: bool) -> bool:
     return unguarded or (all(an.nonneg(x) for x in xs) and _aligned(an, args["width"], nbytes))
 
 
+def _negative_constant(x: ir.Value) -> bool:
+    owner = x.owner
+    if isinstance(owner, ir.Block) or owner.operation.name != "arith.constant":
+        return False
+    return ir.IntegerAttr(owner.operation.attributes["value"]).value < 0
+
+
+def _guardable(an, op, args) -> list | None:
+    """The coordinates a run-time test must find >= 0 for the TMA store to be exact (those
+    the analysis does not prove so), or None where the store cannot be TMA for other reasons
+    (the inner coordinate or the rows not 16-byte multiples, a coordinate constant < 0)."""
+    xs = coords(op)
+    nbytes = elem_bytes(T.element_type(args["src"].type))
+    if not (_aligned(an, xs[-1], nbytes) and _aligned(an, args["width"], nbytes)) or \
+            any(_negative_constant(x) for x in xs):
+        return None
+    return [x for x in xs if not an.nonneg(x)]
+
+
+def _all_nonneg(xs) -> ir.Value:
+    i1 = ir.IntegerType.get_signless(1)
+    sge = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 5)  # arith.cmpi sge
+    cond = None
+    for x in xs:
+        zero = ir.Operation.create("arith.constant", results=[x.type], attributes={
+            "value": ir.IntegerAttr.get(x.type, 0)}).results[0]
+        c = ir.Operation.create("arith.cmpi", results=[i1], operands=[x, zero],
+                                attributes={"predicate": sge}).results[0]
+        cond = c if cond is None else ir.Operation.create(
+            "arith.andi", results=[i1], operands=[cond, c]).results[0]
+    return cond
+
+
 def _guard_load(an, op):
     args = named_operands(op)
     if args["ptr"] is None:  # no fallback given: the IR asked for the TMA load
@@ -91,32 +132,77 @@ def _guard_load(an, op):
     op.erase()
 
 
-def _guard_store(an, op, unguarded: bool):
+def _inside(op, block) -> bool:
+    op = op.operation if hasattr(op, "operation") else op
+    while op is not None and op.name != "func.func":
+        if op.block == block:
+            return True
+        op = op.parent
+        op = op.operation if op is not None and hasattr(op, "operation") else op
+    return False
+
+
+def _sink_into(branch, block):
+    """Moves the tile ops before `branch` used only in `block` (the fallback's pointers and
+    mask) into it, last to first so a chain follows: the TMA path does not compute them,
+    and they hold no registers across the branch."""
+    ops = []
+    for o in branch.operation.block.operations:
+        if o.operation == branch.operation:
+            break
+        ops.append(o.operation)
+    for o in reversed(ops):
+        if o.regions or not o.results or not all(T.is_tensor(r.type) for r in o.results) or \
+                not (o.name in opdefs.PURE_OPS or o.name.startswith(("arith.", "math."))):
+            continue
+        uses = [u.owner for r in o.results for u in r.uses]
+        if uses and all(_inside(u, block) for u in uses):
+            o.move_before(block.operations[0])
+
+
+def _guard_store(an, op, unguarded: bool, runtime: bool, pending: list):
     args = named_operands(op)
     if args["ptr"] is None:
         return
+    tma = lambda: B.build_descriptor_store(None, args["desc"], args["src"], coords(op),
+                                           swizzle=op.attributes["swizzle"])
+    fallback = lambda: B.build_store(None, args["ptr"], args["src"], args["mask"])
     with ir.InsertionPoint(op), op.location:
         if _store_exact(an, op, args, unguarded):
-            B.build_descriptor_store(None, args["desc"], args["src"], coords(op),
-                                     swizzle=op.attributes["swizzle"])
+            tma()
+        elif runtime and (xs := _guardable(an, op, args)):
+            # the coordinates are scalars: one uniform branch, TMA where they are >= 0
+            branch = scf.IfOp(_all_nonneg(xs), [], has_else=True)
+            with ir.InsertionPoint(branch.then_block):
+                tma()
+                scf.YieldOp([])
+            with ir.InsertionPoint(branch.else_block):
+                fallback()
+                scf.YieldOp([])
+            pending.append(branch)
         else:
-            B.build_store(None, args["ptr"], args["src"], args["mask"])
+            fallback()
     op.erase()
 
 
 def tma_guard(module_op, pctx=None):
-    unguarded = pctx is not None and getattr(pctx.options, "tma_store", None) == "unguarded"
+    opts = pctx.options if pctx is not None else None
+    unguarded = getattr(opts, "tma_store", None) == "unguarded"
+    runtime = getattr(opts, "tma_store_guard", True)
     for f in kernels(module_op):
         ops = [o for o in T.walk_ops(f)
                if o.name in ("tile.descriptor_load", "tile.descriptor_store")]
         if not ops:
             continue
         an = AxisAnalysis(f)
+        branches = []
         for op in ops:
             if op.name == "tile.descriptor_load":
                 _guard_load(an, op)
             else:
-                _guard_store(an, op, unguarded)
+                _guard_store(an, op, unguarded, runtime, branches)
+        for b in branches:  # (after the rewrite: the descriptor ops' operands are gone)
+            _sink_into(b, b.else_block)
         drop_unused_tensor_maps(f)
         settle_global_scratch(f)
 
@@ -126,5 +212,6 @@ register(Pass("tile-tma-guard",
               "copy is exact (the inner coordinate in 16-byte multiples; a store's "
               "coordinates >= 0 and rows in 16-byte multiples; a map made in the kernel, its "
               "base and strides in 16-byte multiples), else their fallback's masked "
-              "tile.load/tile.store",
+              "tile.load/tile.store; a store exact but for coordinates of unknown sign: "
+              "scf.if (those >= 0) the TMA store, else the fallback (tma_store_guard)",
               run=tma_guard))

@@ -207,9 +207,14 @@ def _stages(plan, pctx) -> int:
     scope = outer if outer is not None else inner
     reserve = reserve_bytes(scope)
     if outer is not None:  # an epilogue's TMA store buffer lives beside the rings
-        reserve += sum(alloc_bytes(T.MemDesc(T.shape_of(o.operands[1].type),
-                                             T.element_type(o.operands[1].type), "unit", 1))
-                       + 1024 for o in T.walk_ops(outer) if o.name == "tile.descriptor_store")
+        stores = [o for o in T.walk_ops(outer) if o.name == "tile.descriptor_store"]
+        size = [alloc_bytes(T.MemDesc(T.shape_of(o.operands[1].type),
+                                      T.element_type(o.operands[1].type), "unit", 1)) + 1024
+                for o in stores]
+        # one under tile-tma-guard's run-time branch excludes its fallback (the else
+        # branch), whose scratch is in `reserve`: the same bytes serve either
+        guarded = [n for o, n in zip(stores, size) if o.parent.name == "scf.if"]
+        reserve = max([reserve] + guarded) + sum(size) - sum(guarded)
     mds = [T.MemDesc(T.shape_of(ld.results[0].type), T.element_type(ld.results[0].type),
                      buffer_layout(ld), 1) for ld in plan.loads]
     budget = pctx.target.shared_memory

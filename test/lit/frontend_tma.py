@@ -13,7 +13,9 @@
 # >= 0 (program ids, constants >= 0, a range loop's variable, their sums and products; not an
 # int argument) and the tensor's rows a multiple of 16 bytes (the launcher's specialization of
 # the last shape argument, `tile.divisibility`); elsewhere it takes the fallback (`tile.store`
-# under its mask), as tma_store=False does in the frontend.  On sm_80 (and with tma=False) the
+# under its mask), as tma_store=False does in the frontend.  The cases above run with
+# tma_store_guard=False; "rows16 runtime" with it: the offsets of unknown sign become
+# `scf.if (offset >= 0) { TMA store } else { the fallback }`.  On sm_80 (and with tma=False) the
 # same source is block-pointer accesses.
 import tilework
 import tilework.language as tl
@@ -52,10 +54,12 @@ for target, tma, store in (("sm_90a", True, False), ("sm_90a", True, True),
     print(f"// {target} tma={tma} tma_store={store}")
     print(ck.asm["tile"])
 
-for name, attrs, store in (("rows16", ROWS, True), ("rows_unknown", {}, True),
-                           ("unguarded", {}, "unguarded")):
+for name, attrs, store, rt in (("rows16", ROWS, True, False), ("rows_unknown", {}, True, False),
+                               ("unguarded", {}, "unguarded", False),
+                               ("rows16 runtime", ROWS, True, True)):
+    opts = CompileOptions(tma_store=store, tma_store_guard=rt)
     ck = compile(ASTSource(store_at, {"o_desc": T, "r0": tl.int32}, {"BM": 64, "BN": 32}, attrs),
-                 "sm_90a", CompileOptions(tma_store=store), cache=False)
+                 "sm_90a", opts, cache=False)
     print(f"// store_at {name}")
     print(ck.asm["tile"])
     mod = ck.asm["tile"]
@@ -63,7 +67,7 @@ for name, attrs, store in (("rows16", ROWS, True), ("rows_unknown", {}, True),
         import mlir.ir as ir
         m = ir.Module.parse(mod)
         run_pipeline(m, ["tile-tma-guard", "tile-combine"],
-                     PassContext(parse_target("sm_90a"), CompileOptions(tma_store=store)))
+                     PassContext(parse_target("sm_90a"), opts))
         print(f"// store_at {name} guarded")
         print(m)
 
@@ -124,3 +128,20 @@ for name, attrs, store in (("rows16", ROWS, True), ("rows_unknown", {}, True),
 # CHECK-LABEL: // store_at unguarded guarded
 # CHECK-NOT: "tile.store"
 # CHECK-COUNT-5: "tile.descriptor_store"({{.*}}array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>
+# CHECK-LABEL: // store_at rows16 runtime guarded
+# CHECK: "tile.descriptor_store"({{.*}}array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>
+# CHECK: %[[C1:.+]] = arith.cmpi sge, %{{.+}}, %{{.+}} : i32
+# CHECK-NEXT: scf.if %[[C1]] {
+# CHECK-NEXT: "tile.descriptor_store"({{.*}}array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>
+# CHECK-NEXT: } else {
+# CHECK: "tile.store"
+# CHECK: %[[C2:.+]] = arith.cmpi sge, %{{.+}}, %{{.+}} : i32
+# CHECK-NEXT: scf.if %[[C2]] {
+# CHECK-NEXT: "tile.descriptor_store"({{.*}}array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>
+# CHECK-NEXT: } else {
+# CHECK: "tile.store"
+# CHECK: scf.for
+# CHECK: "tile.descriptor_store"({{.*}}array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>
+# CHECK: scf.for
+# CHECK: "tile.descriptor_store"({{.*}}array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>
+# CHECK-NOT: "tile.store"

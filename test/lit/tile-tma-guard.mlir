@@ -1,4 +1,5 @@
 // RUN: tilework-opt %s --split-input-file --tile-tma-guard --target sm_90a | FileCheck %s
+// RUN: env TILEWORK_TMA_STORE_GUARD=0 tilework-opt %s --split-input-file --tile-tma-guard --target sm_90a | FileCheck %s --check-prefix=OFF
 // RUN: env TILEWORK_TMA_STORE=unguarded tilework-opt %s --split-input-file --tile-tma-guard --target sm_90a | FileCheck %s --check-prefix=UNGUARDED
 
 // tile-tma-guard (loads, last chunk: the same for a tile.descriptor_load holding its
@@ -52,14 +53,38 @@ func.func @row_tail(%v: tensor<64x32xbf16>, %p: tensor<64x32x!tile.ptr<bf16>>, %
 
 // Coordinates of unknown sign: an int argument plus a program id's multiple, a difference,
 // a negative constant.  Each store is decided alone; the map stays while one TMA store uses
-// it.
+// it.  With the run-time guard (tma_store_guard, the default) a store whose unproven
+// coordinates are the only obstacle is `scf.if (those >= 0) { TMA } else { fallback }`; a
+// constant < 0 is the fallback.  OFF (TILEWORK_TMA_STORE_GUARD=0): the fallback for all three.
 // CHECK-LABEL: func.func @signs(
 // CHECK-SAME: %arg5: !tile.ptr<i8> {tile.tma}) attributes {tile.kernel, tile.tma = ["arg=o;box=64,32;swizzle=64"]}
-// CHECK: "tile.store"(%arg1, %arg0, %arg2)
+// CHECK: %[[R:.+]] = arith.addi %arg4, %{{.+}} : i32
+// CHECK-NEXT: %[[S:.+]] = arith.subi
+// CHECK-NEXT: %[[Z1:.+]] = arith.constant 0 : i32
+// CHECK-NEXT: %[[C1:.+]] = arith.cmpi sge, %[[R]], %[[Z1]] : i32
+// CHECK-NEXT: scf.if %[[C1]] {
+// CHECK-NEXT: "tile.descriptor_store"(%arg5, %arg0, %[[R]], %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>
+// CHECK-NEXT: {{^ *}}} else {
 // CHECK-NEXT: "tile.store"(%arg1, %arg0, %arg2)
+// CHECK-NEXT: {{^ *}}}
+// CHECK-NEXT: %[[Z2:.+]] = arith.constant 0 : i32
+// CHECK-NEXT: %[[C2:.+]] = arith.cmpi sge, %[[S]], %[[Z2]] : i32
+// CHECK-NEXT: scf.if %[[C2]] {
+// CHECK-NEXT: "tile.descriptor_store"(%arg5, %arg0, %[[S]], %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>
+// CHECK-NEXT: {{^ *}}} else {
+// CHECK-NEXT: "tile.store"(%arg1, %arg0, %arg2)
+// CHECK-NEXT: {{^ *}}}
 // CHECK-NEXT: "tile.store"(%arg1, %arg0, %arg2)
 // CHECK-NEXT: "tile.descriptor_store"(%arg5, %arg0, {{.*}}array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>
 // CHECK-NEXT: return
+// OFF-LABEL: func.func @signs(
+// OFF-SAME: %arg5: !tile.ptr<i8> {tile.tma}) attributes {tile.kernel, tile.tma = ["arg=o;box=64,32;swizzle=64"]}
+// OFF: "tile.store"(%arg1, %arg0, %arg2)
+// OFF-NEXT: "tile.store"(%arg1, %arg0, %arg2)
+// OFF-NEXT: "tile.store"(%arg1, %arg0, %arg2)
+// OFF-NEXT: "tile.descriptor_store"(%arg5, %arg0, {{.*}}array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>
+// OFF-NEXT: return
+// OFF-NOT: scf.if
 // UNGUARDED-LABEL: func.func @signs(
 // UNGUARDED-COUNT-4: "tile.descriptor_store"
 // UNGUARDED-NOT: "tile.store"

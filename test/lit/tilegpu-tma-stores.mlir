@@ -48,3 +48,29 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
     return
   }
 }
+
+// -----
+
+// Under tile-tma-guard's run-time branch (coordinates of unknown sign): the store is rewritten
+// inside the then branch, its buffer allocated and freed there; the fallback stays.
+// CHECK-LABEL: func.func @guarded(
+// CHECK: scf.if %{{.+}} {
+// CHECK-NEXT: %[[BUF:.+]] = "tilegpu.local_alloc"(%arg3) : (tensor<128x64xf16, #{{.+}}>) -> !tilegpu.memdesc<array<i64: 128, 64>, f16, #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>, 1 : i32>
+// CHECK-NEXT: "tilegpu.tma_store"(%arg0, %[[BUF]], %arg1, %arg2)
+// CHECK-NEXT: "tilegpu.local_dealloc"(%[[BUF]])
+// CHECK-NEXT: } else {
+// CHECK-NEXT: "tile.store"(%arg4, %arg3, %arg5)
+// CHECK-NOT: tile.descriptor_store
+#A = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @guarded(%d: !tile.ptr<i8> {tile.tma}, %r: i32, %c: i32, %v: tensor<128x64xf16, #A>, %p: tensor<128x64x!tile.ptr<f16>, #A>, %m: tensor<128x64xi1, #A>) attributes {tile.kernel} {
+    %c0 = arith.constant 0 : i32
+    %ok = arith.cmpi sge, %r, %c0 : i32
+    scf.if %ok {
+      "tile.descriptor_store"(%d, %v, %r, %c) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>, swizzle = 128 : i32} : (!tile.ptr<i8>, tensor<128x64xf16, #A>, i32, i32) -> ()
+    } else {
+      "tile.store"(%p, %v, %m) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<128x64x!tile.ptr<f16>, #A>, tensor<128x64xf16, #A>, tensor<128x64xi1, #A>) -> ()
+    }
+    return
+  }
+}

@@ -228,8 +228,11 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
     def op_scf_if(self, op, args, env, active):
         cond = args[0].astype(np.bool_)
         then_b = op.regions[0].blocks[0]
-        t = self.exec_block(then_b, dict(env), active & cond)
-        if len(op.regions) > 1 and len(op.regions[1].blocks):
+        # a branch without results that no thread takes is not run (as on the hardware: its
+        # barriers are not reached, e.g. tile-tma-guard's TMA store at a negative row)
+        skip = (lambda m: not op.results and not m.any())
+        t = [] if skip(active & cond) else self.exec_block(then_b, dict(env), active & cond)
+        if len(op.regions) > 1 and len(op.regions[1].blocks) and not skip(active & ~cond):
             e = self.exec_block(op.regions[1].blocks[0], dict(env), active & ~cond)
         else:
             e = []

@@ -3,9 +3,11 @@
 block-pointer store elsewhere (issue 9, measured on an H200 with
 benchmarks/tools/tma_store_probe.py: the copy writes a row's last 16-byte chunk whole, past
 the inner bound, and faults with an illegal instruction at any negative coordinate).  So the
-TMA store is used when every coordinate is provably >= 0 and the tensor's rows are a multiple
-of 16 bytes (the launcher's key); each case asserts which store it got, the stored values and
-that the row padding past the tensor is untouched.  fp16, bf16, fp32; M/N tails; coordinates
+TMA store is used when the tensor's rows are a multiple of 16 bytes (the launcher's key) and
+every coordinate is >= 0: proven, or tested at run time (`tma_store_guard`, a branch to the
+block-pointer store; a program at a negative row takes that branch, no fault); each case
+asserts which store it got, the stored values and that the row padding past the tensor is
+untouched.  fp16, bf16, fp32; M/N tails; coordinates
 partly negative or past the end; a runtime row offset; 2-D and 3-D descriptors; the
 descriptor GEMM's epilogue (benchmarks/tma_matmul.py's kernel), also against the
 block-pointer store (`tma_store=False`).  Compile-only and emulated checks: test_tma_store.py.
@@ -65,12 +67,13 @@ def _window(dtype, bm, bn, r0, c0, width, tma_store=True):
                                            (torch.float32, 16, 32), (torch.float16, 64, 16)])
 @pytest.mark.parametrize("r0, c0", [(0, 0), (-40, -16), (50, 32), (-64, 0)])
 def test_store_window(dtype, bm, bn, r0, c0, width):
-    """The guarded store: TMA for the 72-wide tensor (rows of 144 / 288 bytes) at offsets
-    >= 0, the block-pointer store for the 70-wide one and for negative offsets; exact, the
-    padding past the tensor untouched, whichever it got."""
+    """The guarded store: TMA for the 72-wide tensor (rows of 144 / 288 bytes), under the
+    run-time guard (R0 + pid * BM: programs at a negative offset take the block-pointer
+    store, no fault), the block-pointer store for the 70-wide one; exact, the padding past
+    the tensor untouched, whichever it got."""
     esize = torch.empty((), dtype=dtype).element_size()
     k, out, want, buf, whole = _window(dtype, bm, bn, r0, c0, width)
-    tma = r0 >= 0 and c0 >= 0 and width * esize % 16 == 0
+    tma = width * esize % 16 == 0
     assert ("bulk_group" in k.asm["ptx"]) == tma
     torch.testing.assert_close(out, want, rtol=0, atol=0)
     assert torch.equal(buf[:, width:], whole[:, width:])  # the padding: untouched
@@ -98,16 +101,20 @@ def test_unguarded_store_writes_the_row_chunk():
     assert torch.equal(buf[:, 72:], whole[:, 72:])
 
 
-@pytest.mark.parametrize("r0", [-40, 32])
-def test_runtime_row_offset(r0):
-    """r0 + pid * BM with an int argument r0 (maybe negative): the block-pointer store."""
+@pytest.mark.parametrize("guard", [True, False], ids=["guard", "off"])
+@pytest.mark.parametrize("r0", [-40, -64, 32])
+def test_runtime_row_offset(r0, guard):
+    """r0 + pid * BM with an int argument r0 (maybe negative): with tma_store_guard a branch,
+    TMA where the row is >= 0 and the block-pointer store where it is negative (r0 = -40:
+    program 0 at -40, no fault, clipped; program 1 at 24 by TMA); without, the pointer store."""
     out, strides, buf = _padded(100, 64, torch.float16)
     before, whole = out.clone(), buf.clone()
     grid = (2, 1)
     x = (torch.randn(grid[0] * 64, 64, device="cuda") * 4).to(torch.float16)
     d = TensorDescriptor(out, [100, 64], strides, [64, 64])
-    k = store_block_rt[grid](x, d, r0, BM=64, BN=64, tma_store=True)
-    assert "bulk_group" not in k.asm["ptx"]
+    k = store_block_rt[grid](x, d, r0, BM=64, BN=64, tma_store=True, tma_store_guard=guard)
+    torch.cuda.synchronize()
+    assert ("bulk_group" in k.asm["ptx"]) == guard
     torch.testing.assert_close(out, _store_ref(before, x * 2, r0, 0, 64, 64, grid), rtol=0,
                                atol=0)
     assert torch.equal(buf[:, 64:], whole[:, 64:])

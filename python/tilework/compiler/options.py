@@ -34,6 +34,9 @@ class CompileOptions:
     kpack: int = 1               # AMD CDNA: 2 gives each lane 2x the MFMA's K elements per load
     tma: bool = True             # NVIDIA sm_90: host tensor descriptors load by TMA where legal
     tma_store: bool | str = False  # ... and store by TMA where safe ("unguarded": everywhere)
+    # ... where only the coordinates' signs are unproven: a run-time branch, TMA where all are
+    # >= 0, the block-pointer store else (False: always the block-pointer store there)
+    tma_store_guard: bool = True
     speculate_loads: bool = False  # tile-speculate-loads (off until timed: more registers)
     # NVIDIA sm_90: fence.proxy.async for the pipeliner's cp.async copies that wgmma reads
     # (False: none, as Triton and CUTLASS; on until timed and checked on a GPU)
@@ -70,6 +73,8 @@ class CompileOptions:
         if not isinstance(self.tma_store, bool) and self.tma_store != "unguarded":
             raise ValueError(f"tma_store must be a bool or 'unguarded', got "
                              f"{self.tma_store!r}")
+        if not isinstance(self.tma_store_guard, bool):
+            raise ValueError(f"tma_store_guard must be a bool, got {self.tma_store_guard!r}")
         if not isinstance(self.speculate_loads, bool):
             raise ValueError(f"speculate_loads must be a bool, got {self.speculate_loads!r}")
         if not isinstance(self.wgmma_cp_async_fence, bool):
@@ -104,6 +109,8 @@ class CompileOptions:
         if os.environ.get("TILEWORK_TMA_STORE", "") in ("0", "1", "unguarded"):
             v = os.environ["TILEWORK_TMA_STORE"]
             env["tma_store"] = v if v == "unguarded" else v == "1"
+        if os.environ.get("TILEWORK_TMA_STORE_GUARD", "") in ("0", "1"):
+            env["tma_store_guard"] = os.environ["TILEWORK_TMA_STORE_GUARD"] == "1"
         if os.environ.get("TILEWORK_SPECULATE_LOADS", "") in ("0", "1"):
             env["speculate_loads"] = os.environ["TILEWORK_SPECULATE_LOADS"] == "1"
         if os.environ.get("TILEWORK_WGMMA_CP_ASYNC_FENCE", "") in ("0", "1"):
