@@ -13,7 +13,8 @@ memory accesses outside the arrays passed as arguments are errors too.
     emu = Emulator.from_kernel(kernel, signature, constants, "sm_80", num_warps=4)
     emu.run(grid, x, out, n)   # numpy arrays for pointers (written in place), ints, floats
 
-Hopper's wgmma and the async-proxy fence are emulated in simt_wgmma.py, the TMA store in
+Arith and math ops are in simt_arith.py (values: simt_values.py), Hopper's wgmma and the
+async-proxy fence in simt_wgmma.py, the TMA store in
 simt_tma.py (pass a `TensorMap` for a tensor-map parameter), CDNA's MFMA in simt_mfma_amd.py
 (mixins).
 
@@ -32,70 +33,20 @@ import mlir.ir as ir
 from simt_mfma_amd import MfmaOps
 from sim_rounding import fma_exact
 from simt_mma import MmaOps
+from simt_arith import ArithOps
 from simt_tma import TensorMap, TmaOps
+from simt_values import EmulationError, as_unsigned, np_type  # (EmulationError: also the tests')
 from simt_wgmma import WgmmaOps
 
-_INT = {1: np.bool_, 8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
-_UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
-_FLOAT = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
-_BF16 = np.dtype([("bf16", np.uint16)])  # bfloat16 values kept as their bits
-_GLOBAL_SHIFT = 40
+GLOBAL_SHIFT = 40
 _SMEM_BASE = 1 << 60
-
-
-class EmulationError(Exception):
-    pass
-
-
-def _np(t: ir.Type):
-    """(numpy dtype, vector length or 0) of an MLIR type."""
-    s = str(t)
-    if s.startswith("!llvm.struct<("):  # homogeneous structs (wgmma accumulators)
-        elems = {e.strip() for e in s[len("!llvm.struct<("):-2].split(",")}
-        if len(elems) != 1:
-            raise EmulationError(f"type {s} is not emulated")
-        return _np(ir.Type.parse(elems.pop()))[0], s.count(",") + 1
-    if s.startswith("vector<"):
-        n, e = s[len("vector<"):-1].split("x", 1)
-        return _np(ir.Type.parse(e))[0], int(n)
-    if s in _FLOAT:
-        return _FLOAT[s], 0
-    if s == "bf16":
-        return _BF16, 0
-    if s.startswith("f8"):  # float8 has no LLVM type: its bytes, moved, never computed on here
-        return np.uint8, 0
-    if s == "index" or s.startswith("!llvm.ptr"):
-        return np.int64, 0
-    if s.startswith("i"):
-        return _INT[int(s[1:])], 0
-    raise EmulationError(f"type {s} is not emulated")
-
-
-def _bits(dt) -> int:
-    return 1 if dt == np.bool_ else np.dtype(dt).itemsize * 8
-
-
-def _unsigned(a):
-    if a.dtype == np.bool_:
-        return a.astype(np.uint8)
-    if a.dtype.kind == "u":
-        return a
-    return a.view(_UINT[a.dtype.itemsize * 8])
-
-
-def _as(a, dt):
-    """Reinterpret or wrap the integers of `a` to `dt` (two's complement)."""
-    if dt == np.bool_:
-        return (a & 1).astype(np.bool_) if a.dtype != np.bool_ else a
-    return a.astype(dt)
-
 
 # ops that may hold a pending wgmma accumulator (simt_wgmma.py): packing, chaining, carrying
 WG_CARRIERS = frozenset({"llvm.insertvalue", "llvm.extractvalue", "nvvm.wgmma.mma_async",
                          "scf.for", "llvm.inline_asm"})  # (inline asm: only the tied wait)
 
 
-class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
+class Emulator(ArithOps, TmaOps, WgmmaOps, MfmaOps, MmaOps):
     # what the op mixins use (simt_mma.py)
     Error = EmulationError
     SMEM_BASE = _SMEM_BASE
@@ -103,7 +54,7 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
     # ISA's generic proxy); False: they need none (what Triton's and CUTLASS's cp.async + wgmma
     # loops assume; CompileOptions.wgmma_cp_async_fence off)
     cp_async_needs_proxy_fence = True
-    np_type = staticmethod(lambda t: _np(t))
+    np_type = staticmethod(lambda t: np_type(t))
 
     def __init__(self, module: ir.Module, num_warps: int, warp_size: int):
         self.module = module
@@ -181,12 +132,12 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
                 if not v.flags.c_contiguous:
                     raise EmulationError("arrays must be contiguous")
                 self.buffers.append(v.reshape(-1).view(np.uint8))
-                addr = len(self.buffers) << _GLOBAL_SHIFT
+                addr = len(self.buffers) << GLOBAL_SHIFT
                 env0[a] = np.full(self.T, addr, np.int64)
             elif isinstance(v, TensorMap):
                 env0[a] = np.full(self.T, self.tma_register(v), np.int64)
             else:
-                dt, _ = _np(a.type)
+                dt, _ = np_type(a.type)
                 env0[a] = np.full(self.T, v, dt)
         self.grid = grid
         for z in range(grid[2]):
@@ -248,7 +199,7 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
             raise EmulationError("scf.for with bounds that differ between threads")
         vals = list(args[3:])
         body = op.regions[0].blocks[0]
-        iv_dt, _ = _np(body.arguments[0].type)
+        iv_dt, _ = np_type(body.arguments[0].type)
         for i in range(lb, ub, step):
             benv = dict(env)
             benv[body.arguments[0]] = np.full(self.T, i, iv_dt)
@@ -337,262 +288,9 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
         return [v[src_t], ok]
 
     # ---- constants and arithmetic ---------------------------------------------------------
-    def op_arith_constant(self, op, args, env, active):
-        t = op.results[0].type
-        dt, n = _np(t)
-        attr = op.attributes["value"]
-        if dt == _BF16:  # bfloat16: the float's top 16 bits, rounded to nearest even
-            v = ir.DenseElementsAttr(attr).get_splat_value() if n else attr
-            b = int(np.array([ir.FloatAttr(v).value], np.float32).view(np.uint32)[0])
-            bits = np.array([((b + 0x7FFF + ((b >> 16) & 1)) >> 16) & 0xFFFF], np.uint16)
-            x = bits.view(_BF16)
-            return [x.repeat(self.T * max(n, 1)).reshape((self.T, n) if n else self.T)]
-        if n:
-            v = ir.DenseElementsAttr(attr).get_splat_value()
-            x = ir.FloatAttr(v).value if np.dtype(dt).kind == "f" else ir.IntegerAttr(v).value
-            return [np.array([x]).astype(dt).repeat(self.T * n).reshape(self.T, n)]
-        if np.dtype(dt).kind == "f":
-            return [np.full(self.T, ir.FloatAttr(attr).value, dt)]
-        if dt == np.bool_:
-            return [np.full(self.T, bool(ir.IntegerAttr(attr).value & 1))]
-        if str(t) == "bf16" or str(t).startswith("f8"):  # a float kept as its bits
-            f = ir.FloatAttr(attr).value
-            if str(t) == "bf16":
-                return [np.full(self.T, np.float32(f).view(np.uint32) >> 16, np.uint16)]
-            if f != 0.0:
-                raise EmulationError(f"float8 constant {f} is not emulated")
-            return [np.zeros(self.T, np.uint8)]
-        val = ir.IntegerAttr(attr).value
-        return [np.array([val], dtype=np.int64).astype(dt).repeat(self.T)]
-
-    def _int2(self, fn, args, unsigned=False):
-        """fn on 64-bit copies of the operands (zero-extended if `unsigned`), wrapped back."""
-        a, b = args
-        dt = a.dtype
-        if unsigned:
-            a, b = _unsigned(a).astype(np.uint64), _unsigned(b).astype(np.uint64)
-        else:
-            a, b = a.astype(np.int64), b.astype(np.int64)
-        with np.errstate(all="ignore"):
-            r = np.asarray(fn(a, b))
-        if dt == np.bool_:
-            return [(r & 1).astype(np.bool_)]
-        return [r.astype(dt)]
-
-    def op_arith_addi(self, op, a, env, act):
-        return self._int2(np.add, a)
-
-    def op_arith_subi(self, op, a, env, act):
-        return self._int2(np.subtract, a)
-
-    def op_arith_muli(self, op, a, env, act):
-        return self._int2(np.multiply, a)
-
-    def op_arith_mului_extended(self, op, a, env, act):
-        """The low and high halves of the unsigned double-width product."""
-        dt = a[0].dtype
-        w = dt.itemsize * 8
-        lo, hi = [], []
-        for p, q in zip(_unsigned(a[0]).tolist(), _unsigned(a[1]).tolist()):
-            r = (int(p) * int(q)) % (1 << (2 * w))
-            lo.append(r % (1 << w))
-            hi.append(r >> w)
-        u = np.dtype(f"u{dt.itemsize}")
-        return [np.array(lo, u).view(dt), np.array(hi, u).view(dt)]
-
-    def op_arith_andi(self, op, a, env, act):
-        return [a[0] & a[1]]
-
-    def op_arith_ori(self, op, a, env, act):
-        return [a[0] | a[1]]
-
-    def op_arith_xori(self, op, a, env, act):
-        return [a[0] ^ a[1]]
-
-    def op_arith_divui(self, op, a, env, act):
-        return self._int2(lambda x, y: np.where(y == 0, 0, x // np.where(y == 0, 1, y)), a,
-                          unsigned=True)
-
-    def op_arith_remui(self, op, a, env, act):
-        return self._int2(lambda x, y: np.where(y == 0, 0, x % np.where(y == 0, 1, y)), a,
-                          unsigned=True)
-
-    def op_arith_divsi(self, op, a, env, act):
-        def f(x, y):
-            x, y = x.astype(np.int64), y.astype(np.int64)
-            ys = np.where(y == 0, 1, y)
-            q = np.abs(x) // np.abs(ys) * np.sign(x) * np.sign(ys)
-            return np.where(y == 0, 0, q)
-        return self._int2(f, a)
-
-    def op_arith_remsi(self, op, a, env, act):
-        def f(x, y):
-            x, y = x.astype(np.int64), y.astype(np.int64)
-            ys = np.where(y == 0, 1, y)
-            q = np.abs(x) // np.abs(ys) * np.sign(x) * np.sign(ys)
-            return np.where(y == 0, 0, x - q * ys)
-        return self._int2(f, a)
-
-    def op_arith_shli(self, op, a, env, act):
-        return self._int2(lambda x, y: np.left_shift(x, y), a)
-
-    def op_arith_shrui(self, op, a, env, act):
-        return self._int2(lambda x, y: np.right_shift(x, y), a, unsigned=True)
-
-    def op_arith_shrsi(self, op, a, env, act):
-        return self._int2(lambda x, y: np.right_shift(x, y), a)
-
-    def op_arith_maxsi(self, op, a, env, act):
-        return [np.maximum(a[0], a[1])]
-
-    def op_arith_minsi(self, op, a, env, act):
-        return [np.minimum(a[0], a[1])]
-
-    def op_arith_maxui(self, op, a, env, act):
-        return [np.maximum(_unsigned(a[0]), _unsigned(a[1])).view(a[0].dtype)]
-
-    def op_arith_minui(self, op, a, env, act):
-        return [np.minimum(_unsigned(a[0]), _unsigned(a[1])).view(a[0].dtype)]
-
-    _CMPI = {0: np.equal, 1: np.not_equal, 2: np.less, 3: np.less_equal, 4: np.greater,
-             5: np.greater_equal, 6: np.less, 7: np.less_equal, 8: np.greater,
-             9: np.greater_equal}
-
-    def op_arith_cmpi(self, op, a, env, act):
-        p = ir.IntegerAttr(op.attributes["predicate"]).value
-        x, y = a
-        if p >= 6:
-            x, y = _unsigned(x), _unsigned(y)
-        return [self._CMPI[p](x, y)]
-
-    def op_arith_cmpf(self, op, a, env, act):
-        p = ir.IntegerAttr(op.attributes["predicate"]).value
-        x, y = a
-        unord = np.isnan(x) | np.isnan(y)
-        base = {1: np.equal, 2: np.greater, 3: np.greater_equal, 4: np.less, 5: np.less_equal,
-                6: np.not_equal}
-        with np.errstate(all="ignore"):
-            if p == 0:
-                return [np.zeros(x.shape, np.bool_)]
-            if p == 15:
-                return [np.ones(x.shape, np.bool_)]
-            if p == 7:
-                return [~unord]
-            if p == 14:
-                return [unord]
-            if p <= 6:
-                return [base[p](x, y) & ~unord]
-            return [base[p - 7](x, y) | unord]
-
-    def op_arith_select(self, op, a, env, act):
-        c, x, y = a
-        c = c.astype(np.bool_)
-        return [np.where(c if x.ndim == 1 else c[:, None], x, y)]
-
-    def _f(self, fn, a):
-        with np.errstate(all="ignore"):
-            return [np.asarray(fn(*a)).astype(a[0].dtype)]
-
-    def op_arith_addf(self, op, a, env, act):
-        return self._f(np.add, a)
-
-    def op_arith_subf(self, op, a, env, act):
-        return self._f(np.subtract, a)
-
-    def op_arith_mulf(self, op, a, env, act):
-        return self._f(np.multiply, a)
-
-    def op_arith_divf(self, op, a, env, act):
-        return self._f(np.divide, a)
-
-    def op_arith_negf(self, op, a, env, act):
-        return [-a[0]]
-
-    def op_arith_maxnumf(self, op, a, env, act):
-        return self._f(np.fmax, a)
-
-    def op_arith_minnumf(self, op, a, env, act):
-        return self._f(np.fmin, a)
-
-    def op_arith_maximumf(self, op, a, env, act):
-        return self._f(np.maximum, a)
-
-    def op_arith_minimumf(self, op, a, env, act):
-        return self._f(np.minimum, a)
-
-    def op_math_fma(self, op, a, env, act):
-        return [fma_exact(*a)]
-
-    def op_math_absf(self, op, a, env, act):
-        return [np.abs(a[0])]
-
-    # ---- casts ----------------------------------------------------------------------------
-    def _res(self, op):
-        return _np(op.results[0].type)[0]
-
-    def op_arith_extsi(self, op, a, env, act):
-        x = a[0]
-        if x.dtype == np.bool_:
-            return [np.where(x, -1, 0).astype(self._res(op))]
-        return [x.astype(self._res(op))]
-
-    def op_arith_extui(self, op, a, env, act):
-        return [_unsigned(a[0]).astype(self._res(op))]
-
-    def op_arith_trunci(self, op, a, env, act):
-        dt = self._res(op)
-        x = a[0]
-        if dt == np.bool_:
-            return [(x & 1).astype(np.bool_)]
-        return [_unsigned(x).astype(_UINT[_bits(dt)]).view(dt)]
-
-    def op_arith_index_cast(self, op, a, env, act):
-        return [a[0].astype(self._res(op))]
-
-    def op_arith_extf(self, op, a, env, act):
-        if a[0].dtype == _BF16:  # its bits are the float's top 16
-            f = (a[0].view(np.uint16).astype(np.uint32) << 16).view(np.float32)
-            return [f.astype(self._res(op))]
-        return [a[0].astype(self._res(op))]
-
-    def op_arith_truncf(self, op, a, env, act):
-        if self._res(op) == _BF16:  # to nearest even (NaN kept quiet)
-            with np.errstate(all="ignore"):  # (overflow: infinity, as the GPU's)
-                f = a[0].astype(np.float32)
-                d = a[0] - f.astype(np.float64)
-            if a[0].dtype == np.float64:  # rounded once: the float32 step rounded to odd
-                odd = (d != 0) & np.isfinite(f) & ((f.view(np.uint32) & 1) == 0)
-                f = np.where(odd, np.nextafter(f, np.where(d > 0, np.inf, -np.inf)
-                                               .astype(np.float32)), f).astype(np.float32)
-            b = f.view(np.uint32).astype(np.uint64)
-            r = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
-            r = np.where(np.isnan(a[0]), np.uint16(0x7FC0), r)
-            return [r.view(_BF16)]
-        with np.errstate(over="ignore"):
-            return [a[0].astype(self._res(op))]
-
-    def op_arith_sitofp(self, op, a, env, act):
-        x = a[0].astype(np.int64) if a[0].dtype == np.bool_ else a[0]
-        return [x.astype(self._res(op))]
-
-    def op_arith_uitofp(self, op, a, env, act):
-        return [_unsigned(a[0]).astype(self._res(op))]
-
-    def op_arith_fptosi(self, op, a, env, act):
-        with np.errstate(all="ignore"):
-            return [np.trunc(a[0]).astype(self._res(op))]
-
-    def op_arith_fptoui(self, op, a, env, act):
-        dt = self._res(op)
-        with np.errstate(all="ignore"):
-            return [np.trunc(a[0]).astype(_UINT[_bits(dt)]).view(dt)]
-
-    def op_arith_bitcast(self, op, a, env, act):
-        return [a[0].view(self._res(op))]
-
     def op_llvm_bitcast(self, op, a, env, act):
         """Reinterprets each thread's bytes (vectors included)."""
-        dt, n = _np(op.results[0].type)
+        dt, n = np_type(op.results[0].type)
         raw = np.ascontiguousarray(a[0]).view(np.uint8).reshape(self.T, -1)
         out = raw.copy().view(dt)
         return [out if n else out[:, 0]]
@@ -640,7 +338,7 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
         if len(raw) != 1:
             raise EmulationError("only one-index GEPs are emulated")
         elem = ir.TypeAttr(op.attributes["elem_type"]).value
-        dt, n = _np(elem)
+        dt, n = np_type(elem)
         size = (1 if dt == np.bool_ else np.dtype(dt).itemsize) * max(n, 1)
         idx = a[1].astype(np.int64) if raw[0] == -2147483648 else raw[0]
         return [a[0] + idx * size]
@@ -652,7 +350,7 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
         return [a[0].astype(np.int64)]
 
     def op_llvm_mlir_poison(self, op, a, env, act):
-        dt, n = _np(op.results[0].type)
+        dt, n = np_type(op.results[0].type)
         # a float struct (wgmma accumulators) is NaN: an op that reads it where it must not shows
         fill = np.nan if str(op.results[0].type).startswith("!llvm.struct") and \
             np.issubdtype(dt, np.floating) else 0
@@ -682,12 +380,12 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
             off = a - _SMEM_BASE
             buf = self.smem
         else:
-            ids = a >> _GLOBAL_SHIFT
+            ids = a >> GLOBAL_SHIFT
             bid = int(ids[0]) - 1
             if not 0 <= bid < len(self.buffers):
                 raise EmulationError(f"access at {int(a[0]):#x} is outside every argument")
             buf = self.buffers[bid]
-            off = a - ((bid + 1) << _GLOBAL_SHIFT)
+            off = a - ((bid + 1) << GLOBAL_SHIFT)
         if (off < 0).any() or (off + size > buf.size).any():
             bad = int(off[(off < 0) | (off + size > buf.size)][0])
             raise EmulationError(f"out-of-bounds {'shared' if shared.all() else 'global'} "
@@ -695,7 +393,7 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
         return bool(shared.all()), buf, off[:, None] + np.arange(size)
 
     def op_llvm_load(self, op, a, env, act):
-        dt, n = _np(op.results[0].type)
+        dt, n = np_type(op.results[0].type)
         isz = 1 if dt == np.bool_ else np.dtype(dt).itemsize
         size = isz * max(n, 1)
         out = np.zeros((self.T, n) if n else self.T, dt)
@@ -719,9 +417,9 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
         """base + voffset + soffset (unsigned 32-bit offsets) where the access lies within
         num_records bytes; else 0, as the hardware reads out of range (nothing is accessed)."""
         rsrc, voff, soff = a[0], a[1], a[2]
-        dt, n = _np(op.results[0].type)
+        dt, n = np_type(op.results[0].type)
         size = (1 if dt == np.bool_ else np.dtype(dt).itemsize) * max(n, 1)
-        off = _unsigned(voff).astype(np.int64) + _unsigned(soff).astype(np.int64)
+        off = as_unsigned(voff).astype(np.int64) + as_unsigned(soff).astype(np.int64)
         inside = off + size <= rsrc[:, 1]
         return self.op_llvm_load(op, [rsrc[:, 0] + off], env, act & inside)
 
@@ -730,7 +428,7 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
         v, rsrc, voff, soff = a[0], a[1], a[2], a[3]
         size = (1 if v.dtype == np.bool_ else v.dtype.itemsize) * (v.shape[1] if v.ndim == 2
                                                                   else 1)
-        off = _unsigned(voff).astype(np.int64) + _unsigned(soff).astype(np.int64)
+        off = as_unsigned(voff).astype(np.int64) + as_unsigned(soff).astype(np.int64)
         inside = off + size <= rsrc[:, 1]
         return self.op_llvm_store(op, [v, rsrc[:, 0] + off], env, act & inside)
 
@@ -848,7 +546,7 @@ class Emulator(TmaOps, WgmmaOps, MfmaOps, MmaOps):
     def _split(self, addrs, act):
         """Masks of the active threads per array (one access may span several arrays)."""
         a = addrs
-        region = np.where(a >= _SMEM_BASE, -1, a >> _GLOBAL_SHIFT)
+        region = np.where(a >= _SMEM_BASE, -1, a >> GLOBAL_SHIFT)
         for r in sorted(set(region[act].tolist())):
             yield act & (region == r)
 

@@ -24,7 +24,7 @@ from tilework.runtime import printbuf as PB
 from tilework.runtime.interp_debug import format_lines
 
 import mlir.ir as ir
-from simt_emulator import _GLOBAL_SHIFT, Emulator, EmulationError
+from simt_emulator import GLOBAL_SHIFT, Emulator, EmulationError
 
 P = tl.pointer_type
 interpreted = tilework.jit(interpret=True)
@@ -127,9 +127,9 @@ class PrintEmulator(Emulator):
     def _address(self, arr):
         for i, b in enumerate(self.buffers):  # the arguments' arrays, then ours
             if b is arr:
-                return (i + 1) << _GLOBAL_SHIFT
+                return (i + 1) << GLOBAL_SHIFT
         self.buffers.append(arr)
-        return len(self.buffers) << _GLOBAL_SHIFT
+        return len(self.buffers) << GLOBAL_SHIFT
 
     def op_llvm_mlir_addressof(self, op, a, env, act):
         if ir.FlatSymbolRefAttr(op.attributes["global_name"]).value != PB.SYMBOL:

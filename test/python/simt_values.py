@@ -1,0 +1,59 @@
+"""Values of the SIMT emulator (simt_emulator.py): numpy dtypes of MLIR types, bit widths and
+integer reinterpretation, shared by the emulator and its op-family mixins."""
+from __future__ import annotations
+
+import numpy as np
+
+import mlir.ir as ir
+
+INT_TYPES = {1: np.bool_, 8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
+UINT_TYPES = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+FLOAT_TYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
+BF16 = np.dtype([("bf16", np.uint16)])  # bfloat16 values kept as their bits
+
+
+class EmulationError(Exception):
+    pass
+
+
+def np_type(t: ir.Type):
+    """(numpy dtype, vector length or 0) of an MLIR type."""
+    s = str(t)
+    if s.startswith("!llvm.struct<("):  # homogeneous structs (wgmma accumulators)
+        elems = {e.strip() for e in s[len("!llvm.struct<("):-2].split(",")}
+        if len(elems) != 1:
+            raise EmulationError(f"type {s} is not emulated")
+        return np_type(ir.Type.parse(elems.pop()))[0], s.count(",") + 1
+    if s.startswith("vector<"):
+        n, e = s[len("vector<"):-1].split("x", 1)
+        return np_type(ir.Type.parse(e))[0], int(n)
+    if s in FLOAT_TYPES:
+        return FLOAT_TYPES[s], 0
+    if s == "bf16":
+        return BF16, 0
+    if s.startswith("f8"):  # float8 has no LLVM type: its bytes, moved, never computed on here
+        return np.uint8, 0
+    if s == "index" or s.startswith("!llvm.ptr"):
+        return np.int64, 0
+    if s.startswith("i"):
+        return INT_TYPES[int(s[1:])], 0
+    raise EmulationError(f"type {s} is not emulated")
+
+
+def bit_width(dt) -> int:
+    return 1 if dt == np.bool_ else np.dtype(dt).itemsize * 8
+
+
+def as_unsigned(a):
+    if a.dtype == np.bool_:
+        return a.astype(np.uint8)
+    if a.dtype.kind == "u":
+        return a
+    return a.view(UINT_TYPES[a.dtype.itemsize * 8])
+
+
+def wrap_to(a, dt):
+    """Reinterpret or wrap the integers of `a` to `dt` (two's complement)."""
+    if dt == np.bool_:
+        return (a & 1).astype(np.bool_) if a.dtype != np.bool_ else a
+    return a.astype(dt)
