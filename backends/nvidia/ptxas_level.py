@@ -125,8 +125,9 @@ def _blocks(ptx: str) -> tuple:
     cut at labels and branches, as (text without its guard, the data registers it defines,
     those it reads, whether it loads global memory)."""
     global _PARSED
-    if _PARSED[0] == ptx:
-        return _PARSED[1]
+    last = _PARSED  # (read once: compile threads may replace it meanwhile)
+    if last[0] == ptx:
+        return last[1]
     halves = {pre: 0 if kind == "p" else max(1, int(bits) // 16)  # 16-bit units
               for kind, bits, pre in _REG_DECL.findall(ptx)}
     out = []
