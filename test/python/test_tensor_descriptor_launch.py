@@ -167,6 +167,28 @@ def test_descriptor_entry_is_memoized_and_follows_its_fields():
             launcher.arg_entry(k_desc, "a_desc", False, d)
 
 
+def test_descriptors_made_anew_share_the_memo_of_their_state():
+    """Code that builds its descriptors for each call (Triton's tutorials do) gets the entry
+    computed once: equal descriptors share it; another address, dtype or block does not."""
+    a = FakeGpuArray(0x40000, np.float16, (40, 64))
+    first = launcher.arg_entry(k_desc, "a_desc", False, TensorDescriptor(a, [40, 64], [64, 1],
+                                                                         [16, 32]))
+    again = launcher.arg_entry(k_desc, "a_desc", False, TensorDescriptor(a, [40, 64], [64, 1],
+                                                                         [16, 32]))
+    assert again is first
+    b = FakeGpuArray(0x50000, np.float16, (40, 64))
+    other = launcher.arg_entry(k_desc, "a_desc", False, TensorDescriptor(b, [40, 64], [64, 1],
+                                                                         [16, 32]))
+    assert other is not first and other[1][0] == 0x50000
+    c = FakeGpuArray(0x40000, np.float32, (40, 64))
+    k, _ = launcher.arg_entry(k_desc, "a_desc", False, TensorDescriptor(c, [40, 64], [64, 1],
+                                                                        [16, 32]))
+    assert k[1] == "<f4"
+    k, _ = launcher.arg_entry(k_desc, "a_desc", False, TensorDescriptor(a, [40, 64], [64, 1],
+                                                                        [8, 32]))
+    assert k[2] == (8, 32)
+
+
 def test_tensor_maps_are_encoded_once_per_descriptor_state(monkeypatch):
     from tilework.runtime import tma
     calls = []

@@ -93,6 +93,7 @@ class CudaRuntime:
             raise RuntimeError("the NVIDIA runtime needs cuda-python: pip install "
                                "'tilework[cuda]'") from e
         self.cu = cu
+        self._targets = {}  # device ordinal -> "sm_XY"
         self._check(cu.cuInit(0), "cuInit")
         self.ensure_context()
 
@@ -126,12 +127,16 @@ class CudaRuntime:
         cu = self.cu
         self.ensure_context()
         dev = self._check(cu.cuCtxGetDevice(), "cuCtxGetDevice")
+        known = self._targets.get(int(dev))  # (asked per call by routing code: two driver
+        if known is not None:                  # calls saved, a device's target never changes)
+            return known
         A = cu.CUdevice_attribute
         major = self._check(cu.cuDeviceGetAttribute(
             A.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "cuDeviceGetAttribute")
         minor = self._check(cu.cuDeviceGetAttribute(
             A.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "cuDeviceGetAttribute")
-        return f"sm_{major}{minor}" + ("a" if major == 9 else "")
+        t = self._targets[int(dev)] = f"sm_{major}{minor}" + ("a" if major == 9 else "")
+        return t
 
     def load(self, ck) -> LoadedKernel:
         cu = self.cu

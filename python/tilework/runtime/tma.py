@@ -7,16 +7,16 @@ is the pure part (the arguments of `cuTensorMapEncodeTiled`, checked against TMA
 no GPU needed, tested compile-only); `encode` calls the driver's C function through ctypes.  Encoded maps are cached per
 (address, shape, strides, plan): a launch with the same tensors reuses them.
 
-A launch costs a GEMM of 4096^3 its time (the benchmarks time one launch at a time), so each
-descriptor object keeps a memo (`descriptor_memo`) of what its launches compute: its key entry
-and parameters (launcher) and its maps, valid while its base, address, dtype, shape, strides,
-block and padding stay those it was made for; `launch_maps` is the variant's per-launch call
-(the native launcher's too).
+A launch costs a GEMM of 4096^3 its time (the benchmarks time one launch at a time), and an
+attention forward at N=1024 made four descriptors a call for a 65-microsecond kernel, so what
+launches compute of a descriptor (its key entry and parameters, for the launcher, and its
+maps) is memoized per descriptor state (`descriptor_memo`: base type, dtype, address, shape,
+strides, block, padding), shared by equal descriptors; `launch_maps` is the variant's
+per-launch call (the native launcher's too).
 """
 from __future__ import annotations
 
 import ctypes
-import weakref
 
 from ..language.descriptor import TensorDescriptor
 
@@ -123,32 +123,32 @@ _CACHE: dict = {}
 
 
 class DescriptorMemo:
-    """What launches computed of one descriptor in the state it was made for (`entry`: the
-    launcher's (key entry, parameters); `maps`: (box, swizzle) -> encoded map)."""
-    __slots__ = ("base", "ptr", "dtype", "shape", "strides", "block", "padding", "entry",
-                 "maps")
+    """What launches computed of a descriptor in one state (`entry`: the launcher's (key
+    entry, parameters); `maps`: (box, swizzle) -> encoded map).  Shared by every descriptor
+    in that state: code that makes its descriptors anew for each call (Triton's tutorials
+    do) finds them computed."""
+    __slots__ = ("entry", "maps")
 
-    def __init__(self, d: TensorDescriptor, ptr: int):
-        self.base, self.ptr, self.dtype = d.base, ptr, d.base.dtype
-        self.shape, self.strides = list(d.shape), list(d.strides)
-        self.block, self.padding = list(d.block_shape), d.padding
+    def __init__(self):
         self.entry = None
         self.maps = {}
 
 
-_MEMO: "weakref.WeakKeyDictionary[TensorDescriptor, DescriptorMemo]" = \
-    weakref.WeakKeyDictionary()
+_MEMO: dict = {}  # descriptor state -> DescriptorMemo (bounded: cleared when full)
 
 
 def descriptor_memo(d: TensorDescriptor, ptr: int) -> DescriptorMemo:
-    """`d`'s memo, whose base's address is `ptr` now: a new one where anything a key,
-    parameter or map depends on changed (the fields are public and may be reassigned)."""
-    m = _MEMO.get(d)
+    """The memo of `d`'s state, its base's address being `ptr` now: the base's type, dtype
+    and device kind, the address, shape, strides, block and padding (the fields are public
+    and may be reassigned; the memo holds no reference to the base)."""
     base = d.base
-    if m is None or m.base is not base or m.ptr != ptr or m.dtype is not base.dtype or \
-            m.shape != d.shape or m.strides != d.strides or m.block != d.block_shape or \
-            m.padding != d.padding:
-        m = _MEMO[d] = DescriptorMemo(d, ptr)
+    key = (type(base), ptr, base.dtype, getattr(base, "is_cuda", None), tuple(d.shape),
+           tuple(d.strides), tuple(d.block_shape), d.padding)
+    m = _MEMO.get(key)
+    if m is None:
+        if len(_MEMO) >= 4096:
+            _MEMO.clear()
+        m = _MEMO[key] = DescriptorMemo()
     return m
 
 
@@ -158,8 +158,8 @@ def address(t) -> int:
 
 
 def tensor_map(d, plan) -> bytes:
-    """The encoded map of descriptor `d` under `plan` (memoized per descriptor, and per
-    address, shape, strides and plan across descriptors)."""
+    """The encoded map of descriptor `d` under `plan` (memoized per descriptor state, and per
+    address, shape, strides and plan across states)."""
     if type(d) is not TensorDescriptor:
         raise TypeError(f"got {type(d).__name__}")
     m = descriptor_memo(d, _address(d.base))
