@@ -19,8 +19,9 @@ exact on the hardware:
 A store exact but for coordinates the analysis cannot prove >= 0 (a persistent GEMM's tile
 order, attention's `off_hz * N_CTX + ...`: int arguments) is guarded at run time
 (`CompileOptions.tma_store_guard`, on by default): `scf.if (those coordinates >= 0) { the TMA
-store } else { the fallback }` (marked `GUARD_ATTR`), one uniform branch on scalars.  The TMA store completes inside
-its own op (tilegpu-tma-stores: commit and `wait_group.read 0`), so the branch holds it whole.
+store } else { the fallback }`, one uniform branch on scalars, marked `GUARD_ATTR` (which
+tilegpu-warp-specialize reads).  The TMA store completes inside its own op
+(tilegpu-tma-stores: commit and `wait_group.read 0`), so the branch holds it whole.
 
 A load whose map a descriptor made in the kernel writes (`tile.make_tensormap`) is kept only
 where that map is exact too: its base 16-byte aligned and its strides (all but the last, which
