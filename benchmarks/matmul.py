@@ -264,6 +264,7 @@ def main(argv=None) -> int:
     dtypes = {"fp16": torch.float16, "bf16": torch.bfloat16}
     shapes = [s for s in SHAPES if not args.quick or s in ((4096,) * 3, (1000,) * 3)]
     results, failures = [], []
+    env = Bench(torch, do_bench, failures, sms, {"tilework": TW, "Triton": TR})
     print(f"\n{'family':8s} {'dtype':5s} {'M':>5s} {'N':>5s} {'K':>5s}  {'cuBLAS':>8s} "
           f"{'Triton':>8s} {'tilework':>8s}  {'tw/cuBLAS':>9s} {'tw/Triton':>9s}   (TFLOP/s)",
           flush=True)
@@ -277,25 +278,11 @@ def main(argv=None) -> int:
             ref = torch.matmul(a, b)
             cublas = time_side(dname, (M, N, K), "cuBLAS", lambda: torch.matmul(a, b), None,
                                ref, do_bench, torch, failures)
-            fam = {}
-            for family in families:
-                sides = {}
-                for name, TD in (("tilework", TW), ("Triton", TR)):
-                    if TD is None:
-                        continue
-                    c = torch.full((M, N), float("nan"), device="cuda", dtype=dt)
-                    if family == "tutorial":
-                        k = tw_mm if name == "tilework" else tr_mod.matmul_kernel
-                        sides[name] = (c, lambda k=k, c=c: k[grid](*gemm_args(a, b, c)))
-                    else:
-                        k = tw_tma if name == "tilework" else tr_mod.tma_kernel
-                        pos, kw = tma_args(a, b, c, False, TD)
-                        sides[name] = (c, lambda k=k, pos=pos, kw=kw:
-                                       k[tma_grid](*pos, NUM_SMS=sms, **kw))
-                fam[family] = row(family, dname, (M, N, K), cublas, sides, ref, do_bench, torch,
-                                  failures)
-                if family == "tma-ws":
-                    chosen(tw_tma, tr_mod and tr_mod.tma_kernel)
+            fam = family_rows(
+                env, dname, (M, N, K), families, dt, cublas, ref,
+                (tw_mm, tr_mod and tr_mod.matmul_kernel, lambda c, a=a, b=b: gemm_args(a, b, c)),
+                (tw_tma, tr_mod and tr_mod.tma_kernel,
+                 lambda c, TD, a=a, b=b: tma_args(a, b, c, False, TD)))
             results.append((dname, (M, N, K), cublas, fam))
     if "fp8" in args.dtypes.split(",") and not args.quick:
         for M, N, K in FP8_SHAPES:
@@ -311,28 +298,51 @@ def main(argv=None) -> int:
             cublas = time_side("fp8", (M, N, K), "cuBLAS", lambda: torch._scaled_mm(
                 a8, bt, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16), None, ref, do_bench,
                 torch, failures, optional=True)
-            fam = {}
-            for family in families:
-                sides = {}
-                for name, TD in (("tilework", TW), ("Triton", TR)):
-                    if TD is None:
-                        continue
-                    c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
-                    if family == "tutorial":
-                        k = tw_f8 if name == "tilework" else tr_mod.fp8_matmul_kernel
-                        sides[name] = (c, lambda k=k, c=c: k[grid](*fp8_args(a8, b8, c, sa, sb)))
-                    else:
-                        k = tw_tma8 if name == "tilework" else tr_mod.tma_fp8_kernel
-                        pos, kw = tma_args(a8, bt.t(), c, True, TD)
-                        sides[name] = (c, lambda k=k, pos=pos, kw=kw:
-                                       k[tma_grid](*pos, NUM_SMS=sms, **kw))
-                fam[family] = row(family, "fp8", (M, N, K), cublas, sides, ref, do_bench, torch,
-                                  failures)
-                if family == "tma-ws":
-                    chosen(tw_tma8, tr_mod and tr_mod.tma_fp8_kernel)
+            fam = family_rows(
+                env, "fp8", (M, N, K), families, torch.bfloat16, cublas, ref,
+                (tw_f8, tr_mod and tr_mod.fp8_matmul_kernel,
+                 lambda c, a8=a8, b8=b8, sa=sa, sb=sb: fp8_args(a8, b8, c, sa, sb)),
+                (tw_tma8, tr_mod and tr_mod.tma_fp8_kernel,
+                 lambda c, TD, a8=a8, bt=bt: tma_args(a8, bt.t(), c, True, TD)))
             results.append(("fp8", (M, N, K), cublas, fam))
     summary(results)
     return 1 if failures else 0
+
+
+class Bench:
+    """What every row needs: torch, do_bench, the failures list, the SM count and the
+    descriptor classes by side ({"tilework": ..., "Triton": ... or None})."""
+
+    def __init__(self, torch, do_bench, failures, sms, descriptors):
+        self.torch, self.do_bench, self.failures = torch, do_bench, failures
+        self.sms, self.descriptors = sms, descriptors
+
+
+def family_rows(env, dname, shape, families, out_dtype, cublas, ref, tutorial, tma):
+    """Checks, times and prints one row per family for a dtype and shape (the fp16/bf16 and
+    the fp8 tables alike): `tutorial` is (tilework's kernel, Triton's, args(c) -> the launch's
+    arguments, made at each launch), `tma` (the same, args(c, TD) -> (positional, keywords),
+    made once); every output `c` NaN-poisoned, of `out_dtype`.  {family: {side: TFLOP/s}}."""
+    M, N, K = shape
+    fam = {}
+    for family in families:
+        kernels = tutorial if family == "tutorial" else tma
+        sides = {}
+        for (name, TD), k in zip(env.descriptors.items(), kernels[:2]):
+            if TD is None:
+                continue
+            c = env.torch.full((M, N), float("nan"), device="cuda", dtype=out_dtype)
+            if family == "tutorial":
+                sides[name] = (c, lambda k=k, c=c: k[grid](*tutorial[2](c)))
+            else:
+                pos, kw = tma[2](c, TD)
+                sides[name] = (c, lambda k=k, pos=pos, kw=kw:
+                               k[tma_grid](*pos, NUM_SMS=env.sms, **kw))
+        fam[family] = row(family, dname, shape, cublas, sides, ref, env.do_bench, env.torch,
+                          env.failures)
+        if family == "tma-ws":
+            chosen(*tma[:2])
+    return fam
 
 
 def chosen(tw, tr):

@@ -48,6 +48,20 @@ def walk_ops(root) -> list:
     return ops
 
 
+def ancestor_in(op, block):
+    """The op of `block` that is `op` or holds it (as an `ir.Operation`), or None where `op`
+    is not nested in `block`."""
+    op = getattr(op, "operation", op)
+    while op is not None:
+        parent = op.parent
+        if parent is None:  # the module: in no block (its `block` would abort)
+            return None
+        if op.block == block:
+            return op
+        op = getattr(parent, "operation", parent)
+    return None
+
+
 def is_tensor(t: ir.Type) -> bool:
     if isinstance(t, ir.RankedTensorType):
         return True

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import mlir.ir as ir
 
+from .ir_types import walk_ops
 from .opdefs.tma import MAP_BYTES
 
 TMA_ATTR = "tile.tma"
@@ -47,24 +48,13 @@ def drop_unused_tensor_maps(func) -> None:
 SCRATCH_ATTR = "tile.global_scratch"  # on the scratch argument; on the kernel: bytes/program
 
 
-def _device_maps(op, out):
-    for r in op.regions:
-        for blk in r.blocks:
-            for o in blk.operations:
-                o = o.operation
-                if o.name == "tile.make_tensormap":
-                    out.append(o)
-                _device_maps(o, out)
-    return out
-
-
 def settle_global_scratch(func) -> int:
     """Erases `func`'s `tile.make_tensormap`s whose map nothing reads, gives the others their
     slots in a program's scratch and records the bytes a program needs on the kernel; with no
     map left, the scratch parameter goes (and the kernel's attribute).  Returns the bytes."""
     f = func.operation
     live = []
-    for o in _device_maps(f, []):
+    for o in [o for o in walk_ops(f) if o.name == "tile.make_tensormap"]:
         if len(list(o.results[0].uses)):
             live.append(o)
         else:

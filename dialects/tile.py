@@ -20,9 +20,9 @@ import mlir.ir as ir
 from mlir.dialects import irdl
 
 from . import opdefs
-from .ir_types import (MemDesc, as_tensor, element_type, is_memdesc, is_ptr,  # noqa: F401
-                       is_tensor, isa, memdesc_of, memdesc_type, pointee, ptr_type, shape_of,
-                       walk_ops)
+from .ir_types import (MemDesc, ancestor_in, as_tensor, element_type, is_memdesc,  # noqa: F401
+                       is_ptr, is_tensor, isa, memdesc_of, memdesc_type, pointee, ptr_type,
+                       shape_of, walk_ops)
 
 # Generated from the declarations in `opdefs/` (one per op).
 _TILE_IRDL = opdefs.irdl_text()

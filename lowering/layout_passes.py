@@ -65,20 +65,13 @@ def _first_use(v, op) -> bool:
     """Whether `op` is, in program order, the first user of the block argument `v` (every
     other user, or the op holding it in `v`'s block, comes after `op`)."""
     block = v.owner
-
-    def top(o):  # the op of `block` that holds `o`
-        o = o.operation if hasattr(o, "operation") else o
-        while o is not None and o.block != block:
-            o = o.parent
-            o = o.operation if o is not None and hasattr(o, "operation") else o
-        return o
-    mine = top(op)
+    mine = T.ancestor_in(op, block)
     if mine is None:
         return False
     pos = {o.operation: i for i, o in enumerate(block.operations)}
     at = pos[mine]
     for u in v.uses:
-        t = top(u.owner)
+        t = T.ancestor_in(u.owner, block)
         if t is None or (t != mine and pos[t] <= at):
             return False
     return True

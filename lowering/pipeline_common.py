@@ -96,11 +96,24 @@ def arith(name, a, b, t=None):
     return ir.Operation.create(name, results=[t or a.type], operands=[a, b]).results[0]
 
 
-def cmp_lt(a, b):
+def int_const(t, v: int):
+    """An integer (scalar) `arith.constant` of type `t`."""
+    return ir.Operation.create("arith.constant", results=[t],
+                               attributes={"value": ir.IntegerAttr.get(t, v)}).results[0]
+
+
+CMPI = {"eq": 0, "ne": 1, "slt": 2, "sle": 3, "sgt": 4, "sge": 5}  # arith.cmpi's predicates
+
+
+def cmpi(pred: str, a, b):
     return ir.Operation.create("arith.cmpi", results=[ir.IntegerType.get_signless(1)],
                                operands=[a, b],
                                attributes={"predicate": ir.IntegerAttr.get(
-                                   ir.IntegerType.get_signless(64), 2)}).results[0]  # slt
+                                   ir.IntegerType.get_signless(64), CMPI[pred])}).results[0]
+
+
+def cmp_lt(a, b):
+    return cmpi("slt", a, b)
 
 
 def clone_slice(ops, env):

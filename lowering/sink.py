@@ -12,8 +12,6 @@ its users down.  Only tile-valued ops move (a scalar is one register either way)
 """
 from __future__ import annotations
 
-import mlir.ir as ir
-
 from tilework.dialects import opdefs
 from tilework.dialects import tile as T
 
@@ -29,16 +27,6 @@ def _sinkable(op) -> bool:
     return op.name in opdefs.PURE_OPS or op.name.startswith(("arith.", "math."))
 
 
-def _ancestor_in(op, block):
-    """The op of `block` that is `op` or holds it, or None."""
-    while op is not None:
-        if op.block == block:
-            return op
-        op = op.parent
-        op = op.operation if op is not None and hasattr(op, "operation") else op
-    return None
-
-
 def _sink_block(block) -> None:
     ops = [o.operation for o in block.operations]
     for op in ops:
@@ -48,8 +36,7 @@ def _sink_block(block) -> None:
     for op in reversed(ops):
         if not _sinkable(op):
             continue
-        users = [_ancestor_in(u.owner.operation if hasattr(u.owner, "operation") else u.owner,
-                              block) for r in op.results for u in r.uses]
+        users = [T.ancestor_in(u.owner, block) for r in op.results for u in r.uses]
         if not users or any(u is None for u in users):
             continue
         first = users[0]

@@ -34,16 +34,8 @@ def _pure(op) -> bool:
 
 def _inside(v, op) -> bool:
     """Whether value `v` is defined inside `op`'s regions."""
-    owner = v.owner
-    while owner is not None:
-        owner = owner.operation if hasattr(owner, "operation") else owner
-        if isinstance(owner, ir.Block):
-            owner = owner.owner
-            continue
-        if owner == op:
-            return True
-        owner = owner.parent
-    return False
+    owner = v.owner.owner if isinstance(v.owner, ir.Block) else v.owner
+    return T.ancestor_in(owner, op.block) == op
 
 
 def _stored_after(if_op, ptr, mask):

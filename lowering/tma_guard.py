@@ -19,8 +19,9 @@ exact on the hardware:
 A store exact but for coordinates the analysis cannot prove >= 0 (a persistent GEMM's tile
 order, attention's `off_hz * N_CTX + ...`: int arguments) is guarded at run time
 (`CompileOptions.tma_store_guard`, on by default): `scf.if (those coordinates >= 0) { the TMA
-store } else { the fallback }`, one uniform branch on scalars.  The TMA store completes inside
-its own op (tilegpu-tma-stores: commit and `wait_group.read 0`), so the branch holds it whole.
+store } else { the fallback }`, one uniform branch on scalars, marked `GUARD_ATTR` (which
+tilegpu-warp-specialize reads).  The TMA store completes inside its own op
+(tilegpu-tma-stores: commit and `wait_group.read 0`), so the branch holds it whole.
 
 A load whose map a descriptor made in the kernel writes (`tile.make_tensormap`) is kept only
 where that map is exact too: its base 16-byte aligned and its strides (all but the last, which
@@ -49,9 +50,13 @@ from tilework.dialects.verify import named_operands
 from .axis_info import AxisAnalysis, elem_bytes
 from .layout_passes import kernels
 from .pass_base import Pass, register
+from .pipeline_common import arith, cmpi, int_const
 from .tma import coords
 
 TMA_BYTES = 16  # TMA's granule: inner coordinates (and a store's rows) in multiples of it
+# on the scf.if of a run-time guard (then: the TMA store; else: its fallback), which
+# tilegpu-warp-specialize counts as one store's buffer, not both branches'
+GUARD_ATTR = "tilegpu.tma_store_guard"
 
 
 def _aligned(an: AxisAnalysis, v: ir.Value, nbytes: int) -> bool:
@@ -104,16 +109,10 @@ def _guardable(an, op, args) -> list | None:
 
 
 def _all_nonneg(xs) -> ir.Value:
-    i1 = ir.IntegerType.get_signless(1)
-    sge = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 5)  # arith.cmpi sge
     cond = None
     for x in xs:
-        zero = ir.Operation.create("arith.constant", results=[x.type], attributes={
-            "value": ir.IntegerAttr.get(x.type, 0)}).results[0]
-        c = ir.Operation.create("arith.cmpi", results=[i1], operands=[x, zero],
-                                attributes={"predicate": sge}).results[0]
-        cond = c if cond is None else ir.Operation.create(
-            "arith.andi", results=[i1], operands=[cond, c]).results[0]
+        c = cmpi("sge", x, int_const(x.type, 0))
+        cond = c if cond is None else arith("arith.andi", cond, c)
     return cond
 
 
@@ -132,16 +131,6 @@ def _guard_load(an, op):
     op.erase()
 
 
-def _inside(op, block) -> bool:
-    op = op.operation if hasattr(op, "operation") else op
-    while op is not None and op.name != "func.func":
-        if op.block == block:
-            return True
-        op = op.parent
-        op = op.operation if op is not None and hasattr(op, "operation") else op
-    return False
-
-
 def _sink_into(branch, block):
     """Moves the tile ops before `branch` used only in `block` (the fallback's pointers and
     mask) into it, last to first so a chain follows: the TMA path does not compute them,
@@ -156,7 +145,7 @@ def _sink_into(branch, block):
                 not (o.name in opdefs.PURE_OPS or o.name.startswith(("arith.", "math."))):
             continue
         uses = [u.owner for r in o.results for u in r.uses]
-        if uses and all(_inside(u, block) for u in uses):
+        if uses and all(T.ancestor_in(u, block) is not None for u in uses):
             o.move_before(block.operations[0])
 
 
@@ -173,6 +162,7 @@ def _guard_store(an, op, unguarded: bool, runtime: bool, pending: list):
         elif runtime and (xs := _guardable(an, op, args)):
             # the coordinates are scalars: one uniform branch, TMA where they are >= 0
             branch = scf.IfOp(_all_nonneg(xs), [], has_else=True)
+            branch.operation.attributes[GUARD_ATTR] = ir.UnitAttr.get()
             with ir.InsertionPoint(branch.then_block):
                 tma()
                 scf.YieldOp([])

@@ -52,12 +52,13 @@ from tilework.dialects import tile as T
 from .layout_passes import kernels
 from .module_info import module_config
 from .pass_base import Pass, register
-from .pipeline_common import arith, clone_slice, invariant_in, loop_depth, next_op, \
-    reserve_bytes, wait_result
+from .pipeline_common import arith, clone_slice, cmpi, int_const, invariant_in, loop_depth, \
+    next_op, reserve_bytes, wait_result
 from .pipeline_tma import async_dot, carried_step, consume_load, feeds_dot, pure_op, \
     slot_view
 from .shared_memory import alloc_bytes
 from .tma import barrier_type, buffer_layout, coords
+from .tma_guard import GUARD_ATTR
 
 HINT = "tile.warp_specialize"
 NOTE_ATTR = "tilegpu.warp_specialize_note"  # why a marked loop was left alone
@@ -85,15 +86,7 @@ def register_split(num_warps: int, cap: int | None = None, warp_size: int = 32) 
 
 
 def _i32(v: int) -> ir.Value:
-    t = ir.IntegerType.get_signless(32)
-    return ir.Operation.create("arith.constant", results=[t],
-                               attributes={"value": ir.IntegerAttr.get(t, v)}).results[0]
-
-
-def _cmp(pred: int, a, b):
-    return ir.Operation.create("arith.cmpi", results=[ir.IntegerType.get_signless(1)],
-                               operands=[a, b], attributes={"predicate": ir.IntegerAttr.get(
-                                   ir.IntegerType.get_signless(64), pred)}).results[0]
+    return int_const(ir.IntegerType.get_signless(32), v)
 
 
 # ---- which loops ----------------------------------------------------------------------------
@@ -212,8 +205,9 @@ def _stages(plan, pctx) -> int:
                                       T.element_type(o.operands[1].type), "unit", 1)) + 1024
                 for o in stores]
         # one under tile-tma-guard's run-time branch excludes its fallback (the else
-        # branch), whose scratch is in `reserve`: the same bytes serve either
-        guarded = [n for o, n in zip(stores, size) if o.parent.name == "scf.if"]
+        # branch), whose scratch is in `reserve`: the same bytes serve either (a store under
+        # any other `if` adds its buffer to the scratch)
+        guarded = [n for o, n in zip(stores, size) if GUARD_ATTR in o.parent.attributes]
         reserve = max([reserve] + guarded) + sum(size) - sum(guarded)
     mds = [T.MemDesc(T.shape_of(ld.results[0].type), T.element_type(ld.results[0].type),
                      buffer_layout(ld), 1) for ld in plan.loads]
@@ -341,13 +335,13 @@ def _consumer(plan, S, rings, full, empty, regs, else_block):
                                             result_type=dot.results[0].type)
             yield_op.operands[ci] = waited
             prev = arith("arith.remsi", arith("arith.addi", c, _i32(S - 1)), _i32(S))
-            B.build_mbarrier_arrive(None, slot_view(empty, prev), _cmp(4, k, _i32(0)))  # sgt
+            B.build_mbarrier_arrive(None, slot_view(empty, prev), cmpi("sgt", k, _i32(0)))  # sgt
         with ir.InsertionPoint(next_op(inner)), inner.location:
             wait_result(inner.results[ci])
             if n is not None:  # the tile's last slot, once its wgmma is done
                 last = arith("arith.remsi", arith("arith.addi", base, arith(
                     "arith.addi", n, _i32(S - 1))), _i32(S))
-                B.build_mbarrier_arrive(None, slot_view(empty, last), _cmp(4, n, _i32(0)))
+                B.build_mbarrier_arrive(None, slot_view(empty, last), cmpi("sgt", n, _i32(0)))
     else:  # a synchronous dot: the slot is read by the end of the iteration
         with ir.InsertionPoint(yield_op), inner.location:
             B.build_mbarrier_arrive(None, slot_view(empty, slot))
@@ -372,7 +366,7 @@ def _rewrite(plan, S, num_warps, cap):
             for j in range(S):
                 B.build_mbarrier_init(None, slot_view(bars, _i32(j)), count=count)
         wg = B.build_warp_group_id(None, result_type=ir.IntegerType.get_signless(32))
-        split = scf.IfOp(_cmp(0, wg, _i32(num_warps // PRODUCER_WARPS)), [], has_else=True)
+        split = scf.IfOp(cmpi("eq", wg, _i32(num_warps // PRODUCER_WARPS)), [], has_else=True)
         split.operation.attributes[SPLIT_ATTR] = ir.UnitAttr.get()
     with ir.InsertionPoint(split.then_block), loc:
         _producer(plan, S, rings, full, empty, dec)

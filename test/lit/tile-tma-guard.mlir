@@ -54,8 +54,9 @@ func.func @row_tail(%v: tensor<64x32xbf16>, %p: tensor<64x32x!tile.ptr<bf16>>, %
 // Coordinates of unknown sign: an int argument plus a program id's multiple, a difference,
 // a negative constant.  Each store is decided alone; the map stays while one TMA store uses
 // it.  With the run-time guard (tma_store_guard, the default) a store whose unproven
-// coordinates are the only obstacle is `scf.if (those >= 0) { TMA } else { fallback }`; a
-// constant < 0 is the fallback.  OFF (TILEWORK_TMA_STORE_GUARD=0): the fallback for all three.
+// coordinates are the only obstacle is `scf.if (those >= 0) { TMA } else { fallback }`,
+// marked {tilegpu.tma_store_guard} (tilegpu-warp-specialize counts its branches as one store);
+// a constant < 0 is the fallback.  OFF (TILEWORK_TMA_STORE_GUARD=0): the fallback for all three.
 // CHECK-LABEL: func.func @signs(
 // CHECK-SAME: %arg5: !tile.ptr<i8> {tile.tma}) attributes {tile.kernel, tile.tma = ["arg=o;box=64,32;swizzle=64"]}
 // CHECK: %[[R:.+]] = arith.addi %arg4, %{{.+}} : i32
@@ -66,14 +67,14 @@ func.func @row_tail(%v: tensor<64x32xbf16>, %p: tensor<64x32x!tile.ptr<bf16>>, %
 // CHECK-NEXT: "tile.descriptor_store"(%arg5, %arg0, %[[R]], %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>
 // CHECK-NEXT: {{^ *}}} else {
 // CHECK-NEXT: "tile.store"(%arg1, %arg0, %arg2)
-// CHECK-NEXT: {{^ *}}}
+// CHECK-NEXT: {{^ *}}} {tilegpu.tma_store_guard}
 // CHECK-NEXT: %[[Z2:.+]] = arith.constant 0 : i32
 // CHECK-NEXT: %[[C2:.+]] = arith.cmpi sge, %[[S]], %[[Z2]] : i32
 // CHECK-NEXT: scf.if %[[C2]] {
 // CHECK-NEXT: "tile.descriptor_store"(%arg5, %arg0, %[[S]], %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>
 // CHECK-NEXT: {{^ *}}} else {
 // CHECK-NEXT: "tile.store"(%arg1, %arg0, %arg2)
-// CHECK-NEXT: {{^ *}}}
+// CHECK-NEXT: {{^ *}}} {tilegpu.tma_store_guard}
 // CHECK-NEXT: "tile.store"(%arg1, %arg0, %arg2)
 // CHECK-NEXT: "tile.descriptor_store"(%arg5, %arg0, {{.*}}array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>
 // CHECK-NEXT: return

@@ -249,3 +249,87 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
     return
   }
 }
+
+// -----
+
+// The epilogue's TMA store buffer lives beside the rings.  A store under tile-tma-guard's
+// run-time branch ({tilegpu.tma_store_guard}) excludes that branch's fallback, whose scratch
+// (here the conversion's, 16384 bytes) the reserve holds: the same bytes serve either,
+// max(16384, the store's 131072 + 1024), and num_stages 8 shrinks to 5.
+// CHECK-LABEL: func.func @guarded_store(
+// CHECK: tilegpu.pipeline_note = "num_stages 8 -> 5: the TMA buffers of 8 stages (and 132096 bytes of scratch) exceed the 232448 bytes of shared memory"
+#B = #tilegpu.blocked<array<i32: 1, 8>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
+#S = #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>
+#C = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @guarded_store(%da: !tile.ptr<i8> {tile.tma}, %db: !tile.ptr<i8> {tile.tma}, %dc: !tile.ptr<i8> {tile.tma}, %c: !tile.ptr<f32>, %big: tensor<128x256xf32, #B>, %tiles: i32, %ktiles: i32, %ok: i1) attributes {tile.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %c64 = arith.constant 64 : i32
+    %c132 = arith.constant 132 : i32
+    %pid = "tile.get_program_id"() {axis = 0 : i32} : () -> i32
+    scf.for %t = %pid to %tiles step %c132 : i32 {
+      %row = arith.muli %t, %c64 : i32
+      %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #C>
+      %r = scf.for %i = %c0 to %ktiles step %c1 iter_args(%acc = %zero) -> (tensor<64x64xf32, #C>) : i32 {
+        %k = arith.muli %i, %c64 : i32
+        %a = "tile.descriptor_load"(%da, %row, %k) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0>, swizzle = 128 : i32} : (!tile.ptr<i8>, i32, i32) -> tensor<64x64xf16, #B>
+        %b = "tile.descriptor_load"(%db, %k, %c0) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0>, swizzle = 128 : i32} : (!tile.ptr<i8>, i32, i32) -> tensor<64x64xf16, #B>
+        %sa = "tilegpu.local_alloc"(%a) : (tensor<64x64xf16, #B>) -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>
+        %sb = "tilegpu.local_alloc"(%b) : (tensor<64x64xf16, #B>) -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>
+        %d = "tilegpu.warpgroup_dot"(%sa, %sb, %acc) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+        "tilegpu.local_dealloc"(%sa) : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>) -> ()
+        "tilegpu.local_dealloc"(%sb) : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>) -> ()
+        scf.yield %d : tensor<64x64xf32, #C>
+      }
+      %rb = "tilegpu.convert_layout"(%r) : (tensor<64x64xf32, #C>) -> tensor<64x64xf32, #B>
+      %p = "tile.splat"(%c) : (!tile.ptr<f32>) -> tensor<64x64x!tile.ptr<f32>, #B>
+      "tile.store"(%p, %rb) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<64x64x!tile.ptr<f32>, #B>, tensor<64x64xf32, #B>) -> ()
+      scf.if %ok {
+        "tile.descriptor_store"(%dc, %big, %row, %c0) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>, swizzle = 128 : i32} : (!tile.ptr<i8>, tensor<128x256xf32, #B>, i32, i32) -> ()
+      } {tilegpu.tma_store_guard}
+    } {tile.num_stages = 8 : i32, tile.warp_specialize}
+    return
+  }
+}
+
+// -----
+
+// The same epilogue, its store under the kernel's own `if` (no mark): the store's buffer and
+// the conversion's scratch both count.
+// CHECK-LABEL: func.func @user_if_store(
+// CHECK: tilegpu.pipeline_note = "num_stages 8 -> 4: the TMA buffers of 8 stages (and 148480 bytes of scratch) exceed the 232448 bytes of shared memory"
+#B = #tilegpu.blocked<array<i32: 1, 8>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
+#S = #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>
+#C = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @user_if_store(%da: !tile.ptr<i8> {tile.tma}, %db: !tile.ptr<i8> {tile.tma}, %dc: !tile.ptr<i8> {tile.tma}, %c: !tile.ptr<f32>, %big: tensor<128x256xf32, #B>, %tiles: i32, %ktiles: i32, %ok: i1) attributes {tile.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %c64 = arith.constant 64 : i32
+    %c132 = arith.constant 132 : i32
+    %pid = "tile.get_program_id"() {axis = 0 : i32} : () -> i32
+    scf.for %t = %pid to %tiles step %c132 : i32 {
+      %row = arith.muli %t, %c64 : i32
+      %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #C>
+      %r = scf.for %i = %c0 to %ktiles step %c1 iter_args(%acc = %zero) -> (tensor<64x64xf32, #C>) : i32 {
+        %k = arith.muli %i, %c64 : i32
+        %a = "tile.descriptor_load"(%da, %row, %k) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0>, swizzle = 128 : i32} : (!tile.ptr<i8>, i32, i32) -> tensor<64x64xf16, #B>
+        %b = "tile.descriptor_load"(%db, %k, %c0) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0>, swizzle = 128 : i32} : (!tile.ptr<i8>, i32, i32) -> tensor<64x64xf16, #B>
+        %sa = "tilegpu.local_alloc"(%a) : (tensor<64x64xf16, #B>) -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>
+        %sb = "tilegpu.local_alloc"(%b) : (tensor<64x64xf16, #B>) -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>
+        %d = "tilegpu.warpgroup_dot"(%sa, %sb, %acc) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+        "tilegpu.local_dealloc"(%sa) : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>) -> ()
+        "tilegpu.local_dealloc"(%sb) : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>) -> ()
+        scf.yield %d : tensor<64x64xf32, #C>
+      }
+      %rb = "tilegpu.convert_layout"(%r) : (tensor<64x64xf32, #C>) -> tensor<64x64xf32, #B>
+      %p = "tile.splat"(%c) : (!tile.ptr<f32>) -> tensor<64x64x!tile.ptr<f32>, #B>
+      "tile.store"(%p, %rb) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<64x64x!tile.ptr<f32>, #B>, tensor<64x64xf32, #B>) -> ()
+      scf.if %ok {
+        "tile.descriptor_store"(%dc, %big, %row, %c0) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>, swizzle = 128 : i32} : (!tile.ptr<i8>, tensor<128x256xf32, #B>, i32, i32) -> ()
+      }
+    } {tile.num_stages = 8 : i32, tile.warp_specialize}
+    return
+  }
+}

@@ -26,3 +26,13 @@ def _private_cache(tmp_path, monkeypatch):
     """Each test compiles into its own cache folder (no state shared between tests)."""
     monkeypatch.setenv("TILEWORK_CACHE_DIR", str(tmp_path / "cache"))
     yield
+
+
+@pytest.fixture
+def sm90():
+    """Skips the test unless torch sees a CUDA GPU of compute capability 9 (TMA, wgmma)."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA GPU")
+    if torch.cuda.get_device_capability()[0] != 9:
+        pytest.skip("TMA (sm_90) GPU needed")

@@ -17,22 +17,14 @@ from test_attention_gpu import BWD_TOL, FWD_TOL, inputs, maxerr, reference  # no
 pytestmark = pytest.mark.gpu
 
 
-def _need_sm90():
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA GPU")
-    if torch.cuda.get_device_capability()[0] != 9:
-        pytest.skip("TMA (sm_90) GPU needed")
-
-
 class _Calls(list):
     """A list that also carries `pin` (a plain list takes no attributes)."""
 
 
 @pytest.fixture
-def tma_calls(monkeypatch):
+def tma_calls(sm90, monkeypatch):
     """The calls attention_tma.attention_forward receives; autotuners pinned per head dim
-    (call pin(d) before launching)."""
-    _need_sm90()
+    (call pin(d) before launching).  Needs an sm_90 GPU (conftest's `sm90`)."""
     monkeypatch.delenv(A.TMA_ENV, raising=False)
     calls = _Calls()
     real = T.attention_forward

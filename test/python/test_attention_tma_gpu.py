@@ -10,14 +10,7 @@ torch = pytest.importorskip("torch")
 
 import attention_tma as A  # noqa: E402
 
-pytestmark = pytest.mark.gpu
-
-
-def _need_sm90():
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA GPU")
-    if torch.cuda.get_device_capability()[0] != 9:
-        pytest.skip("TMA (sm_90) GPU needed")
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("sm90")]  # (conftest.py)
 
 
 def _reference(q, k, v, causal, scale):
@@ -38,7 +31,6 @@ def _reference(q, k, v, causal, scale):
 @pytest.mark.parametrize("n", [1000, 1024])
 @pytest.mark.parametrize("causal", [False, True])
 def test_forward_against_sdpa(dtype, d, n, causal, monkeypatch):
-    _need_sm90()
     dt = getattr(torch, dtype)
     torch.manual_seed(0)
     Z, H, HKV = 2, 4, 2
@@ -69,7 +61,6 @@ def test_forward_against_sdpa(dtype, d, n, causal, monkeypatch):
 def test_warp_specialized_against_sdpa(d, n, causal):
     """The key loop under `tl.range(..., warp_specialize=True)` (a producer warp group issues
     the K and V copies), fp16."""
-    _need_sm90()
     torch.manual_seed(0)
     q, k, v = (torch.randn(2, 4, n, d, device="cuda", dtype=torch.float16) * 0.5
                for _ in range(3))
@@ -81,7 +72,6 @@ def test_warp_specialized_against_sdpa(d, n, causal):
 
 def test_every_config_against_sdpa():
     """Each autotune config (its variant compiled and run alone), fp16, D=64 and 128."""
-    _need_sm90()
     torch.manual_seed(0)
     for d in (64, 128):
         q, k, v = (torch.randn(1, 2, 1000, d, device="cuda", dtype=torch.float16) * 0.5
