@@ -11,6 +11,7 @@ import math
 import os
 import sys
 import time
+import types
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
 
@@ -20,6 +21,9 @@ def main():
     ap.add_argument("--n", default="1024,2048")
     ap.add_argument("--d", default="64,128")
     ap.add_argument("--causal", default="0,1")
+    ap.add_argument("--configs", default=None,
+                    help="BMxBNxWxS,... to time instead of attention_tma.FWD_TMA_CONFIGS")
+    ap.add_argument("--no-route", action="store_true", help="only the configs")
     args = ap.parse_args()
     import torch
     import attention
@@ -55,7 +59,8 @@ def main():
                            for _ in range(3))
                 sc = 1 / math.sqrt(D)
                 flop = 4 * 4 * 32 * N * N * D * (0.5 if causal else 1.0)
-                for name, kw in (("tma", {"tma": True}), ("ptr", {"tma": False})):
+                for name, kw in () if args.no_route else (("tma", {"tma": True}),
+                                                          ("ptr", {"tma": False})):
                     def fn():
                         attention.attention_forward(q, k, v, causal, sc, **kw)
                     fn()
@@ -65,10 +70,12 @@ def main():
                           f"({flop / db / 1e9:.0f} TF)", flush=True)
                 o = torch.empty_like(q)
                 lse = torch.empty(4, 32, N, device="cuda", dtype=torch.float32)
-                for cfg in at.FWD_TMA_CONFIGS:
-                    if not at.config_fits(cfg, D):
-                        continue
-                    m, n_ = cfg.kwargs["BLOCK_M"], cfg.kwargs["BLOCK_N"]
+                cfgs = [(c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.num_warps, c.num_stages)
+                        for c in at.FWD_TMA_CONFIGS if at.config_fits(c, D)]
+                if args.configs:
+                    cfgs = [tuple(int(x) for x in c.split("x")) for c in args.configs.split(",")]
+                for (m, n_, w, st) in cfgs:
+                    cfg = types.SimpleNamespace(num_warps=w, num_stages=st)
                     for ws in (False, True):
                         descs = [TensorDescriptor(t, [4 * 32 * N, D], [D, 1], [bs, D])
                                  for t, bs in ((q, m), (k, n_), (v, n_), (o, m))]
@@ -80,9 +87,13 @@ def main():
                                 num_warps=cfg.num_warps, num_stages=cfg.num_stages)
                         try:
                             t = back_to_back(launch)
+                            kern = launch()
+                            stats = " ".join(f"{a} {getattr(kern, a, '?')}"
+                                             for a in ("n_regs", "n_spills"))
+                            shared = getattr(getattr(kern, "metadata", None), "shared", "?")
                             print(f"    {m}x{n_} w{cfg.num_warps} s{cfg.num_stages} ws={int(ws)}:"
                                   f" b2b {t:.3f} ({flop / t / 1e9:.0f} TF)  host "
-                                  f"{host(launch):.3f}", flush=True)
+                                  f"{host(launch):.3f}  {stats} shared {shared}", flush=True)
                         except Exception as e:
                             print(f"    {m}x{n_} w{cfg.num_warps} s{cfg.num_stages} ws={int(ws)}:"
                                   f" failed {type(e).__name__}: {str(e)[:200]}", flush=True)
