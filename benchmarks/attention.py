@@ -80,15 +80,19 @@ def sdpa_side(torch):
     return fwd, fwdbwd
 
 
-def chosen_config(mod) -> str | None:
+def chosen_config(mod, ws="auto") -> str | None:
     """The forward config the side's autotuner chose last (tilework's and Triton's `Autotuner`
-    both keep it as `best_config`), as BMxBN/warps/stages."""
-    tuner = getattr(mod, "attn_fwd", None) or getattr(mod, "attn_fwd_tma", None)
+    both keep it as `best_config`), as BMxBN/warps/stages (+"ws": warp-specialized);
+    attention_tma's tuner for its `warp_specialize` argument `ws`."""
+    tuners = getattr(mod, "TUNERS", None)
+    tuner = getattr(mod, "attn_fwd", None) or (tuners[ws] if tuners else None) or \
+        getattr(mod, "attn_fwd_tma", None)
     c = getattr(tuner, "best_config", None)
     if c is None:
         return None
     kw = getattr(c, "kwargs", {})
-    return f"{kw.get('BLOCK_M')}x{kw.get('BLOCK_N')}w{c.num_warps}s{c.num_stages}"
+    return f"{kw.get('BLOCK_M')}x{kw.get('BLOCK_N')}w{c.num_warps}s{c.num_stages}" + \
+        ("ws" if kw.get("WARP_SPECIALIZE") else "")
 
 
 def forward_ran(side, mod, q, k, v) -> str | None:
@@ -97,7 +101,8 @@ def forward_ran(side, mod, q, k, v) -> str | None:
     config alone)."""
     kind = getattr(mod, "forward_kernel", None)
     if kind is None:
-        return chosen_config(mod)
+        return chosen_config(mod, {"tilework-tma": False, "tilework-tma-ws": True,
+                                    "triton-tma": False}.get(side, "auto"))
     if kind(q, k, v, tma=False if side == "tilework-ptr" else None) == "tma":
         import attention_tma
         return f"tma:{chosen_config(attention_tma)}"
@@ -147,7 +152,9 @@ def main():
                                                      else {}))
             elif s == "triton-tma":
                 mods[s] = triton_attention("attention_tma.py")
-                sides[s] = kernel_side(mods[s])
+                # (Triton 3.6's NVGPUWarpSpecialization aborts on this key loop at D=128: its
+                # configs without warp specialization, as tilework-tma's)
+                sides[s] = kernel_side(mods[s], warp_specialize=False)
             elif s in ("tilework-tma", "tilework-tma-ws"):
                 import attention_tma
                 mods[s] = attention_tma

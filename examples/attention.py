@@ -574,8 +574,8 @@ def _attention_tma():
 def attention_forward(q, k, v, causal, sm_scale, tma=None):
     """-> (o, lse): o like q, lse float32 (Z, H, N) (natural log).  On sm_90 (where
     `tma_forward_applies`) the forward is examples/attention_tma.py's descriptor kernel (its
-    key loop warp-specialized at D >= 128), which writes o and lse as the pointer kernel does
-    (the backward reads them alike).  tma=False, or the environment variable
+    key loop warp-specialized where its autotuner finds it faster), which writes o and lse as
+    the pointer kernel does (the backward reads them alike).  tma=False, or the environment variable
     TILEWORK_ATTENTION_TMA=0 when tma is None, keeps the pointer kernel everywhere; tma=True
     takes the TMA kernel where it applies whatever the variable says."""
     if forward_kernel(q, k, v, tma) == "tma":

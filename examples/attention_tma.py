@@ -21,9 +21,10 @@ the masks give them no weight, and rows past N are not stored (O then goes by ma
 pointers: a descriptor store would write the next head's rows).
 
 The key loop may be warp-specialized (`tl.range(..., warp_specialize=True)`: a producer warp
-group issues the K and V copies).  `warp_specialize="auto"` (the default) turns it on at head
-dim >= 128, where it measured faster on an H200 (fp16, batch 4, 32 heads: +6..10% at D=128,
-equal at causal N=4096), and off below (-8..11% at D=64); True or False forces it.
+group issues the K and V copies).  `warp_specialize="auto"` (the default) lets the autotuner
+choose at head dim >= 128 (on an H200, fp16, batch 4, 32 heads, it won at N >= 4096, +6..10%,
+and lost at N <= 2048 to two plain programs an SM) and keeps it off below (-8..30% at D=64);
+True or False forces it.
 
 examples/attention.py's `attention_forward` takes this kernel on sm_90 (see its
 `tma_forward_applies`) and its own pointer kernels otherwise and for the backward: o and lse
@@ -137,19 +138,34 @@ def set_block_shapes(nargs):
     nargs["desc_v"].block_shape = [n, d]
 
 
-FWD_TMA_CONFIGS = [  # as Triton's tutorial tunes Hopper (the first that fits is the default)
-    tilework.Config({"BLOCK_M": m, "BLOCK_N": n}, num_warps=w, num_stages=s,
-                    pre_hook=set_block_shapes)
-    for (m, n, w, s) in [(128, 64, 8, 3), (128, 128, 8, 2), (128, 64, 8, 4), (128, 64, 4, 3),
-                         (128, 128, 8, 3), (128, 128, 4, 2)]
-]
+def tma_config(m, n, warps, stages, ws):
+    return tilework.Config({"BLOCK_M": m, "BLOCK_N": n, "WARP_SPECIALIZE": ws},
+                           num_warps=warps, num_stages=stages, pre_hook=set_block_shapes)
+
+
+# as Triton's tutorial tunes Hopper (the first that fits is the default), plus 128x64 at two
+# stages (96 KB of shared memory at D=128: two programs an SM, which hide each other's
+# prologue and epilogue at short sequences: N=2048 D=128 0.53 -> 0.49 ms on an H200), and
+# warp-specialized variants of the two best (a producer warp group issues the copies;
+# WS_HEAD_DIM)
+FWD_TMA_CONFIGS = [tma_config(m, n, w, s, False)
+                   for (m, n, w, s) in [(128, 64, 8, 3), (128, 128, 8, 2), (128, 64, 8, 4),
+                                        (128, 64, 4, 3), (128, 128, 8, 3), (128, 128, 4, 2),
+                                        (128, 64, 8, 2)]] + \
+    [tma_config(128, 128, 8, 2, True), tma_config(128, 64, 8, 3, True)]
+# warp specialization is tuned at head dims from this one: below it the producer warp group
+# lost at every shape measured (H200, D=64: -8..30%), so those configs are not timed
+WS_HEAD_DIM = 128
 
 
 def config_fits(config, head_dim) -> bool:
     """Q and the K and V rings in about 200 KB of shared memory; an fp32 [BLOCK_M, D]
-    accumulator and [BLOCK_M, BLOCK_N] scores of at most 192 registers a thread."""
+    accumulator and [BLOCK_M, BLOCK_N] scores of at most 192 registers a thread; warp
+    specialization only from WS_HEAD_DIM."""
     m, n, s = config.kwargs["BLOCK_M"], config.kwargs["BLOCK_N"], config.num_stages
     threads = 32 * config.num_warps
+    if config.kwargs.get("WARP_SPECIALIZE") and head_dim < WS_HEAD_DIM:
+        return False
     return 2 * head_dim * (m + 2 * n * s) <= 200 * 1024 and \
         (m * head_dim + m * n) // threads <= 192
 
@@ -163,10 +179,17 @@ def even_n(args):
     return args["N_CTX"] % args["BLOCK_M"] == 0 and args["N_CTX"] % args["BLOCK_N"] == 0
 
 
-attn_fwd_tma = tilework.autotune(configs=FWD_TMA_CONFIGS,
-                                 key=["N_CTX", "HEAD_DIM", "CAUSAL", "WARP_SPECIALIZE"],
-                                 prune_configs_by={"early_config_prune": prune})(
-    tilework.heuristics({"EVEN_N": even_n})(attn_fwd_tma_kernel))
+def _tuned(configs):
+    return tilework.autotune(configs=configs, key=["N_CTX", "HEAD_DIM", "CAUSAL"],
+                             prune_configs_by={"early_config_prune": prune})(
+        tilework.heuristics({"EVEN_N": even_n})(attn_fwd_tma_kernel))
+
+
+# warp_specialize -> the autotuned forward over those configs ("auto": all of them)
+TUNERS = {"auto": _tuned(FWD_TMA_CONFIGS),
+          True: _tuned([c for c in FWD_TMA_CONFIGS if c.kwargs["WARP_SPECIALIZE"]]),
+          False: _tuned([c for c in FWD_TMA_CONFIGS if not c.kwargs["WARP_SPECIALIZE"]])}
+attn_fwd_tma = TUNERS["auto"]
 
 
 def cdiv(a: int, b: int) -> int:
@@ -193,15 +216,11 @@ def _contiguous(x):
     return np.ascontiguousarray(x)
 
 
-def warp_specialize_default(head_dim: int) -> bool:
-    """What `warp_specialize="auto"` picks: on at head dim >= 128 (see the module docstring)."""
-    return head_dim >= 128
-
-
 def attention_forward(q, k, v, causal, sm_scale, warp_specialize="auto"):
     """-> (o, lse): o like q (contiguous), lse float32 (Z, H, N) (natural log).
     warp_specialize: True or False forces the key loop's `tl.range(..., warp_specialize=...)`
-    (a producer warp group issues the copies); "auto": `warp_specialize_default(D)`."""
+    (a producer warp group issues the copies); "auto": the autotuner chooses (from head dim
+    WS_HEAD_DIM; below it, off)."""
     if warp_specialize not in (True, False, "auto"):
         raise ValueError(f"attention: warp_specialize must be True, False or 'auto'; "
                          f"got {warp_specialize!r}")
@@ -215,8 +234,6 @@ def attention_forward(q, k, v, causal, sm_scale, warp_specialize="auto"):
                          f"{tuple(q.shape)}")
     if D not in (16, 32, 64, 128, 256):
         raise ValueError(f"attention: head dim {D} is not one of 16, 32, 64, 128, 256")
-    if warp_specialize == "auto":
-        warp_specialize = warp_specialize_default(D)
     o = _empty(q, q.shape)
     lse = _empty(q, (Z, H, N), float32=True)
     dummy = [8, D]  # (the pre_hook sets the blocks per config)
@@ -226,6 +243,6 @@ def attention_forward(q, k, v, causal, sm_scale, warp_specialize="auto"):
     def grid(meta):
         return (cdiv(N, meta["BLOCK_M"]), Z * H)
 
-    attn_fwd_tma[grid](float(sm_scale), lse, o, *descs, H, H // k.shape[1], N, HEAD_DIM=D,
-                       CAUSAL=bool(causal), WARP_SPECIALIZE=bool(warp_specialize))
+    TUNERS[warp_specialize][grid](float(sm_scale), lse, o, *descs, H, H // k.shape[1], N,
+                                  HEAD_DIM=D, CAUSAL=bool(causal))
     return o, lse

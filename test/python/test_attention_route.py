@@ -107,24 +107,35 @@ def test_route_calls_attention_tma(on, monkeypatch):
     assert len(calls) == 1
 
 
-def test_warp_specialize_auto():
-    assert [T.warp_specialize_default(d) for d in (16, 32, 64, 128, 256)] == \
-        [False, False, False, True, True]
+def test_warp_specialize_is_tuned_from_ws_head_dim():
+    """"auto" tunes warp-specialized configs only from WS_HEAD_DIM; True and False tune over
+    those of that value alone."""
+    fits = lambda d, ws: [c for c in T.FWD_TMA_CONFIGS  # noqa: E731
+                          if T.config_fits(c, d) and c.kwargs["WARP_SPECIALIZE"] == ws]
+    assert T.WS_HEAD_DIM == 128
+    assert fits(64, True) == [] and fits(64, False) and fits(128, True) and fits(128, False)
+    assert all(c.kwargs["WARP_SPECIALIZE"] for c in T.TUNERS[True].configs)
+    assert not any(c.kwargs["WARP_SPECIALIZE"] for c in T.TUNERS[False].configs)
+    assert T.TUNERS["auto"].configs == T.FWD_TMA_CONFIGS and T.attn_fwd_tma is T.TUNERS["auto"]
 
 
-def test_warp_specialize_auto_reaches_the_kernel(monkeypatch):
-    """"auto" launches WARP_SPECIALIZE=(D >= 128); True and False are passed as given."""
+def test_warp_specialize_picks_the_tuner(monkeypatch):
+    """"auto", True and False launch through their own autotuner; none passes
+    WARP_SPECIALIZE (the config sets it)."""
     seen = []
 
     class Launcher:
+        def __init__(self, name):
+            self.name = name
+
         def __getitem__(self, grid):
-            return lambda *a, **kw: seen.append(kw["WARP_SPECIALIZE"])
-    monkeypatch.setattr(T, "attn_fwd_tma", Launcher())
+            return lambda *a, **kw: seen.append((self.name, "WARP_SPECIALIZE" in kw))
+    monkeypatch.setattr(T, "TUNERS", {w: Launcher(w) for w in ("auto", True, False)})
     monkeypatch.setattr(T, "TensorDescriptor", lambda *a: None)
     for d, ws in [(64, "auto"), (128, "auto"), (64, True), (128, False)]:
         q = np.ones((1, 2, 8, d), np.float16)
         T.attention_forward(q, q, q, False, 1.0, warp_specialize=ws)
-    assert seen == [False, True, True, False]
+    assert seen == [("auto", False), ("auto", False), (True, False), (False, False)]
 
 
 def test_warp_specialize_rejects_others():

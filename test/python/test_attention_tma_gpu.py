@@ -71,7 +71,8 @@ def test_warp_specialized_against_sdpa(d, n, causal):
 
 
 def test_every_config_against_sdpa():
-    """Each autotune config (its variant compiled and run alone), fp16, D=64 and 128."""
+    """Each autotune config that fits (its variant compiled and run alone; the
+    warp-specialized ones at D=128), fp16, D=64 and 128."""
     torch.manual_seed(0)
     for d in (64, 128):
         q, k, v = (torch.randn(1, 2, 1000, d, device="cuda", dtype=torch.float16) * 0.5
@@ -89,6 +90,6 @@ def test_every_config_against_sdpa():
             bm = cfg.kwargs["BLOCK_M"]
             A.attn_fwd_tma_kernel[(-(-1000 // bm), 2)](
                 0.1, lse, o, *descs, 2, 1, 1000, HEAD_DIM=d, CAUSAL=False, EVEN_N=False,
-                WARP_SPECIALIZE=False, num_warps=cfg.num_warps, num_stages=cfg.num_stages, **cfg.kwargs)
+                num_warps=cfg.num_warps, num_stages=cfg.num_stages, **cfg.kwargs)
             torch.cuda.synchronize()
             torch.testing.assert_close(o.float(), ref_o, atol=4e-3, rtol=0, msg=str(cfg))
