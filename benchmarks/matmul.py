@@ -15,7 +15,8 @@ the compilers:
             wgmma fp8 needs a K-major B) and has no scale epilogue (the scales are 1).
 
 Every side is checked against torch first (outputs NaN-poisoned); then TFLOP/s
-(tilework.testing.do_bench, median, L2 flushed), one row per (family, dtype, shape) with both
+(tilework.testing.do_bench, median, L2 flushed; --rounds rounds, default 3, in which cuBLAS,
+Triton and tilework take turns, the median round kept), one row per (family, dtype, shape) with both
 ratios (a tma-ws row is followed by the configs both autotuners chose): fp16 and bf16 at
 4096^3, 8192^3, 1000^3, M=16 N=K=8192 and M=N=8192 K=512; fp8 e4m3 at 8192^3 (cuBLAS through
 torch._scaled_mm; a side without fp8 is skipped). Then the best tilework family per shape
@@ -25,7 +26,7 @@ tutorial kernel (one config, nothing cached) and the time of its first autotuned
 compiled and timed), tilework against Triton, each with a fresh cache.
 
     python benchmarks/matmul.py [--dtypes fp16,bf16,fp8] [--families tutorial,tma-ws]
-        [--quick] [--no-compile-times]
+        [--quick] [--no-compile-times] [--rounds R]
 
 --quick: 4096^3 and 1000^3 only, no fp8, the TMA family over its first four configs.
 """
@@ -219,6 +220,8 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true",
                     help="4096^3 and 1000^3 only, no fp8, 4 TMA configs")
     ap.add_argument("--no-compile-times", action="store_true")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="timing rounds per row, the sides taking turns (median of rounds)")
     args = ap.parse_args(argv)
     families = [f for f in args.families.split(",") if f]
     bad = set(families) - set(FAMILIES)
@@ -264,7 +267,7 @@ def main(argv=None) -> int:
     dtypes = {"fp16": torch.float16, "bf16": torch.bfloat16}
     shapes = [s for s in SHAPES if not args.quick or s in ((4096,) * 3, (1000,) * 3)]
     results, failures = [], []
-    env = Bench(torch, do_bench, failures, sms, {"tilework": TW, "Triton": TR})
+    env = Bench(torch, do_bench, failures, sms, {"tilework": TW, "Triton": TR}, args.rounds)
     print(f"\n{'family':8s} {'dtype':5s} {'M':>5s} {'N':>5s} {'K':>5s}  {'cuBLAS':>8s} "
           f"{'Triton':>8s} {'tilework':>8s}  {'tw/cuBLAS':>9s} {'tw/Triton':>9s}   (TFLOP/s)",
           flush=True)
@@ -276,8 +279,8 @@ def main(argv=None) -> int:
             a = torch.randn(M, K, device="cuda", dtype=dt)
             b = torch.randn(K, N, device="cuda", dtype=dt)
             ref = torch.matmul(a, b)
-            cublas = time_side(dname, (M, N, K), "cuBLAS", lambda: torch.matmul(a, b), None,
-                               ref, do_bench, torch, failures)
+            cublas = checked(dname, (M, N, K), "cuBLAS", lambda a=a, b=b: torch.matmul(a, b),
+                             None, ref, torch, failures)
             fam = family_rows(
                 env, dname, (M, N, K), families, dt, cublas, ref,
                 (tw_mm, tr_mod and tr_mod.matmul_kernel, lambda c, a=a, b=b: gemm_args(a, b, c)),
@@ -295,9 +298,9 @@ def main(argv=None) -> int:
             sb = torch.tensor([1.0], device="cuda")
             ref = (a8.float() @ b8.float()).to(torch.bfloat16)
             bt = b8.t().contiguous().t()  # cuBLAS wants B column-major: bt.t() is B [N, K]
-            cublas = time_side("fp8", (M, N, K), "cuBLAS", lambda: torch._scaled_mm(
-                a8, bt, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16), None, ref, do_bench,
-                torch, failures, optional=True)
+            cublas = checked("fp8", (M, N, K), "cuBLAS", lambda: torch._scaled_mm(
+                a8, bt, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16), None, ref, torch,
+                failures, optional=True)
             fam = family_rows(
                 env, "fp8", (M, N, K), families, torch.bfloat16, cublas, ref,
                 (tw_f8, tr_mod and tr_mod.fp8_matmul_kernel,
@@ -310,19 +313,20 @@ def main(argv=None) -> int:
 
 
 class Bench:
-    """What every row needs: torch, do_bench, the failures list, the SM count and the
-    descriptor classes by side ({"tilework": ..., "Triton": ... or None})."""
+    """What every row needs: torch, do_bench, the failures list, the SM count, the
+    descriptor classes by side ({"tilework": ..., "Triton": ... or None}) and the number of
+    timing rounds."""
 
-    def __init__(self, torch, do_bench, failures, sms, descriptors):
+    def __init__(self, torch, do_bench, failures, sms, descriptors, rounds=3):
         self.torch, self.do_bench, self.failures = torch, do_bench, failures
-        self.sms, self.descriptors = sms, descriptors
+        self.sms, self.descriptors, self.rounds = sms, descriptors, max(1, rounds)
 
 
 def family_rows(env, dname, shape, families, out_dtype, cublas, ref, tutorial, tma):
     """Checks, times and prints one row per family for a dtype and shape (the fp16/bf16 and
-    the fp8 tables alike): `tutorial` is (tilework's kernel, Triton's, args(c) -> the launch's
-    arguments, made at each launch), `tma` (the same, args(c, TD) -> (positional, keywords),
-    made once); every output `c` NaN-poisoned, of `out_dtype`.  {family: {side: TFLOP/s}}."""
+    the fp8 tables alike; `cublas`: torch's call, checked, or None): `tutorial` is
+    (tilework's kernel, Triton's, args(c) -> the launch's arguments, made at each launch),
+    `tma` (the same, args(c, TD) -> (positional, keywords), made once); every output `c` NaN-poisoned, of `out_dtype`.  {family: {side: TFLOP/s}}."""
     M, N, K = shape
     fam = {}
     for family in families:
@@ -338,8 +342,7 @@ def family_rows(env, dname, shape, families, out_dtype, cublas, ref, tutorial, t
                 pos, kw = tma[2](c, TD)
                 sides[name] = (c, lambda k=k, pos=pos, kw=kw:
                                k[tma_grid](*pos, NUM_SMS=env.sms, **kw))
-        fam[family] = row(family, dname, shape, cublas, sides, ref, env.do_bench, env.torch,
-                          env.failures)
+        fam[family] = row(family, dname, shape, cublas, sides, ref, env)
         if family == "tma-ws":
             chosen(*tma[:2])
     return fam
@@ -372,7 +375,7 @@ def summary(results):
     print(f"\nbest tilework per shape:\n{'dtype':5s} {'M':>5s} {'N':>5s} {'K':>5s}  "
           f"{'family':8s} {'tilework':>8s} {'tw/cuBLAS':>9s} {'tw/Triton':>9s} {'target':>7s}  "
           f"met")
-    for dname, (M, N, K), cublas, fam in results:
+    for dname, (M, N, K), _, fam in results:
         tw = {f: r["tilework"] for f, r in fam.items() if r.get("tilework")}
         tr = [r["Triton"] for r in fam.values() if r.get("Triton")]
         if not tw:
@@ -380,6 +383,7 @@ def summary(results):
             continue
         best = max(tw, key=tw.get)
         v = tw[best]
+        cublas = fam[best].get("cuBLAS")  # (timed in the same rounds as that row)
         target = target_of((M, N, K))
         vs_cublas = v / cublas if cublas else None
         vs_triton = v / max(tr) if tr else None
@@ -394,9 +398,9 @@ def _fmt(x):
     return f"{x:9.2f}" if x is not None else f"{'-':>9s}"
 
 
-def time_side(dname, shape, name, fn, out, ref, do_bench, torch, failures, optional=False):
-    """TFLOP/s of `fn` once its output (`out`, else what it returns) matches `ref`; None (and
-    the failure noted, unless `optional`) if it raises or differs."""
+def checked(dname, shape, name, fn, out, ref, torch, failures, optional=False):
+    """`fn` once its output (`out`, else what it returns) matches `ref`; None (and the failure
+    noted, unless `optional`) if it raises or differs."""
     M, N, K = shape
     try:
         r = fn()
@@ -413,16 +417,32 @@ def time_side(dname, shape, name, fn, out, ref, do_bench, torch, failures, optio
         print(f"  {dname} {shape} {name}: MISMATCH against torch (max error {err:.3g})")
         failures.append((dname, shape, name))
         return None
-    ms = do_bench(fn, return_mode="median")
-    return 2 * M * N * K / (ms * 1e-3) / 1e12
+    return fn
 
 
-def row(family, dname, shape, cublas, sides, ref, do_bench, torch, failures):
-    """Checks and times each side ({name: (output, fn)}), prints the row; {name: TFLOP/s}."""
+def timed(fns, shape, env):
+    """TFLOP/s of each checked fn ({name: fn or None}): `env.rounds` rounds in which the sides
+    take turns, each a do_bench median; the median of a side's rounds (the card's clocks drift
+    over a run: a side timed once, minutes from another, carried the drift into the ratio)."""
     M, N, K = shape
-    tflops = {name: time_side(dname, shape, f"{family} {name}", fn, out, ref, do_bench, torch,
-                              failures) for name, (out, fn) in sides.items()}
-    tflops["cuBLAS"] = cublas
+    ms = {name: [] for name, fn in fns.items() if fn is not None}
+    for _ in range(env.rounds):
+        for name in ms:
+            ms[name].append(env.do_bench(fns[name], return_mode="median"))
+    out = {name: None for name in fns}
+    for name, t in ms.items():
+        t = sorted(t)[len(t) // 2]
+        out[name] = 2 * M * N * K / (t * 1e-3) / 1e12
+    return out
+
+
+def row(family, dname, shape, cublas, sides, ref, env):
+    """Checks and times each side ({name: (output, fn)}) with cuBLAS (`cublas`: its checked
+    call or None), prints the row; {name: TFLOP/s}."""
+    M, N, K = shape
+    fns = {name: checked(dname, shape, f"{family} {name}", fn, out, ref, env.torch,
+                         env.failures) for name, (out, fn) in sides.items()}
+    tflops = timed({"cuBLAS": cublas, **fns}, shape, env)
 
     def f(k):
         return f"{tflops[k]:8.1f}" if tflops.get(k) else f"{'-':>8s}"
