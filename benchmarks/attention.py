@@ -9,18 +9,24 @@ causal); forward+backward 3.5× that (the backward's five N²·D products agains
 two).  Batch 4, 32 heads, fp16 by default; N 1024..16384, D 64 and 128, causal and not.
 
     python benchmarks/attention.py [--mode fwd|fwdbwd|both] [--n 1024,2048,...] [--d 64,128]
-                                   [--dtype fp16|bf16] [--batch 4] [--heads 32] [--json PATH]
+                                   [--dtype fp16|bf16|fp8] [--batch 4] [--heads 32] [--json PATH]
                                    [--sides sdpa,triton,tilework,tilework-ptr,triton-tma,...]
 
 The `-tma` sides run examples/attention_tma.py (the forward through tensor descriptors, as
 Triton's tutorial writes it for Hopper; forward only) under Triton and tilework alike; their
-ratio columns compare tilework-tma with triton-tma and SDPA.  `tilework-tma` passes
-warp_specialize=False and `tilework-tma-ws` True (the key loop under
-`tl.range(..., warp_specialize=True)`); the file's default, "auto", is on at D >= 128.
+ratio columns compare tilework-tma with triton-tma and SDPA.  `tilework-tma` and
+`triton-tma` pass warp_specialize=False and `tilework-tma-ws` True (the key loop under
+`tl.range(..., warp_specialize=True)`); the file's default, "auto", lets the autotuner choose
+at D >= 128.
+
+`--dtype fp8` (forward only): q, k, v in float8_e5m2 (as Triton's tutorial), V laid out
+transposed beforehand as the tutorial does (`v.transpose(2, 3).contiguous().transpose(2, 3)`),
+o fp16; SDPA, which takes no fp8, runs on the fp16 values of the same inputs (its figure is
+fp16's) and is the error reference.
 
 On an NVIDIA sm_90 GPU the `tilework` side's forward is the TMA kernel: examples/attention.py's
-`attention_forward` routes there (`tma_forward_applies`; its key loop warp-specialized at
-D >= 128), while the `triton` side runs the pointer forward (the swapped source keeps it under
+`attention_forward` routes there (`tma_forward_applies`; its key loop warp-specialized where
+the autotuner finds it faster), while the `triton` side runs the pointer forward (the swapped source keeps it under
 Triton).  So `tilework/triton` compares kernels as well as compilers; the `tilework-ptr` side
 (`tma=False`, the pointer forward under tilework) and `tilework-ptr/triton` compare the same
 source.  The configs column names the forward each tilework side ran (`tma:` or `ptr:`).
@@ -125,7 +131,7 @@ def main():
     ap.add_argument("--mode", default="both", choices=["fwd", "fwdbwd", "both"])
     ap.add_argument("--n", default="1024,2048,4096,8192,16384")
     ap.add_argument("--d", default="64,128")
-    ap.add_argument("--dtype", default="fp16", choices=["fp16", "bf16"])
+    ap.add_argument("--dtype", default="fp16", choices=["fp16", "bf16", "fp8"])
     ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("--heads", type=int, default=32)
     ap.add_argument("--causal", default="0,1", help="0, 1 or both (0,1)")
@@ -136,7 +142,8 @@ def main():
     import torch
     from tilework.testing import do_bench
     dev = torch.cuda.get_device_name()
-    dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}[args.dtype]
+    fp8 = args.dtype == "fp8"
+    dtype = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp8": torch.float16}[args.dtype]
     sides, mods = {}, {}
     for s in args.sides.split(","):
         try:
@@ -164,6 +171,12 @@ def main():
         except ImportError as e:
             print(f"# {s} skipped: {e}")
     modes = ["fwd", "fwdbwd"] if args.mode == "both" else [args.mode]
+    if fp8:
+        modes = ["fwd"]
+        fp16_sdpa = sides.get("sdpa")
+        if fp16_sdpa:  # (SDPA takes no fp8: the same values in fp16)
+            sides["sdpa"] = (lambda q, k, v, c, s: fp16_sdpa[0](
+                q.half(), k.half(), v.half(), c, s), None)
     Z, H = args.batch, args.heads
     rows = []
     print(f"# {dev}  {args.dtype}  batch {Z}  heads {H}  (TFLOP/s; err: max |x - SDPA|)")
@@ -183,6 +196,9 @@ def main():
                     torch.manual_seed(0)
                     q, k, v, do = (torch.randn(Z, H, N, D, device="cuda", dtype=dtype) * 0.5
                                    for _ in range(4))
+                    if fp8:
+                        q, k, v = (t.to(torch.float8_e5m2) for t in (q, k, v))
+                        v = v.transpose(2, 3).contiguous().transpose(2, 3)
                     scale = 1 / math.sqrt(D)
                     flop = 4 * Z * H * N * N * D * (0.5 if causal else 1.0)
                     if mode == "fwdbwd":

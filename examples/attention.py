@@ -530,7 +530,8 @@ TMA_HEAD_DIMS = (64, 128)
 def tma_forward_applies(q, k, v) -> bool:
     """Whether examples/attention_tma.py's descriptor (TMA) forward can run these inputs:
     under tilework (this source run by Triton keeps its pointer kernel, the benchmark's
-    "same source"), on an NVIDIA sm_90 GPU, q, k and v contiguous fp16 or bf16 tensors with
+    "same source"), on an NVIDIA sm_90 GPU, q, k and v contiguous fp16 or bf16 tensors (or
+    all one fp8 type, V then contiguous or laid out transposed) with
     16-byte-aligned data (TMA's rule for a base and its row strides: D * 2 bytes is always a
     multiple of 16 here), a head dim in TMA_HEAD_DIMS, Z * H * N rows in an i32 (the
     kernel's row coordinates)."""
@@ -540,11 +541,21 @@ def tma_forward_applies(q, k, v) -> bool:
     if target is None or target.backend != "cuda" or target.arch != 90:
         return False
     import torch
-    ts = (q, k, v)
-    return all(t.dtype in (torch.float16, torch.bfloat16) and t.dtype == q.dtype and
-               t.is_contiguous() and t.data_ptr() % 16 == 0 and
-               t.stride(2) * t.element_size() % 16 == 0 for t in ts) and \
+    fp8 = _is_fp8(q)
+    allowed = (getattr(torch, "float8_e4m3fn", None), getattr(torch, "float8_e5m2", None)) \
+        if fp8 else (torch.float16, torch.bfloat16)
+    # (fp8: V is read as a (Z*H_KV*D, N) view of its memory when laid out transposed with
+    # rows of 16-byte multiples, else through a copy of that layout)
+    ts = (q, k) if fp8 else (q, k, v)
+    return all(t.dtype in allowed and t.dtype == q.dtype and t.is_contiguous() and
+               t.data_ptr() % 16 == 0 and t.stride(2) * t.element_size() % 16 == 0
+               for t in ts) and v.dtype == q.dtype and \
+        (v.is_contiguous() or fp8 and v.transpose(2, 3).is_contiguous()) and \
         q.shape[3] in TMA_HEAD_DIMS and q.shape[0] * q.shape[1] * q.shape[2] < 2 ** 31
+
+
+def _is_fp8(t) -> bool:
+    return "float8" in str(getattr(t, "dtype", ""))
 
 
 def _tma_wanted(tma) -> bool:
@@ -581,6 +592,9 @@ def attention_forward(q, k, v, causal, sm_scale, tma=None):
     if forward_kernel(q, k, v, tma) == "tma":
         _check(q, k, v)  # (this file's messages)
         return _attention_tma().attention_forward(q, k, v, causal, sm_scale)
+    if _is_fp8(q) or _is_fp8(k) or _is_fp8(v):
+        raise ValueError("attention: fp8 inputs take the TMA forward only (an NVIDIA sm_90 GPU, "
+                         "q, k, v of one fp8 type, head dim 64 or 128, 16-byte aligned)")
     q, k, v = (_last_contiguous(t) for t in (q, k, v))
     Z, H, N, D, group = _check(q, k, v)
     o = _empty(q, q.shape)
@@ -598,6 +612,8 @@ def attention_forward(q, k, v, causal, sm_scale, tma=None):
 def attention_backward(q, k, v, o, do, lse, causal, sm_scale, blocks=None):
     """-> (dq, dk, dv) like q, k, v.  The dK/dV and dQ kernels are autotuned; `blocks`
     (BLOCK_M1, BLOCK_N1, BLOCK_M2, BLOCK_N2) runs them untuned with those blocks instead."""
+    if any(_is_fp8(t) for t in (q, k, v, o, do)):
+        raise ValueError("attention: the backward takes fp16, bf16 or fp32, not fp8")
     # dq, dk, dv are made contiguous and share q's and k's strides (v's equal k's)
     q, k, v = (_contiguous(t) for t in (q, k, v))
     o, do = (_last_contiguous(t) for t in (o, do))

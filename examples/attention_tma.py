@@ -3,7 +3,8 @@ attention tutorial writes for Hopper.
 
     o, lse = attention_forward(q, k, v, causal, sm_scale)
 
-q, o: (Z, H, N, D); k, v: (Z, H_KV, N, D) with H a multiple of H_KV.  fp16 or bf16, D in
+q, o: (Z, H, N, D); k, v: (Z, H_KV, N, D) with H a multiple of H_KV.  fp16 or bf16 (or fp8
+e4m3/e5m2 on sm_90, o then fp16, V read transposed: see `attention_forward`), D in
 16..256 a power of two, any N.  lse is float32 (Z, H, N), the natural log of each row's
 softmax denominator.  The tensors are contiguous torch tensors on the GPU or, with the kernel's
 `interpret` set (TILEWORK_INTERPRET=1), numpy arrays.
@@ -39,10 +40,13 @@ from tilework.tools.tensor_descriptor import TensorDescriptor
 
 
 @tilework.jit
-def attn_fwd_tma_inner(acc, l_i, m_i, q, desc_k, desc_v, offset_kv, start_m, qk_scale, offs_m,
-                       N_CTX, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                       STAGE: tl.constexpr, WARP_SPECIALIZE: tl.constexpr):
-    """Keys [lo, hi) of the stage in blocks of BLOCK_N; offset_kv: the K/V head's first row."""
+def attn_fwd_tma_inner(acc, l_i, m_i, q, desc_k, desc_v, offset_kv, v_row, start_m, qk_scale,
+                       offs_m, N_CTX, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                       STAGE: tl.constexpr, WARP_SPECIALIZE: tl.constexpr,
+                       V_T: tl.constexpr):
+    """Keys [lo, hi) of the stage in blocks of BLOCK_N; offset_kv: the K/V head's first row;
+    V_T: desc_v views V transposed (fp8: wgmma takes an fp8 B operand only K-major), its head's
+    rows from v_row."""
     if STAGE == 1:
         lo, hi = 0, start_m * BLOCK_M
     elif STAGE == 2:
@@ -53,7 +57,10 @@ def attn_fwd_tma_inner(acc, l_i, m_i, q, desc_k, desc_v, offset_kv, start_m, qk_
     else:
         lo, hi = (N_CTX // BLOCK_N) * BLOCK_N, N_CTX
     offset_k = offset_kv + lo
-    offset_v = offset_kv + lo
+    if V_T:
+        offset_v = lo  # (a column of V^T)
+    else:
+        offset_v = offset_kv + lo
     for start_n in tl.range(lo, hi, BLOCK_N, warp_specialize=WARP_SPECIALIZE):
         start_n = tl.multiple_of(start_n, BLOCK_N)
         k = desc_k.load([offset_k, 0]).T
@@ -74,7 +81,10 @@ def attn_fwd_tma_inner(acc, l_i, m_i, q, desc_k, desc_v, offset_kv, start_m, qk_
         alpha = tl.math.exp2(m_i - m_ij)
         l_ij = tl.sum(p, 1)
         acc = acc * alpha[:, None]
-        v = desc_v.load([offset_v, 0])
+        if V_T:
+            v = desc_v.load([v_row, offset_v]).T
+        else:
+            v = desc_v.load([offset_v, 0])
         acc = tl.dot(p.to(v.dtype), v, acc)
         l_i = l_i * alpha + l_ij
         m_i = m_ij
@@ -87,13 +97,15 @@ def attn_fwd_tma_inner(acc, l_i, m_i, q, desc_k, desc_v, offset_kv, start_m, qk_
 def attn_fwd_tma_kernel(sm_scale, LSE, O, desc_q, desc_k, desc_v, desc_o, H, GROUP, N_CTX,
                         HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                         CAUSAL: tl.constexpr, EVEN_N: tl.constexpr,
-                        WARP_SPECIALIZE: tl.constexpr):
+                        WARP_SPECIALIZE: tl.constexpr, V_T: tl.constexpr = False):
     start_m = tl.program_id(0)
     off_hz = tl.program_id(1)
     off_z = off_hz // H
     off_h = off_hz % H
     offset_q = off_hz * N_CTX  # (rows of the 2-D view: Z*H*N of them fit in an i32)
-    offset_kv = (off_z * (H // GROUP) + off_h // GROUP) * N_CTX
+    kv_head = off_z * (H // GROUP) + off_h // GROUP
+    offset_kv = kv_head * N_CTX
+    v_row = kv_head * HEAD_DIM  # (V_T: the head's first row of V^T)
     qo_row = offset_q + start_m * BLOCK_M
     offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
     m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")
@@ -103,19 +115,19 @@ def attn_fwd_tma_kernel(sm_scale, LSE, O, desc_q, desc_k, desc_v, desc_o, H, GRO
     q = desc_q.load([qo_row, 0])
     if CAUSAL:
         acc, l_i, m_i = attn_fwd_tma_inner(acc, l_i, m_i, q, desc_k, desc_v, offset_kv,
-                                           start_m, qk_scale, offs_m, N_CTX, BLOCK_M,
-                                           BLOCK_N, 1, WARP_SPECIALIZE)
+                                           v_row, start_m, qk_scale, offs_m, N_CTX, BLOCK_M,
+                                           BLOCK_N, 1, WARP_SPECIALIZE, V_T)
         acc, l_i, m_i = attn_fwd_tma_inner(acc, l_i, m_i, q, desc_k, desc_v, offset_kv,
-                                           start_m, qk_scale, offs_m, N_CTX, BLOCK_M,
-                                           BLOCK_N, 2, WARP_SPECIALIZE)
+                                           v_row, start_m, qk_scale, offs_m, N_CTX, BLOCK_M,
+                                           BLOCK_N, 2, WARP_SPECIALIZE, V_T)
     else:
         acc, l_i, m_i = attn_fwd_tma_inner(acc, l_i, m_i, q, desc_k, desc_v, offset_kv,
-                                           start_m, qk_scale, offs_m, N_CTX, BLOCK_M,
-                                           BLOCK_N, 3, WARP_SPECIALIZE)
+                                           v_row, start_m, qk_scale, offs_m, N_CTX, BLOCK_M,
+                                           BLOCK_N, 3, WARP_SPECIALIZE, V_T)
         if not EVEN_N:
             acc, l_i, m_i = attn_fwd_tma_inner(acc, l_i, m_i, q, desc_k, desc_v, offset_kv,
-                                               start_m, qk_scale, offs_m, N_CTX, BLOCK_M,
-                                               BLOCK_N, 4, WARP_SPECIALIZE)
+                                               v_row, start_m, qk_scale, offs_m, N_CTX,
+                                               BLOCK_M, BLOCK_N, 4, WARP_SPECIALIZE, V_T)
     acc = acc / l_i[:, None]
     lse = (m_i + tl.math.log2(l_i)) * 0.6931471805599453
     lse_ptrs = LSE + off_hz.to(tl.int64) * N_CTX + offs_m
@@ -135,7 +147,17 @@ def set_block_shapes(nargs):
     nargs["desc_q"].block_shape = [m, d]
     nargs["desc_o"].block_shape = [m, d]
     nargs["desc_k"].block_shape = [n, d]
-    nargs["desc_v"].block_shape = [n, d]
+    nargs["desc_v"].block_shape = [d, n] if v_transposed(nargs["desc_v"]) else [n, d]
+
+
+def is_fp8(t) -> bool:
+    return "float8" in str(t.dtype)
+
+
+def v_transposed(desc_v) -> bool:
+    """Whether V's descriptor views it transposed, (Z*H_KV*D, N): fp8 (`attention_forward`
+    lays it out so), whose wgmma B operand must be K-major."""
+    return is_fp8(desc_v.base)
 
 
 def tma_config(m, n, warps, stages, ws):
@@ -182,7 +204,8 @@ def even_n(args):
 def _tuned(configs):
     return tilework.autotune(configs=configs, key=["N_CTX", "HEAD_DIM", "CAUSAL"],
                              prune_configs_by={"early_config_prune": prune})(
-        tilework.heuristics({"EVEN_N": even_n})(attn_fwd_tma_kernel))
+        tilework.heuristics({"EVEN_N": even_n,
+                             "V_T": lambda a: v_transposed(a["desc_v"])})(attn_fwd_tma_kernel))
 
 
 # warp_specialize -> the autotuned forward over those configs ("auto": all of them)
@@ -200,13 +223,26 @@ def _is_torch(x) -> bool:
     return type(x).__module__.startswith("torch")
 
 
-def _empty(like, shape, float32=False):
+def _empty(like, shape, float32=False, float16=False):
     if _is_torch(like):
         import torch
-        return torch.empty(shape, device=like.device,
-                           dtype=torch.float32 if float32 else like.dtype)
+        return torch.empty(shape, device=like.device, dtype=torch.float32 if float32 else
+                           torch.float16 if float16 else like.dtype)
     import numpy as np
     return np.empty(shape, np.float32 if float32 else like.dtype)
+
+
+def _transposed(v):
+    """V (Z, H_KV, N, D) as a contiguous (Z, H_KV, D, N') tensor, N' = N rounded up to 16:
+    V's own memory where it is laid out so already (`v.transpose(2, 3)` contiguous, as
+    Triton's tutorial prepares fp8 V), else a copy."""
+    import torch
+    Z, HKV, N, D = v.shape
+    if v.transpose(2, 3).is_contiguous() and N % 16 == 0 and v.data_ptr() % 16 == 0:
+        return v.transpose(2, 3)
+    vt = torch.zeros((Z, HKV, D, cdiv(N, 16) * 16), device=v.device, dtype=v.dtype)
+    vt[..., :N] = v.transpose(2, 3)
+    return vt
 
 
 def _contiguous(x):
@@ -217,14 +253,18 @@ def _contiguous(x):
 
 
 def attention_forward(q, k, v, causal, sm_scale, warp_specialize="auto"):
-    """-> (o, lse): o like q (contiguous), lse float32 (Z, H, N) (natural log).
+    """-> (o, lse): o like q (contiguous; fp16 for fp8 inputs), lse float32 (Z, H, N)
+    (natural log).  fp8 (torch.float8_e4m3fn or float8_e5m2, sm_90 only): V is copied
+    transposed first, as Triton's tutorial lays it out for fp8.
     warp_specialize: True or False forces the key loop's `tl.range(..., warp_specialize=...)`
     (a producer warp group issues the copies); "auto": the autotuner chooses (from head dim
     WS_HEAD_DIM; below it, off)."""
     if warp_specialize not in (True, False, "auto"):
         raise ValueError(f"attention: warp_specialize must be True, False or 'auto'; "
                          f"got {warp_specialize!r}")
-    q, k, v = (_contiguous(t) for t in (q, k, v))
+    q, k = _contiguous(q), _contiguous(k)
+    if not is_fp8(v):  # (fp8: V is read transposed, below)
+        v = _contiguous(v)
     if len(q.shape) != 4 or len(k.shape) != 4 or k.shape != v.shape:
         raise ValueError(f"attention: q must be (Z, H, N, D) and k, v (Z, H_KV, N, D) alike; "
                          f"got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
@@ -234,11 +274,18 @@ def attention_forward(q, k, v, causal, sm_scale, warp_specialize="auto"):
                          f"{tuple(q.shape)}")
     if D not in (16, 32, 64, 128, 256):
         raise ValueError(f"attention: head dim {D} is not one of 16, 32, 64, 128, 256")
-    o = _empty(q, q.shape)
+    fp8 = is_fp8(q)
+    if fp8 and not (_is_torch(q) and k.dtype == q.dtype and v.dtype == q.dtype):
+        raise ValueError(f"attention: fp8 inputs must be torch tensors of one fp8 type; got "
+                         f"{q.dtype}, {k.dtype}, {v.dtype}")
+    o = _empty(q, q.shape, float16=fp8)
     lse = _empty(q, (Z, H, N), float32=True)
     dummy = [8, D]  # (the pre_hook sets the blocks per config)
     descs = [TensorDescriptor(t, [t.shape[0] * t.shape[1] * N, D], [D, 1], list(dummy))
              for t in (q, k, v, o)]
+    if fp8:  # V as V^T, (Z*H_KV*D, N), rows padded to 16 bytes (TMA's stride rule)
+        descs[2] = TensorDescriptor(_transposed(v), [v.shape[0] * v.shape[1] * D, N],
+                                    [cdiv(N, 16) * 16, 1], [D, 8])
 
     def grid(meta):
         return (cdiv(N, meta["BLOCK_M"]), Z * H)

@@ -3,7 +3,10 @@ f8E4M3FNUZ / f8E5M2FNUZ (AMD gfx942's "fnuz": biases 8 and 16, no inf, 0x80 the 
 by rebiasing the exponent, from f32 as below, a zero result without sign, NaN -> 0x80).
 
 Neither backend has a portable fp8 conversion instruction (and no device library is linked), so
-both are expanded here into target-independent integer/float arith on the bit patterns.  The
+both are expanded here into target-independent integer/float arith on the bit patterns; except
+f32 -> e4m3fn / e5m2 on NVIDIA sm_89+, which takes `cvt.rn.satfinite.{e4m3,e5m2}x2.f32` (one
+instruction for the expansion's ~18: an fp8 attention converts every probability), plus the
+two fix-ups that keep its results the expansion's bit for bit (a NaN's sign; e5m2's inf).  The
 one `extf`/`truncf` rule (`rules/elementwise.py`) calls `convert` when either side is fp8.  fp8 values live in registers as
 their own MLIR type; memory holds bytes (`memory._mem_type`), and the conversions go through an
 `arith.bitcast` to i8.
@@ -26,6 +29,7 @@ from __future__ import annotations
 import mlir.ir as ir
 
 from ..regs import Regs
+from ..target import arch_capability
 
 
 # kind -> (mantissa bits, exponent bias, largest finite magnitude's bits)
@@ -115,8 +119,32 @@ def _fnuz_to_f32(b, byte, kind):
     return b.op("arith.bitcast", [bits], b.f32)
 
 
+# the f8 kinds NVIDIA converts to from f32 from sm_89 (PTX `cvt...satfinite.<type>x2.f32`)
+CVT_X2 = {"f8E4M3FN": "e4m3x2", "f8E5M2": "e5m2x2"}
+
+
+def _f32_to_f8_cvt(ctx, b, x: ir.Value, kind: str) -> ir.Value:
+    """f32 -> fp8 by the hardware conversion (both halves of its x2 result are x's), then the
+    expansion's bits where they may differ: a NaN keeps x's sign (cvt gives 0x7f), and inf is
+    e5m2's inf, e4m3fn's largest finite value (what satfinite gives inf is not relied on)."""
+    h = ctx.op1("llvm.inline_asm", [x], b.i16, {
+        "asm_string": ir.StringAttr.get(f"cvt.rn.satfinite.{CVT_X2[kind]}.f32 $0, $1, $1;"),
+        "constraints": ir.StringAttr.get("=h,f"),
+        "asm_dialect": ir.IntegerAttr.get(ctx.i64, 0)})
+    res = b.bin("arith.andi", b.op("arith.extui", [h], b.i32), b.c(0xFF))
+    u = b.op("arith.bitcast", [x], b.i32)
+    sign = b.bin("arith.shrui", b.bin("arith.andi", u, b.c(0x80000000)), b.c(24))
+    res = b.bin("arith.ori", res, sign)
+    inf = 0x7C if kind == "f8E5M2" else F8[kind][2]
+    a = b.bin("arith.andi", u, b.c(0x7FFFFFFF))
+    res = b.sel(b.cmp(_EQ, a, b.c(0x7F800000)), b.bin("arith.ori", sign, b.c(inf)), res)
+    return b.op("arith.bitcast", [b.op("arith.trunci", [res], b.i8)], ir.Type.parse(kind))
+
+
 def _f32_to_f8(ctx, x: ir.Value, kind: str) -> ir.Value:
     b = _B(ctx)
+    if kind in CVT_X2 and ctx.target == "nvidia" and arch_capability(ctx.arch) >= 89:
+        return _f32_to_f8_cvt(ctx, b, x, kind)
     man, bias, maxbits = F8[kind]
     shift = 23 - man
     u = b.op("arith.bitcast", [x], b.i32)

@@ -36,6 +36,7 @@ from simt_mma import MmaOps
 from simt_arith import ArithOps
 from simt_tma import TensorMap, TmaOps
 from simt_values import EmulationError, as_unsigned, np_type  # (EmulationError: also the tests')
+from simt_values import f32_to_f8_satfinite
 from simt_wgmma import WgmmaOps
 
 GLOBAL_SHIFT = 40
@@ -449,6 +450,7 @@ class Emulator(ArithOps, TmaOps, WgmmaOps, MfmaOps, MmaOps):
                 self._check_write(idx, raw, np.nonzero(sel)[0])
             buf[idx] = raw
 
+    _CVT_F8 = re.compile(r"cvt\.rn\.satfinite\.(e4m3|e5m2)x2\.f32 \$0, \$1, \$1;")
     _PRED = re.compile(r"@\$\d+ (?P<kind>ld|st)(?:\.volatile)?\.global(?:\.v\d)?\.(?P<ty>[bu]\d+) .*")
 
     def op_llvm_inline_asm(self, op, a, env, act):
@@ -460,6 +462,10 @@ class Emulator(ArithOps, TmaOps, WgmmaOps, MfmaOps, MmaOps):
             return [a[0]]
         if self._PINNED.fullmatch(text):
             return [self._pinned_compare(text, a)]
+        cvt = self._CVT_F8.fullmatch(text)
+        if cvt:  # (rules/fp8.py: both halves of the x2 result are the one operand's)
+            b = f32_to_f8_satfinite(a[0], cvt[1]).astype(np.uint16)
+            return [(b | b << 8).astype(np.int16)]
         m = self._PRED.fullmatch(text)
         if m is None:
             return super().op_llvm_inline_asm(op, a, env, act)

@@ -57,3 +57,25 @@ def wrap_to(a, dt):
     if dt == np.bool_:
         return (a & 1).astype(np.bool_) if a.dtype != np.bool_ else a
     return a.astype(dt)
+
+
+# f8 kind of PTX's cvt -> (mantissa bits, exponent bias, largest finite magnitude's bits)
+F8_CVT = {"e4m3": (3, 7, 0x7E), "e5m2": (2, 15, 0x7B)}
+
+
+def f32_to_f8_satfinite(x, kind: str):
+    """PTX `cvt.rn.satfinite.<kind>x2.f32` of each f32 in x: round to nearest even, finite
+    overflow and inf to the largest finite magnitude, NaN to 0x7f; -> uint8 bits."""
+    man, bias, maxbits = F8_CVT[kind]
+    u = np.asarray(x, np.float32).view(np.uint32).astype(np.int64)
+    sign = (u >> 24) & 0x80
+    a = u & 0x7FFFFFFF
+    shift = 23 - man
+    ar = a - ((127 - bias) << 23)
+    r = (ar + (1 << (shift - 1)) - 1 + ((ar >> shift) & 1)) >> shift
+    r = np.minimum(r, maxbits)
+    t = (np.abs(np.asarray(x, np.float32)) * np.float32(2.0 ** (bias - 1 + man))
+         + np.float32(2.0 ** 23)).astype(np.float32)
+    sub = t.view(np.uint32).astype(np.int64) - 0x4B000000
+    res = np.where(a < ((128 - bias) << 23), sub, r) | sign
+    return np.where(a > 0x7F800000, 0x7F, res).astype(np.uint8)

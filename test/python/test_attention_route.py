@@ -56,6 +56,59 @@ def test_numpy_keeps_the_pointer_kernel(on):
     assert A.forward_kernel(q, q, q) == "pointer"
 
 
+@pytest.mark.parametrize("dt", ["float8_e4m3fn", "float8_e5m2"])
+def test_fp8_takes_tma_with_v_either_way(on, dt):
+    on(SM90)
+    q, k, v = qkv(getattr(torch, dt))
+    assert A.forward_kernel(q, k, v) == "tma"
+    vt = v.transpose(2, 3).contiguous().transpose(2, 3)  # (Triton's tutorial lays fp8 V so)
+    assert A.forward_kernel(q, k, vt) == "tma"
+    assert A.forward_kernel(q, k, v.to(torch.float16)) == "pointer"  # (mixed: refused below)
+
+
+@pytest.mark.parametrize("target", [None, SM80])
+def test_fp8_without_tma_is_refused(on, target):
+    on(target)
+    q, k, v = qkv(torch.float8_e4m3fn)
+    with pytest.raises(ValueError, match="attention: fp8 inputs take the TMA forward only"):
+        A.attention_forward(q, k, v, False, 1.0)
+    on(SM90)
+    with pytest.raises(ValueError, match="attention: fp8 inputs take the TMA forward only"):
+        A.attention_forward(q, k, v, False, 1.0, tma=False)
+
+
+def test_fp8_backward_is_refused():
+    q, k, v = qkv(torch.float8_e5m2)
+    with pytest.raises(ValueError, match="attention: the backward takes fp16, bf16 or fp32, "
+                                         "not fp8"):
+        A.attention_backward(q, k, v, q, q, None, False, 1.0)
+
+
+def test_fp8_tma_inputs_must_be_one_torch_fp8_type():
+    q, k, v = qkv(torch.float8_e4m3fn)
+    with pytest.raises(ValueError, match="attention: fp8 inputs must be torch tensors of one "
+                                         "fp8 type; got torch.float8_e4m3fn, torch.float16"):
+        T.attention_forward(q, k.to(torch.float16), v, False, 1.0)
+
+
+def test_fp8_v_is_read_transposed():
+    """V's descriptor views (Z*H_KV*D, N'), N' = N rounded up to 16: V's own memory when laid
+    out so, else a zero-padded copy; blocks [D, BLOCK_N] (the pre_hook's)."""
+    q, k, v = qkv(torch.float8_e5m2, n=40)
+    vt = T._transposed(v)
+    assert vt.shape == (2, 2, 64, 48) and torch.equal(vt[..., :40].float(),
+                                                      v.transpose(2, 3).float())
+    assert not vt[..., 40:].float().any()
+    q, k, v = qkv(torch.float8_e5m2, n=64)
+    laid = v.transpose(2, 3).contiguous().transpose(2, 3)
+    assert T._transposed(laid).data_ptr() == laid.data_ptr()
+    d = T.TensorDescriptor(T._transposed(laid), [2 * 2 * 64, 64], [64, 1], [64, 8])
+    nargs = {"BLOCK_M": 128, "BLOCK_N": 64, "HEAD_DIM": 64, "desc_q": d, "desc_k": d,
+             "desc_v": d, "desc_o": d}
+    T.set_block_shapes(nargs)
+    assert d.block_shape == [64, 64] and T.v_transposed(d)
+
+
 def test_inputs_tma_cannot_take(on):
     on(SM90)
     q, k, v = qkv()

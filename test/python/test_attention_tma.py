@@ -20,16 +20,21 @@ from test_attention_fwd_codegen import loop_bodies
 
 def compile_tma_fwd(d=128, causal=False, even=True, dt="fp16", bm=128, bn=64, warps=8,
                     stages=3, ws=False):
-    et = {"fp16": tl.float16, "bf16": tl.bfloat16}[dt]
+    et = {"fp16": tl.float16, "bf16": tl.bfloat16, "e4m3": tl.float8e4nv,
+          "e5m2": tl.float8e5}[dt]
+    fp8 = dt in ("e4m3", "e5m2")  # (o fp16, V read transposed, as attention_forward does)
     q = tensor_descriptor_type(et, [bm, d], "zero")
     k = tensor_descriptor_type(et, [bn, d], "zero")
+    v = tensor_descriptor_type(et, [d, bn] if fp8 else [bn, d], "zero")
+    ot = tl.float16 if fp8 else et
+    o = tensor_descriptor_type(ot, [bm, d], "zero")
     sig = {"sm_scale": tl.float32, "LSE": tl.pointer_type(tl.float32),
-           "O": tl.pointer_type(et), "desc_q": q, "desc_k": k, "desc_v": k, "desc_o": q,
+           "O": tl.pointer_type(ot), "desc_q": q, "desc_k": k, "desc_v": v, "desc_o": o,
            "H": tl.int32, "GROUP": tl.int32, "N_CTX": tl.int32}
     div = ["LSE", "O"] + (["N_CTX"] if even else [])
     return compile(ASTSource(A.attn_fwd_tma_kernel, sig,
                              dict(HEAD_DIM=d, BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal,
-                                  EVEN_N=even, WARP_SPECIALIZE=ws),
+                                  EVEN_N=even, WARP_SPECIALIZE=ws, V_T=fp8),
                              {n: {"tile.divisibility": 16} for n in div}),
                    "sm_90a", CompileOptions(num_warps=warps, num_stages=stages), cache=False)
 
@@ -144,3 +149,22 @@ def test_warp_specialized_key_loop(d, causal):
             in ck.asm["tilegpu"]) == causal
     n, _ = spills_and_regs(ck)
     assert n == 0, ck.metadata["ptxas_info"]
+
+
+@pytest.mark.parametrize("dt", ["e4m3", "e5m2"])
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("causal, even", [(False, True), (True, False)])
+def test_fp8_forward(d, causal, even, dt):
+    """fp8: both dots are fp8 wgmmas (Q K^T with K read transposed from its ring; P V with V
+    copied from V^T's view, K-major as fp8 wgmma needs), P converted by the hardware's
+    `cvt.rn.satfinite`, K and V copied by TMA in the loop, no spill."""
+    ck = compile_tma_fwd(d, causal, even, dt)
+    loops = key_loops(ck)
+    assert len(loops) == (1 if even and not causal else 2)
+    for text in loops:
+        kinds = set(re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k32\.f32\.(\w+)\.(\w+)",
+                               text))
+        assert kinds == {("64", dt, dt), (str(d), dt, dt)}, kinds
+        assert f"cvt.rn.satfinite.{dt}x2.f32" in text
+        assert len(re.findall(r"cp\.async\.bulk\.tensor\.2d", text)) == 2
+    assert spills_and_regs(ck)[0] == 0

@@ -40,8 +40,8 @@ def test_forward_against_sdpa(dtype, d, n, causal, monkeypatch):
     poisoned = []
     real_empty = A._empty
 
-    def nan_empty(like, shape, float32=False):  # outputs start as NaN
-        t = real_empty(like, shape, float32).fill_(float("nan"))
+    def nan_empty(like, shape, **kw):  # outputs start as NaN
+        t = real_empty(like, shape, **kw).fill_(float("nan"))
         poisoned.append(t)
         return t
     monkeypatch.setattr(A, "_empty", nan_empty)
@@ -52,6 +52,42 @@ def test_forward_against_sdpa(dtype, d, n, causal, monkeypatch):
     assert not torch.isnan(o).any() and not torch.isnan(lse).any()
     tol = 2e-2 if dt == torch.bfloat16 else 4e-3
     torch.testing.assert_close(o.float(), ref_o, atol=tol, rtol=0)
+    torch.testing.assert_close(lse, ref_lse, atol=1e-3, rtol=1e-3)
+
+
+# fp8 (P rounded to fp8 for the second dot, half an ulp: 2^-4 of it in e4m3, 2^-3 in e5m2):
+# about 3e-3 and 6e-3 at most over these shapes' 0.5-scaled inputs; the tolerance is 3x that
+FP8_TOL = {"float8_e4m3fn": 1e-2, "float8_e5m2": 2e-2}
+
+
+@pytest.mark.parametrize("dtype", list(FP8_TOL))
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("n", [1000, 1024])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("v_laid_out", [False, True])
+def test_fp8_forward_against_sdpa(dtype, d, n, causal, v_laid_out, monkeypatch):
+    """fp8 q, k, v (GQA), o fp16 against the fp32 reference of the same fp8 values; V given
+    contiguous (copied transposed) or already laid out transposed (read in place)."""
+    dt = getattr(torch, dtype)
+    torch.manual_seed(1)
+    q = (torch.randn(2, 4, n, d, device="cuda") * 0.5).to(dt)
+    k, v = ((torch.randn(2, 2, n, d, device="cuda") * 0.5).to(dt) for _ in range(2))
+    if v_laid_out:
+        v = v.transpose(2, 3).contiguous().transpose(2, 3)
+    poisoned = []
+    real_empty = A._empty
+
+    def nan_empty(like, shape, **kw):
+        t = real_empty(like, shape, **kw).fill_(float("nan"))
+        poisoned.append(t)
+        return t
+    monkeypatch.setattr(A, "_empty", nan_empty)
+    o, lse = A.attention_forward(q, k, v, causal, 1 / math.sqrt(d))
+    torch.cuda.synchronize()
+    assert len(poisoned) == 2 and o.dtype == torch.float16
+    ref_o, ref_lse = _reference(q, k, v, causal, 1 / math.sqrt(d))
+    assert not torch.isnan(o).any() and not torch.isnan(lse).any()
+    torch.testing.assert_close(o.float(), ref_o, atol=FP8_TOL[dtype], rtol=0)
     torch.testing.assert_close(lse, ref_lse, atol=1e-3, rtol=1e-3)
 
 

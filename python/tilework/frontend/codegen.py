@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import inspect
 import operator
 import types
 import warnings
@@ -485,6 +486,15 @@ class _BoundMethod:
         self.obj, self.name = obj, name
 
 
+def _defaults(jit_fn) -> dict:
+    """The Python default values of the kernel's parameters (name -> value)."""
+    try:
+        params = inspect.signature(jit_fn.fn).parameters.values()
+    except (TypeError, ValueError):
+        return {}
+    return {q.name: q.default for q in params if q.default is not inspect.Parameter.empty}
+
+
 def build_kernel(jit_fn, signature: dict, constants: dict, attrs: dict, context: ir.Context,
                  name: str | None = None, options=None, target=None) -> ir.Module:
     """Emits the tile IR module of `jit_fn` specialized on `signature` (param -> dtype of the
@@ -564,6 +574,8 @@ def build_kernel(jit_fn, signature: dict, constants: dict, attrs: dict, context:
                     scope[p] = value(p, t)
         for p, v in constants.items():
             scope[p] = v if isinstance(v, constexpr) else constexpr(v)
+        for p, v in _defaults(jit_fn).items():  # a parameter given neither: its default
+            scope.setdefault(p, constexpr(v))
         gen = CodeGenerator(jit_fn, b, scope)
         with ir.InsertionPoint(entry):
             try:
