@@ -12,32 +12,38 @@ instead of waiting for it at the end of each iteration.
              yield warpgroup_wait {num = 1}(acc')
     after:   warpgroup_wait {num = 0} on the loop's result
 
-The copies into the in-flight dot's buffers (and the commits after the first of them, and the
-address computations only they use) move after the last dot, Triton's order: they are issued
-while it runs, and the slot they overwrite held the previous iteration's operands, which the
-previous dot may read until dot0's wait (tilegpu-insert-barriers puts the barrier between, after
-the last dot's issue, as Triton's second barrier).  `LATE_COPIES` off puts them right after
-dot0's wait instead (registers: D=64 128x64x3 123, D=128 153, against 118 and 152 late).
-Other copies (K's) stay ahead of dot0, in the shadow of the previous iteration's dot.
+The copies into the in-flight dot's buffers (cp.async's, with the commits after the first of
+them; or the TMA pipeliner's `tma_load`s, which arrive on a later slot's mbarrier and may pass
+this slot's `mbarrier_wait`), and the address computations only they use, move after the last
+dot, Triton's order: they are issued while it runs, and the slot they overwrite held the
+previous iteration's operands, which the previous dot may read until dot0's wait
+(tilegpu-insert-barriers puts the barrier between, after the last dot's issue, as Triton's
+second barrier).  `LATE_COPIES` off puts them right after dot0's wait instead (registers: D=64
+128x64x3 123, D=128 153, against 118 and 152 late).  Other copies (K's) stay ahead of dot0, in
+the shadow of the previous iteration's dot.
 
 Taken when, in one scf.for body, with dot0 the first and dot the last `warpgroup_dot` of the
 body (both synchronous, distinct):
 
 * dot accumulates in f32/i32 (no fp8 partial sums), its result's only use is the yield, at the
-  position of a carried value `acc` whose every use follows dot0 in the body;
+  position of a carried value `acc` whose every use follows dot0 in the body (a carried
+  accumulator started from zeros is carried in dot's layout: tilegpu-assign-layouts'
+  `dot_carried`, else a conversion would sit between);
 * dot's shared operands are buffers allocated before the loop (live across it) that the loop
   writes by async copies only (a slot of the pipeliner's ring, a hoisted invariant operand): a
   buffer written in the body would be overwritten under the dot in flight;
-* no `async_wait` lies between the first copy that moves and dot0.
+* no `async_wait` lies between the first copy that moves and dot0;
+* no `mbarrier_arrive` follows dot0: a warp-specialized consumer releases the slots at the end
+  of its iteration, which would hand the producer a slot dot still reads.
 
-Off by default (`ENABLED`: whether the nvidia backend runs it; tilework-opt runs it when
-named): correct on the SIMT emulator, but its speed is unmeasured and it
-costs registers (P, wgmma's register A, and the accumulator stay live across the back edge:
-attention D=64 128x64, 8 warps, 3 stages 114 -> 118, still two programs per SM; D=128 136 ->
-152; some configs cross 128 registers, some fall below it).
-`benchmarks/tools/ab_attention.py --on overlap-dots` switches it on, in a fresh cache folder
-(the flag is not part of the disk cache's key).  Skipped when the accumulator holds 128 or more
-registers a thread (where ptxas already spills, it spilled more).
+`CompileOptions.overlap_dots` (`TILEWORK_OVERLAP_DOTS=1`, in the cache key) runs it on NVIDIA
+wgmma targets; off by default; tilework-opt runs it when named.  Correct on the SIMT emulator
+(the pointer forward); it costs registers (P, wgmma's register A, and the accumulator stay
+live across the back edge: attention D=64 128x64, 8 warps, 3 stages 114 -> 118, still two
+programs per SM; D=128 136 -> 152; some configs cross 128 registers, some fall below it).
+`benchmarks/tools/ab_attention.py --on overlap-dots` switches it on.  Skipped when the
+accumulator holds 128 or more registers a thread (where ptxas already spills, it spilled
+more).
 """
 from __future__ import annotations
 
@@ -54,10 +60,10 @@ from .module_info import kernels
 from .pass_base import Pass, register
 from .pipeline_common import inside, next_op, wait_result
 
-ENABLED = False
 LATE_COPIES = True  # the moved copies go after the last dot, not right after dot0's wait
 _MAX_ACC_REGS = 128  # accumulator registers a thread at which the loop is left alone
 _PURE = frozenset(opdefs.PURE_OPS) - {"tile.dot", "tile.reduce", "tile.scan"}
+_COPIES = ("tilegpu.async_copy", "tilegpu.tma_load")  # (cp.async; TMA's, by the TMA pipeliner)
 
 
 def _root(v):
@@ -124,15 +130,16 @@ def plan(loop, threads: int = 128):
             return None
     if not all(_copied_only(v, loop) for v in list(dot.operands)[:2] if T.is_memdesc(v.type)):
         return None
+    if any(op.name == "tilegpu.mbarrier_arrive" for op in ops[pos[dot0]:]):
+        return None  # (a warp-specialized consumer's release of the slots dot still reads)
     roots = {_root(v) for v in list(dot.operands)[:2] if T.is_memdesc(v.type)}
     before = ops[:pos[dot0]]
-    copies = [op for op in before if op.name == "tilegpu.async_copy"
-              and _root(op.operands[1]) in roots]
+    copies = [op for op in before if op.name in _COPIES and _root(op.operands[1]) in roots]
     if not copies:
         return dot0, dot, c, []
     first = pos[copies[0]]
     if any(op.name == "tilegpu.async_wait" for op in ops[first:pos[dot0]]):
-        return None
+        return None  # (a TMA copy may pass an mbarrier_wait: it arrives on a later slot's)
     moved = set(copies) | {op for op in ops[first:pos[dot0]]
                            if op.name == "tilegpu.async_commit_group"}
     for op in reversed(before):  # their address slices, when nothing else uses them

@@ -68,8 +68,7 @@ def switch_on(name):
         import tilework.lowering.rules.dot_wgmma as W
         W.RING_K_STEP = True
     elif name == "overlap-dots":  # attention's P @ V wgmma in flight across the back edge
-        import tilework.lowering.dot_overlap as O
-        O.ENABLED = True
+        os.environ["TILEWORK_OVERLAP_DOTS"] = "1"  # (CompileOptions.overlap_dots: in the key)
     else:
         raise SystemExit(f"unknown change {name!r}")
 
