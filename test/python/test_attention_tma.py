@@ -19,7 +19,7 @@ from test_attention_fwd_codegen import loop_bodies
 
 
 def compile_tma_fwd(d=128, causal=False, even=True, dt="fp16", bm=128, bn=64, warps=8,
-                    stages=3, ws=False):
+                    stages=3, ws=False, **opts):
     et = {"fp16": tl.float16, "bf16": tl.bfloat16}[dt]
     q = tensor_descriptor_type(et, [bm, d], "zero")
     k = tensor_descriptor_type(et, [bn, d], "zero")
@@ -31,7 +31,8 @@ def compile_tma_fwd(d=128, causal=False, even=True, dt="fp16", bm=128, bn=64, wa
                              dict(HEAD_DIM=d, BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal,
                                   EVEN_N=even, WARP_SPECIALIZE=ws),
                              {n: {"tile.divisibility": 16} for n in div}),
-                   "sm_90a", CompileOptions(num_warps=warps, num_stages=stages), cache=False)
+                   "sm_90a", CompileOptions(num_warps=warps, num_stages=stages, **opts),
+                   cache=False)
 
 
 def key_loops(ck):
@@ -144,3 +145,57 @@ def test_warp_specialized_key_loop(d, causal):
             in ck.asm["tilegpu"]) == causal
     n, _ = spills_and_regs(ck)
     assert n == 0, ck.metadata["ptxas_info"]
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("d", [64, 128])
+def test_overlap_dots_key_loops(d, causal):
+    """CompileOptions.overlap_dots: in every key loop (causal: left of the diagonal and the
+    diagonal) K's copies and the slot's mbarrier wait come first, then S = q k^T, whose
+    wait_group 0 also completes the previous iteration's P v; P v is issued and left in
+    flight (wait_group 1 at the back edge), and V's copies into the slot the previous P v read
+    are issued after it, behind a barrier (Triton's order); every group is waited for after
+    the loops.  Without the option, P v is waited at once and both copies lead the loop."""
+    pat = re.compile(r"(wgmma\.mma_async)|wgmma\.wait_group\.sync\.aligned\s+(\d)|(bar\.sync)|"
+                     r"(cp\.async\.bulk\.tensor)|(mbarrier\.try_wait)")
+    boxes = d * 2 // 128
+
+    def events(text):
+        out = []
+        for m in pat.finditer(text):
+            ev = ("mma" if m[1] else f"wait{m[2]}" if m[2] else "bar" if m[3] else
+                  "tma" if m[4] else "mbwait")
+            if not out or out[-1] != ev or ev == "wait0":
+                out.append(ev)
+        return out
+
+    ck = compile_tma_fwd(d, causal, overlap_dots=True)
+    loops = key_loops(ck)
+    assert len(loops) == (2 if causal else 1)
+    for text in loops:
+        assert events(text) == ["tma", "mbwait", "mma", "wait0", "wait0", "mma", "bar", "tma",
+                                "wait1"], events(text)
+        tail = text[text.rindex("wgmma.mma_async"):]
+        assert len(re.findall(r"cp\.async\.bulk\.tensor\.2d", tail)) == boxes  # V's
+    ptx = ck.asm["ptx"]
+    after = ptx[ptx.index(loops[-1]) + len(loops[-1]):]
+    assert re.search(r"wgmma\.wait_group\.sync\.aligned\s+0", after)
+    n, regs = spills_and_regs(ck)
+    assert n == 0 and regs <= 168, ck.metadata["ptxas_info"]
+    for text in key_loops(compile_tma_fwd(d, causal)):  # the option off: as before
+        assert events(text) == ["bar", "tma", "mbwait", "mma", "wait0", "mma", "wait0"], \
+            events(text)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_overlap_dots_leaves_the_warp_specialized_consumer(causal):
+    """A warp-specialized consumer releases each slot to the producer after both dots: P v
+    stays waited at once there (an in-flight P v would read a slot being refilled); causal's
+    diagonal loop, which keeps the pipeliner, overlaps."""
+    ck = compile_tma_fwd(128, causal, ws=True, overlap_dots=True)
+    consumer = [b for b in loop_bodies(ck.asm["ptx"]) if "wgmma.mma_async" in b]
+    assert len(consumer) == (2 if causal else 1)
+    assert not re.search(r"wgmma\.wait_group\.sync\.aligned\s+1", consumer[0])
+    if causal:
+        assert re.search(r"wgmma\.wait_group\.sync\.aligned\s+1", consumer[1])
+    assert spills_and_regs(ck)[0] == 0, ck.metadata["ptxas_info"]
