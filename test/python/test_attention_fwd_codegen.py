@@ -59,6 +59,18 @@ def overlap(monkeypatch, tmp_path):
     monkeypatch.setenv("TILEWORK_CACHE_DIR", str(tmp_path))
 
 
+def test_overlap_dots_option(monkeypatch):
+    """CompileOptions.overlap_dots: off by default, filled from TILEWORK_OVERLAP_DOTS, in the
+    cache key, a bool only."""
+    import tilework
+    assert not tilework.CompileOptions().overlap_dots
+    monkeypatch.setenv("TILEWORK_OVERLAP_DOTS", "1")
+    on = tilework.CompileOptions.from_env()
+    assert on.overlap_dots and on.key() != tilework.CompileOptions().key()
+    with pytest.raises(ValueError, match="overlap_dots must be a bool, got 1"):
+        tilework.CompileOptions(overlap_dots=1)
+
+
 @pytest.mark.parametrize("d, causal, n, even", [
     (64, False, 256, True), (64, True, 384, True), (128, False, 256, True),
     (64, True, 200, False)])

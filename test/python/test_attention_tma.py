@@ -199,3 +199,22 @@ def test_overlap_dots_leaves_the_warp_specialized_consumer(causal):
     if causal:
         assert re.search(r"wgmma\.wait_group\.sync\.aligned\s+1", consumer[1])
     assert spills_and_regs(ck)[0] == 0, ck.metadata["ptxas_info"]
+
+
+def test_tma_elect_option(monkeypatch):
+    """CompileOptions.tma_elect: off by default, filled from TILEWORK_TMA_ELECT, in the cache
+    key, a bool only; on, every TMA load of the forward is issued by the lane elect.sync picks
+    in warp 0 (thread 0 arms the barrier), off, by thread 0 (ptxas makes that a loop over the
+    active lanes: ELECT, BRA.U.ANY per copy)."""
+    from tilework import CompileOptions as O
+    assert not O().tma_elect
+    monkeypatch.setenv("TILEWORK_TMA_ELECT", "1")
+    assert O.from_env().tma_elect and O.from_env().key() != O().key()
+    with pytest.raises(ValueError, match="tma_elect must be a bool, got 1"):
+        O(tma_elect=1)
+    for elect in (False, True):
+        ptx = compile_tma_fwd(128, True, tma_elect=elect, overlap_dots=True).asm["ptx"]
+        copies = re.findall(r"@%(\w) cp\.async\.bulk\.tensor\.2d\.shared", ptx)
+        assert copies and set(copies) == {"e" if elect else "p"}, copies
+        assert ("elect.sync _|%q, 0xffffffff" in ptx) == elect
+        assert "mbarrier.arrive.expect_tx" in ptx

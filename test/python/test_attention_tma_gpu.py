@@ -104,17 +104,20 @@ def test_every_config_against_sdpa():
             torch.testing.assert_close(o.float(), ref_o, atol=4e-3, rtol=0, msg=str(cfg))
 
 
+@pytest.mark.parametrize("elect", [False, True])
 @pytest.mark.parametrize("ws", [False, True])
 @pytest.mark.parametrize("d", [64, 128])
 @pytest.mark.parametrize("n", [1000, 1024])
 @pytest.mark.parametrize("causal", [False, True])
-def test_overlap_dots_against_sdpa(d, n, causal, ws, monkeypatch):
+def test_overlap_dots_against_sdpa(d, n, causal, ws, elect, monkeypatch):
     """CompileOptions.overlap_dots on (TILEWORK_OVERLAP_DOTS=1, in the cache key): P v in
     flight across the back edge, V's TMA copies issued after it (a warp-specialized consumer
-    loop is left alone; causal's diagonal loop overlaps).  Every config, autotuned and each
-    alone, fp16."""
+    loop is left alone; causal's diagonal loop overlaps); with CompileOptions.tma_elect too
+    (TILEWORK_TMA_ELECT: the copies by an elect.sync lane of warp 0).  Every config,
+    autotuned and each alone, fp16."""
     _need_sm90()
     monkeypatch.setenv("TILEWORK_OVERLAP_DOTS", "1")
+    monkeypatch.setenv("TILEWORK_TMA_ELECT", str(int(elect)))
     torch.manual_seed(0)
     q, k, v = (torch.randn(2, 4, n, d, device="cuda", dtype=torch.float16) * 0.5
                for _ in range(3))
