@@ -166,12 +166,40 @@ func.func @tma_loop(%dk: !tile.ptr<i8>, %dv: !tile.ptr<i8>, %out: tensor<64x64x!
 
 // -----
 
-// Left alone: a warp-specialized consumer's loop releases the slot (mbarrier_arrive on its
-// empty barrier) after the last dot; with that dot in flight the producer could overwrite V's
-// slot under it.
+// A warp-specialized consumer's loop releases its slot (mbarrier_arrive on the slot's empty
+// barrier) after the last dot; with that dot in flight the release of iteration k moves to
+// iteration k + 1, after the first dot's wait (dot(k) done; not at the first iteration).
+// Nothing waits for the last iteration's slot: no release after the loop.
 // CHECK-LABEL: func.func @consumer(
-// CHECK-NOT: tilegpu.warpgroup_wait
-// CHECK: return
+// CHECK: scf.for %[[I:[a-z0-9_]+]] = %[[LB:[a-z0-9_]+]] to %{{[a-z0-9_]+}} step %{{[a-z0-9_]+}} iter_args(%[[ACC:[a-z0-9_]+]] = %{{.+}})
+// CHECK: "tilegpu.mbarrier_wait"
+// CHECK: "tilegpu.warpgroup_dot"
+// CHECK-NEXT: %[[W0:[0-9]+]] = "tilegpu.warpgroup_wait"(%[[ACC]]) {num = 0 : i32}
+// CHECK-NEXT: %[[P:[0-9]+]] = arith.subi %[[I]], %{{.+}}
+// CHECK-NEXT: %[[NOT0:[0-9]+]] = arith.cmpi ne, %[[I]], %[[LB]]
+// CHECK-NEXT: %[[S:[0-9]+]] = arith.remsi %[[P]], %{{.+}}
+// CHECK-NEXT: %[[E:[0-9]+]] = "tilegpu.memdesc_index"(%{{[0-9]+}}, %[[S]])
+// CHECK-NEXT: "tilegpu.mbarrier_arrive"(%[[E]], %[[NOT0]])
+// CHECK: %[[O:[0-9]+]] = "tilegpu.warpgroup_dot"
+// CHECK-NEXT: %[[W1:[0-9]+]] = "tilegpu.warpgroup_wait"(%[[O]]) {num = 1 : i32}
+// CHECK-NEXT: scf.yield %[[W1]]
+// CHECK-NEXT: }
+// CHECK-NEXT: "tilegpu.warpgroup_wait"(%{{.+}}) {num = 0 : i32}
+// CHECK-NEXT: "tile.store"
+// Nested in another loop (a persistent producer goes on to the next tile's iterations), the
+// last iteration's slot is released after the inner loop's wait, if the loop ran.
+// CHECK-LABEL: func.func @persistent(
+// CHECK: scf.for
+// CHECK: scf.for %{{.+}} = %[[LB2:[a-z0-9_]+]] to %[[UB2:[a-z0-9_]+]] step
+// CHECK: "tilegpu.mbarrier_arrive"(%{{.+}}, %{{.+}})
+// CHECK: scf.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: "tilegpu.warpgroup_wait"(%{{.+}}) {num = 0 : i32}
+// CHECK: %[[ANY:[0-9]+]] = arith.cmpi slt, %[[LB2]], %[[UB2]]
+// CHECK-NEXT: %[[SL:[0-9]+]] = arith.remsi
+// CHECK-NEXT: %[[EL:[0-9]+]] = "tilegpu.memdesc_index"(%{{.+}}, %[[SL]])
+// CHECK-NEXT: "tilegpu.mbarrier_arrive"(%[[EL]], %[[ANY]])
+// CHECK-NEXT: "tile.store"
 #B = #tilegpu.blocked<array<i32: 1, 8>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
 #C = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>
 #S = #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>
@@ -205,6 +233,35 @@ func.func @consumer(%out: tensor<64x64x!tile.ptr<f32>, #C>, %n: i32) attributes 
     scf.yield %o : tensor<64x64xf32, #C>
   }
   "tile.store"(%out, %r) : (tensor<64x64x!tile.ptr<f32>, #C>, tensor<64x64xf32, #C>) -> ()
+  return
+}
+func.func @persistent(%out: tensor<64x64x!tile.ptr<f32>, #C>, %n: i32, %t: i32) attributes {tile.kernel} {
+  %x = arith.constant dense<1.0> : tensor<64x64xf16, #B>
+  %z = arith.constant dense<0.0> : tensor<64x64xf32, #C>
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c3 = arith.constant 3 : i32
+  %q = "tilegpu.local_alloc"(%x) : (tensor<64x64xf16, #B>) -> !slot
+  %kb = "tilegpu.local_alloc"() : () -> !ring
+  %vb = "tilegpu.local_alloc"() : () -> !ring
+  %full = "tilegpu.local_alloc"() : () -> !bars
+  %empty = "tilegpu.local_alloc"() : () -> !bars
+  scf.for %j = %c0 to %t step %c1 : i32 {
+    %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %z) -> (tensor<64x64xf32, #C>) : i32 {
+      %cur = arith.remsi %i, %c3 : i32
+      %b = "tilegpu.memdesc_index"(%full, %cur) : (!bars, i32) -> !bar
+      "tilegpu.mbarrier_wait"(%b, %c0) : (!bar, i32) -> ()
+      %ks = "tilegpu.memdesc_index"(%kb, %cur) : (!ring, i32) -> !slot
+      %vs = "tilegpu.memdesc_index"(%vb, %cur) : (!ring, i32) -> !slot
+      %s = "tilegpu.warpgroup_dot"(%q, %ks, %z) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!slot, !slot, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+      %m = arith.mulf %acc, %s : tensor<64x64xf32, #C>
+      %o = "tilegpu.warpgroup_dot"(%q, %vs, %m) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!slot, !slot, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+      %e = "tilegpu.memdesc_index"(%empty, %cur) : (!bars, i32) -> !bar
+      "tilegpu.mbarrier_arrive"(%e) {operandSegmentSizes = array<i32: 1, 0>} : (!bar) -> ()
+      scf.yield %o : tensor<64x64xf32, #C>
+    }
+    "tile.store"(%out, %r) : (tensor<64x64x!tile.ptr<f32>, #C>, tensor<64x64xf32, #C>) -> ()
+  }
   return
 }
 }

@@ -182,23 +182,37 @@ def test_overlap_dots_key_loops(d, causal):
     assert re.search(r"wgmma\.wait_group\.sync\.aligned\s+0", after)
     n, regs = spills_and_regs(ck)
     assert n == 0 and regs <= 168, ck.metadata["ptxas_info"]
+    assert "C7515" not in ck.metadata["ptxas_info"]  # (ptxas keeps the wgmmas pipelined)
     for text in key_loops(compile_tma_fwd(d, causal)):  # the option off: as before
         assert events(text) == ["bar", "tma", "mbwait", "mma", "wait0", "mma", "wait0"], \
             events(text)
 
 
 @pytest.mark.parametrize("causal", [False, True])
-def test_overlap_dots_leaves_the_warp_specialized_consumer(causal):
-    """A warp-specialized consumer releases each slot to the producer after both dots: P v
-    stays waited at once there (an in-flight P v would read a slot being refilled); causal's
-    diagonal loop, which keeps the pipeliner, overlaps."""
-    ck = compile_tma_fwd(128, causal, ws=True, overlap_dots=True)
-    consumer = [b for b in loop_bodies(ck.asm["ptx"]) if "wgmma.mma_async" in b]
-    assert len(consumer) == (2 if causal else 1)
-    assert not re.search(r"wgmma\.wait_group\.sync\.aligned\s+1", consumer[0])
+@pytest.mark.parametrize("d", [64, 128])
+def test_overlap_dots_warp_specialized_consumer(d, causal):
+    """A warp-specialized consumer releases each slot to the producer (mbarrier.arrive on its
+    empty barrier) after both dots: with P v(k) in flight the release of slot k moves to
+    iteration k + 1, right after S(k + 1)'s wait (P v(k) done); nothing waits for the last
+    slot (an arrive after the loop's wait made ptxas serialize every wgmma of the causal
+    kernel: C7515).  Causal's diagonal loop, which keeps the pipeliner, overlaps as without
+    warp specialization."""
+    pat = re.compile(r"(wgmma\.mma_async)|wgmma\.wait_group\.sync\.aligned\s+(\d)|"
+                     r"(mbarrier\.arrive\.shared)|(mbarrier\.try_wait)")
+    ck = compile_tma_fwd(d, causal, ws=True, overlap_dots=True)
+    ptx = ck.asm["ptx"]
+    loops = [b for b in loop_bodies(ptx) if "wgmma.mma_async" in b]
+    assert len(loops) == (2 if causal else 1)
+    ev = []
+    for m in pat.finditer(loops[0]):
+        e = "mma" if m[1] else f"wait{m[2]}" if m[2] else "arrive" if m[3] else "mbwait"
+        if not ev or ev[-1] != e or e == "wait0":
+            ev.append(e)
+    assert ev == ["mbwait", "mma", "wait0", "wait0", "arrive", "mma", "wait1"], ev
     if causal:
-        assert re.search(r"wgmma\.wait_group\.sync\.aligned\s+1", consumer[1])
+        assert re.search(r"wgmma\.wait_group\.sync\.aligned\s+1", loops[1])
     assert spills_and_regs(ck)[0] == 0, ck.metadata["ptxas_info"]
+    assert "C7515" not in ck.metadata["ptxas_info"]  # (wgmmas not serialized)
 
 
 def test_tma_elect_option(monkeypatch):
