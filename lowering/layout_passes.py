@@ -90,7 +90,8 @@ def _reaches(v, arg, body, depth: int) -> bool:
         return True
     op = defining_op(v)
     if op is None or op.block != body or op.regions or len(op.results) != 1 or depth > 8 or \
-            not op.name.startswith(("arith.", "math.")) or T.shape_of(v.type) != T.shape_of(arg.type):
+            not op.name.startswith(("arith.", "math.")) or \
+            T.shape_of(v.type) != T.shape_of(arg.type):
         return False
     return any(_reaches(o, arg, body, depth + 1) for o in op.operands if T.is_tensor(o.type))
 
@@ -327,7 +328,10 @@ class _Assigner:
         dot's result would not be the yielded value, which tilegpu-overlap-dots needs."""
         body = loop.regions[0].blocks[0]
         arg = body.arguments[i + 1]
-        if not T.is_tensor(arg.type) or not self.flexible_init(loop, i):
+        # (wgmma targets only: elsewhere nothing needs it, and the conversion it moves to the
+        # factor is not free between other layouts' accumulators)
+        if self.target is None or not self.target.has("wgmma") or \
+                not T.is_tensor(arg.type) or not self.flexible_init(loop, i):
             return None
         yld = body.operations[len(body.operations) - 1].operation
         dot = defining_op(yld.operands[i])
