@@ -12,32 +12,44 @@ instead of waiting for it at the end of each iteration.
              yield warpgroup_wait {num = 1}(acc')
     after:   warpgroup_wait {num = 0} on the loop's result
 
-The copies into the in-flight dot's buffers (and the commits after the first of them, and the
-address computations only they use) move after the last dot, Triton's order: they are issued
-while it runs, and the slot they overwrite held the previous iteration's operands, which the
-previous dot may read until dot0's wait (tilegpu-insert-barriers puts the barrier between, after
-the last dot's issue, as Triton's second barrier).  `LATE_COPIES` off puts them right after
-dot0's wait instead (registers: D=64 128x64x3 123, D=128 153, against 118 and 152 late).
-Other copies (K's) stay ahead of dot0, in the shadow of the previous iteration's dot.
+The copies into the in-flight dot's buffers (cp.async's, with the commits after the first of
+them; or the TMA pipeliner's `tma_load`s, which arrive on a later slot's mbarrier and may pass
+this slot's `mbarrier_wait`), and the address computations only they use, move after the last
+dot, Triton's order: they are issued while it runs, and the slot they overwrite held the
+previous iteration's operands, which the previous dot may read until dot0's wait
+(tilegpu-insert-barriers puts the barrier between, after the last dot's issue, as Triton's
+second barrier).  `LATE_COPIES` off puts them right after dot0's wait instead (registers: D=64
+128x64x3 123, D=128 153, against 118 and 152 late).  Other copies (K's) stay ahead of dot0, in
+the shadow of the previous iteration's dot.
 
 Taken when, in one scf.for body, with dot0 the first and dot the last `warpgroup_dot` of the
 body (both synchronous, distinct):
 
 * dot accumulates in f32/i32 (no fp8 partial sums), its result's only use is the yield, at the
-  position of a carried value `acc` whose every use follows dot0 in the body;
+  position of a carried value `acc` whose every use follows dot0 in the body (a carried
+  accumulator started from zeros is carried in dot's layout: tilegpu-assign-layouts'
+  `dot_carried`, else a conversion would sit between);
 * dot's shared operands are buffers allocated before the loop (live across it) that the loop
   writes by async copies only (a slot of the pipeliner's ring, a hoisted invariant operand): a
   buffer written in the body would be overwritten under the dot in flight;
-* no `async_wait` lies between the first copy that moves and dot0.
+* no `async_wait` lies between the first copy that moves and dot0;
+* a warp-specialized consumer's slot release (one `mbarrier_arrive` after dot, no predicate,
+  on `memdesc_index(empty ring, slot)` with the slot computed from the induction variable by
+  arith ops) is delayed: iteration k's goes to iteration k + 1, right after dot0's wait (dot(k)
+  done; predicated off at the first iteration), the last iteration's after the loop's wait when
+  the loop is nested in another (a persistent producer goes on; tilegpu-warp-specialize's own
+  asynchronous GEMM consumer releases the same way); any other
+  `mbarrier_arrive` after dot0 leaves the loop alone (the producer would refill a slot dot
+  still reads).
 
-Off by default (`ENABLED`: whether the nvidia backend runs it; tilework-opt runs it when
-named): correct on the SIMT emulator, but its speed is unmeasured and it
-costs registers (P, wgmma's register A, and the accumulator stay live across the back edge:
-attention D=64 128x64, 8 warps, 3 stages 114 -> 118, still two programs per SM; D=128 136 ->
-152; some configs cross 128 registers, some fall below it).
-`benchmarks/tools/ab_attention.py --on overlap-dots` switches it on, in a fresh cache folder
-(the flag is not part of the disk cache's key).  Skipped when the accumulator holds 128 or more
-registers a thread (where ptxas already spills, it spilled more).
+`CompileOptions.overlap_dots` (`TILEWORK_OVERLAP_DOTS=1`, in the cache key) runs it on NVIDIA
+wgmma targets; off by default; tilework-opt runs it when named.  Correct on the SIMT emulator
+(the pointer forward); it costs registers (P, wgmma's register A, and the accumulator stay
+live across the back edge: attention D=64 128x64, 8 warps, 3 stages 114 -> 118, still two
+programs per SM; D=128 136 -> 152; some configs cross 128 registers, some fall below it).
+`benchmarks/tools/ab_attention.py --on overlap-dots` switches it on.  Skipped when the
+accumulator holds 128 or more registers a thread (where ptxas already spills, it spilled
+more).
 """
 from __future__ import annotations
 
@@ -52,12 +64,12 @@ from tilework.dialects.opdefs.wgmma import is_async
 
 from .module_info import kernels
 from .pass_base import Pass, register
-from .pipeline_common import inside, next_op, wait_result
+from .pipeline_common import arith, clone_slice, inside, invariant_in, next_op, wait_result
 
-ENABLED = False
 LATE_COPIES = True  # the moved copies go after the last dot, not right after dot0's wait
 _MAX_ACC_REGS = 128  # accumulator registers a thread at which the loop is left alone
 _PURE = frozenset(opdefs.PURE_OPS) - {"tile.dot", "tile.reduce", "tile.scan"}
+_COPIES = ("tilegpu.async_copy", "tilegpu.tma_load")  # (cp.async; TMA's, by the TMA pipeliner)
 
 
 def _root(v):
@@ -124,22 +136,122 @@ def plan(loop, threads: int = 128):
             return None
     if not all(_copied_only(v, loop) for v in list(dot.operands)[:2] if T.is_memdesc(v.type)):
         return None
+    release = _release(loop, ops, pos, dot0, dot)
+    if release is False:
+        return None
     roots = {_root(v) for v in list(dot.operands)[:2] if T.is_memdesc(v.type)}
     before = ops[:pos[dot0]]
-    copies = [op for op in before if op.name == "tilegpu.async_copy"
-              and _root(op.operands[1]) in roots]
+    copies = [op for op in before if op.name in _COPIES and _root(op.operands[1]) in roots]
     if not copies:
-        return dot0, dot, c, []
+        return dot0, dot, c, [], release
     first = pos[copies[0]]
     if any(op.name == "tilegpu.async_wait" for op in ops[first:pos[dot0]]):
-        return None
+        return None  # (a TMA copy may pass an mbarrier_wait: it arrives on a later slot's)
     moved = set(copies) | {op for op in ops[first:pos[dot0]]
                            if op.name == "tilegpu.async_commit_group"}
     for op in reversed(before):  # their address slices, when nothing else uses them
         if op not in moved and _pure(op) and len(op.results) and all(
                 u.owner in moved for r in op.results for u in r.uses):
             moved.add(op)
-    return dot0, dot, c, [op for op in before if op in moved]
+    return dot0, dot, c, [op for op in before if op in moved], release
+
+
+def _iv_slice(v, body, iv):
+    """The body's ops computing `v` from the induction variable and values from outside the
+    loop (arith only), in program order; None if it needs anything else."""
+    out, todo = set(), [v]
+    while todo:
+        x = todo.pop()
+        owner = x.owner
+        if isinstance(owner, ir.Block):
+            if owner == body and x != iv:
+                return None  # (a carried value)
+            continue
+        op = owner.operation if hasattr(owner, "operation") else owner
+        if op.block != body or op in out:
+            continue
+        if op.regions or not op.name.startswith("arith."):
+            return None
+        out.add(op)
+        todo += list(op.operands)
+    return [o.operation for o in body.operations if o.operation in out]
+
+
+def _release(loop, ops, pos, dot0, dot):
+    """A warp-specialized consumer's slot release after the last dot (tilegpu-warp-specialize:
+    `mbarrier_arrive` on the slot's empty barrier, handing the slot back to the producer):
+    (arrive, its barrier view, the view's index slice), to be delayed until dot is done, or
+    None if there is none; False if there are several, one with a predicate or before dot,
+    or one whose slot the iteration's induction variable alone does not give."""
+    arrives = [op for op in ops[pos[dot0]:] if op.name == "tilegpu.mbarrier_arrive"]
+    if not arrives:
+        return None
+    arrive = arrives[0]
+    if len(arrives) != 1 or pos[arrive] < pos[dot] or len(arrive.operands) != 1:
+        return False
+    view = arrive.operands[0].owner
+    if isinstance(view, ir.Block) or view.name != "tilegpu.memdesc_index" or \
+            not invariant_in(view.operands[0], loop):
+        return False
+    body = loop.regions[0].blocks[0]
+    sl = _iv_slice(view.operands[1], body, body.arguments[0])
+    return False if sl is None else (arrive, view, view.operands[0], view.operands[1],
+                                     view.results[0].type, sl)
+
+
+def _release_at(loop, release, iv_value, pred):
+    """The release's arrive for the iteration whose induction variable is `iv_value` (at the
+    insertion point), where `pred` holds."""
+    ring, index, ty, sl = release[2:]
+    env = {loop.regions[0].blocks[0].arguments[0]: iv_value}
+    clone_slice(sl, env)
+    bar = B.build_memdesc_index(None, ring, env.get(index, index), result_type=ty)
+    B.build_mbarrier_arrive(None, bar, pred)
+
+
+def _delay_release(loop, release, after_wait):
+    """Iteration k's release moves to iteration k + 1, after dot0's wait (dot(k) is then
+    done; predicated off at k = 0); the caller releases the last iteration's after the loop."""
+    arrive, view = release[:2]
+    lb, ub, step = list(loop.operands)[:3]
+    iv = loop.regions[0].blocks[0].arguments[0]
+    with ir.InsertionPoint(next_op(after_wait)), arrive.location:
+        _release_at(loop, release, arith("arith.subi", iv, step), _cmp(1, iv, lb))  # ne
+    arrive.erase()
+    if not list(view.results[0].uses):
+        view.erase()
+    return lb, ub, step
+
+
+def _release_last(loop, release, lb, ub, step):
+    n = arith("arith.divsi", arith("arith.subi", arith("arith.addi", ub, step), arith(
+        "arith.addi", lb, _one(lb))), step)  # (trips: ceil((ub - lb) / step), step > 0)
+    last = arith("arith.addi", lb, arith("arith.muli", arith("arith.subi", n, _one(n)), step))
+    _release_at(loop, release, last, _cmp(2, lb, ub))  # slt
+
+
+def _in_loop(op) -> bool:
+    """Whether `op` is nested in another scf.for (the producer then issues past its last
+    iteration and waits for that slot; else nothing waits for it: tilegpu-warp-specialize
+    releases it only then too, and an arrive after the loop's wait makes ptxas serialize every
+    wgmma of a causal forward, C7515)."""
+    op = op.parent
+    while op is not None and op.name != "func.func":
+        if op.name == "scf.for":
+            return True
+        op = op.parent
+    return False
+
+
+def _one(like):
+    return ir.Operation.create("arith.constant", results=[like.type], attributes={
+        "value": ir.IntegerAttr.get(like.type, 1)}).results[0]
+
+
+def _cmp(pred: int, a, b):
+    return ir.Operation.create("arith.cmpi", results=[ir.IntegerType.get_signless(1)],
+                               operands=[a, b], attributes={"predicate": ir.IntegerAttr.get(
+                                   ir.IntegerType.get_signless(64), pred)}).results[0]
 
 
 def overlap_dots(module_op, pctx=None):
@@ -149,7 +261,7 @@ def overlap_dots(module_op, pctx=None):
             p = plan(loop, threads)
             if p is None:
                 continue
-            dot0, dot, c, moved = p
+            dot0, dot, c, moved, release = p
             acc = list(loop.regions[0].blocks[0].arguments)[1 + c]
             yield_op = list(loop.regions[0].blocks[0].operations)[-1].operation
             with ir.InsertionPoint(next_op(dot0)), dot0.location:
@@ -165,8 +277,11 @@ def overlap_dots(module_op, pctx=None):
             with ir.InsertionPoint(yield_op), dot.location:
                 yield_op.operands[c] = B.build_warpgroup_wait(None, dot.results[0], num=1,
                                                               result_type=dot.results[0].type)
+            bounds = _delay_release(loop, release, done.owner) if release else None
             with ir.InsertionPoint(next_op(loop)), loop.location:
                 wait_result(loop.results[c])
+                if release and _in_loop(loop):  # (a persistent producer goes on past it)
+                    _release_last(loop, release, *bounds)
 
 
 register(Pass("tilegpu-overlap-dots",

@@ -77,12 +77,25 @@ def _first_use(v, op) -> bool:
     return True
 
 
+def _reaches(v, arg, body, depth: int) -> bool:
+    """`v` is `arg` or computed from it in `body` by elementwise ops of its shape."""
+    if v == arg:
+        return True
+    op = defining_op(v)
+    if op is None or op.block != body or op.regions or len(op.results) != 1 or depth > 8 or \
+            not op.name.startswith(("arith.", "math.")) or \
+            T.shape_of(v.type) != T.shape_of(arg.type):
+        return False
+    return any(_reaches(o, arg, body, depth + 1) for o in op.operands if T.is_tensor(o.type))
+
+
 class _Assigner:
     def __init__(self, f, num_warps, warp_size, target=None, options=None):
         self.defaults = choose_defaults(f, num_warps, warp_size)
         self.num_warps, self.warp_size = num_warps, warp_size
         self.target, self.options = target, options
         self.hints = access_hints(f, self.defaults, num_warps, warp_size)
+        self.anchored = set()  # carried accumulators given their dot's layout (`dot_carried`)
 
     def hint(self, v):
         """The layout a load's address computation asks `v` to take (layout_hints), or None."""
@@ -292,12 +305,38 @@ class _Assigner:
         after `op`, not yet assigned, see the layout it adopts): its layout may follow what the
         loop body computes (no conversion per iteration)."""
         it = self._iter_arg(v)
-        if it is None:
+        if it is None or v in self.anchored:
             return False
         if sum(1 for _ in v.uses) != 1 and (op is None or not _first_use(v, op)):
             return False
-        init = it[0].operands[3 + it[1]]
-        src = defining_op(init)
+        return self.flexible_init(*it)
+
+    def dot_carried(self, loop, i: int):
+        """The accumulator layout of the tensor-core dot whose result `loop` yields at `i`,
+        when the carried tile starts from a constant and reaches the dot's accumulator only
+        through elementwise ops (attention's `acc * alpha`, before `dot(p, v, acc)`); else None.
+        Adopting it at its first reader instead (the rescale, in the layout of S's mma, whose
+        instruction N differs) would carry it in another layout than the dot's, with a
+        conversion (equal maps, no instruction) before the dot and one before the yield: the
+        dot's result would not be the yielded value, which tilegpu-overlap-dots needs."""
+        body = loop.regions[0].blocks[0]
+        arg = body.arguments[i + 1]
+        # (wgmma targets only: elsewhere nothing needs it, and the conversion it moves to the
+        # factor is not free between other layouts' accumulators)
+        if self.target is None or not self.target.has("wgmma") or \
+                not T.is_tensor(arg.type) or not self.flexible_init(loop, i):
+            return None
+        yld = body.operations[len(body.operations) - 1].operation
+        dot = defining_op(yld.operands[i])
+        if dot is None or dot.name != "tile.dot" or dot.block != body or \
+                not _reaches(dot.operands[2], arg, body, 0):
+            return None
+        choice = choose_dot_layouts(self.target, dot, self.num_warps, self.options)
+        return None if choice is None else choice[0]
+
+    @staticmethod
+    def flexible_init(loop, i: int) -> bool:
+        src = defining_op(loop.operands[3 + i])
         while src is not None and src.name == "tilegpu.convert_layout":
             src = defining_op(src.operands[0])
         return src is not None and src.name in ("arith.constant", "tile.splat")
@@ -323,6 +362,12 @@ class _Assigner:
                 if h is not None:
                     self.convert(op, 3 + i, h)
                     layouts[i] = h
+            for i, a in enumerate(list(body.arguments)[1:]):
+                acc = self.dot_carried(op, i)
+                if acc is not None:
+                    self.convert(op, 3 + i, acc)
+                    layouts[i] = acc
+                    self.anchored.add(a)
             for a, lay in zip(list(body.arguments)[1:], layouts):
                 if lay is not None:
                     self.set(a, lay)

@@ -421,7 +421,8 @@ def _lower_ops(ctx: LoweringContext, ops):
 
 
 def _convert_func(f, gpu_module, target, arch, num_warps, warp_size, functions, shared,
-                  maxnreg=None, facts=None, buffer_ops=False, ring_k_step=False):
+                  maxnreg=None, facts=None, buffer_ops=False, ring_k_step=False,
+                  tma_elect=False):
     f = f.operation
     name = ir.StringAttr(f.attributes["sym_name"]).value
     ftype = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
@@ -430,6 +431,7 @@ def _convert_func(f, gpu_module, target, arch, num_warps, warp_size, functions, 
     ctx.facts = facts
     ctx.buffer_ops = buffer_ops  # AMD: masked loads/stores as buffer ops (rules/memory_amd.py)
     ctx.ring_k_step = ring_k_step  # wgmma ring slots' K steps as additions (rules/dot_wgmma.py)
+    ctx.tma_elect = tma_elect  # TMA loads' copies by an elect.sync lane of warp 0 (rules/tma.py)
     arg_types = [ctx.scalar_type(t) for t in ftype.inputs]
     for i in _tma_args(f):  # a tensor map: a by-value parameter, addressed generically
         arg_types[i] = ir.Type.parse("!llvm.ptr")
@@ -505,7 +507,8 @@ def _to_llvm(module_op, pctx):
     for f in funcs:
         _convert_func(f, gm, pctx.backend, pctx.arch, nw, ws, functions, shared,
                       pctx.extra.get("maxnreg"), pctx.target, buffer_ops,
-                      bool(getattr(pctx.options, "wgmma_ring_k_step", False)))
+                      bool(getattr(pctx.options, "wgmma_ring_k_step", False)),
+                      bool(getattr(pctx.options, "tma_elect", False)))
         f.erase()
     for h in helpers:
         h.erase()

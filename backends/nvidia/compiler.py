@@ -8,7 +8,6 @@ import subprocess
 import tempfile
 
 from tilework.errors import StageError
-from tilework.lowering import dot_overlap
 
 from .. import common
 from ..common import Backend
@@ -77,7 +76,7 @@ class NVIDIABackend(Backend):
         passes = passes + ["tilegpu-warp-specialize"]
         if self.target.capability >= 90:  # host descriptors' blocks by TMA
             passes = passes + ["tilegpu-pipeline-tma", "tilegpu-tma-loads", "tilegpu-tma-stores"]
-        if self.target.has("wgmma") and dot_overlap.ENABLED:  # (off by default: its docstring)
+        if self.target.has("wgmma") and options.overlap_dots:  # (off by default: its docstring)
             passes = passes + ["tilegpu-overlap-dots"]
         passes = passes + common.access_passes() + common.shared_memory_passes()
         if self.target.has("wgmma"):  # wgmma operands fenced where they are written

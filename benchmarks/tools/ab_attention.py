@@ -2,14 +2,17 @@
 --off NAME [attention.py's arguments]` runs the benchmark with one change switched off in this
 process (NAME: transposed-hint, loop-converts, zero-acc, exp2-ftz, slot-views, equal-buffers,
 proxy-fence, desc-add, cp-async-fence, overlap-late-copies), or `--on NAME` with one that is
-off by default (invariant-operands, overlap-dots, swizzled-k-step), for comparing against a
-plain run in the same session on the same GPU.  With a change switched, kernels compile into a
-fresh cache folder (the disk cache's key hashes the compiler's sources, not this process's
-switches).
+off by default (invariant-operands, overlap-dots, tma-elect, ring-k-step, swizzled-k-step), for
+comparing against a plain run in the same session on the same GPU.  With a change switched,
+kernels compile into a fresh cache folder (the disk cache's key hashes the compiler's sources,
+not this process's switches).
 
 `--variants "base; off=cp-async-fence on=overlap-dots; ..."` runs one child process per variant
 (`;` between variants, each `base` or its switches) and prints their tilework TFLOP/s side by
-side; the first variant runs every side asked (`--sides`), the others tilework only."""
+side; the first variant runs every side asked (`--sides`), the others its tilework sides only
+(tilework, tilework-tma, tilework-tma-ws, tilework-ptr), each against variant 0's SDPA and
+Triton (triton-tma for the -tma sides).  `overlap-dots`, `tma-elect` and `ring-k-step` set their
+CompileOptions' environment variables (in the cache key); the others patch this process."""
 import importlib.util
 import json
 import os
@@ -68,8 +71,11 @@ def switch_on(name):
         import tilework.lowering.rules.dot_wgmma as W
         W.RING_K_STEP = True
     elif name == "overlap-dots":  # attention's P @ V wgmma in flight across the back edge
-        import tilework.lowering.dot_overlap as O
-        O.ENABLED = True
+        os.environ["TILEWORK_OVERLAP_DOTS"] = "1"  # (CompileOptions.overlap_dots: in the key)
+    elif name == "tma-elect":  # TMA loads' copies by an elect.sync lane of warp 0
+        os.environ["TILEWORK_TMA_ELECT"] = "1"  # (CompileOptions.tma_elect: in the key)
+    elif name == "ring-k-step":  # CompileOptions.wgmma_ring_k_step (swizzled-k-step's option)
+        os.environ["TILEWORK_WGMMA_RING_K_STEP"] = "1"
     else:
         raise SystemExit(f"unknown change {name!r}")
 
@@ -79,8 +85,12 @@ def _row_key(r):
 
 
 def run_variants(spec, args):
-    """Each variant of `spec` in a child process; a table of their tilework figures."""
+    """Each variant of `spec` in a child process; a table of their tilework figures (each
+    tilework side asked: tilework, tilework-tma, tilework-tma-ws, tilework-ptr)."""
     variants = [v.strip() for v in spec.split(";") if v.strip()]
+    asked = args[args.index("--sides") + 1].split(",") if "--sides" in args else \
+        ["sdpa", "triton", "tilework"]
+    tw_sides = [x for x in asked if x.startswith("tilework")] or ["tilework"]
     results = []
     for i, v in enumerate(variants):
         switches = []
@@ -93,7 +103,7 @@ def run_variants(spec, args):
         if i and "--sides" in rest:
             del rest[rest.index("--sides"):rest.index("--sides") + 2]
         if i:
-            rest += ["--sides", "tilework"]
+            rest += ["--sides", ",".join(tw_sides)]
         with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
             out = f.name
         env = dict(os.environ)
@@ -107,23 +117,29 @@ def run_variants(spec, args):
                 results.append({_row_key(r): r for r in json.load(f)["rows"]})
         except (OSError, ValueError):
             results.append({})
-    print("\n# tilework TFLOP/s per variant (x: / Triton of variant 0), chosen config")
+    print("\n# tilework TFLOP/s per variant (x: / SDPA, t: / Triton on the same source, of "
+          "variant 0), chosen config")
     for i, v in enumerate(variants):
         print(f"#  v{i}: {v}")
-    print(f"{'pass':7} {'N':>6} {'D':>4} {'causal':>6} {'triton':>8} " +
-          " ".join(f"{'v' + str(i):>24}" for i in range(len(variants))))
+    print(f"{'pass':7} {'N':>6} {'D':>4} {'causal':>6} {'side':>16} {'sdpa':>8} "
+          f"{'triton':>8} " + " ".join(f"{'v' + str(i):>34}" for i in range(len(variants))))
     for key in results[0] if results else []:
-        tr = results[0][key].get("triton", {}).get("tflops")
-        cells = []
-        for res in results:
-            tw = res.get(key, {}).get("tilework", {})
-            if "tflops" in tw:
-                x = f" x{tw['tflops'] / tr:.3f}" if tr else ""
-                cells.append(f"{tw['tflops']:6.1f}{x} {tw.get('fwd_config') or '':>10}")
-            else:
-                cells.append("-")
-        print(f"{key[0]:7} {key[1]:6d} {key[2]:4d} {str(key[3]):>6} " +
-              f"{tr or 0:8.1f} " + " ".join(f"{c:>24}" for c in cells), flush=True)
+        base = results[0][key]
+        sd = base.get("sdpa", {}).get("tflops")
+        for side in tw_sides:
+            tr = base.get("triton-tma" if "-tma" in side else "triton", {}).get("tflops")
+            cells = []
+            for res in results:
+                tw = res.get(key, {}).get(side, {})
+                if "tflops" in tw:
+                    x = f" x{tw['tflops'] / sd:.3f}" if sd else ""
+                    t = f" t{tw['tflops'] / tr:.3f}" if tr else ""
+                    cells.append(f"{tw['tflops']:6.1f}{x}{t} {tw.get('fwd_config') or '':>10}")
+                else:
+                    cells.append("-")
+            print(f"{key[0]:7} {key[1]:6d} {key[2]:4d} {str(key[3]):>6} {side:>16} "
+                  f"{sd or 0:8.1f} {tr or 0:8.1f} " + " ".join(f"{c:>34}" for c in cells),
+                  flush=True)
 
 
 if __name__ == "__main__":

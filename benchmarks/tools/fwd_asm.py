@@ -1,14 +1,19 @@
-"""Dumps PTX and SASS of the attention forward (examples/attention.py's attn_fwd_kernel),
-compiled for sm_90a by tilework and by Triton from the same source, with no GPU: the figures
-of docs/performance.md's "fwd analysis".
+"""Dumps PTX and SASS of the attention forward (examples/attention.py's attn_fwd_kernel, or
+with `--kernel tma` examples/attention_tma.py's descriptor form), compiled for sm_90a by
+tilework and by Triton from the same source, with no GPU: the figures of
+docs/performance.md's "fwd analysis".
 
     PYTHONPATH=/tmp/tsite python benchmarks/tools/fwd_asm.py OUTDIR [--d 64,128]
         [--configs 128x64w8s3,128x128w8s2] [--causal 0,1] [--sides tilework,triton]
+        [--kernel ptr|tma] [--ws] [--on overlap-dots] [--off NAME]
 
 Writes OUTDIR/<side>_d<D>_<cfg>_c<causal>.{ptx,sass} and prints per file: counts of PTX
 instruction kinds (wgmma, wait_group, bar.sync, ex2, shfl, cvt, shared accesses, cp.async, ...),
 registers, spills, SASS instructions, and in the key loops' SASS bodies: instructions,
-MEMBAR.ALL.CTA (fence.proxy.async), BAR.SYNC and WARPGROUP.DEPBAR (wgmma waits).
+MEMBAR.ALL.CTA (fence.proxy.async), BAR.SYNC, WARPGROUP.DEPBAR (wgmma waits), HGMMA,
+SYNCS.PHASECHK (mbarrier waits), MUFU.EX2 and FFMA.  The TMA kernel is compiled with
+`CompileOptions.from_env` (so `--on overlap-dots`, which sets TILEWORK_OVERLAP_DOTS, applies);
+`--ws` sets its WARP_SPECIALIZE (Triton 3.6 ignores it on Hopper).
 """
 import argparse
 import functools
@@ -52,6 +57,62 @@ def tilework_kernel(d, causal, cfg):
                           constexprs=dict(HEAD_DIM=d, CAUSAL=bool(causal), EVEN_N=True, **kw),
                           num_warps=warps, num_stages=stages, cache=False)
     return ck.asm["ptx"], ck.asm.get("cubin")
+
+
+def _tma_setup(d, causal, cfg, ws, tl, td):
+    """(signature, constexprs, names divisible by 16) of attn_fwd_tma_kernel (fp16, even N)."""
+    kw, warps, stages = parse_cfg(cfg)
+    bm, bn = kw["BLOCK_M"], kw["BLOCK_N"]
+    sig = {"sm_scale": tl[0], "LSE": tl[1], "O": tl[2], "desc_q": td(bm), "desc_k": td(bn),
+           "desc_v": td(bn), "desc_o": td(bm), "H": tl[3], "GROUP": tl[3], "N_CTX": tl[3]}
+    cx = dict(HEAD_DIM=d, CAUSAL=bool(causal), EVEN_N=True, WARP_SPECIALIZE=bool(ws), **kw)
+    return sig, cx, ("LSE", "O", "N_CTX"), warps, stages
+
+
+def tilework_tma_kernel(d, causal, cfg, ws=False):
+    import tilework.language as tl
+    from tilework import CompileOptions
+    from tilework.compiler.driver import ASTSource, compile
+    from tilework.language.descriptor import tensor_descriptor_type as TD
+    import attention_tma as AT
+    sig, cx, div, warps, stages = _tma_setup(
+        d, causal, cfg, ws, (tl.float32, tl.pointer_type(tl.float32),
+                             tl.pointer_type(tl.float16), tl.int32),
+        lambda rows: TD(tl.float16, [rows, d]))
+    ck = compile(ASTSource(AT.attn_fwd_tma_kernel, sig, cx,
+                           {n: {"tile.divisibility": 16} for n in div}), "sm_90a",
+                 CompileOptions.from_env(num_warps=warps, num_stages=stages), cache=False)
+    return ck.asm["ptx"], ck.asm.get("cubin")
+
+
+def triton_tma_kernel(d, causal, cfg, ws=False):
+    import triton
+    from triton.backends.compiler import GPUTarget
+    mod = _triton_module("attention_tma.py")
+    sig, cx, div, warps, stages = _tma_setup(d, causal, cfg, ws,
+                                             ("fp32", "*fp32", "*fp16", "i32"),
+                                             lambda rows: f"tensordesc<fp16[{rows}, {d}]>")
+    s = dict(sig)
+    s.update({k: "constexpr" for k in cx})
+    names = list(mod.attn_fwd_tma_kernel.arg_names)
+    attrs = {(names.index(n),): [["tt.divisibility", 16]] for n in div}
+    k = triton.compile(triton.compiler.ASTSource(mod.attn_fwd_tma_kernel, s, cx, attrs),
+                       target=GPUTarget("cuda", 90, 32),
+                       options={"num_warps": warps, "num_stages": stages})
+    return k.asm["ptx"], k.asm["cubin"]
+
+
+def _triton_module(example):
+    import shutil
+    if "TRITON_PTXAS_PATH" not in os.environ and shutil.which("ptxas"):
+        os.environ["TRITON_PTXAS_PATH"] = shutil.which("ptxas")  # (its own may not be +x)
+    import importlib.util
+    sys.path.insert(0, HERE)
+    spec = importlib.util.spec_from_file_location("attention_benchmark",
+                                                  os.path.join(HERE, "..", "attention.py"))
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    return bench.triton_attention(example)
 
 
 def triton_kernel(d, causal, cfg):
@@ -129,7 +190,8 @@ KINDS = {"wgmma": r"wgmma\.mma_async", "wait_group": r"wgmma\.wait_group",
 
 def loop_sass(sass):
     """The SASS instructions of the key loops' bodies (from a backward branch's target to it)
-    that hold HGMMA, as lists of opcodes."""
+    that hold HGMMA, as lists of opcodes.  A range holding EXIT is not a loop: ptxas puts an
+    mbarrier wait's retry after the kernel's end, branching back into the loop."""
     ins = []
     for ln in sass.splitlines():
         m = re.match(r"\s+/\*([0-9a-f]{4})\*/\s+(.*?);", ln)
@@ -140,7 +202,7 @@ def loop_sass(sass):
         b = re.search(r"BRA (0x[0-9a-f]+)", text)
         if b and int(b[1], 16) < addr:
             body = [t for a, t in ins if int(b[1], 16) <= a <= addr]
-            if any("HGMMA" in t for t in body):
+            if any("HGMMA" in t for t in body) and not any(t.startswith("EXIT") for t in body):
                 loops.append([re.sub(r"^@!?U?P\w+\s+", "", t).split()[0] for t in body])
     return loops
 
@@ -152,6 +214,9 @@ def figures(ptx, info, sass):
     f["loop_membar"] = sum(b.count("MEMBAR.ALL.CTA") for b in loops)
     f["loop_bar"] = sum(b.count("BAR.SYNC.DEFER_BLOCKING") for b in loops)
     f["loop_wgwait"] = sum(b.count("WARPGROUP.DEPBAR.LE") for b in loops)
+    for key, op in (("loop_hgmma", "HGMMA"), ("loop_syncs", "SYNCS.PHASECHK"),
+                    ("loop_ex2", "MUFU.EX2"), ("loop_ffma", "FFMA")):
+        f[key] = sum(1 for b in loops for t in b if t.startswith(op))
     f["regs"] = int(re.search(r"Used (\d+) registers", info).group(1))
     sp = re.search(r"(\d+) bytes spill stores", info)
     f["spill"] = int(sp.group(1)) if sp else 0
@@ -166,6 +231,8 @@ def main():
     ap.add_argument("--configs", default="128x64w8s3,128x128w8s2")
     ap.add_argument("--causal", default="0")
     ap.add_argument("--sides", default="tilework,triton")
+    ap.add_argument("--kernel", default="ptr", choices=["ptr", "tma"])
+    ap.add_argument("--ws", action="store_true", help="the TMA kernel's WARP_SPECIALIZE")
     ap.add_argument("--off", action="append", default=[],
                     help="a change switched off (ab_attention.py's names)")
     ap.add_argument("--on", action="append", default=[],
@@ -179,6 +246,9 @@ def main():
         ab_attention.switch_on(name)
     os.makedirs(a.out, exist_ok=True)
     sides = {"tilework": tilework_kernel, "triton": triton_kernel}
+    if a.kernel == "tma":
+        sides = {"tilework": lambda d, c, cfg: tilework_tma_kernel(d, c, cfg, a.ws),
+                 "triton": lambda d, c, cfg: triton_tma_kernel(d, c, cfg, a.ws)}
     rows = []
     for d in map(int, a.d.split(",")):
         for cfg in a.configs.split(","):

@@ -2,7 +2,8 @@
 SHA-256 per case: the descriptor GEMM (benchmarks/tma_matmul.py, TMA store on, off and its
 block-pointer fallback), examples/persistent_matmul.py, examples/matmul.py's configs (skinny
 and split-K included) and examples/attention.py's forward and backward, each with
-`wgmma_cp_async_fence` on and off.  No GPU; ptxas is not run (PTX only).
+`wgmma_cp_async_fence` on and off, and examples/attention_tma.py's forward (warp-specialized
+or not).  No GPU; ptxas is not run (PTX only).
 
     python benchmarks/tools/ptx_identity.py OUT.json [--only SUBSTRING] [--ptx-dir DIR]
     python benchmarks/tools/ptx_identity.py --compare BEFORE.json AFTER.json
@@ -211,6 +212,25 @@ def cases():
                     out[f"attn_bwd/{which}/d{d}/causal-{causal}/{tag}"] = api(
                         fn, bsig(which), cx, num_warps=cfg.num_warps,
                         num_stages=cfg.num_stages, wgmma_cp_async_fence=fence)
+    import attention_tma as AT  # the descriptor forward (its own configs; no cp.async fence)
+    for d in (64, 128):
+        for causal in (False, True):
+            for ws in (False, True):
+                for i, c in enumerate(AT.FWD_TMA_CONFIGS):
+                    if not AT.config_fits(c, d):
+                        continue
+                    bm, bn = c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]
+                    sig = {"sm_scale": tl.float32, "LSE": tl.pointer_type(tl.float32),
+                           "O": tl.pointer_type(f16), "desc_q": TD(f16, [bm, d]),
+                           "desc_k": TD(f16, [bn, d]), "desc_v": TD(f16, [bn, d]),
+                           "desc_o": TD(f16, [bm, d]), "H": tl.int32, "GROUP": tl.int32,
+                           "N_CTX": tl.int32}
+                    cx = dict(HEAD_DIM=d, CAUSAL=causal, EVEN_N=True, WARP_SPECIALIZE=ws,
+                              **c.kwargs)
+                    attrs = {n: {"tile.divisibility": 16} for n in ("LSE", "O", "N_CTX")}
+                    out[f"attn_fwd_tma/d{d}/causal-{causal}/ws-{ws}/cfg{i}"] = ast(
+                        AT.attn_fwd_tma_kernel, sig, cx, attrs, num_warps=c.num_warps,
+                        num_stages=c.num_stages)
     return out
 
 

@@ -10,7 +10,10 @@ waits:
   transactions, must see the initialized barrier) and a CTA barrier (every thread may then
   wait on it, even when the pipeliner's waits sit in a loop);
 * `tma_load`: `mbarrier.arrive.expect_tx` of all the block's bytes (TMA counts whole boxes,
-  zero-filled out-of-bounds elements included), then one `cp.async.bulk.tensor.<r>d` per box:
+  zero-filled out-of-bounds elements included), then one `cp.async.bulk.tensor.<r>d` per box
+  (with `CompileOptions.tma_elect` the boxes go under the lane `elect.sync` picks in warp 0,
+  whose id is broadcast from lane 0: a predicate ptxas sees is warp-uniform, where thread 0's
+  makes it loop over the active lanes around each copy):
   an nvmma_shared buffer of swizzle S is copied as boxes S bytes wide, box j at byte
   j * rows * S of the buffer (the layout's column blocks) and inner coordinate + j * S /
   elem_bytes; a row-major buffer is one box.  Coordinates go innermost first;
@@ -69,6 +72,7 @@ def _addr(ctx, p) -> ir.Value:
 
 _ONE = "{ .reg .pred %%p; setp.eq.u32 %%p, $0, 0; %s }"  # the body under thread 0's predicate
 _ELECTED = "{ .reg .pred %%p; elect.sync _|%%p, 0xffffffff; %s }"  # ... one lane's of the warp
+_WARP0 = "{ .reg .pred %%p, %%e, %%q; setp.eq.u32 %%p, $0, 0; %s }"  # (tma_elect: %e, warp 0's)
 
 
 def _generic(ctx, desc) -> ir.Value:
@@ -233,15 +237,23 @@ def _tma_load(ctx, op, args):
         issuer = ctx.const(0)
     else:
         issuer = ctx.issuer_id()
+    # CompileOptions.tma_elect: the copies by the lane elect.sync picks in warp 0 (the warp id
+    # broadcast from lane 0, which ptxas sees is uniform), thread 0 arming the barrier
+    warp0 = not elected and getattr(ctx, "tma_elect", False) and ctx.ws_role != "producer"
+    uniform = ctx.warp_id_uniform() if warp0 else None
     if named["pred"] is not None:  # thread 0 where pred holds: issuer 0, else 1 (nobody)
         issuer = ctx.op1("arith.select", [args[-1], issuer, ctx.const(1)], ctx.i32)
-    ops = [issuer, bar_addr, desc]
+        if warp0:
+            uniform = ctx.op1("arith.select", [args[-1], uniform, ctx.const(1)], ctx.i32)
+    ops = [issuer, bar_addr, desc] + ([uniform] if warp0 else [])
     body = [f"@%p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], {buffer_bytes(md)};"]
+    if warp0:
+        body.append("setp.eq.u32 %e, $3, 0; elect.sync _|%q, 0xffffffff; and.pred %e, %e, %q;")
     for smem, cs in _box_operands(ctx, md, dst_addr, coords, ops):
-        body.append(f"@%p cp.async.bulk.tensor.{rank}d.shared::cluster.global.mbarrier::"
-                    f"complete_tx::bytes [{smem}], [$2, {{{cs}}}], [$1];")
-    _asm(ctx, (_ELECTED if elected else _ONE) % " ".join(body), ops,
-         "r,r,l" + ",r" * (len(ops) - 3))
+        body.append(f"@%{'e' if warp0 else 'p'} cp.async.bulk.tensor.{rank}d.shared::cluster."
+                    f"global.mbarrier::complete_tx::bytes [{smem}], [$2, {{{cs}}}], [$1];")
+    text = (_WARP0 if warp0 else _ELECTED if elected else _ONE) % " ".join(body)
+    _asm(ctx, text, ops, "r,r,l" + ",r" * (len(ops) - 3))
     return []
 
 

@@ -1,4 +1,5 @@
 // RUN: tilework-opt %s --split-input-file --tilegpu-to-llvm --target sm_90a | FileCheck %s
+// RUN: env TILEWORK_TMA_ELECT=1 tilework-opt %s --split-input-file --tilegpu-to-llvm --target sm_90a | FileCheck %s --check-prefix=ELECT
 
 // The TMA ops as inline PTX (rules/tma.py): thread 0 (a predicate in the asm) initializes the
 // mbarrier (and fences it for the async proxy), arms it with the copy's bytes and issues one
@@ -9,6 +10,11 @@
 
 // A 64 x 128 f16 buffer in the 128-byte swizzle is two boxes of 64 x 64: the second at byte
 // 64 * 128 of the buffer and inner coordinate + 64; the barrier expects all 16384 bytes.
+// CompileOptions.tma_elect: thread 0 arms the barrier, the copies go under the lane
+// elect.sync picks in warp 0 (the warp id broadcast from lane 0: warp-uniform for ptxas).
+// ELECT-LABEL: gpu.func @two_boxes(
+// ELECT: %[[W:[a-zA-Z_0-9]+]], %{{.+}} = gpu.shuffle  idx
+// ELECT: llvm.inline_asm has_side_effects asm_dialect = att "{ .reg .pred %p, %e, %q; setp.eq.u32 %p, $0, 0; @%p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], 16384; setp.eq.u32 %e, $3, 0; elect.sync _|%q, 0xffffffff; and.pred %e, %e, %q; @%e cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [$4], [$2, {$5, $6}], [$1]; @%e cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [$7], [$2, {$8, $9}], [$1]; }", "r,r,l,r,r,r,r,r,r,r,~{memory}" %{{.+}}, %{{.+}}, %arg0, %[[W]],
 // CHECK-LABEL: gpu.func @two_boxes(%arg0: !llvm.ptr, %arg1: i32, %arg2: i32)
 // CHECK: %[[SMEM:.+]] = llvm.mlir.addressof @tilework_smem
 // CHECK: %[[BARP:.+]] = llvm.getelementptr %[[SMEM]][16384]

@@ -50,14 +50,25 @@ def test_forward_loop_fences_once_after_the_copies_land(d, causal):
     assert spills(ck)[0] == 0, spills(ck)[1]
 
 
-# ---- tilegpu-overlap-dots (off by default): P @ V in flight across the back edge ------------
+# ---- tilegpu-overlap-dots (CompileOptions.overlap_dots): P @ V in flight across the back edge
 
 @pytest.fixture
 def overlap(monkeypatch, tmp_path):
-    """The pass on, compiling into a fresh cache (the flag is not part of the cache key)."""
-    from tilework.lowering import dot_overlap
-    monkeypatch.setattr(dot_overlap, "ENABLED", True)
+    """The pass on (CompileOptions.overlap_dots through its environment variable)."""
+    monkeypatch.setenv("TILEWORK_OVERLAP_DOTS", "1")
     monkeypatch.setenv("TILEWORK_CACHE_DIR", str(tmp_path))
+
+
+def test_overlap_dots_option(monkeypatch):
+    """CompileOptions.overlap_dots: off by default, filled from TILEWORK_OVERLAP_DOTS, in the
+    cache key, a bool only."""
+    import tilework
+    assert not tilework.CompileOptions().overlap_dots
+    monkeypatch.setenv("TILEWORK_OVERLAP_DOTS", "1")
+    on = tilework.CompileOptions.from_env()
+    assert on.overlap_dots and on.key() != tilework.CompileOptions().key()
+    with pytest.raises(ValueError, match="overlap_dots must be a bool, got 1"):
+        tilework.CompileOptions(overlap_dots=1)
 
 
 @pytest.mark.parametrize("d, causal, n, even", [
@@ -162,9 +173,8 @@ def test_forward_unfenced_emulated(no_copy_fence, monkeypatch, tmp_path, overlap
     from simt_emulator import Emulator
     from simt_wgmma import WgmmaError
     from test_attention_emulated import test_forward_sm90a_emulated
-    from tilework.lowering import dot_overlap
-    monkeypatch.setattr(dot_overlap, "ENABLED", overlapped)
-    monkeypatch.setenv("TILEWORK_CACHE_DIR", str(tmp_path))  # (ENABLED is not in the key)
+    monkeypatch.setenv("TILEWORK_OVERLAP_DOTS", str(int(overlapped)))
+    monkeypatch.setenv("TILEWORK_CACHE_DIR", str(tmp_path))
     with pytest.raises(WgmmaError, match="with no fence.proxy.async after"):
         test_forward_sm90a_emulated(64, False, 256, True)
     monkeypatch.setattr(Emulator, "cp_async_needs_proxy_fence", False)

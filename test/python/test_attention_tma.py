@@ -19,7 +19,7 @@ from test_attention_fwd_codegen import loop_bodies
 
 
 def compile_tma_fwd(d=128, causal=False, even=True, dt="fp16", bm=128, bn=64, warps=8,
-                    stages=3, ws=False):
+                    stages=3, ws=False, **opts):
     et = {"fp16": tl.float16, "bf16": tl.bfloat16, "e4m3": tl.float8e4nv,
           "e5m2": tl.float8e5}[dt]
     fp8 = dt in ("e4m3", "e5m2")  # (o fp16, V read transposed, as attention_forward does)
@@ -36,7 +36,8 @@ def compile_tma_fwd(d=128, causal=False, even=True, dt="fp16", bm=128, bn=64, wa
                              dict(HEAD_DIM=d, BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal,
                                   EVEN_N=even, WARP_SPECIALIZE=ws, V_T=fp8),
                              {n: {"tile.divisibility": 16} for n in div}),
-                   "sm_90a", CompileOptions(num_warps=warps, num_stages=stages), cache=False)
+                   "sm_90a", CompileOptions(num_warps=warps, num_stages=stages, **opts),
+                   cache=False)
 
 
 def key_loops(ck):
@@ -168,3 +169,90 @@ def test_fp8_forward(d, causal, even, dt):
         assert f"cvt.rn.satfinite.{dt}x2.f32" in text
         assert len(re.findall(r"cp\.async\.bulk\.tensor\.2d", text)) == 2
     assert spills_and_regs(ck)[0] == 0
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("d", [64, 128])
+def test_overlap_dots_key_loops(d, causal):
+    """CompileOptions.overlap_dots: in every key loop (causal: left of the diagonal and the
+    diagonal) K's copies and the slot's mbarrier wait come first, then S = q k^T, whose
+    wait_group 0 also completes the previous iteration's P v; P v is issued and left in
+    flight (wait_group 1 at the back edge), and V's copies into the slot the previous P v read
+    are issued after it, behind a barrier (Triton's order); every group is waited for after
+    the loops.  Without the option, P v is waited at once and both copies lead the loop."""
+    pat = re.compile(r"(wgmma\.mma_async)|wgmma\.wait_group\.sync\.aligned\s+(\d)|(bar\.sync)|"
+                     r"(cp\.async\.bulk\.tensor)|(mbarrier\.try_wait)")
+    boxes = d * 2 // 128
+
+    def events(text):
+        out = []
+        for m in pat.finditer(text):
+            ev = ("mma" if m[1] else f"wait{m[2]}" if m[2] else "bar" if m[3] else
+                  "tma" if m[4] else "mbwait")
+            if not out or out[-1] != ev or ev == "wait0":
+                out.append(ev)
+        return out
+
+    ck = compile_tma_fwd(d, causal, overlap_dots=True)
+    loops = key_loops(ck)
+    assert len(loops) == (2 if causal else 1)
+    for text in loops:
+        assert events(text) == ["tma", "mbwait", "mma", "wait0", "wait0", "mma", "bar", "tma",
+                                "wait1"], events(text)
+        tail = text[text.rindex("wgmma.mma_async"):]
+        assert len(re.findall(r"cp\.async\.bulk\.tensor\.2d", tail)) == boxes  # V's
+    ptx = ck.asm["ptx"]
+    after = ptx[ptx.index(loops[-1]) + len(loops[-1]):]
+    assert re.search(r"wgmma\.wait_group\.sync\.aligned\s+0", after)
+    n, regs = spills_and_regs(ck)
+    assert n == 0 and regs <= 168, ck.metadata["ptxas_info"]
+    assert "C7515" not in ck.metadata["ptxas_info"]  # (ptxas keeps the wgmmas pipelined)
+    for text in key_loops(compile_tma_fwd(d, causal)):  # the option off: as before
+        assert events(text) == ["bar", "tma", "mbwait", "mma", "wait0", "mma", "wait0"], \
+            events(text)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("d", [64, 128])
+def test_overlap_dots_warp_specialized_consumer(d, causal):
+    """A warp-specialized consumer releases each slot to the producer (mbarrier.arrive on its
+    empty barrier) after both dots: with P v(k) in flight the release of slot k moves to
+    iteration k + 1, right after S(k + 1)'s wait (P v(k) done); nothing waits for the last
+    slot (an arrive after the loop's wait made ptxas serialize every wgmma of the causal
+    kernel: C7515).  Causal's diagonal loop, which keeps the pipeliner, overlaps as without
+    warp specialization."""
+    pat = re.compile(r"(wgmma\.mma_async)|wgmma\.wait_group\.sync\.aligned\s+(\d)|"
+                     r"(mbarrier\.arrive\.shared)|(mbarrier\.try_wait)")
+    ck = compile_tma_fwd(d, causal, ws=True, overlap_dots=True)
+    ptx = ck.asm["ptx"]
+    loops = [b for b in loop_bodies(ptx) if "wgmma.mma_async" in b]
+    assert len(loops) == (2 if causal else 1)
+    ev = []
+    for m in pat.finditer(loops[0]):
+        e = "mma" if m[1] else f"wait{m[2]}" if m[2] else "arrive" if m[3] else "mbwait"
+        if not ev or ev[-1] != e or e == "wait0":
+            ev.append(e)
+    assert ev == ["mbwait", "mma", "wait0", "wait0", "arrive", "mma", "wait1"], ev
+    if causal:
+        assert re.search(r"wgmma\.wait_group\.sync\.aligned\s+1", loops[1])
+    assert spills_and_regs(ck)[0] == 0, ck.metadata["ptxas_info"]
+    assert "C7515" not in ck.metadata["ptxas_info"]  # (wgmmas not serialized)
+
+
+def test_tma_elect_option(monkeypatch):
+    """CompileOptions.tma_elect: off by default, filled from TILEWORK_TMA_ELECT, in the cache
+    key, a bool only; on, every TMA load of the forward is issued by the lane elect.sync picks
+    in warp 0 (thread 0 arms the barrier), off, by thread 0 (ptxas makes that a loop over the
+    active lanes: ELECT, BRA.U.ANY per copy)."""
+    from tilework import CompileOptions as O
+    assert not O().tma_elect
+    monkeypatch.setenv("TILEWORK_TMA_ELECT", "1")
+    assert O.from_env().tma_elect and O.from_env().key() != O().key()
+    with pytest.raises(ValueError, match="tma_elect must be a bool, got 1"):
+        O(tma_elect=1)
+    for elect in (False, True):
+        ptx = compile_tma_fwd(128, True, tma_elect=elect, overlap_dots=True).asm["ptx"]
+        copies = re.findall(r"@%(\w) cp\.async\.bulk\.tensor\.2d\.shared", ptx)
+        assert copies and set(copies) == {"e" if elect else "p"}, copies
+        assert ("elect.sync _|%q, 0xffffffff" in ptx) == elect
+        assert "mbarrier.arrive.expect_tx" in ptx

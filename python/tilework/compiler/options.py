@@ -44,6 +44,13 @@ class CompileOptions:
     # NVIDIA sm_90: a pipelined ring slot's wgmma K steps as descriptor additions (Triton's
     # code); off until timed (ptxas allocates worse for attention at D=128 causal)
     wgmma_ring_k_step: bool = False
+    # NVIDIA sm_90: tilegpu-overlap-dots, a multi-dot loop's last wgmma (attention's P v) in
+    # flight across the back edge (FA3's intra-warpgroup overlap; lowering/dot_overlap.py)
+    overlap_dots: bool = False
+    # NVIDIA sm_90: a TMA load's copies issued by the lane `elect.sync` picks in warp 0 (a
+    # warp-uniform predicate, Triton's form) instead of under thread 0's predicate, which ptxas
+    # turns into a loop over the active lanes per copy (rules/tma.py); off until timed
+    tma_elect: bool = False
     # AMD gfx9/gfx11: masked loads/stores of a scalar pointer + i32 offsets as buffer ops (no
     # branch per access); off: assumes offsets in [0, 2 GiB) where the mask holds, unchecked
     buffer_ops: bool = False
@@ -83,6 +90,10 @@ class CompileOptions:
         if not isinstance(self.wgmma_ring_k_step, bool):
             raise ValueError(f"wgmma_ring_k_step must be a bool, got "
                              f"{self.wgmma_ring_k_step!r}")
+        if not isinstance(self.overlap_dots, bool):
+            raise ValueError(f"overlap_dots must be a bool, got {self.overlap_dots!r}")
+        if not isinstance(self.tma_elect, bool):
+            raise ValueError(f"tma_elect must be a bool, got {self.tma_elect!r}")
         if not isinstance(self.huge_tile_bounds, bool):
             raise ValueError(f"huge_tile_bounds must be a bool, got {self.huge_tile_bounds!r}")
         if not isinstance(self.buffer_ops, bool):
@@ -117,6 +128,10 @@ class CompileOptions:
             env["wgmma_cp_async_fence"] = os.environ["TILEWORK_WGMMA_CP_ASYNC_FENCE"] == "1"
         if os.environ.get("TILEWORK_WGMMA_RING_K_STEP", "") in ("0", "1"):
             env["wgmma_ring_k_step"] = os.environ["TILEWORK_WGMMA_RING_K_STEP"] == "1"
+        if os.environ.get("TILEWORK_OVERLAP_DOTS", "") in ("0", "1"):
+            env["overlap_dots"] = os.environ["TILEWORK_OVERLAP_DOTS"] == "1"
+        if os.environ.get("TILEWORK_TMA_ELECT", "") in ("0", "1"):
+            env["tma_elect"] = os.environ["TILEWORK_TMA_ELECT"] == "1"
         if os.environ.get("TILEWORK_BUFFER_OPS", "") in ("0", "1"):
             env["buffer_ops"] = os.environ["TILEWORK_BUFFER_OPS"] == "1"
         if os.environ.get("TILEWORK_HUGE_TILE_BOUNDS", "") in ("0", "1"):
