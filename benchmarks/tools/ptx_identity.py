@@ -225,8 +225,8 @@ def cases():
                            "desc_k": TD(f16, [bn, d]), "desc_v": TD(f16, [bn, d]),
                            "desc_o": TD(f16, [bm, d]), "H": tl.int32, "GROUP": tl.int32,
                            "N_CTX": tl.int32}
-                    cx = dict(HEAD_DIM=d, CAUSAL=causal, EVEN_N=True, WARP_SPECIALIZE=ws,
-                              **c.kwargs)
+                    cx = dict(HEAD_DIM=d, CAUSAL=causal, EVEN_N=True,
+                              **{**c.kwargs, "WARP_SPECIALIZE": ws})
                     attrs = {n: {"tile.divisibility": 16} for n in ("LSE", "O", "N_CTX")}
                     out[f"attn_fwd_tma/d{d}/causal-{causal}/ws-{ws}/cfg{i}"] = ast(
                         AT.attn_fwd_tma_kernel, sig, cx, attrs, num_warps=c.num_warps,
