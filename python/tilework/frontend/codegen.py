@@ -19,7 +19,7 @@ from tilework.dialects.tensor_maps import drop_unused_tensor_maps, settle_global
 from ..errors import CompilationError
 from ..language import core
 from ..language.core import constexpr, tensor
-from ..language.function import JITFunction
+from ..language.function import JITFunction, extern_names
 from ..language.tuples import (is_namedtuple_class, is_tuple_spec, named_tuple,
                                runtime_params, tuple_value)
 from ..language.tuples import tuple as tl_tuple
@@ -352,6 +352,8 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
     def tensor_attr(self, t: tensor, attr, node):
         if attr == "dtype":
             return t.dtype
+        if attr == "type":  # Triton's: a tile's block_type, a scalar's dtype
+            return t.type
         if attr == "shape":
             return core.shape_tuple(constexpr(s) for s in t.shape)
         if attr == "T":
@@ -390,6 +392,12 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
                 args.append(self.visit(a))
         kwargs = {k.arg: self.visit(k.value) for k in node.keywords}
         fn_u = unwrap(fn)
+        if isinstance(fn_u, extern_names):  # libdevice's `arg0=`, `arg1=` keywords
+            try:
+                args, kwargs = fn_u.bind(args, kwargs)
+            except TypeError as e:
+                raise self.error(node, str(e)) from e
+            fn_u = fn_u.fn
         if isinstance(fn_u, _BoundMethod):
             return self.call_method(fn_u, args, kwargs, node)
         name = getattr(fn_u, "__tilework_builtin__", None)
