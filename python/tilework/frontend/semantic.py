@@ -357,7 +357,6 @@ def cast(b: Builder, x, dst: core.dtype, bitcast: bool = False,
         dst = dst.value
     if not isinstance(dst, core.dtype):
         raise SemanticError(f"cast target must be a dtype, got {dst!r}")
-    dst = dst.scalar  # (`x.to(y.type)`: a tile's block_type casts to its element type)
     if fp_downcast_rounding is not None:
         return _rounded_cast(b, x, dst, fp_downcast_rounding, bitcast)
     if src != dst and "fp8e4b15" in (src.name, dst.name):  # stored as i8; through fp16
