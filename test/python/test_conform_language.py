@@ -333,3 +333,32 @@ def test_bad_tensordesc_entries(entry, msg):
         tilework.compile(tilework.jit(k_desc_copy), target="sm_90a",
                          signature=[entry, "tensordesc<fp16[64, 64]>", "i32"],
                          constexprs={"BM": 64, "BN": 64})
+
+
+# ---- tuple comprehensions and f-strings (found by Triton's test_tuple.py) ---------------------
+
+@tilework.jit
+def _incremented(values):
+    return [v + 1 for v in values]  # a tl.tuple, unrolled
+
+
+def k_comprehension(x, out, N: tl.constexpr, NAME: tl.constexpr):
+    r = tl.arange(0, N)
+    v = tl.load(x + r)
+    t = _incremented((v, v * 2, 3))
+    tl.static_assert(isinstance(t, tl.tuple) and len(t) == 3)
+    sq = [w * w for w in t]
+    v = [(a, b) for a, b in ((1, 2), (3, 4))]  # a target tuple; `v` is the kernel's again below
+    tl.static_assert(v == ((1, 2), (3, 4)))
+    v = tl.load(x + r)
+    tl.static_assert(f"{NAME}-{N:04d}{N!r}" == "ab-0016" + str(N), f"{NAME!r} at {N}")
+    tl.store(out + r, sq[0] + sq[1] + sq[2] + v)
+
+
+@pytest.mark.parametrize("where", ["interpreter"] + TARGETS)
+def test_tuple_comprehensions_and_fstrings(where):
+    x = np.random.default_rng(84).standard_normal(16).astype(np.float32)
+    out = np.zeros(16, np.float32)
+    run(k_comprehension, where, {"x": P(tl.float32), "out": P(tl.float32)},
+        {"N": 16, "NAME": "ab"}, x, out)
+    np.testing.assert_allclose(out, (x + 1) ** 2 + (2 * x + 1) ** 2 + 16 + x, rtol=1e-5)
