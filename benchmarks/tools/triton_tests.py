@@ -8,7 +8,8 @@ this repository, nothing of Triton's is copied here).  This script writes no tes
 loads itself as a pytest plugin that binds `triton`, `triton.language` (and its `core`,
 `extra`, `random`, ...) to tilework's modules before the tests import them, sets
 TRITON_INTERPRET=1 / TILEWORK_INTERPRET=1, gives the `device` fixture "cpu" (torch CPU tensors
-run the interpreter), and provides our own versions of the `triton._internal_testing` helpers
+run the interpreter), runs the tests Triton marks `interpreter` (`--all`: every test), and
+provides our own versions of the `triton._internal_testing` helpers
 the tests import (random inputs per dtype, conversions to and from torch).  Triton's own
 conftest.py in DIR, if any, is not used (`--noconftest`).
 """
@@ -88,6 +89,26 @@ def _internal_testing():
     return m
 
 
+def _scipy_stats():
+    """`scipy.stats.kstest(x, 'uniform', args=(lo, width))`'s statistic, where scipy is
+    missing (test_random.py imports it)."""
+    import numpy as np
+    stats = types.ModuleType("scipy.stats")
+
+    def kstest(x, dist, args=(0, 1)):
+        assert dist == "uniform", dist
+        u = np.sort((np.asarray(x, np.float64) - args[0]) / args[1])
+        n = len(u)
+        i = np.arange(1, n + 1)
+        d = max(np.max(i / n - u), np.max(u - (i - 1) / n))
+        return types.SimpleNamespace(statistic=d)
+
+    stats.kstest = kstest
+    scipy = types.ModuleType("scipy")
+    scipy.stats = stats
+    return {"scipy": scipy, "scipy.stats": stats}
+
+
 def _install():
     """`triton` and its submodules as tilework's."""
     os.environ["TRITON_INTERPRET"] = "1"
@@ -132,6 +153,10 @@ def _install():
             "triton.testing": testing, "triton.tools": tools,
             "triton.tools.tensor_descriptor": td,
             "triton._internal_testing": _internal_testing()}
+    try:
+        import scipy.stats  # noqa: F401
+    except ImportError:
+        mods.update(_scipy_stats())
     sys.modules.update(mods)
 
 
@@ -167,7 +192,8 @@ def group_failures(log: str) -> collections.Counter:
         if not line.startswith(("FAILED ", "ERROR ")):
             continue
         _, _, msg = line.partition(" - ")
-        msg = re.sub(r"\d+", "N", re.sub(r"/\S+:\d+:\d+: ", "", msg))[:160] or line.split("::")[-1].split("[")[0]
+        msg = re.sub(r"/\S+:\d+:\d+: ", "", msg)  # (a location: one cause is one group)
+        msg = re.sub(r"\d+", "N", msg)[:160] or line.split("::")[-1].split("[")[0]
         causes[msg] += 1
     return causes
 
@@ -179,13 +205,16 @@ def main():
     ap.add_argument("--pytest", default="", help="more pytest arguments")
     ap.add_argument("--out", default=None, help="write pytest's output here")
     ap.add_argument("--top", type=int, default=40)
+    ap.add_argument("--all", action="store_true", help="also the tests Triton does not mark "
+                    "`interpreter` (its interpreter CI runs `-m interpreter` only)")
     args = ap.parse_args()
     here = os.path.dirname(os.path.abspath(__file__))
     files = [os.path.join(args.dir, f) for f in args.files] or [args.dir]
     env = dict(os.environ, COLUMNS="600", PYTHONPATH=os.pathsep.join(
         [here, args.dir, os.environ.get("PYTHONPATH", "")]))
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "triton_tests",
-           "--noconftest", "-rfE", "--tb=no", "-W", "ignore", *files, *args.pytest.split()]
+           "--noconftest", "-rfE", "--tb=no", "-W", "ignore",
+           *([] if args.all else ["-m", "interpreter"]), *files, *args.pytest.split()]
     res = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=args.dir)
     log = res.stdout + res.stderr
     if args.out:

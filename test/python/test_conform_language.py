@@ -362,3 +362,21 @@ def test_tuple_comprehensions_and_fstrings(where):
     run(k_comprehension, where, {"x": P(tl.float32), "out": P(tl.float32)},
         {"N": 16, "NAME": "ab"}, x, out)
     np.testing.assert_allclose(out, (x + 1) ** 2 + (2 * x + 1) ** 2 + 16 + x, rtol=1e-5)
+
+
+def k_float_seed(out, seed, N: tl.constexpr):
+    r = tl.arange(0, N)
+    tl.store(out + r, tl.rand(seed, r))
+
+
+def test_random_seed_must_be_an_integer():
+    """(found by Triton's test_random.py) a float seed is refused, as Triton's static_assert."""
+    msg = "the seed of tl.random is an integer"
+    with pytest.raises(CompilationError, match=msg):
+        tilework.compile(tilework.jit(k_float_seed), target="sm_90a", signature="*fp32,fp32",
+                         constexprs={"N": 16})
+    with pytest.raises(Exception, match=msg):
+        tilework.jit(k_float_seed, interpret=True)[(1,)](np.zeros(16, np.float32), 2.3, N=16)
+    out = np.zeros(16, np.float32)  # an integer seed still runs
+    tilework.jit(k_float_seed, interpret=True)[(1,)](out, 7, N=16)
+    assert ((out >= 0) & (out < 1)).all() and len(set(out.tolist())) == 16

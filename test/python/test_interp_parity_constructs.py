@@ -1,7 +1,8 @@
 """Interpreter/compiler parity on Python constructs (issue 12 item 7): `and`/`or`/`not` and
 `x if c else y` on tiles (Triton's rule: elementwise, a deciding constexpr short-circuits),
 a tile where one truth value is needed, and a dozen probes (nested functions, `global`,
-walrus, f-strings (compile-time values only), comprehensions, star-args, tuple unpacking, ranges, `while` on a constexpr, comparisons).
+walrus, f-strings (compile-time values only), comprehensions, star-args, tuple unpacking,
+ranges, `while` on a constexpr, comparisons).
 What both take gives the same values (the interpreter, the compiled sm_90a code on the CPU
 stand-in gpu_sim, numpy); what both refuse, the same message."""
 import numpy as np

@@ -3,8 +3,8 @@
 `num_warps()` / `num_threads()` of the compilation (constexprs), and grid dependency control
 (`gdc_wait`, `gdc_launch_dependents`: `griddepcontrol`, sm_90+, no-ops unless the launch is a
 programmatic dependent one), and Triton's fp8e4b15 conversions `convert_custom_float8_sm70` /
-`_sm80` (written in the tile language: any target, interpreted too).  The asm ones are PTX: NVIDIA targets only, and (as Triton's
-interpreter) not interpreted."""
+`_sm80` (written in the tile language: any target, interpreted too).  The asm ones are PTX:
+NVIDIA targets only, and (as Triton's interpreter) not interpreted."""
 from .. import libdevice  # noqa: F401
 from ... import core
 from ...asm import inline_asm_elementwise
