@@ -19,6 +19,7 @@ import argparse
 import collections
 import os
 import re
+import shlex
 import subprocess
 import sys
 import types
@@ -214,7 +215,7 @@ def main():
         [here, args.dir, os.environ.get("PYTHONPATH", "")]))
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "triton_tests",
            "--noconftest", "-rfE", "--tb=no", "-W", "ignore",
-           *([] if args.all else ["-m", "interpreter"]), *files, *args.pytest.split()]
+           *([] if args.all else ["-m", "interpreter"]), *files, *shlex.split(args.pytest)]
     res = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=args.dir)
     log = res.stdout + res.stderr
     if args.out:

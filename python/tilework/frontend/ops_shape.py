@@ -124,7 +124,8 @@ def subscript(b, x: tensor, idx):
             out_axis += 1
             src_dim += 1
         else:
-            raise SemanticError(f"tiles are indexed only with None and `:`, got {it!r}")
+            raise SemanticError(f"unsupported tensor index: tiles are indexed only with None and "
+                                f"`:`, got {it!r}")  # (Triton's words first)
     if src_dim > len(x.shape) - (out_axis - src_dim):
         raise SemanticError("too many `:` in the index for the tile's rank")
     return x
