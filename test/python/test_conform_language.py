@@ -380,3 +380,47 @@ def test_random_seed_must_be_an_integer():
     out = np.zeros(16, np.float32)  # an integer seed still runs
     tilework.jit(k_float_seed, interpret=True)[(1,)](out, 7, N=16)
     assert ((out >= 0) & (out < 1)).all() and len(set(out.tolist())) == 16
+
+
+# ---- pointer tiles <-> integer tiles (found by Triton's test_core.py test_where) ---------------
+
+def k_pointer_tiles(c, a, b, out, addr, N: tl.constexpr):
+    r = tl.arange(0, N)
+    pa, pb = a + r, b + r
+    ia = pa.to(tl.int64)  # a tile of addresses
+    tl.static_assert(ia.dtype == tl.int64 and ia.type == tl.block_type(tl.int64, [N]))
+    back = ia.to(tl.pointer_type(tl.float32))  # and pointers again
+    sel = tl.where(tl.load(c + r) != 0, back, pb.to(tl.uint64).to(tl.pi32_t).to(
+        tl.pointer_type(tl.float32)))
+    tl.store(out + r, tl.load(sel) + (pa < pa + 1).to(tl.float32) + (pb == b + r).to(tl.float32))
+    tl.store(addr + r, pa)  # pointers stored as their addresses (int64 memory)
+
+
+@pytest.mark.parametrize("where", ["interpreter"] + TARGETS)
+def test_pointer_tiles_to_and_from_integers(where):
+    rng = np.random.default_rng(85)
+    n = 32
+    c = rng.integers(0, 2, n).astype(np.int32)
+    a = rng.standard_normal(n).astype(np.float32)
+    b = rng.standard_normal(n).astype(np.float32)
+    out, addr = np.zeros(n, np.float32), np.zeros(n, np.int64)
+    run(k_pointer_tiles, where, {"c": P(tl.int32), "a": P(tl.float32), "b": P(tl.float32),
+                                 "out": P(tl.float32), "addr": P(tl.int64)}, {"N": n},
+        c, a, b, out, addr)
+    np.testing.assert_array_equal(out, np.where(c != 0, a, b) + np.float32(1) + np.float32(1))
+    np.testing.assert_array_equal(np.diff(addr), np.full(n - 1, 4))  # consecutive fp32 addresses
+
+
+def k_store_pointers_to_floats(a, out, N: tl.constexpr):
+    r = tl.arange(0, N)
+    tl.store(out + r, a + r)
+
+
+def test_storing_pointers_needs_integer_memory():
+    msg = "storing pointers takes integer memory \\(their addresses\\), got pointers to fp32"
+    with pytest.raises(CompilationError, match=msg):
+        tilework.compile(tilework.jit(k_store_pointers_to_floats), target="sm_90a",
+                         signature="*fp32,*fp32", constexprs={"N": 16})
+    with pytest.raises(Exception, match=msg):
+        tilework.jit(k_store_pointers_to_floats, interpret=True)[(1,)](
+            np.zeros(16, np.float32), np.zeros(16, np.float32), N=16)
