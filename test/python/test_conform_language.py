@@ -424,3 +424,38 @@ def test_storing_pointers_needs_integer_memory():
     with pytest.raises(Exception, match=msg):
         tilework.jit(k_store_pointers_to_floats, interpret=True)[(1,)](
             np.zeros(16, np.float32), np.zeros(16, np.float32), N=16)
+
+
+# ---- Triton's error wording (found by Triton's test_core.py) ----------------------------------
+
+def k_bad_axes(x, WHAT: tl.constexpr):
+    r = tl.arange(0, 16)
+    if WHAT == "range":
+        t = tl.expand_dims(r, -3)
+    elif WHAT == "dup":
+        t = tl.expand_dims(r, (0, -3))
+    elif WHAT == "pid":
+        t = tl.program_id(20)
+    else:
+        t = r[3:]
+    tl.store(x + r, r)
+
+
+@pytest.mark.parametrize("what, msg", [
+    ("range", "invalid axis -3: axis -3 is out of range for a tile of rank 2"),
+    ("dup", "duplicate axes, normalized axes = [0, 0]: expand_dims axes repeat"),
+    ("pid", "program_id axis must be 0, 1, or 2 but got 20"),
+    ("slice", "unsupported tensor index: tiles are indexed only with None and `:`, got "
+              "slice(3, None, None)"),
+])
+def test_triton_error_wording(what, msg):
+    from located import assert_located
+    from tilework.compiler.driver import ASTSource, compile
+    with pytest.raises(CompilationError) as e:
+        compile(ASTSource(tilework.jit(k_bad_axes), {"x": P(tl.int32)}, {"WHAT": what}, {}),
+                "sm_90a", cache=False)
+    assert_located(e.value, msg, __file__)
+    assert msg in str(e.value.__cause__)  # (Triton's tests read the cause)
+    with pytest.raises(Exception) as ie:
+        tilework.jit(k_bad_axes, interpret=True)[(1,)](np.zeros(16, np.int32), WHAT=what)
+    assert msg in str(ie.value)

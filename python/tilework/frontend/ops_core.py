@@ -50,7 +50,7 @@ def _shape(shape, what="shape"):
 def _grid_query(b, what, axis, build):
     axis = const(axis, f"{what} axis")
     if axis not in (0, 1, 2):
-        raise SemanticError(f"{what} axis must be 0, 1 or 2, got {axis}")
+        raise SemanticError(f"{what} axis must be 0, 1, or 2 but got {axis}")  # (Triton's)
     return tensor(build(b, axis=axis), core.int32)
 
 
