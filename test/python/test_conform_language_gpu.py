@@ -1,7 +1,8 @@
 """test_conform_language.py's kernels on the GPU: a tile's `.type` (block_type), libdevice by
 Triton's parameter names, `convert_custom_float8_sm70/_sm80` bit for bit against numpy, and a
 descriptor kernel launched with host descriptors whose variant is the one a
-`tensordesc<...>` signature string compiles.  Skipped without a GPU (docs/conformance.md)."""
+`tensordesc<...>` signature string compiles, tuple comprehensions with f-strings, and pointer
+tiles to and from integer tiles.  Skipped without a GPU (docs/conformance.md)."""
 import math
 
 import numpy as np
@@ -13,9 +14,10 @@ import tilework.language as tl
 pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
 
-from test_conform_language import (custom_fp8_inputs, k_block_type, k_custom_fp8,  # noqa: E402
-                                   k_desc_copy, k_libdevice_names, np_e4b15_to_f16,
-                                   np_f16_to_e4b15, np_f32_to_f16_rtz)
+from test_conform_language import (custom_fp8_inputs, k_block_type, k_comprehension,  # noqa
+                                   k_custom_fp8, k_desc_copy, k_libdevice_names,
+                                   k_pointer_tiles, np_e4b15_to_f16, np_f16_to_e4b15,
+                                   np_f32_to_f16_rtz)
 
 DEV = "cuda"
 
@@ -83,3 +85,23 @@ def test_tensordesc_variant_on_the_gpu():
                            signature="tensordesc<fp16[64, 64]>, tensordesc<fp16[64, 64]>, i32",
                            constexprs={"BM": 64, "BN": 64})
     assert aot.metadata["signature"]["a_desc"] == "tensordesc<fp16[64, 64]>"
+
+
+def test_comprehensions_and_pointer_tiles_on_the_gpu():
+    rng = np.random.default_rng(94)
+    x = rng.standard_normal(16).astype(np.float32)
+    out = torch.zeros(16, dtype=torch.float32, device=DEV)
+    tilework.jit(k_comprehension)[(1,)](dev(x), out, N=16, NAME="ab")
+    np.testing.assert_allclose(out.cpu().numpy(), (x + 1) ** 2 + (2 * x + 1) ** 2 + 16 + x,
+                               rtol=1e-5)
+    n = 32
+    c = rng.integers(0, 2, n).astype(np.int32)
+    a = rng.standard_normal(n).astype(np.float32)
+    b = rng.standard_normal(n).astype(np.float32)
+    res = torch.zeros(n, dtype=torch.float32, device=DEV)
+    addr = torch.zeros(n, dtype=torch.int64, device=DEV)
+    ad = dev(a)
+    tilework.jit(k_pointer_tiles)[(1,)](dev(c), ad, dev(b), res, addr, N=n)
+    np.testing.assert_array_equal(res.cpu().numpy(),
+                                  np.where(c != 0, a, b) + np.float32(1) + np.float32(1))
+    assert addr.cpu().numpy().tolist() == [ad.data_ptr() + 4 * i for i in range(n)]
