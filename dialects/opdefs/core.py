@@ -124,9 +124,23 @@ TILE.op("store", "writes `value` where `ptr` points, where `mask` is true",
                   optional("mask", any_type())],
         traits={WRITES, SAME_SHAPE}, verify=_store)
 
-TILE.op("int_to_ptr", "the pointer whose address is the i64 `src`",
-        operands=[operand("src", is_type("i64"))], results=[result("result", any_type())],
-        traits={PURE})
-TILE.op("ptr_to_int", "the address of the pointer `src` as i64",
-        operands=[operand("src", any_type())], results=[result("result", is_type("i64"))],
-        traits={PURE})
+def _address_cast(what):
+    """int_to_ptr / ptr_to_int: i64 <-> a pointer, scalars or tiles of one shape."""
+    def check(op):
+        src, res = op.operands[0].type, op.results[0].type
+        ints, ptrs = (src, res) if what == "int_to_ptr" else (res, src)
+        if str(T.element_type(ints)) != "i64":
+            return f"{what} takes an i64 address, got {T.element_type(ints)}"
+        if not T.is_ptr(T.element_type(ptrs)):
+            return f"{what} takes a pointer, got {T.element_type(ptrs)}"
+        if not same_shape(src, res):
+            return f"{what} keeps the shape: {list(T.shape_of(src))} -> {list(T.shape_of(res))}"
+    return check
+
+
+TILE.op("int_to_ptr", "the pointer whose address is the i64 `src` (per element of a tile)",
+        operands=[operand("src", any_type())], results=[result("result", any_type())],
+        traits={PURE, ELEMENTWISE, SAME_SHAPE}, verify=_address_cast("int_to_ptr"))
+TILE.op("ptr_to_int", "the address of the pointer `src` as i64 (per element of a tile)",
+        operands=[operand("src", any_type())], results=[result("result", any_type())],
+        traits={PURE, ELEMENTWISE, SAME_SHAPE}, verify=_address_cast("ptr_to_int"))

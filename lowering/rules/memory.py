@@ -426,9 +426,14 @@ def _guarded_store(ctx, p, vals, m, mem, vec):
 
 @lower("tile.int_to_ptr")
 def _int_to_ptr(ctx, op, args):
-    return [ctx.op1("llvm.inttoptr", [args[0]], ctx.gptr)]
+    return _each(args[0], lambda v: ctx.op1("llvm.inttoptr", [v], ctx.gptr))
 
 
 @lower("tile.ptr_to_int")
 def _ptr_to_int(ctx, op, args):
-    return [ctx.op1("llvm.ptrtoint", [args[0]], ctx.i64)]
+    return _each(args[0], lambda v: ctx.op1("llvm.ptrtoint", [v], ctx.i64))
+
+
+def _each(x, fn):
+    """fn on a scalar, or on each element a thread holds of a tile."""
+    return [x.like([fn(v) for v in x.values])] if isinstance(x, Regs) else [fn(x)]

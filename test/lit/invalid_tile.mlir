@@ -278,9 +278,27 @@ func.func @make_range_scalar() {
 // -----
 
 // int_to_ptr takes an i64.
-// CHECK-NEXT: error: {{.*}}expected 'i64' but got 'i32'
+// CHECK-NEXT: error: {{.*}}'tile.int_to_ptr' op int_to_ptr takes an i64 address, got i32
 func.func @int_to_ptr_i32(%x: i32) {
   %p = "tile.int_to_ptr"(%x) : (i32) -> !tile.ptr<f32>
+  return
+}
+
+// -----
+
+// ptr_to_int takes pointers.
+// CHECK-NEXT: error: {{.*}}'tile.ptr_to_int' op ptr_to_int takes a pointer, got f32
+func.func @ptr_to_int_float(%x: tensor<16xf32>) {
+  %p = "tile.ptr_to_int"(%x) : (tensor<16xf32>) -> tensor<16xi64>
+  return
+}
+
+// -----
+
+// The address casts keep the tile's shape.
+// CHECK-NEXT: error: {{.*}}'tile.int_to_ptr' op int_to_ptr keeps the shape: [16] -> [32]
+func.func @int_to_ptr_shape(%x: tensor<16xi64>) {
+  %p = "tile.int_to_ptr"(%x) : (tensor<16xi64>) -> tensor<32x!tile.ptr<f32>>
   return
 }
 

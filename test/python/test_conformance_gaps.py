@@ -111,7 +111,7 @@ def k_bad_index(x, WHAT: tl.constexpr):
 
 
 @pytest.mark.parametrize("what, msg", [
-    ("int", "tiles are indexed only with None and `:`, got 0"),
+    ("int", "unsupported tensor index: tiles are indexed only with None and `:`, got 0"),
     ("colons", "too many `:` in the index for the tile's rank")])
 def test_bad_none_indexing_rejected(what, msg):
     from located import assert_located

@@ -152,7 +152,7 @@ def k_store_ptr_type(x, n):
 @pytest.mark.parametrize("fn, message", [
     (k_with, "unsupported Python construct: `with` statements"),
     (k_lambda, "unsupported Python construct: lambdas"),
-    (k_listcomp, "unsupported Python construct: `ListComp`"),
+    (k_listcomp, "comprehensions iterate over tuples (unrolled at compile time); got range"),
     (k_runtime_arange, "arange end must be a constexpr, got a runtime value"),
     (k_runtime_axis, "program_id axis must be a constexpr, got a runtime value"),
     (k_undefined, "name `not_defined_anywhere` is not defined"),

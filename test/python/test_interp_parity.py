@@ -25,7 +25,8 @@ CASES = [(f, m, {}, "# ERR") for f, m in S.COMPILE_ERRORS]
 CASES += [(S.e_constexpr_value, "arange bounds must be constexpr ints", {"B": 16.5}, "# ERR")]
 CASES += [(E.k_with, "unsupported Python construct: `with` statements", {}, "# MARK"),
           (E.k_lambda, "unsupported Python construct: lambdas", {}, "# MARK"),
-          (E.k_listcomp, "unsupported Python construct: `ListComp`", {}, "# MARK"),
+          (E.k_listcomp, "comprehensions iterate over tuples (unrolled at compile time); got "
+                         "range", {}, "# MARK"),
           (E.k_runtime_arange, "arange end must be a constexpr, got a runtime value", {},
            "# MARK"),
           (E.k_runtime_axis, "program_id axis must be a constexpr, got a runtime value", {},
@@ -47,7 +48,7 @@ CASES += [(E.k_with, "unsupported Python construct: `with` statements", {}, "# M
           (E.k_static_assert, "static_assert failed: B too small", {"B": 16}, "# MARK")]
 
 # rejected on the source alone: a CompilationError at the compiler's line
-STATIC = {"e_undefined", "e_builtin", "k_with", "k_lambda", "k_listcomp", "k_undefined",
+STATIC = {"e_undefined", "e_builtin", "k_with", "k_lambda", "k_undefined",
           "k_builtin", "k_recursive"}
 
 
@@ -75,7 +76,7 @@ def test_interpreter_rejects_what_the_compiler_rejects(fn, message, constants, m
 
 @tilework.jit
 def _helper_listcomp(v):
-    return [v for _ in range(2)]  # HELPER
+    return [v for _ in (1, 2) if v]  # HELPER
 
 
 @tilework.jit
@@ -87,7 +88,7 @@ def test_helper_errors_carry_the_call_chain():
     with pytest.raises(CompilationError) as ie:
         _interpret(k_calls_bad_helper, {})
     e = ie.value
-    assert e.message == "unsupported Python construct: `ListComp`"
+    assert e.message == "comprehensions take one `for` and no `if` (Triton's tuple comprehension)"
     assert e.lineno == line_of(_helper_listcomp, "# HELPER")
     assert [c[1:] for c in e.call_chain] == \
         [(line_of(k_calls_bad_helper, "# CALL"), 8, "_helper_listcomp")]

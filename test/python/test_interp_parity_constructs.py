@@ -1,7 +1,8 @@
 """Interpreter/compiler parity on Python constructs (issue 12 item 7): `and`/`or`/`not` and
 `x if c else y` on tiles (Triton's rule: elementwise, a deciding constexpr short-circuits),
 a tile where one truth value is needed, and a dozen probes (nested functions, `global`,
-walrus, f-strings, star-args, tuple unpacking, ranges, `while` on a constexpr, comparisons).
+walrus, f-strings (compile-time values only), comprehensions, star-args, tuple unpacking,
+ranges, `while` on a constexpr, comparisons).
 What both take gives the same values (the interpreter, the compiled sm_90a code on the CPU
 stand-in gpu_sim, numpy); what both refuse, the same message."""
 import numpy as np
@@ -211,13 +212,29 @@ def e_walrus(x, y, o, n):
 
 
 @tilework.jit
-def e_fstring_print(x, y, o, n, B: tl.constexpr):
-    tl.device_print(f"B={B}", n)  # ERR
+def e_fstring_runtime(x, y, o, n, B: tl.constexpr):
+    tl.static_assert(B > 0, f"B={B}, n={n}")  # ERR  (f-strings of compile-time values only)
 
 
 @tilework.jit
 def e_fstring_assert(x, y, o, n, B: tl.constexpr):
-    tl.static_assert(B > 100, f"B={B} too small")  # ERR
+    tl.static_assert(B > 100, f"B={B:03d} too small")  # ERR
+
+
+@tilework.jit
+def e_comprehension_if(x, y, o, n, B: tl.constexpr):
+    t = [v for v in (x, y) if B > 2]  # ERR
+
+
+@tilework.jit
+def e_comprehension_tile(x, y, o, n, B: tl.constexpr):
+    t = [v for v in tl.arange(0, B)]  # ERR
+
+
+@tilework.jit
+def e_subscript_assign(x, y, o, n, B: tl.constexpr):
+    t = (x, y)
+    t[0] = o  # ERR
 
 
 TRUTH = "a tile of shape [16] has no single truth value (`if`, `while`): reduce it (tl.max, " \
@@ -231,6 +248,12 @@ REFUSED = [
     (e_pow, "operator Pow is not supported on tiles"),
     (e_unpack_tile, "cannot unpack a tile of shape [2]: a tile is not a sequence"),
     (e_static_range_runtime, "tl.static_range bounds must be constexpr ints"),
+    (e_fstring_runtime, "Cannot evaluate f-string containing non-constexpr conversion values: "
+                        "an f-string takes compile-time values, got a runtime value of type "
+                        "int32"),
+    (e_fstring_assert, "static_assert failed: B=004 too small"),
+    (e_comprehension_tile, "comprehensions iterate over tuples (unrolled at compile time); "
+                           "got a tile"),
 ]
 # found on the source (or the specialization) by both: the same CompilationError, file:line
 REFUSED_STATIC = [
@@ -242,8 +265,9 @@ REFUSED_STATIC = [
     (e_nested_def, "unsupported Python construct: nested function definitions"),
     (e_global, "unsupported Python construct: `global`"),
     (e_walrus, "unsupported Python construct: `NamedExpr`"),
-    (e_fstring_print, "unsupported Python construct: `JoinedStr`"),
-    (e_fstring_assert, "unsupported Python construct: `JoinedStr`"),
+    (e_comprehension_if, "comprehensions take one `for` and no `if` (Triton's tuple "
+                         "comprehension)"),
+    (e_subscript_assign, "only assignment to names and tuples of names is supported"),
 ]
 
 

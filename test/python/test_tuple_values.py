@@ -28,7 +28,7 @@ def k_tuple_ret(x, out, n, N: tl.constexpr):
     v = tl.load(x + o)
     t = _pair(v) + tl.tuple([v - 3.0])  # from a helper, concatenated
     tl.static_assert(isinstance(t, tl.tuple) and len(t) == 3)
-    tl.static_assert(t.type == tl.tuple_type([tl.float32] * 3))
+    tl.static_assert(t.type == tl.tuple_type([tl.block_type(tl.float32, [N])] * 3))
     tl.static_assert(tl.constexpr(N).type == tl.constexpr_type(N))
     head = t[tl.slice(0, 2, None)]  # a tl.tuple of the first two
     acc = tl.tuple([tl.zeros_like(v), tl.zeros_like(v)])
@@ -72,8 +72,9 @@ def k_literals(x, out, N: tl.constexpr, S: tl.constexpr):
     t = (v, v * 2)
     tl.static_assert(isinstance(t, tl.tuple) and isinstance([v, S], tl.tuple))
     tl.static_assert(isinstance(_plain_pair(v, S), tl.tuple))
-    tl.static_assert(t.type == tl.tuple_type([tl.float32, tl.float32]))
-    tl.static_assert(tl.tuple((v, N)).type == tl.tuple_type([tl.float32, tl.constexpr_type(N)]))
+    tl.static_assert(t.type == tl.tuple_type([tl.block_type(tl.float32, [N])] * 2))
+    tl.static_assert(tl.tuple((v, N)).type ==
+                     tl.tuple_type([tl.block_type(tl.float32, [N]), tl.constexpr_type(N)]))
     tl.static_assert(N.type == tl.constexpr_type(N) and S.type == tl.constexpr_type(S))
     tl.static_assert(N.type != tl.constexpr_type(N + 1))
     tl.static_assert((1, N) == (1, N) and (1, 2) != (1, 3))

@@ -18,6 +18,7 @@ This module loads MLIR (the driver); `tilework.compile` imports it at its first 
 from __future__ import annotations
 
 from ..language import core
+from ..language.descriptor import tensor_descriptor_type, tensordesc_type_from_str
 from ..language.function import JITFunction
 from ..language.tuples import member_label, member_param, tuple_type
 from .driver import ASTSource
@@ -30,8 +31,16 @@ SCALAR_TYPES = ("int1", "int8", "int16", "int32", "int64", "uint8", "uint16", "u
 
 
 def parse_entry(name: str, entry) -> tuple:
-    """One signature entry (`'*fp32:16'`, `'i32'`, a tl dtype) -> (dtype, divisible by 16)."""
+    """One signature entry (`'*fp32:16'`, `'i32'`, a tl dtype, a host descriptor's
+    `'tensordesc<fp16[64, 64]>'`) -> (type, divisible by 16)."""
     hint = ""
+    if isinstance(entry, tensor_descriptor_type):
+        return entry, False
+    if isinstance(entry, str) and entry.strip().startswith("tensordesc"):
+        try:  # a host TensorDescriptor argument (Triton's spelling)
+            return tensordesc_type_from_str(entry), False
+        except (ValueError, TypeError) as err:
+            raise ValueError(f"signature entry for `{name}`: {err}") from None
     if isinstance(entry, str):
         ty, _, hint = entry.strip().partition(":")
         try:
@@ -52,12 +61,16 @@ def parse_entry(name: str, entry) -> tuple:
 
 
 def split_signature(text: str) -> list:
-    """The entries of a signature string, a parenthesized group as a tuple of its entries."""
+    """The entries of a signature string, a parenthesized group as a tuple of its entries (a
+    comma inside `<...>` or `[...]`, as in `tensordesc<fp16[64, 64]>`, stays in its entry)."""
     def group(i, closing):
         out, cur = [], ""
         while i < len(text):
             c = text[i]
-            if c == "(":
+            if cur and c == "," and cur.count("<") + cur.count("[") > \
+                    cur.count(">") + cur.count("]"):
+                cur += c
+            elif c == "(":
                 if cur.strip():
                     raise ValueError(f"signature {text!r}: '(' after {cur.strip()!r}")
                 sub, i = group(i + 1, ")")

@@ -20,7 +20,7 @@ from tilework.dialects.tensor_maps import drop_unused_tensor_maps, settle_global
 from ..errors import CompilationError
 from ..language import core
 from ..language.core import constexpr, tensor
-from ..language.function import JITFunction
+from ..language.function import JITFunction, extern_names
 from ..language.tuples import (is_namedtuple_class, is_tuple_spec, named_tuple,
                                runtime_params, tuple_value)
 from ..language.tuples import tuple as tl_tuple
@@ -83,10 +83,43 @@ _UNSUPPORTED_STMT = {
 def unsupported_message(node: ast.AST) -> str | None:
     """The error for a statement or expression the code generator has no visitor for (the
     interpreter's static check asks the same)."""
+    if isinstance(node, ast.Assign) and not all(map(_names_only, node.targets)):
+        return ASSIGN_TARGET_MESSAGE  # (`t[0] = v`: tuples and tiles are values)
+    if isinstance(node, ast.ListComp) and (len(node.generators) != 1 or
+                                           node.generators[0].ifs or
+                                           node.generators[0].is_async):
+        return COMPREHENSION_FORM_MESSAGE
     if hasattr(CodeGenerator, "visit_" + type(node).__name__):
         return None
     what = _UNSUPPORTED_STMT.get(type(node), f"`{type(node).__name__}`")
     return f"unsupported Python construct: {what}"
+
+
+def comprehension_message(seq) -> str:
+    return (f"comprehensions iterate over tuples (unrolled at compile time); got "
+            f"{'a tile' if isinstance(seq, tensor) else type(seq).__name__}")
+
+
+def fstring_message(v) -> str:
+    # (Triton's words first, so that its tests' `match=` holds)
+    return (f"Cannot evaluate f-string containing non-constexpr conversion values: an "
+            f"f-string takes compile-time values, got a runtime value of type {v.dtype}")
+
+
+COMPREHENSION_FORM_MESSAGE = "comprehensions take one `for` and no `if` (Triton's tuple " \
+                             "comprehension)"
+
+
+ASSIGN_TARGET_MESSAGE = "only assignment to names and tuples of names is supported"
+
+
+def _names_only(target) -> bool:
+    return isinstance(target, ast.Name) or (isinstance(target, (ast.Tuple, ast.List)) and
+                                            all(map(_names_only, target.elts)))
+
+
+def _target_names(target) -> list:
+    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
 
 
 CHAINED_COMPARE_MESSAGE = "chained comparisons are not supported; split them with `&`"
@@ -206,7 +239,7 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             for t, v in zip(target.elts, vals):
                 self.assign(t, v, node)
         else:
-            raise self.error(target, "only assignment to names and tuples of names is supported")
+            raise self.error(target, ASSIGN_TARGET_MESSAGE)
 
     def visit_Assert(self, node):
         cond = self.visit(node.test)
@@ -249,6 +282,39 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         return tl_tuple(self.visit(e) for e in node.elts)
 
     visit_List = visit_Tuple
+
+    def visit_ListComp(self, node):
+        # Triton's tuple comprehension, unrolled at compile time: `[f(v) for v in t]` over a
+        # tuple `t` is a tl.tuple (one `for` and no `if`: the static check's rule)
+        if unsupported_message(node):
+            raise self.error(node, unsupported_message(node))
+        comp = node.generators[0]
+        seq = unwrap(self.visit(comp.iter))
+        if not isinstance(seq, tuple):
+            raise self.error(comp.iter, comprehension_message(seq))
+        saved = {n: self.scope[n] for n in _target_names(comp.target) if n in self.scope}
+        out = []
+        for item in seq:
+            self.assign(comp.target, item, node)
+            out.append(self.visit(node.elt))
+        for n in _target_names(comp.target):  # (the comprehension's names stay in it)
+            self.scope.pop(n, None)
+            self.assigned.pop(n, None)
+        self.scope.update(saved)
+        return tl_tuple(out)
+
+    def visit_JoinedStr(self, node):
+        # an f-string of compile-time values is a compile-time string (as Triton)
+        return constexpr("".join(str(unwrap(self.visit(v))) for v in node.values))
+
+    def visit_FormattedValue(self, node):
+        v = self.visit(node.value)
+        if isinstance(v, tensor):
+            raise self.error(node.value, fstring_message(v))
+        v = unwrap(v)
+        v = {-1: v, ord("s"): str(v), ord("r"): repr(v), ord("a"): ascii(v)}[node.conversion]
+        spec = unwrap(self.visit(node.format_spec)) if node.format_spec is not None else ""
+        return constexpr(format(v, spec))
 
     def visit_BinOp(self, node):
         return self.binop(node, node.op, self.visit(node.left), self.visit(node.right))
@@ -353,6 +419,8 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
     def tensor_attr(self, t: tensor, attr, node):
         if attr == "dtype":
             return t.dtype
+        if attr == "type":  # Triton's: a tile's block_type, a scalar's dtype
+            return t.type
         if attr == "shape":
             return core.shape_tuple(constexpr(s) for s in t.shape)
         if attr == "T":
@@ -391,6 +459,12 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
                 args.append(self.visit(a))
         kwargs = {k.arg: self.visit(k.value) for k in node.keywords}
         fn_u = unwrap(fn)
+        if isinstance(fn_u, extern_names):  # libdevice's `arg0=`, `arg1=` keywords
+            try:
+                args, kwargs = fn_u.bind(args, kwargs)
+            except TypeError as e:
+                raise self.error(node, str(e)) from e
+            fn_u = fn_u.fn
         if isinstance(fn_u, _BoundMethod):
             return self.call_method(fn_u, args, kwargs, node)
         name = getattr(fn_u, "__tilework_builtin__", None)

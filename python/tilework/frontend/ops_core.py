@@ -50,7 +50,7 @@ def _shape(shape, what="shape"):
 def _grid_query(b, what, axis, build):
     axis = const(axis, f"{what} axis")
     if axis not in (0, 1, 2):
-        raise SemanticError(f"{what} axis must be 0, 1 or 2, got {axis}")
+        raise SemanticError(f"{what} axis must be 0, 1, or 2 but got {axis}")  # (Triton's)
     return tensor(build(b, axis=axis), core.int32)
 
 
@@ -81,12 +81,19 @@ def arange(b, start, end):
     return tensor(h, core.int32, (n,))
 
 
-def _dtype(x):
+def _dtype(x, tile_type=False):
+    """A dtype argument; `tile_type`: a tile's block_type stands for its element type (the
+    target of `x.to(y.type)`, as in Triton's `cast`)."""
     x = const(x, "dtype")
+    if tile_type and isinstance(x, core.block_type):
+        x = x.element_ty
     if isinstance(x, str):
         x = core.str_to_ty(x)
     if not isinstance(x, core.dtype):
         raise SemanticError(f"expected a dtype, got {x!r}")
+    if x.is_block():
+        raise SemanticError(f"expected an element dtype, got the tile type {x}: use its "
+                            f"`.element_ty` (or the tile's `.dtype`)")
     return x
 
 
@@ -130,7 +137,8 @@ def broadcast_to(b, input, *shape):
 @impl
 def cast(b, input, dtype, fp_downcast_rounding=None, bitcast=False):
     rounding = const(fp_downcast_rounding, "fp_downcast_rounding")
-    return S.cast(b, input, _dtype(dtype), bool(const(bitcast, "bitcast")), rounding)
+    return S.cast(b, input, _dtype(dtype, tile_type=True), bool(const(bitcast, "bitcast")),
+                  rounding)
 
 
 @impl

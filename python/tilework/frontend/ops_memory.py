@@ -399,8 +399,9 @@ def store(b, pointer, value, mask=None, boundary_check=(), cache_modifier="",
         raise SemanticError("Cannot store to a constant pointer")
     elem = ptr.dtype.element_ty
     val = value if isinstance(value, tensor) else S.weak_scalar(b, value, elem)
-    if val.dtype.is_ptr():
-        raise SemanticError("storing pointers is not supported")
+    if val.dtype.is_ptr() and not elem.is_int():  # (an int: the addresses, as Triton's cast)
+        raise SemanticError(f"storing pointers takes integer memory (their addresses), got "
+                            f"pointers to {elem}")
     if len(val.shape) > len(ptr.shape) or (val.shape and S.broadcast_shapes(
             val.shape, ptr.shape, "store value and pointer") != ptr.shape):
         raise SemanticError(f"store value of shape {list(val.shape)} does not match pointer "

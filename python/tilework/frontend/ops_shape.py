@@ -18,7 +18,8 @@ def normalize_axis(axis, rank, what="axis"):
     if not isinstance(a, int):
         raise SemanticError(f"{what} must be a constexpr int, got {a!r}")
     if not -rank <= a < rank:
-        raise SemanticError(f"{what} {a} is out of range for a tile of rank {rank}")
+        raise SemanticError(f"invalid axis {a}: {what} {a} is out of range for a tile of rank "
+                            f"{rank}")  # (Triton's words first)
     return a % rank
 
 
@@ -30,7 +31,8 @@ def expand_dims(b, input, axis):
     new_rank = len(x.shape) + len(axes)
     axes = sorted(normalize_axis(a, new_rank) for a in axes)
     if len(set(axes)) != len(axes):
-        raise SemanticError(f"expand_dims axes {axes} repeat")
+        raise SemanticError(f"duplicate axes, normalized axes = {axes}: expand_dims axes "
+                            f"repeat")  # (Triton's words first)
     for a in axes:
         x = expand_dims_1(b, x, a)
     return x
@@ -124,7 +126,8 @@ def subscript(b, x: tensor, idx):
             out_axis += 1
             src_dim += 1
         else:
-            raise SemanticError(f"tiles are indexed only with None and `:`, got {it!r}")
+            raise SemanticError(f"unsupported tensor index: tiles are indexed only with None and "
+                                f"`:`, got {it!r}")  # (Triton's words first)
     if src_dim > len(x.shape) - (out_axis - src_dim):
         raise SemanticError("too many `:` in the index for the tile's rank")
     return x

@@ -434,21 +434,21 @@ def _rounded_cast(b: Builder, x: tensor, dst: core.dtype, mode, bitcast: bool) -
 def _pointer_cast(b: Builder, x: tensor, dst: core.dtype) -> tensor:
     """Casts through the 64-bit address, as Triton's: an integer (an address loaded from
     memory, e.g. grouped GEMM's pointer arrays) to a pointer, a pointer to an integer, or a
-    pointer to a pointer of another element type.  Scalars only (the ops are scalar)."""
+    pointer to a pointer of another element type; scalars, or tiles element by element
+    (`tl.where` between loaded addresses `.to(tl.pi32_t)`)."""
     src = x.dtype
     if src.is_floating() or dst.is_floating():
         raise SemanticError(f"cannot cast {src} to {dst}")
-    if x.shape:
-        raise SemanticError(f"cannot cast a tile of {src} to {dst}: casts between pointers "
-                            f"and integers take scalars")
     if src.is_ptr():
-        x = tensor(B.build_ptr_to_int(b, x.handle), core.int64, ())
+        x = tensor(B.build_ptr_to_int(b, x.handle, result_type=tensor_ir_type(core.int64,
+                                                                             x.shape)),
+                   core.int64, x.shape)
         if not dst.is_ptr():
             return cast(b, x, dst)
     else:
         x = cast(b, x, core.int64 if _signed(src) and not src.is_bool() else core.uint64)
-    h = B.build_int_to_ptr(b, x.handle, result_type=to_ir(dst))
-    return tensor(h, dst, ())
+    h = B.build_int_to_ptr(b, x.handle, result_type=tensor_ir_type(dst, x.shape))
+    return tensor(h, dst, x.shape)
 
 
 # --------------------------------------------------------------------------------------------
@@ -602,10 +602,8 @@ def compare(b: Builder, op: str, x, y) -> tensor:
 
 
 def ptr_to_int(b, x: tensor) -> tensor:
-    if x.shape:
-        raise SemanticError("comparing pointer tiles is not supported yet")
-    h = B.build_ptr_to_int(b, x.handle)
-    return tensor(h, core.int64, ())
+    h = B.build_ptr_to_int(b, x.handle, result_type=tensor_ir_type(core.int64, x.shape))
+    return tensor(h, core.int64, x.shape)
 
 
 def _pointer_arith(b, op, x: tensor, y: tensor) -> tensor:

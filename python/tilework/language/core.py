@@ -297,6 +297,61 @@ class pointer_type(dtype):
     __str__ = __repr__
 
 
+class block_type(dtype):
+    """The type of a tile (`x.type` where `x.shape` is not empty), as Triton's: its element
+    type (`element_ty`, `scalar`) and `shape`.  A scalar's type is its dtype."""
+
+    def __init__(self, element_ty: dtype, shape):
+        self.element_ty = element_ty
+        self.shape = tuple(int(getattr(s, "value", s)) for s in shape)
+        if not self.shape:
+            raise TypeError("0d block_type is forbidden")
+        self.numel = functools.reduce(lambda a, b: a * b, self.shape, 1)
+        self.name = f"<{self.shape}, {element_ty}>"
+
+    def is_block(self) -> bool:
+        return True
+
+    def is_ptr(self) -> bool:  # a tile of pointers is a block, not a pointer type
+        return False
+
+    def get_block_shapes(self) -> tuple:
+        return self.shape
+
+    def with_element_ty(self, element_ty: dtype) -> "block_type":
+        return block_type(element_ty, self.shape)
+
+    @property
+    def scalar(self) -> dtype:
+        return self.element_ty
+
+    @property
+    def primitive_bitwidth(self) -> int:
+        return self.element_ty.primitive_bitwidth
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel * (self.element_ty.primitive_bitwidth // 8)
+
+    def to_ir(self, builder=None):
+        raise TypeError(f"{self} is a tile's type; its element type is `.element_ty`")
+
+    def mangle(self) -> str:
+        return f"{self.element_ty.mangle()}S{'_'.join(map(str, self.shape))}S"
+
+    def __eq__(self, other):
+        return isinstance(other, block_type) and (self.element_ty, self.shape) == \
+            (other.element_ty, other.shape)
+
+    def __hash__(self):
+        return hash(("block", self.element_ty, self.shape))
+
+    def __repr__(self):
+        return self.name
+
+    __str__ = __repr__
+
+
 class const:
     """A parameter annotation (`in_ptr: tl.const`) marking a pointer argument read-only, as in
     Triton: the kernel sees `pointer_type(elem, const=True)`."""
@@ -451,12 +506,13 @@ class tensor:
 
     def __init__(self, handle, type: dtype, shape: tuple = ()):
         self.handle = handle
-        self.type = type  # element dtype (a pointer_type for pointer tiles)
+        self.dtype = type  # element dtype (a pointer_type for pointer tiles)
         self.shape = shape_tuple(shape)
 
     @property
-    def dtype(self) -> dtype:
-        return self.type
+    def type(self) -> dtype:
+        """Triton's: a tile's `block_type`; a scalar's dtype."""
+        return block_type(self.dtype, self.shape) if self.shape else self.dtype
 
     @property
     def numel(self) -> int:
@@ -472,7 +528,7 @@ class tensor:
         b = active_builder()
         if b is not None:
             return b.format(self)  # the interpreter shows the values
-        return f"tensor<{list(self.shape)}, {self.type}>"
+        return f"tensor<{list(self.shape)}, {self.dtype}>"
 
     # Scalars convert to Python values under the interpreter, so that `if`, `range` and
     # `print` on runtime scalars work there.  Compiled kernels cannot do this.
@@ -491,8 +547,8 @@ class tensor:
         return b.python_value(self)  # the builder knows signedness and storage
 
     def __index__(self):
-        if not self.type.is_int():
-            raise TypeError(f"a {self.type} value cannot be used as an index")
+        if not self.dtype.is_int():
+            raise TypeError(f"a {self.dtype} value cannot be used as an index")
         return int(self._scalar("index"))
 
     def __int__(self):

@@ -43,26 +43,7 @@ def tma_plan(elem_bits: int, block_shape, padding: str):
     return shape, 0
 
 
-class block_type:
-    """The type of a descriptor's block (`desc.block_type`): element type and shape."""
-
-    def __init__(self, element_ty: core.dtype, shape):
-        self.element_ty = element_ty
-        self.shape = tuple(shape)
-
-    @property
-    def scalar(self):
-        return self.element_ty
-
-    def __eq__(self, other):
-        return isinstance(other, block_type) and (self.element_ty, self.shape) == \
-            (other.element_ty, other.shape)
-
-    def __hash__(self):
-        return hash((self.element_ty, self.shape))
-
-    def __repr__(self):
-        return f"<{list(self.shape)}, {self.element_ty}>"
+block_type = core.block_type  # (a descriptor's `block_type` is a tile's type)
 
 
 class tensor_descriptor_type:
@@ -103,6 +84,38 @@ def parse_tensordesc(text: str):
     elem, _, rest = text[len("tensordesc<"):].partition("[")
     dims = rest.partition("]")[0]
     return elem, len([d for d in dims.split(",") if d.strip()])
+
+
+def tensordesc_type_from_str(text: str) -> tensor_descriptor_type:
+    """The `tensor_descriptor_type` a signature string names, in Triton's spelling
+    `tensordesc<fp16[64, 64]>` (and this class's own, `tensordesc<fp32[8, 16], nan>` for the
+    NaN padding).  A ValueError says what is wrong."""
+    body = text.strip()
+    if not (body.startswith("tensordesc<") and body.endswith(">")):
+        raise ValueError(f"{text!r} is not a descriptor type: expected "
+                         f"'tensordesc<ELEMENT[D0, D1, ...]>', e.g. 'tensordesc<fp16[64, 64]>'")
+    elem, bracket, rest = body[len("tensordesc<"):-1].partition("[")
+    dims, closed, tail = rest.partition("]")
+    if not bracket or not closed:
+        raise ValueError(f"{text!r}: the block shape is missing ('tensordesc<fp16[64, 64]>')")
+    try:
+        element_ty = core.str_to_ty(elem)
+    except ValueError as err:
+        raise ValueError(f"{text!r}: {err}") from None
+    if element_ty.is_ptr():
+        raise ValueError(f"{text!r}: a descriptor's elements are scalars, not {element_ty}")
+    try:
+        shape = [int(d) for d in dims.split(",")]
+    except ValueError:
+        raise ValueError(f"{text!r}: the block shape must be integers") from None
+    if not 1 <= len(shape) <= MAX_RANK:
+        raise ValueError(f"{text!r}: a descriptor has rank 1 to {MAX_RANK}")
+    validate_block_shape(shape)
+    padding = tail.strip().lstrip(",").strip() or "zero"
+    if padding not in PADDINGS:
+        raise ValueError(f"{text!r}: unknown padding or layout {padding!r} (the padding is "
+                         f"one of {', '.join(PADDINGS)}; shared-memory layouts are Gluon's)")
+    return tensor_descriptor_type(element_ty, shape, padding)
 
 
 def _call(name, *args, **kwargs):

@@ -140,6 +140,7 @@ class JITFunction:
         names |= {n.attr for n in ast.walk(self.parse()) if isinstance(n, ast.Attribute)}
         for name in sorted(names):
             v = self.fn.__globals__.get(name)
+            v = v.fn if isinstance(v, extern_names) else v
             if isinstance(v, JITFunction) and id(v) not in seen:
                 seen.add(id(v))
                 yield v
@@ -202,6 +203,49 @@ class JITFunction:
         placeholders: `'*fp32:16'`, `'fp16'`, tl or torch dtypes.  Without, it compiles and
         loads for the current device."""
         return _warmup(self, grid, args, kwargs)
+
+
+class extern_names:
+    """`fn` (a @jit function or a builtin) as Triton's extern wrappers declare it, with the
+    parameters `arg0`, `arg1`, ... (libdevice's): those keywords are the positional arguments
+    of the same places; `fn`'s own parameter names still bind.  The code generator and the
+    interpreter call `bind` and then `fn` itself."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        params = (fn.signature if isinstance(fn, JITFunction) else inspect.signature(fn)).parameters
+        self.arity = sum(p.default is inspect.Parameter.empty and
+                         p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                         for p in params.values())
+
+    def bind(self, args, kwargs):
+        """(args, kwargs) with the `argK` keywords moved to their places."""
+        named = {k: v for k, v in kwargs.items() if k.startswith("arg") and k[3:].isdigit()}
+        if not named:
+            return list(args), kwargs
+        args = list(args)
+        places = {}
+        for k, v in named.items():
+            i = int(k[3:])
+            if i >= self.arity:
+                raise TypeError(f"{self.__name__}() got an unexpected keyword argument '{k}'")
+            if i < len(args):
+                raise TypeError(f"{self.__name__}() got multiple values for argument '{k}'")
+            places[i] = v
+        missing = [f"arg{i}" for i in range(len(args), len(args) + len(places)) if i not in places]
+        if missing:
+            raise TypeError(f"{self.__name__}() missing required argument '{missing[0]}'")
+        args += [places[i] for i in sorted(places)]
+        return args, {k: v for k, v in kwargs.items() if k not in named}
+
+    def __call__(self, *args, **kwargs):
+        args, kwargs = self.bind(args, kwargs)
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self):
+        return f"extern_names({self.fn!r})"
 
 
 def _no_launcher(fn, *args, **kwargs):

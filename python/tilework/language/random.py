@@ -95,7 +95,9 @@ def philox_impl(c0, c1, c2, c3, k0, k1, n_rounds: constexpr = N_ROUNDS_DEFAULT):
 def philox(seed, c0, c1, c2, c3, n_rounds: constexpr = N_ROUNDS_DEFAULT):
     """Philox of the counter (c0, c1, c2, c3) keyed by `seed` (a 64-bit value: its low and
     high 32-bit halves for 32-bit counters; the whole seed and 0 for 64-bit counters)."""
-    seed = to_tensor(seed).to(uint64)
+    seed = to_tensor(seed)
+    static_assert(seed.dtype.is_int(), "the seed of tl.random is an integer (as Triton's)")
+    seed = seed.to(uint64)
     c0 = to_tensor(c0)
     c1 = to_tensor(c1)
     c2 = to_tensor(c2)

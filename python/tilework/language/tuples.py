@@ -22,7 +22,7 @@ def _type_of(v):
         return tuple_type([_type_of(e) for e in v], getattr(v, "fields", None))
     if isinstance(v, constexpr):
         return v.type
-    t = getattr(v, "type", None)  # a tile: its element dtype (tilework's tensor.type)
+    t = getattr(v, "type", None)  # a tile: its block_type; a runtime scalar: its dtype
     return t if t is not None else constexpr_type(v)
 
 

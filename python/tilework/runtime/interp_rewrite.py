@@ -18,6 +18,7 @@ import types
 import warnings
 
 from ..frontend import semantic as S
+from ..frontend.codegen import comprehension_message, fstring_message
 from ..language import core
 from ..language.core import tensor
 from ..language.tuples import tuple as tl_tuple
@@ -67,7 +68,21 @@ def _type(v):
     return core.constexpr_type(v)  # a compile-time value: as the compiler's constexpr
 
 
-HELPERS = {f"{_PREFIX}stops": _stops, f"{_PREFIX}combine": _combine, f"{_PREFIX}not": _not,
+def _comp_iter(seq):
+    v = seq.value if isinstance(seq, core.constexpr) else seq
+    if not isinstance(v, tuple):
+        raise TypeError(comprehension_message(v))
+    return v
+
+
+def _fmt(v):
+    if isinstance(v, tensor):
+        raise TypeError(fstring_message(v))
+    return v.value if isinstance(v, core.constexpr) else v
+
+
+HELPERS = {f"{_PREFIX}comp_iter": _comp_iter, f"{_PREFIX}fmt": _fmt,
+           f"{_PREFIX}stops": _stops, f"{_PREFIX}combine": _combine, f"{_PREFIX}not": _not,
            f"{_PREFIX}is_tile": _is_tile, f"{_PREFIX}where": _where,
            f"{_PREFIX}tuple": _tuple, f"{_PREFIX}type": _type}
 
@@ -124,6 +139,17 @@ class _Rewriter(ast.NodeTransformer):
 
     visit_List = visit_Tuple
 
+    def visit_ListComp(self, node):
+        # a tuple comprehension, as the compiler's: over a tuple, giving a tl.tuple
+        self.generic_visit(node)
+        node.generators[0].iter = _call("comp_iter", node.generators[0].iter)
+        return ast.copy_location(_call("tuple", node), node)
+
+    def visit_FormattedValue(self, node):
+        self.generic_visit(node)
+        node.value = _call("fmt", node.value)  # compile-time values only, as the compiler's
+        return node
+
     def visit_Subscript(self, node):
         if isinstance(node.slice, ast.Tuple):  # an index stays a plain tuple
             node.value = self.visit(node.value)
@@ -140,7 +166,7 @@ class _Rewriter(ast.NodeTransformer):
 
 def _needs_rewrite(fdef) -> bool:
     slices = {id(n.slice) for n in ast.walk(fdef) if isinstance(n, ast.Subscript)}
-    return any(isinstance(n, (ast.BoolOp, ast.IfExp)) or
+    return any(isinstance(n, (ast.BoolOp, ast.IfExp, ast.ListComp, ast.FormattedValue)) or
                (isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not)) or
                (isinstance(n, (ast.Tuple, ast.List)) and isinstance(n.ctx, ast.Load)
                 and id(n) not in slices) or

@@ -12,7 +12,7 @@ and `erfc` (absolute 1e-16 below 2).  Integer results (isnan, signbit, ...) are 
 """
 from ..control import static_range
 from ..core import float32, float64, int32, int64, maximum, minimum, static_assert, where
-from ..function import jit
+from ..function import extern_names, jit
 from .libdevice_common import narrow as _narrow, wide as _wide
 from ..math import abs, ceil, cos, div_rn, erf, exp, exp2, fdiv, floor, fma, log, log2, rsqrt, sin
 from ..math import sqrt, sqrt_rn, umulhi
@@ -552,3 +552,10 @@ def llrint(x):
 @jit
 def llround(x):
     return round(x).to(int64)
+
+
+# Triton's libdevice functions name their parameters `arg0`, `arg1`, ...: each is called by
+# those keywords too (`libdevice.pow(arg0=x, arg1=y)`)
+for _name in __all__:
+    globals()[_name] = extern_names(globals()[_name])
+del _name

@@ -2,8 +2,9 @@
 `tl.extra.libdevice`), the special registers `globaltimer()` (ns, int64) and `smid()` (int32),
 `num_warps()` / `num_threads()` of the compilation (constexprs), and grid dependency control
 (`gdc_wait`, `gdc_launch_dependents`: `griddepcontrol`, sm_90+, no-ops unless the launch is a
-programmatic dependent one).  The asm ones are PTX: NVIDIA targets only, and (as Triton's
-interpreter) not interpreted."""
+programmatic dependent one), and Triton's fp8e4b15 conversions `convert_custom_float8_sm70` /
+`_sm80` (written in the tile language: any target, interpreted too).  The asm ones are PTX:
+NVIDIA targets only, and (as Triton's interpreter) not interpreted."""
 from .. import libdevice  # noqa: F401
 from ... import core
 from ...asm import inline_asm_elementwise
@@ -11,7 +12,7 @@ from ...core import builtin
 from ...function import jit
 
 __all__ = ["libdevice", "globaltimer", "smid", "num_warps", "num_threads", "gdc_wait",
-           "gdc_launch_dependents"]
+           "gdc_launch_dependents", "convert_custom_float8_sm70", "convert_custom_float8_sm80"]
 
 
 @jit
@@ -52,3 +53,48 @@ def gdc_launch_dependents():
     called it or finished; no effect otherwise."""
     inline_asm_elementwise("griddepcontrol.launch_dependents; // dummy $0", "=r", [],
                            dtype=core.int32, is_pure=False, pack=1)
+
+
+# ---- fp8e4b15 <-> fp16/fp32, as Triton's conversion hooks for that type ------------------------
+
+@jit
+def _fp16_to_e4b15(x):
+    """fp16 -> fp8e4b15: the magnitude saturated to 1.75 (inf and NaN too; 1.875 is never
+    made), rounded to 3 mantissa bits with ties away from zero; the sign kept.  On a half's
+    bits: fp16 and e4b15 share the exponent bias, so a magnitude below 2 is the byte
+    `(bits << 1) >> 8`."""
+    bits = x.to(core.uint16, bitcast=True)
+    mag = core.minimum(bits & 0x7FFF, 0x3F00)  # (non-negative halves order as their bits)
+    byte = (((mag << 1) + 0x80) >> 8) | ((bits >> 8) & 0x80)
+    return byte.to(core.uint8).to(core.float8e4b15, bitcast=True)
+
+
+@jit
+def _convert_custom_float8(arg, dst_ty: core.constexpr):
+    if arg.dtype.is_fp8e4b15():
+        up = arg.to(core.float16)  # exact
+        if dst_ty.scalar.is_fp32():
+            up = up.to(core.float32)
+        return up
+    core.static_assert(arg.dtype.is_fp16() or arg.dtype.is_fp32(),
+                       "convert_custom_float8 converts fp8e4b15 to fp16/fp32, or fp16/fp32 to "
+                       "fp8e4b15")
+    if arg.dtype.is_fp32():
+        arg = arg.to(core.float16, fp_downcast_rounding="rtz")
+    return _fp16_to_e4b15(arg)
+
+
+@jit
+def convert_custom_float8_sm80(arg, dst_ty: core.constexpr,
+                               fp_downcast_rounding: core.constexpr = None):
+    """Triton's fp8e4b15 conversion: fp8e4b15 `arg` -> fp16 (fp32 where `dst_ty`'s element type
+    is fp32); fp16 or fp32 `arg` (fp32 first to fp16 toward zero) -> fp8e4b15, saturated to
+    +-1.75 and rounded half away from zero.  `fp_downcast_rounding` is not used, as Triton's."""
+    return _convert_custom_float8(arg, dst_ty)
+
+
+@jit
+def convert_custom_float8_sm70(arg, dst_ty: core.constexpr,
+                               fp_downcast_rounding: core.constexpr = None):
+    """`convert_custom_float8_sm80` (Triton's sm_70 form only computes the same otherwise)."""
+    return _convert_custom_float8(arg, dst_ty)
