@@ -89,10 +89,6 @@ def round_tf32(v: ir.Value) -> ir.Value:
     return op("arith.bitcast", [op("arith.select", [nan, u, r], ti)], t)
 
 
-# fp8 A from registers (after word shuffles within quads): on; False keeps it in shared memory
-REGISTER_A_FP8 = True
-
-
 def _is_wgmma_dot(op) -> bool:
     lay = layout_of(op.results[0].type)
     return isinstance(lay, NvidiaMma) and lay.version == 3
@@ -103,7 +99,7 @@ def register_a_layout(op):
     a = op.operands[0]
     ea = str(T.element_type(a.type))
     kw = {"f16": 2, "bf16": 2, "f8E4M3FN": 4, "f8E5M2": 4}.get(ea)
-    if kw is None or ea.startswith("f8") and not REGISTER_A_FP8:
+    if kw is None:
         return None
     owner = None if isinstance(a.owner, ir.Block) else a.owner
     if owner is None or owner.name == "tile.load":
