@@ -595,12 +595,14 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, shape=None,
         nsrc, ndst = src.in_size("register"), dst.in_size("register")
         # a shuffle per dst register and possible source register; shared memory costs a
         # store per src and a load per dst register, two barriers and address arithmetic
-        pk = packed_shuffles(sh[0], elem_bytes) if sh is not None and elem_bytes == 1 \
-            else None
-        if pk is not None and pk[1] < ndst * sh[1] and pk[1] <= nsrc + ndst + 8:
-            plan = ConversionPlan("shuffle", source=sh[0], shuffles=pk[1], word_bits=pk[0])
-        elif sh is not None and ndst * sh[1] <= nsrc + ndst + 8:
-            plan = ConversionPlan("shuffle", source=sh[0], shuffles=ndst * sh[1])
+        if sh is not None and ndst * sh[1] <= nsrc + ndst + 8:
+            # (8-bit: as words where that takes fewer shuffles; targets without a byte
+            # permute move the elements, so the choice of path stays the same)
+            pk = packed_shuffles(sh[0], elem_bytes) if elem_bytes == 1 else None
+            if pk is not None and pk[1] < ndst * sh[1]:
+                plan = ConversionPlan("shuffle", source=sh[0], shuffles=pk[1], word_bits=pk[0])
+            else:
+                plan = ConversionPlan("shuffle", source=sh[0], shuffles=ndst * sh[1])
         else:
             plan = plan_shared(src, dst, shape, elem_bytes)
     _PLANS[key] = plan

@@ -388,8 +388,10 @@ def _by_word_shuffles(ctx, src, dst, shape, plan):
             v = call_intrinsic("llvm.nvvm.prmt", [got[0], got[-1], sel], ctx.i32)
         for j in range(per):
             x = ctx.op1("arith.shrui", [v, ctx.const(eb * j)], ctx.i32) if j else v
-            x = ctx.op1("arith.trunci", [x], it)
-            out.append(x if st == it else ctx.op1("arith.bitcast", [x], st))
+            if T.isa(st, ir.IntegerType):  # (i8, or i1 travelling as a byte)
+                out.append(ctx.op1("arith.trunci", [x], st))
+            else:
+                out.append(ctx.op1("arith.bitcast", [ctx.op1("arith.trunci", [x], it)], st))
     return _regs(dst, shape, out)
 
 

@@ -138,6 +138,25 @@ def test_a_fragment_with_copies_is_a_real_conversion():
 
 
 
+@pytest.mark.parametrize("wm, m, k", [(4, 64, 64), (4, 64, 128), (8, 128, 128)])
+def test_fp8_accumulator_to_a_fragment_is_word_shuffles(wm, m, k):
+    """8-bit: the k32 accumulator to the k32 A fragment moves within quads as 32-bit words, two
+    shuffles a word (a thread's m * k / (32 wm) bytes, 4 a word), the packed bytes the ones
+    the dst word and the receiving lane choose among (registers 0 and 1: columns +1 and +8)."""
+    acc = NvidiaMma(3, (wm, 1), (64, k, 32))
+    a = DotOperand(0, NvidiaMma(3, (wm, 1), (64, 64, 32)), 4)
+    plan = plan_conversion(acc.linear((m, k)), a.linear((m, k)), (m, k), 1)
+    assert plan.kind == "shuffle" and plan.word_bits == (0, 1), plan
+    assert plan.shuffles == 2 * m * k // (32 * wm) // 4
+
+
+def test_16_bit_conversions_keep_element_shuffles():
+    """Only 8-bit elements move as words (16-bit plans, and so their PTX, are unchanged)."""
+    src = NvidiaMma(3, (4, 1), (64, 64, 16)).linear((64, 64))
+    dst = DotOperand(0, NvidiaMma(3, (4, 1), (64, 64, 32)), 4).linear((64, 64))
+    assert not plan_conversion(src, dst, (64, 64), 2).word_bits
+
+
 # ---- fp8: P converted within quads (word shuffles + prmt) ----------------------------------
 
 @tilework.jit
