@@ -419,20 +419,20 @@ def shuffle_map(src: LinearLayout, dst: LinearLayout):
 
 
 def packed_shuffles(m: LinearLayout, elem_bytes: int):
-    """Shuffles of whole 32-bit words for a shuffle map `m` (see `shuffle_map`) of elements of
-    `elem_bytes` < 4: (src register bits packed into a word, total shuffles), or None.
+    """Shuffles of whole 32-bit words for a shuffle map `m` (see `shuffle_map`) of 8-bit
+    elements: (the 2 src register bits packed into a word, total shuffles), or None.
 
-    A dst word is dst registers r..r+per-1 (its low register bits); a src word packs the src
+    A dst word is dst registers r..r+3 (its low register bits); a src word packs the src
     registers that differ in `word_bits`.  The bits are the ones a dst word's elements or the
     receiving lane select among src registers (so that choice is a byte select, not a
     shuffle).  Fits when the lanes and warps select src registers only within a word and
     every dst word's bytes come from at most two src (word, lane offset)s: those shuffles,
     then one byte permute (prmt) whose selector the receiving lane XORs (the accumulator of
     wgmma m64nNk32 to its 8-bit register A fragment: two shuffles a word)."""
-    k = {1: 2, 2: 1}.get(elem_bytes)
+    k = 2  # (the lowering's prmt selector has a nibble a byte)
     nreg = m.in_bits("register")
     src_bits = m.out_size("register").bit_length() - 1
-    if k is None or nreg < k or src_bits < k:
+    if elem_bytes != 1 or nreg < k or src_bits < k:
         return None
     cand = [v[0] for v in m.basis("register")[:k]]
     cand += [v[0] for d in m.in_dims if d != "register" for v in m.basis(d)]
