@@ -359,7 +359,9 @@ class ConversionPlan:
     register `registers[r]`), "shuffle" (within warps: `source` maps a dst (register, lane,
     warp, block) to the src (register, lane) holding its element), "shared" (through shared
     memory laid out as `swizzle`, stored `store_vec` and loaded `load_vec` elements at a time;
-    `ldmatrix`/`stmatrix` say whether those instructions' fragments match)."""
+    `ldmatrix`/`stmatrix` say whether those instructions' fragments match).  A "shuffle" plan
+    of 8-bit elements may move 32-bit words: `word_bits` (the src register bits packed into a
+    word, byte position bit i from bit `word_bits[i]`; see `packed_shuffles`)."""
     kind: str
     registers: tuple = ()
     source: LinearLayout | None = None
@@ -371,6 +373,7 @@ class ConversionPlan:
     load_wavefronts: int = 0
     ldmatrix: bool = False
     stmatrix: bool = False
+    word_bits: tuple = ()
 
 
 def _flat_in(lay: LinearLayout, **x) -> int:
@@ -413,6 +416,43 @@ def shuffle_map(src: LinearLayout, dst: LinearLayout):
                                        for b in m.basis(d)]},
                                 [("register", src.in_size("register"))])
     return m, 1 << coupled.rank()
+
+
+def packed_shuffles(m: LinearLayout, elem_bytes: int):
+    """Shuffles of whole 32-bit words for a shuffle map `m` (see `shuffle_map`) of 8-bit
+    elements: (the 2 src register bits packed into a word, total shuffles), or None.
+
+    A dst word is dst registers r..r+3 (its low register bits); a src word packs the src
+    registers that differ in `word_bits`.  The bits are the ones a dst word's elements or the
+    receiving lane select among src registers (so that choice is a byte select, not a
+    shuffle).  Fits when the lanes and warps select src registers only within a word and
+    every dst word's bytes come from at most two src (word, lane offset)s: those shuffles,
+    then one byte permute (prmt) whose selector the receiving lane XORs (the accumulator of
+    wgmma m64nNk32 to its 8-bit register A fragment: two shuffles a word)."""
+    k = 2  # (the lowering's prmt selector has a nibble a byte)
+    nreg = m.in_bits("register")
+    src_bits = m.out_size("register").bit_length() - 1
+    if elem_bytes != 1 or nreg < k or src_bits < k:
+        return None
+    cand = [v[0] for v in m.basis("register")[:k]]
+    cand += [v[0] for d in m.in_dims if d != "register" for v in m.basis(d)]
+    bits = []
+    for c in cand:
+        if c and not c & (c - 1) and c.bit_length() - 1 not in bits:
+            bits.append(c.bit_length() - 1)
+    bits += [b for b in range(src_bits) if b not in bits]
+    bits = tuple(bits[:k])
+    wmask = sum(1 << b for b in bits)
+    for d in m.in_dims:
+        if d != "register" and any(v[0] & ~wmask for v in m.basis(d)):
+            return None
+    total = 0
+    for r in range(0, 1 << nreg, 1 << k):
+        srcs = {(R & ~wmask, L) for R, L in (m.apply(register=r | j) for j in range(1 << k))}
+        if len(srcs) > 2:
+            return None
+        total += len(srcs)
+    return bits, total
 
 
 def access_vec(lay: LinearLayout, col: int, max_elems: int) -> int:
@@ -556,7 +596,13 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, shape=None,
         # a shuffle per dst register and possible source register; shared memory costs a
         # store per src and a load per dst register, two barriers and address arithmetic
         if sh is not None and ndst * sh[1] <= nsrc + ndst + 8:
-            plan = ConversionPlan("shuffle", source=sh[0], shuffles=ndst * sh[1])
+            # (8-bit: as words where that takes fewer shuffles; targets without a byte
+            # permute move the elements, so the choice of path stays the same)
+            pk = packed_shuffles(sh[0], elem_bytes) if elem_bytes == 1 else None
+            if pk is not None and pk[1] < ndst * sh[1]:
+                plan = ConversionPlan("shuffle", source=sh[0], shuffles=pk[1], word_bits=pk[0])
+            else:
+                plan = ConversionPlan("shuffle", source=sh[0], shuffles=ndst * sh[1])
         else:
             plan = plan_shared(src, dst, shape, elem_bytes)
     _PLANS[key] = plan

@@ -23,6 +23,11 @@ nothing.  The A fragment of m64nNk16 is the accumulator's pattern over 16 column
 `p = s.to(f16)` in the accumulator layout of a dot whose N is this dot's K (warps along M only)
 qualifies.  Other layouts (e.g. a transposed accumulator) would need a real conversion through
 shared memory, no cheaper than the local_alloc: they keep the shared-memory A.
+
+fp8 (e4m3/e5m2) A: the m64nNk32 fragment (`dot_operand<0, acc, 4>`) holds 4 consecutive-k
+bytes a register, the accumulator pairs of columns 8 apart: not free, but the planner moves it
+within quads as 32-bit words (two shuffles and a prmt a word, `packed_shuffles`), cheaper
+than the shared-memory round trip (stores, two barriers); such a plan keeps A in registers.
 """
 from __future__ import annotations
 
@@ -92,18 +97,21 @@ def _is_wgmma_dot(op) -> bool:
 def register_a_layout(op):
     """The A-fragment layout a stays in registers in (see the module docstring), or None."""
     a = op.operands[0]
-    if str(T.element_type(a.type)) not in ("f16", "bf16"):
+    ea = str(T.element_type(a.type))
+    kw = {"f16": 2, "bf16": 2, "f8E4M3FN": 4, "f8E5M2": 4}.get(ea)
+    if kw is None:
         return None
     owner = None if isinstance(a.owner, ir.Block) else a.owner
     if owner is None or owner.name == "tile.load":
         return None
-    want = DotOperand(0, layout_of(op.results[0].type), 2)
+    want = DotOperand(0, layout_of(op.results[0].type), kw)
     have = layout_of(a.type)
     if have == want:
         return want
     shape = T.shape_of(a.type)
-    plan = plan_conversion(have.linear(shape), want.linear(shape), shape, 2)
-    return want if plan.kind in ("none", "registers") else None
+    plan = plan_conversion(have.linear(shape), want.linear(shape), shape, 4 // kw)
+    free = plan.kind in ("none", "registers")
+    return want if free or plan.kind == "shuffle" and plan.word_bits else None
 
 
 def _rewrite(op):

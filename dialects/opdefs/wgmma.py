@@ -61,9 +61,10 @@ def _register_a(op):
     """The checks of a register a (a tile): None, or an error message."""
     at, acc_t = op.operands[0].type, op.operands[2].type
     ea = str(T.element_type(at))
-    if ea not in ("f16", "bf16"):
-        return f"warpgroup_dot a in registers must be f16 or bf16, not {ea}"
-    want = DotOperand(0, layout_of(acc_t), 2)
+    kw = {"f16": 2, "bf16": 2, "f8E4M3FN": 4, "f8E5M2": 4}.get(ea)  # (32 bits a register)
+    if kw is None:
+        return f"warpgroup_dot a in registers must be f16, bf16, f8E4M3FN or f8E5M2, not {ea}"
+    want = DotOperand(0, layout_of(acc_t), kw)
     if layout_of(at) != want:
         return f"warpgroup_dot a in registers must be in {want.text()}, got " \
                f"{layout_of(at).text()}"

@@ -30,7 +30,8 @@ no `wait_group` after the commit; the accumulator registers are the mma_async re
 are (fp32/s32, no split: the verifier checks), and the wait op lowers to `wgmma.wait_group
 num` in inline asm that ties every register (so nothing reads them before it).
 
-Register A (`a` a tile in `#tilegpu.dot_operand<0, acc, 2>`, f16/bf16): the same loop, each
+Register A (`a` a tile in `#tilegpu.dot_operand<0, acc, 2>`, f16/bf16, or `<0, acc, 4>`,
+e4m3/e5m2: 4 consecutive-k bytes a register, k32, no imm-trans-b): the same loop, each
 mma_async as inline PTX (`wgmma.mma_async ... {d}, {a0, a1, a2, a3}, descB, p, 1, 1, tB`: the
 NVVM op takes descriptors only), A's four 32-bit registers per (64-row tile, K step) taken
 from the thread's values by their coordinates in the layout (PTX ISA, "wgmma .m64nNk16 register
@@ -303,7 +304,7 @@ def _warpgroup_dot(ctx, op, args):
                 if reg_a:
                     db = opb.descriptor(col0, s * k_instr, align_n)
                     d = _mma_async_rs(ctx, d, a_regs[rm, s], db, st, n_instr, ea, opb.k_major,
-                                      accumulate=not fresh)
+                                      accumulate=not fresh, eb=eb)
                 else:
                     da = opa.descriptor(row0, s * k_instr, align_m)
                     db = opb.descriptor(col0, s * k_instr, align_n)
@@ -329,9 +330,10 @@ def _warpgroup_dot(ctx, op, args):
 
 
 def a_fragment(ctx, a, row0: int, k0: int) -> list:
-    """The four 32-bit A registers of the 64 x 16 tile at (row0 + the warpgroup's rows, k0):
-    register r holds the elements (g + 8 (r % 2), 2t + 8 (r / 2) + {0, 1}) of the thread, found
-    by their coordinates (the register part of the layout's map: lanes and warps add the rest)."""
+    """The four 32-bit A registers of the 64 x K-step tile at (row0 + the warpgroup's rows,
+    k0): register r holds the kw = 32 / bits elements (g + 8 (r % 2), kw t + 4 kw (r / 2) + j)
+    of the thread (PTX ISA, m64nNk16 and m64nNk32 A fragments), found by their coordinates (the
+    register part of the layout's map: lanes and warps add the rest)."""
     lin = a.layout.linear(a.shape)
     index = {}
     bases = lin.basis("register")
@@ -341,34 +343,50 @@ def a_fragment(ctx, a, row0: int, k0: int) -> list:
             if r >> b & 1:
                 c = (c[0] ^ v[0], c[1] ^ v[1])
         index.setdefault(c, r)
+    bits = elem_bytes(smem_type(a.values[0].type)) * 8
+    kw = 32 // bits
+    it = ir.IntegerType.get_signless(bits)
     out = []
     for r in range(4):
-        row, col = row0 + 8 * (r % 2), k0 + 8 * (r // 2)
-        pair = [a.values[index[(row, col + j)]] for j in (0, 1)]
-        vt = ir.VectorType.get([2], pair[0].type)
-        v = ctx.op1("llvm.mlir.poison", [], vt)
-        for j, x in enumerate(pair):
-            v = ctx.op1("llvm.insertelement", [v, x, ctx.const(j)], vt)
-        out.append(ctx.op1("llvm.bitcast", [v], ctx.i32))
+        row, col = row0 + 8 * (r % 2), k0 + 4 * kw * (r // 2)
+        elems = [a.values[index[(row, col + j)]] for j in range(kw)]
+        if kw == 2:
+            vt = ir.VectorType.get([2], elems[0].type)
+            v = ctx.op1("llvm.mlir.poison", [], vt)
+            for j, x in enumerate(elems):
+                v = ctx.op1("llvm.insertelement", [v, x, ctx.const(j)], vt)
+            out.append(ctx.op1("llvm.bitcast", [v], ctx.i32))
+            continue
+        w = None  # (8-bit: bytes into the word, low k first)
+        for j, x in enumerate(elems):
+            x = x if x.type == it else ctx.op1("arith.bitcast", [x], it)
+            x = ctx.op1("arith.extui", [x], ctx.i32)
+            if j:
+                x = ctx.op1("arith.shli", [x, ctx.const(bits * j)], ctx.i32)
+            w = x if w is None else ctx.op1("arith.ori", [w, x], ctx.i32)
+        out.append(w)
     return out
 
 
 RS_ASM = ("{{\n.reg .pred p;\nsetp.ne.b32 p, ${scale}, 0;\n"
-          "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ta}.{ta} {{{d}}}, {{{a}}}, ${b}, p, 1, 1, "
-          "{tb};\n}}")
+          "wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{ta}.{tb} {{{d}}}, {{{a}}}, ${b}, p, 1, 1"
+          "{trans};\n}}")
 
 
 def _mma_async_rs(ctx, d, a_regs, desc_b, st, n: int, ea: str, b_k_major: bool,
-                  accumulate: bool = True):
+                  accumulate: bool = True, eb: str | None = None):
     """One wgmma.mma_async with A from registers, as inline PTX: the accumulators are outputs
     tied to the inputs `d` (a struct), then the four A registers, B's descriptor and the
-    scale-d predicate's source (1: accumulate, 0: d = A B)."""
+    scale-d predicate's source (1: accumulate, 0: d = A B).  16-bit types take imm-trans-b;
+    fp8 ones (k32) have none (B is K-major)."""
     nf = n // 2
+    wide = _TYPES[ea] in ("f16", "bf16")
     ins = _unpack(ctx, d, ir.F32Type.get(), nf) + list(a_regs) + [desc_b,
                                                                    ctx.const(int(accumulate))]
-    text = RS_ASM.format(n=n, ta=_TYPES[ea], d=", ".join(f"${i}" for i in range(nf)),
+    text = RS_ASM.format(n=n, k=16 if wide else 32, ta=_TYPES[ea], tb=_TYPES[eb or ea],
+                         d=", ".join(f"${i}" for i in range(nf)),
                          a=", ".join(f"${2 * nf + i}" for i in range(4)), b=2 * nf + 4,
-                         scale=2 * nf + 5, tb=0 if b_k_major else 1)
+                         scale=2 * nf + 5, trans=f", {0 if b_k_major else 1}" if wide else "")
     cons = ",".join(["=f"] * nf + [str(i) for i in range(nf)] + ["r"] * 4 + ["l", "r"])
     return ctx.op1("llvm.inline_asm", ins, st, {
         "asm_string": ir.StringAttr.get(text), "constraints": ir.StringAttr.get(cons),

@@ -21,6 +21,7 @@ from ..registry import LoweringError, lower
 from ..target import arch_capability
 from ..shared_memory import elems_bytes, from_smem, scratch, smem_gep, smem_type, to_smem
 from ..regs import Regs
+from .math_approx import call_intrinsic
 
 
 def _regs(values_layout, shape, values):
@@ -325,6 +326,75 @@ def _by_shuffles(ctx, src, dst, shape, plan):
     return _regs(dst, shape, out)
 
 
+def _by_word_shuffles(ctx, src, dst, shape, plan):
+    """`_by_shuffles` a 32-bit word at a time (plan.word_bits: see `packed_shuffles`): src
+    registers packed into words, one `gpu.shuffle idx` per (word, lane offset) a dst word
+    takes bytes from (at most two), then `prmt` picks its bytes, the selector XORed by the
+    receiving lane's byte position (the lanes choose among src registers within a word)."""
+    m, wb = plan.source, plan.word_bits
+    per, eb = 1 << len(wb), 32 >> len(wb)
+    wmask = sum(1 << b for b in wb)
+    it = ir.IntegerType.get_signless(eb)
+    lane_bits = ctx.warp_size.bit_length() - 1
+
+    def pos(reg):  # byte position in its word of a src register
+        return sum((reg >> b & 1) << i for i, b in enumerate(wb))
+
+    def terms(f):
+        ts = [(i, f(v)) for i, v in enumerate(m.basis("lane")) if f(v)]
+        ts += [(lane_bits + i, f(v)) for i, v in enumerate(m.basis("warp")) if f(v)]
+        mask = 0
+        for _, v in ts:
+            mask |= v
+        return tuple(ts), mask
+    lterms, lmask = terms(lambda v: v[1])
+    bterms, _ = terms(lambda v: pos(v[0]))
+    lane_part = ctx.gather_bits(lterms)
+    # the lane's byte position, in every nibble of the selector (`per` of them)
+    spread = sum(1 << 4 * j for j in range(per))
+    sel_lane = ctx.op1("arith.muli", [ctx.gather_bits(bterms), ctx.const(spread)], ctx.i32) \
+        if bterms else None
+    words = {}
+
+    def word(w):
+        if w not in words:
+            acc = None
+            for j in range(per):
+                reg = w | sum((j >> i & 1) << b for i, b in enumerate(wb))
+                x = src.values[reg]
+                x = x if T.isa(x.type, ir.IntegerType) else ctx.op1("arith.bitcast", [x], it)
+                x = ctx.op1("arith.extui", [x], ctx.i32)
+                if j:
+                    x = ctx.op1("arith.shli", [x, ctx.const(eb * j)], ctx.i32)
+                acc = x if acc is None else ctx.op1("arith.ori", [acc, x], ctx.i32)
+            words[w] = acc
+        return words[w]
+    st = src.values[0].type
+    out = []
+    for r in range(0, 1 << m.in_bits("register"), per):
+        srcs, nib = [], 0
+        for j in range(per):
+            R, L = m.apply(register=r | j)
+            if (R & ~wmask, L) not in srcs:
+                srcs.append((R & ~wmask, L))
+            nib |= (4 * srcs.index((R & ~wmask, L)) + pos(R)) << 4 * j
+        got = [ctx.shuffle(word(w), _plus(ctx, lane_part, lo, lmask), "idx") for w, lo in srcs]
+        identity = sum(j << 4 * j for j in range(per))
+        if sel_lane is None and len(got) == 1 and nib == identity:
+            v = got[0]
+        else:
+            sel = ctx.const(nib) if sel_lane is None else \
+                ctx.op1("arith.xori", [sel_lane, ctx.const(nib)], ctx.i32)
+            v = call_intrinsic("llvm.nvvm.prmt", [got[0], got[-1], sel], ctx.i32)
+        for j in range(per):
+            x = ctx.op1("arith.shrui", [v, ctx.const(eb * j)], ctx.i32) if j else v
+            if T.isa(st, ir.IntegerType):  # (i8, or i1 travelling as a byte)
+                out.append(ctx.op1("arith.trunci", [x], st))
+            else:
+                out.append(ctx.op1("arith.bitcast", [ctx.op1("arith.trunci", [x], it)], st))
+    return _regs(dst, shape, out)
+
+
 @lower("tilegpu.convert_layout")
 def _convert_layout(ctx, op, args):
     src = args[0]
@@ -341,7 +411,9 @@ def _convert_layout(ctx, op, args):
     if plan.kind in ("none", "registers"):
         return [_regs(dst, shape, [src.values[r] for r in plan.registers])]
     if plan.kind == "shuffle":
-        return [_by_shuffles(ctx, src, dst, shape, plan)]
+        if plan.word_bits and ctx.target == "nvidia":
+            return [_by_word_shuffles(ctx, src, dst, shape, plan)]
+        return [_by_shuffles(ctx, src, dst, shape, plan)]  # (AMD: a byte at a time)
     return [_through_swizzled(ctx, src, ls, dst, ld, shape, plan, st)]
 
 

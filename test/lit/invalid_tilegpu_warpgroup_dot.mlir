@@ -226,7 +226,7 @@ func.func @async_split(%a: !tilegpu.memdesc<array<i64: 64, 128>, f8E4M3FN, #S, 1
 #S = #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>
 #C = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 8>>
 #A = #tilegpu.dot_operand<0 : i32, #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 8>>, 2 : i32>
-// CHECK-NEXT: error: {{.*}}'tilegpu.warpgroup_dot' op warpgroup_dot a in registers must be f16 or bf16, not f32
+// CHECK-NEXT: error: {{.*}}'tilegpu.warpgroup_dot' op warpgroup_dot a in registers must be f16, bf16, f8E4M3FN or f8E5M2, not f32
 func.func @register_a_f32(%a: tensor<64x32xf32, #A>, %b: !tilegpu.memdesc<array<i64: 32, 64>, f32, #S, 1 : i32>, %c: tensor<64x64xf32, #C>) {
   %r = "tilegpu.warpgroup_dot"(%a, %b, %c) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (tensor<64x32xf32, #A>, !tilegpu.memdesc<array<i64: 32, 64>, f32, #S, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
   return

@@ -176,3 +176,43 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 64 : i32} {
     return
   }
 }
+
+// -----
+
+// 8-bit elements move as 32-bit words (packed_shuffles): wgmma m64n32k32's fp8 accumulator
+// (a thread's pairs of columns 8 apart) to the next wgmma's register A fragment (4
+// consecutive-k bytes a register).  A thread's 4 bytes (columns 2t, 2t+1, 8+2t, 9+2t of a row)
+// form a word; each A word takes two shuffles (lanes 2 (t % 2) and 2 (t % 2) + 1 of the quad)
+// and a prmt picking bytes 0,1 of each (0x5410), or 2,3 (0x7632) for lanes t >= 2: the lane's
+// byte position (thread id bit 1) times 0x1111, XORed in.  No shared memory, no barrier.  AMD
+// moves a byte at a time (no prmt).
+// CHECK-LABEL: gpu.func @fp8_accumulator_to_a(
+// CHECK-SAME: tilegpu.shared = 0 : i32
+// CHECK-NOT: gpu.barrier
+// CHECK: %[[SRC:.+]] = arith.addi
+// CHECK: %[[BIT1:.+]] = arith.andi %{{.+}}, %c2_i32
+// CHECK-NEXT: %[[POS:.+]] = arith.muli %[[BIT1]], %c4369_i32
+// CHECK-COUNT-3: arith.ori
+// CHECK-NEXT: %[[LO:.+]], %{{.+}} = gpu.shuffle  idx %[[W:.+]], %[[SRC]], %c32_i32 : i32
+// CHECK-NEXT: %[[SRC1:.+]] = arith.addi %[[SRC]], %c1_i32
+// CHECK-NEXT: %[[HI:.+]], %{{.+}} = gpu.shuffle  idx %[[W]], %[[SRC1]], %c32_i32 : i32
+// CHECK-NEXT: %[[SEL:.+]] = arith.xori %[[POS]], %c21520_i32
+// CHECK-NEXT: llvm.call_intrinsic "llvm.nvvm.prmt"(%[[LO]], %[[HI]], %[[SEL]])
+// CHECK-COUNT-6: gpu.shuffle  idx
+// CHECK-NOT: gpu.shuffle
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.return
+// AMD-LABEL: gpu.func @fp8_accumulator_to_a(
+// AMD-NOT: prmt
+// AMD: gpu.shuffle  idx %{{.+}} : i32
+// AMD-NEXT: arith.trunci %{{.+}} : i32 to i8
+// AMD: gpu.return
+#C = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 32, 32>>
+#A = #tilegpu.dot_operand<0 : i32, #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 32>>, 4 : i32>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @fp8_accumulator_to_a(%x: f8E4M3FN) attributes {tile.kernel} {
+    %t = "tile.splat"(%x) : (f8E4M3FN) -> tensor<64x32xf8E4M3FN, #C>
+    %a = "tilegpu.convert_layout"(%t) : (tensor<64x32xf8E4M3FN, #C>) -> tensor<64x32xf8E4M3FN, #A>
+    return
+  }
+}

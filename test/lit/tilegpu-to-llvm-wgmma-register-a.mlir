@@ -9,6 +9,9 @@
 #C = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>
 #A = #tilegpu.dot_operand<0 : i32, #C, 2 : i32>
 #SB = #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>
+#C8 = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 32>>
+#A8 = #tilegpu.dot_operand<0 : i32, #C8, 4 : i32>
+#SB8 = #tilegpu.nvmma_shared<64 : i32, true, 8 : i32>
 // CHECK-LABEL: gpu.func @k(
 // CHECK: nvvm.fence.proxy
 // CHECK-NEXT: gpu.barrier
@@ -31,6 +34,28 @@ func.func @k(%out: !tile.ptr<f32>) attributes {tile.kernel} {
   "tilegpu.local_dealloc"(%b) : (!tilegpu.memdesc<array<i64: 32, 64>, f16, #SB, 1 : i32>) -> ()
   %p = "tile.splat"(%out) : (!tile.ptr<f32>) -> tensor<64x64x!tile.ptr<f32>, #C>
   "tile.store"(%p, %d) : (tensor<64x64x!tile.ptr<f32>, #C>, tensor<64x64xf32, #C>) -> ()
+  return
+}
+
+// e4m3 A [64, 64] in registers (`dot_operand<0, C8, 4>`): four bytes a 32-bit register (k32),
+// 2 K steps x 4 registers packed before the fence; the mma_async is m64n64k32.e4m3.e4m3 with
+// no imm-trans-b (fp8 B is K-major).
+// CHECK-LABEL: gpu.func @fp8(
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-NOT: vector<2xf16>
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred p;\0Asetp.ne.b32 p, $69, 0;\0Awgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 {$0, $1, {{.+}}, $31}, {$64, $65, $66, $67}, $68, p, 1, 1;\0A}", "=f,{{.+}},=f,0,1,{{.+}},31,r,r,r,r,l,r"
+// CHECK: llvm.inline_asm has_side_effects {{.+}}m64n64k32.f32.e4m3.e4m3
+// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: gpu.return
+func.func @fp8(%out: !tile.ptr<f32>, %v: f8E4M3FN) attributes {tile.kernel} {
+  %x = "tile.splat"(%v) : (f8E4M3FN) -> tensor<64x64xf8E4M3FN, #A8>
+  %y = "tile.splat"(%v) : (f8E4M3FN) -> tensor<64x64xf8E4M3FN, #B>
+  %c = arith.constant dense<0.0> : tensor<64x64xf32, #C8>
+  %b = "tilegpu.local_alloc"(%y) : (tensor<64x64xf8E4M3FN, #B>) -> !tilegpu.memdesc<array<i64: 64, 64>, f8E4M3FN, #SB8, 1 : i32>
+  %d = "tilegpu.warpgroup_dot"(%x, %b, %c) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (tensor<64x64xf8E4M3FN, #A8>, !tilegpu.memdesc<array<i64: 64, 64>, f8E4M3FN, #SB8, 1 : i32>, tensor<64x64xf32, #C8>) -> tensor<64x64xf32, #C8>
+  "tilegpu.local_dealloc"(%b) : (!tilegpu.memdesc<array<i64: 64, 64>, f8E4M3FN, #SB8, 1 : i32>) -> ()
+  %p = "tile.splat"(%out) : (!tile.ptr<f32>) -> tensor<64x64x!tile.ptr<f32>, #C8>
+  "tile.store"(%p, %d) : (tensor<64x64x!tile.ptr<f32>, #C8>, tensor<64x64xf32, #C8>) -> ()
   return
 }
 }

@@ -81,6 +81,22 @@ func.func @register_a(%s: tensor<64x64xf32, #P3>, %b: tensor<64x32xf16, #BL>, %c
   return %d : tensor<64x32xf32, #O3>
 }
 
+// fp8: P (e4m3) in the k32 accumulator layout is not the k32 A fragment (4 consecutive-k bytes
+// a register) for free, but the conversion stays within quads (32-bit word shuffles): A in
+// registers (`dot_operand<0, acc, 4>`); B, K-major, to shared memory.
+#P8 = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 32>>
+#O8 = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 32, 32>>
+// CHECK-LABEL: func.func @register_a_fp8(
+// CHECK-NEXT: %[[P:.+]] = arith.truncf %arg0
+// CHECK-NEXT: %[[PA:.+]] = "tilegpu.convert_layout"(%[[P]]) : (tensor<64x64xf8E4M3FN, #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 32>>>) -> tensor<64x64xf8E4M3FN, #tilegpu.dot_operand<0 : i32, #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 32, 32>>, 4 : i32>>
+// CHECK-NEXT: %[[B:.+]] = "tilegpu.local_alloc"(%arg1) : {{.+}} -> !tilegpu.memdesc<array<i64: 64, 32>, f8E4M3FN, #tilegpu.nvmma_shared<64 : i32, true, 8 : i32>, 1 : i32>
+// CHECK-NEXT: "tilegpu.warpgroup_dot"(%[[PA]], %[[B]], %arg2)
+func.func @register_a_fp8(%s: tensor<64x64xf32, #P8>, %b: tensor<64x32xf8E4M3FN, #BL>, %c: tensor<64x32xf32, #O8>) -> tensor<64x32xf32, #O8> attributes {tile.kernel} {
+  %p = arith.truncf %s : tensor<64x64xf32, #P8> to tensor<64x64xf8E4M3FN, #P8>
+  %d = "tile.dot"(%p, %b, %c) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (tensor<64x64xf8E4M3FN, #P8>, tensor<64x32xf8E4M3FN, #BL>, tensor<64x32xf32, #O8>) -> tensor<64x32xf32, #O8>
+  return %d : tensor<64x32xf32, #O8>
+}
+
 // A computed a whose layout is not the A fragment's for free (a blocked tile: the conversion
 // would go through shared memory) keeps the shared-memory A.
 // CHECK-LABEL: func.func @computed_blocked_a(

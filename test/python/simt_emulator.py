@@ -309,6 +309,18 @@ class Emulator(ArithOps, TmaOps, WgmmaOps, MfmaOps, MmaOps):
             return [np.exp(a[0].astype(np.float64)).astype(a[0].dtype)]
         if name == "llvm.fabs":
             return [np.abs(a[0])]
+        if name == "llvm.nvvm.prmt":  # PTX ISA prmt.b32, default mode: byte n of d is byte
+            # c[4n+2:4n] of {b, a} (a bytes 0-3), its sign replicated where c[4n+3] is set
+            x = (a[0].astype(np.int64) & 0xFFFFFFFF) | (a[1].astype(np.int64) & 0xFFFFFFFF) << 32
+            c = a[2].astype(np.int64)
+            d = np.zeros_like(x)
+            for n in range(4):
+                nib = c >> 4 * n & 0xF
+                byte = x >> 8 * (nib & 7) & 0xFF
+                byte = np.where(nib & 8, np.where(byte & 0x80, 0xFF, 0), byte)
+                d |= byte << 8 * n
+            d = (d & 0xFFFFFFFF).astype(np.uint32)
+            return [d.view(a[0].dtype) if a[0].dtype.itemsize == 4 else d.astype(a[0].dtype)]
         if name == "llvm.roundeven":
             return [np.rint(a[0])]
         if name == "llvm.copysign":

@@ -17,6 +17,9 @@ simt_emulator.Emulator; written from the PTX ISA, not from tilework's lowering).
   inline PTX `wgmma.mma_async...m64nNk16.f32.T.T {d..}, {a0..a3}, descB, p, 1, 1, transB`
   (tilework has no NVVM op for it): 32-bit register r holds the two 16-bit elements at row
   16 (w % 4) + l / 4 + 8 (r % 2), columns 2 (l % 4) + 8 (r / 2) + {0 (low half), 1}.
+  For e4m3/e5m2 (".m64nNk32" A fragment, no imm-trans-b: B K-major) register r holds the four
+  bytes at row 16 (w % 4) + l / 4 + 8 (r % 2), columns 4 (l % 4) + 16 (r / 2) + {0..3} (low
+  byte first).
 * tf32 operands: the low 13 bits of each fp32 operand are ignored (truncation); fp8 decoded
   from its bits; products summed in float64 (int64 for s8), the sum rounded to fp32.
 * Checks: every thread of a warpgroup issues the same descriptors; `wgmma.fence` before the
@@ -279,18 +282,23 @@ class WgmmaOps:
                 out[sel] = (acc.astype(np.float64) + prod[rows, cols]).astype(d.dtype)
         return [self._wg_mark(out, self.wg_commits)]
 
-    _RS = re.compile(r"wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k16\.f32\.(f16|bf16)\.(f16|bf16)"
-                     r"\s*\{([^}]*)\},\s*\{([^}]*)\},\s*\$(\d+),\s*p,\s*1,\s*1,\s*([01]);")
+    _RS = re.compile(r"wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k(16|32)\.f32\."
+                     r"(f16|bf16|e4m3|e5m2)\.(f16|bf16|e4m3|e5m2)\s*\{([^}]*)\},\s*"
+                     r"\{([^}]*)\},\s*\$(\d+),\s*p,\s*1,\s*1(?:,\s*([01]))?;")
 
     def _mma_async_rs(self, op, text, args, act):
         """wgmma.mma_async with A in four 32-bit registers per thread (inline PTX)."""
         m = self._RS.search(text)
         if m is None:
             raise WgmmaError(f"inline asm {text!r} is not emulated")
-        n, ta, tb = int(m.group(1)), m.group(2), m.group(3)
+        n, k, ta, tb = int(m.group(1)), int(m.group(2)), m.group(3), m.group(4)
+        size = _SIZE[ta]
+        if _SIZE[tb] != size or k != 32 // size or (size == 1) != (m.group(8) is None):
+            raise WgmmaError(f"register-A wgmma k{k} .{ta}.{tb}: the PTX ISA has k16 for "
+                             f"16-bit types (with imm-trans-b), k32 for 8-bit (without)")
         num = [lambda x: [int(t.strip().lstrip("$")) for t in x.split(",")]][0]
-        dregs, aregs, bdesc, trans_b = num(m.group(4)), num(m.group(5)), int(m.group(6)), \
-            m.group(7) == "1"
+        dregs, aregs, bdesc, trans_b = num(m.group(5)), num(m.group(6)), int(m.group(7)), \
+            m.group(8) == "1"
         cons = ir.StringAttr(op.attributes["constraints"]).value.split(",")
         nf = n // 2
         if dregs != list(range(nf)) or cons[nf:2 * nf] != [str(i) for i in range(nf)]:
@@ -320,18 +328,22 @@ class WgmmaOps:
             sel[128 * g:128 * (g + 1)] = True
             if not act[sel].any():
                 continue
-            av = np.full((64, 16), np.nan)
+            # register r, element j (its bits 8*size*j..): row 16 w + l/4 + 8 (r % 2), column
+            # kw (l % 4) + 4 kw (r / 2) + j, kw = 4 / size elements a register
+            kw = 4 // size
+            av = np.full((64, k), np.nan)
             for r, reg in enumerate(a_in):
                 bits = reg[sel].astype(np.int64) & 0xFFFFFFFF
-                for half in (0, 1):
-                    raw = ((bits >> (16 * half)) & 0xFFFF).astype(np.uint16)
-                    vals = decode(raw.view(np.uint8).reshape(-1, 2), ta)
-                    av[16 * warp + lane // 4 + 8 * (r % 2), 2 * (lane % 4) + 8 * (r // 2) + half] \
-                        = vals
+                for j in range(kw):
+                    raw = ((bits >> (8 * size * j)) & (2 ** (8 * size) - 1)).astype(np.uint32)
+                    vals = decode(raw.astype(np.uint8 if size == 1 else np.uint16)
+                                  .view(np.uint8).reshape(-1, size), ta)
+                    av[16 * warp + lane // 4 + 8 * (r % 2),
+                       kw * (lane % 4) + 4 * kw * (r // 2) + j] = vals
             u = set(db[sel].tolist())
             if len(u) != 1:
                 raise WgmmaError(f"the threads of warpgroup {g} issue different B descriptors")
-            bv = self._wg_operand(u.pop(), n, 16, tb, not trans_b, 128 * g)
+            bv = self._wg_operand(u.pop(), n, k, tb, not trans_b, 128 * g)
             prod = av @ bv.T
             out[sel] = (d[sel].astype(np.float64) + prod[rows, cols]).astype(d.dtype)
         return [self._wg_mark(out, self.wg_commits)]

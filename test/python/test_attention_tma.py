@@ -157,8 +157,8 @@ def test_warp_specialized_key_loop(d, causal):
 @pytest.mark.parametrize("causal, even", [(False, True), (True, False)])
 def test_fp8_forward(d, causal, even, dt):
     """fp8: both dots are fp8 wgmmas (Q K^T with K read transposed from its ring; P V with V
-    copied from V^T's view, K-major as fp8 wgmma needs), P converted by the hardware's
-    `cvt.rn.satfinite`, K and V copied by TMA in the loop, no spill."""
+    copied from V^T's view, K-major as fp8 wgmma needs, and P from registers), P converted by
+    the hardware's `cvt.rn.satfinite`, K and V copied by TMA in the loop, no spill."""
     ck = compile_tma_fwd(d, causal, even, dt)
     loops = key_loops(ck)
     assert len(loops) == (1 if even and not causal else 2)
@@ -168,6 +168,15 @@ def test_fp8_forward(d, causal, even, dt):
         assert kinds == {("64", dt, dt), (str(d), dt, dt)}, kinds
         assert f"cvt.rn.satfinite.{dt}x2.f32" in text
         assert len(re.findall(r"cp\.async\.bulk\.tensor\.2d", text)) == 2
+        # P from registers: its k32 fragment by two shuffles and a prmt a 32-bit word (64 x 64
+        # bytes, 8 words a thread), no shared-memory round trip (the one barrier is the ring's,
+        # as in fp16)
+        assert re.search(rf"m64n{d}k32\.f32\.{dt}\.{dt}\s+\{{[^}}]*\}},\s*"
+                         r"\{%r\d+, %r\d+, %r\d+, %r\d+\}", text)
+        assert not re.search(r"(st|ld)\.shared", text)
+        assert len(re.findall(r"bar\.sync", text)) == 1
+        assert len(re.findall(r"shfl\.sync\.idx\.b32", text)) == 16
+        assert len(re.findall(r"prmt\.b32", text)) == 8
     assert spills_and_regs(ck)[0] == 0
 
 

@@ -136,3 +136,91 @@ def test_a_fragment_with_copies_is_a_real_conversion():
     assert plan_conversion(acc.linear((64, 64)), a.linear((64, 64)), (64, 64), 2).kind \
         not in ("none", "registers")
 
+
+
+@pytest.mark.parametrize("wm, m, k", [(4, 64, 64), (4, 64, 128), (8, 128, 128)])
+def test_fp8_accumulator_to_a_fragment_is_word_shuffles(wm, m, k):
+    """8-bit: the k32 accumulator to the k32 A fragment moves within quads as 32-bit words, two
+    shuffles a word (a thread's m * k / (32 wm) bytes, 4 a word), the packed bytes the ones
+    the dst word and the receiving lane choose among (registers 0 and 1: columns +1 and +8)."""
+    acc = NvidiaMma(3, (wm, 1), (64, k, 32))
+    a = DotOperand(0, NvidiaMma(3, (wm, 1), (64, 64, 32)), 4)
+    plan = plan_conversion(acc.linear((m, k)), a.linear((m, k)), (m, k), 1)
+    assert plan.kind == "shuffle" and plan.word_bits == (0, 1), plan
+    assert plan.shuffles == 2 * m * k // (32 * wm) // 4
+
+
+def test_16_bit_conversions_keep_element_shuffles():
+    """Only 8-bit elements move as words (16-bit plans, and so their PTX, are unchanged)."""
+    src = NvidiaMma(3, (4, 1), (64, 64, 16)).linear((64, 64))
+    dst = DotOperand(0, NvidiaMma(3, (4, 1), (64, 64, 32)), 4).linear((64, 64))
+    assert not plan_conversion(src, dst, (64, 64), 2).word_bits
+
+
+# ---- fp8: P converted within quads (word shuffles + prmt) ----------------------------------
+
+@tilework.jit
+def fp8_chain(q_ptr, k_ptr, v_ptr, o_ptr, p_ptr, M: tl.constexpr, D: tl.constexpr,
+              J: tl.constexpr, N: tl.constexpr):
+    """Attention's shape in fp8: p = exp2(q k - rowmax) to fp8 (stored), o = p v."""
+    rm = tl.arange(0, M)
+    rd = tl.arange(0, D)
+    rj = tl.arange(0, J)
+    rn = tl.arange(0, N)
+    q = tl.load(q_ptr + rm[:, None] * D + rd[None, :])
+    k = tl.load(k_ptr + rd[:, None] * J + rj[None, :])
+    v = tl.load(v_ptr + rj[:, None] * N + rn[None, :])
+    s = tl.dot(q, k)
+    p = tl.math.exp2(s - tl.max(s, 1)[:, None]).to(v.dtype)
+    tl.store(p_ptr + rm[:, None] * J + rj[None, :], p)
+    tl.store(o_ptr + rm[:, None] * N + rn[None, :], tl.dot(p, v))
+
+
+def _steps_f32(a, b, k_step=32):
+    """a @ b as the emulated wgmma sums it: each K step exact, added to the fp32 accumulator."""
+    acc = np.zeros((a.shape[0], b.shape[1]), np.float32)
+    for k0 in range(0, a.shape[1], k_step):
+        acc = (acc.astype(np.float64) + a[:, k0:k0 + k_step] @ b[k0:k0 + k_step]) \
+            .astype(np.float32)
+    return acc
+
+
+@pytest.mark.parametrize("kind, m, d, j, n, nw", [
+    ("e4m3", 64, 32, 64, 64, 4),
+    ("e5m2", 64, 32, 128, 32, 4),
+    ("e4m3", 128, 64, 128, 64, 8),  # two warpgroups along M
+])
+def test_fp8_register_a_emulated(kind, m, d, j, n, nw, rng):
+    """The second dot reads P from registers (k32 e4m3/e5m2 fragments), after two shuffles and
+    a prmt a 32-bit word; o bit-exact against numpy from the P the kernel stored (the wgmma's
+    per-K-step fp32 sums), P against torch's fp8 rounding."""
+    torch = pytest.importorskip("torch")
+    from test_dot_wgmma import KINDS
+    tdt, make = KINDS[kind]
+    P8 = tl.pointer_type(tdt)
+    emu = Emulator.from_kernel(fp8_chain, dict(q_ptr=P8, k_ptr=P8, v_ptr=P8,
+                                               o_ptr=tl.pointer_type(tl.float32), p_ptr=P8),
+                               dict(M=m, D=d, J=j, N=n), SM90A, num_warps=nw)
+    q, qv = make(rng, (m, d))
+    k, kv = make(rng, (d, j))
+    v, vv = make(rng, (j, n))
+    qv, kv = qv / 16, kv / 16  # (scaled inputs: keep s within exp2's useful range)
+    q, k = (torch.from_numpy(x).to({"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}
+                                   [kind]).view(torch.uint8).numpy() for x in (qv, kv))
+    o = np.zeros((m, n), np.float32)
+    p = np.zeros((m, j), np.uint8)
+    emu.run((1,), q, k, v, o, p)
+    ptx = emu.compiled.asm["ptx"]
+    assert _register_a_dots(emu.compiled.asm["tilegpu"]) == 1
+    assert re.search(rf"wgmma\.mma_async\.sync\.aligned\.m64n{n}k32\.f32\.{kind}\.{kind}"
+                     r"\s+\{[^}]*\},\s*\{%r\d+, %r\d+, %r\d+, %r\d+\}, %rd\d+, p, 1, 1;", ptx)
+    assert "prmt.b32" in ptx and "shfl.sync.idx.b32" in ptx
+    s = _steps_f32(qv, kv)
+    e = np.exp2((s - s.max(1, keepdims=True)).astype(np.float64)).astype(np.float32)
+    t8 = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}[kind]
+    pb = torch.from_numpy(e).to(t8).view(torch.uint8).numpy()
+    # (P's bytes: a value next to a rounding tie may round the other way, exp2's emulation
+    # against numpy's; o is checked bit-exactly from the bytes the kernel stored)
+    assert (np.abs(p.astype(np.int64) - pb) <= 1).all() and (p != pb).mean() < 0.01
+    pv = torch.from_numpy(p).view(t8).to(torch.float64).numpy()
+    np.testing.assert_array_equal(o, _steps_f32(pv, vv))
