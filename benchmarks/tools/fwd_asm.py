@@ -116,18 +116,9 @@ def _triton_module(example):
 
 
 def triton_kernel(d, causal, cfg):
-    import shutil
-    if "TRITON_PTXAS_PATH" not in os.environ and shutil.which("ptxas"):
-        os.environ["TRITON_PTXAS_PATH"] = shutil.which("ptxas")  # (its own may not be +x)
+    mod = _triton_module("attention.py")
     import triton
     from triton.backends.compiler import GPUTarget
-    sys.path.insert(0, HERE)
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("attention_benchmark",
-                                                  os.path.join(HERE, "..", "attention.py"))
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    mod = bench.triton_attention()
     kw, warps, stages = parse_cfg(cfg)
     sig = signature()
     cx = dict(HEAD_DIM=d, CAUSAL=bool(causal), EVEN_N=True, **kw)
