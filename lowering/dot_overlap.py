@@ -64,7 +64,8 @@ from tilework.dialects.opdefs.wgmma import is_async
 
 from .module_info import kernels
 from .pass_base import Pass, register
-from .pipeline_common import arith, clone_slice, inside, invariant_in, next_op, wait_result
+from .pipeline_common import (arith, clone_slice, cmpi, enclosing_loop, inside, int_const,
+                              invariant_in, next_op, wait_result)
 
 LATE_COPIES = True  # the moved copies go after the last dot, not right after dot0's wait
 _MAX_ACC_REGS = 128  # accumulator registers a thread at which the loop is left alone
@@ -216,7 +217,7 @@ def _delay_release(loop, release, after_wait):
     lb, ub, step = list(loop.operands)[:3]
     iv = loop.regions[0].blocks[0].arguments[0]
     with ir.InsertionPoint(next_op(after_wait)), arrive.location:
-        _release_at(loop, release, arith("arith.subi", iv, step), _cmp(1, iv, lb))  # ne
+        _release_at(loop, release, arith("arith.subi", iv, step), cmpi("ne", iv, lb))  # ne
     arrive.erase()
     if not list(view.results[0].uses):
         view.erase()
@@ -225,33 +226,9 @@ def _delay_release(loop, release, after_wait):
 
 def _release_last(loop, release, lb, ub, step):
     n = arith("arith.divsi", arith("arith.subi", arith("arith.addi", ub, step), arith(
-        "arith.addi", lb, _one(lb))), step)  # (trips: ceil((ub - lb) / step), step > 0)
-    last = arith("arith.addi", lb, arith("arith.muli", arith("arith.subi", n, _one(n)), step))
-    _release_at(loop, release, last, _cmp(2, lb, ub))  # slt
-
-
-def _in_loop(op) -> bool:
-    """Whether `op` is nested in another scf.for (the producer then issues past its last
-    iteration and waits for that slot; else nothing waits for it: tilegpu-warp-specialize
-    releases it only then too, and an arrive after the loop's wait makes ptxas serialize every
-    wgmma of a causal forward, C7515)."""
-    op = op.parent
-    while op is not None and op.name != "func.func":
-        if op.name == "scf.for":
-            return True
-        op = op.parent
-    return False
-
-
-def _one(like):
-    return ir.Operation.create("arith.constant", results=[like.type], attributes={
-        "value": ir.IntegerAttr.get(like.type, 1)}).results[0]
-
-
-def _cmp(pred: int, a, b):
-    return ir.Operation.create("arith.cmpi", results=[ir.IntegerType.get_signless(1)],
-                               operands=[a, b], attributes={"predicate": ir.IntegerAttr.get(
-                                   ir.IntegerType.get_signless(64), pred)}).results[0]
+        "arith.addi", lb, int_const(lb.type, 1))), step)  # (trips: ceil((ub - lb) / step), step > 0)
+    last = arith("arith.addi", lb, arith("arith.muli", arith("arith.subi", n, int_const(n.type, 1)), step))
+    _release_at(loop, release, last, cmpi("slt", lb, ub))  # slt
 
 
 def overlap_dots(module_op, pctx=None):
@@ -280,7 +257,10 @@ def overlap_dots(module_op, pctx=None):
             bounds = _delay_release(loop, release, done.owner) if release else None
             with ir.InsertionPoint(next_op(loop)), loop.location:
                 wait_result(loop.results[c])
-                if release and _in_loop(loop):  # (a persistent producer goes on past it)
+                # (nested: a persistent producer issues past the last iteration and waits for that
+                # slot; else nothing waits for it, and an arrive after the loop's wait makes ptxas
+                # serialize every wgmma of a causal forward, C7515)
+                if release and enclosing_loop(loop) is not None:
                     _release_last(loop, release, *bounds)
 
 

@@ -26,6 +26,16 @@ def loops(op):
                     yield inner
 
 
+def enclosing_loop(op):
+    """The innermost scf.for around `op` (within the function), else None."""
+    p = op.parent
+    while p is not None and p.name != "func.func":
+        if p.name == "scf.for":
+            return p
+        p = p.parent
+    return None
+
+
 def inside(op, loop) -> bool:
     """Whether `op` is `loop` or nested in it (within the function)."""
     while op is not None and op.name != "func.func":

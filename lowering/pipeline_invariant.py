@@ -32,21 +32,11 @@ from tilework.dialects import tile as T
 from tilework.dialects.layout import layout_of
 from tilework.dialects.layout_nvidia import SwizzledShared
 
-from .pipeline_common import invariant_in, next_op, outermost_invariant
+from .pipeline_common import enclosing_loop, invariant_in, next_op, outermost_invariant
 from .rules.layout import conversion_plan, ldmatrix_plan
 from .shared_memory import buffer_bytes
 
 ENABLED = False
-
-
-def _loop_of(op):
-    """The innermost scf.for around `op`, else None."""
-    p = op.parent
-    while p is not None and p.name != "func.func":
-        if p.name == "scf.for":
-            return p
-        p = p.parent
-    return None
 
 
 def _feeds_dot(v) -> bool:
@@ -78,7 +68,7 @@ def hoist_invariant_operands(f) -> int:
         return 0
     made, total = {}, 0
     for conv in [op for op in T.walk_ops(f) if op.name == "tilegpu.convert_layout"]:
-        loop = _loop_of(conv)
+        loop = enclosing_loop(conv)
         x = conv.operands[0]
         if loop is None or not invariant_in(x, loop) or not _feeds_dot(conv.results[0]):
             continue
