@@ -260,22 +260,31 @@ class TensorDescriptor:
     others multiples of 16 bytes, `block_shape` powers of two, rank 1..5."""
 
     def __init__(self, base, shape, strides, block_shape, padding: str = "zero"):
+        # (code that makes its descriptors per call, as Triton's tutorials do, pays this per
+        # launch: the common case is checked inline, anything else by the full checks)
         self.base = base
-        self.shape = [int(s) for s in shape]
-        self.strides = [int(s) for s in strides]
-        self.block_shape = list(block_shape)
+        self.shape = list(map(int, shape))
+        self.strides = strides = list(map(int, strides))
+        self.block_shape = block = list(block_shape)
         self.padding = padding
         rank = len(self.shape)
-        assert len(self.strides) == rank, f"rank mismatch: {self}"
-        assert len(self.block_shape) == rank, f"rank mismatch: {self}"
+        assert len(strides) == rank, f"rank mismatch: {self}"
+        assert len(block) == rank, f"rank mismatch: {self}"
         assert rank > 0, "rank must not be zero"
         assert rank <= MAX_RANK, "rank cannot be more than 5"
         assert _data_ptr(base) % 16 == 0, "base must be 16-byte aligned"
-        validate_block_shape(self.block_shape)
+        numel = 1
+        for d in block:
+            if type(d) is not int or d <= 0 or d & (d - 1):
+                numel = validate_block_shape(block)  # (its messages)
+                break
+            numel *= d
+        if numel > 1 << 20:
+            validate_block_shape(block)
         elem_bytes = _itemsize(base)
-        for stride in self.strides[:-1]:
+        for stride in strides[:-1]:
             assert (stride * elem_bytes) % 16 == 0, "strides must be 16-byte aligned"
-        assert self.strides[-1] == 1, "Last dimension must be contiguous"
+        assert strides[-1] == 1, "Last dimension must be contiguous"
         assert isinstance(padding, str) and padding in PADDINGS, "Illegal value for padding"
         if padding == "nan":
             assert _is_floating(base), \

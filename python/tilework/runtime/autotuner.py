@@ -140,6 +140,22 @@ def _leaves(values):
             yield a
 
 
+_DTYPE_TEXT: dict = {}  # (type, dtype) -> str(dtype) (a tuning key holds each argument's)
+
+
+def _dtype_text(dt) -> str:
+    k = (type(dt), dt)
+    try:
+        text = _DTYPE_TEXT.get(k)
+    except TypeError:  # unhashable
+        return str(dt)
+    if text is None:
+        text = str(dt)
+        if len(_DTYPE_TEXT) < 1024:
+            _DTYPE_TEXT[k] = text
+    return text
+
+
 def _first_line(e: BaseException) -> str:
     text = str(e).strip().splitlines()
     # a CompilationError starts with the location; its last 'error:' line says what
@@ -214,7 +230,11 @@ class Autotuner(KernelInterface):
     def tuning_key(self, nargs: dict) -> tuple:
         """The key values, then the dtype of every argument that has one."""
         key = [nargs[k] for k in self.keys if k in nargs]
-        key += [str(a.dtype) for a in _leaves(nargs.values()) if hasattr(a, "dtype")]
+        for a in nargs.values():  # (every call: _leaves' generator only for tuples)
+            if type(a) is tuple:
+                key += [_dtype_text(m.dtype) for m in _leaves(a) if hasattr(m, "dtype")]
+            elif hasattr(a, "dtype"):
+                key.append(_dtype_text(a.dtype))
         return tuple(key)
 
     def prune_configs(self, kwargs: dict, nargs: dict) -> list:
@@ -249,16 +269,17 @@ class Autotuner(KernelInterface):
         else:
             config = self.configs[0]
         self.best_config = config
-        self._check_conflicts(kwargs, config)
+        if not kwargs.keys().isdisjoint(config.kwargs):
+            self._check_conflicts(kwargs, config)  # (its message)
         if not cached and os.environ.get("TILEWORK_PRINT_AUTOTUNING", "0") not in ("", "0"):
             t = (self.configs_timings or {}).get(config)
             ms = f"; {_time_of(t):.4f} ms" if t is not None else ""
             print(f"tilework autotuning for {self.__name__} finished after "
                   f"{self.bench_time:.2f} s; best config: {config}{ms}", file=sys.stderr)
-        full = {**nargs, **config.all_kwargs()}
+        ckw = config.all_kwargs()
         if config.pre_hook is not None:
-            config.pre_hook(full)
-        return self.fn.run(*args, grid=grid, warmup=warmup, **kwargs, **config.all_kwargs())
+            config.pre_hook({**nargs, **ckw})
+        return self.fn.run(*args, grid=grid, warmup=warmup, **kwargs, **ckw)
 
     def _check_conflicts(self, kwargs, config):
         clash = sorted(set(kwargs) & set(config.kwargs))
@@ -464,9 +485,15 @@ class Heuristics(KernelInterface):
         self.__doc__ = self.base_fn.__doc__
 
     def apply(self, args, kwargs) -> dict:
+        """kwargs with each heuristic's value; each sees the arguments by name and the values
+        set before it (one dict per heuristic, as Triton gives)."""
         kwargs = dict(kwargs)
-        for name, heur in self.values.items():
-            kwargs[name] = heur({**dict(zip(self.arg_names, args)), **kwargs})
+        nargs = dict(zip(self.arg_names, args))
+        nargs.update(kwargs)
+        last = len(self.values) - 1
+        for i, (name, heur) in enumerate(self.values.items()):
+            v = kwargs[name] = heur(nargs if i == last else dict(nargs))
+            nargs[name] = v
         return kwargs
 
     def run(self, *args, grid, warmup=False, **kwargs):

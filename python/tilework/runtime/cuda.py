@@ -94,6 +94,7 @@ class CudaRuntime:
                                "'tilework[cuda]'") from e
         self.cu = cu
         self._targets = {}  # device ordinal -> "sm_XY"
+        self._ctx_targets = {}  # context handle (native_launch.current_context) -> "sm_XY"
         self._check(cu.cuInit(0), "cuInit")
         self.ensure_context()
 
@@ -124,11 +125,21 @@ class CudaRuntime:
                 self._check(cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
 
     def target(self) -> str:
+        # routing code asks per call: a context known already answers from one C call (its
+        # device, hence its target, never changes), else the driver is asked through
+        # cuda-python and the context remembered
+        ctx = native_launch.current_context()
+        known = self._ctx_targets.get(ctx) if ctx is not None else None
+        if known is not None:
+            return known
         cu = self.cu
         self.ensure_context()
         dev = self._check(cu.cuCtxGetDevice(), "cuCtxGetDevice")
         known = self._targets.get(int(dev))  # (asked per call by routing code: two driver
         if known is not None:                  # calls saved, a device's target never changes)
+            ctx = native_launch.current_context()
+            if ctx is not None:
+                self._ctx_targets[ctx] = known
             return known
         A = cu.CUdevice_attribute
         major = self._check(cu.cuDeviceGetAttribute(
@@ -136,6 +147,9 @@ class CudaRuntime:
         minor = self._check(cu.cuDeviceGetAttribute(
             A.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "cuDeviceGetAttribute")
         t = self._targets[int(dev)] = f"sm_{major}{minor}" + ("a" if major == 9 else "")
+        ctx = native_launch.current_context()
+        if ctx is not None:
+            self._ctx_targets[ctx] = t
         return t
 
     def load(self, ck) -> LoadedKernel:

@@ -150,7 +150,8 @@ class ActiveDriver:
         return runtime_for(None).stream()
 
     def get_current_target(self):
-        """(backend, arch, warp_size): ('cuda', 90, 32) or ('hip', 'gfx942', 64)."""
+        """(backend, arch, warp_size): ('cuda', 90, 32) or ('hip', 'gfx942', 64) (a new
+        object each call, as Triton's: callers may keep or change it)."""
         arch = runtime_for(None).target()
         if arch.startswith("gfx"):
             return types.SimpleNamespace(backend="hip", arch=arch,

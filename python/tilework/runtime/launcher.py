@@ -23,7 +23,6 @@ from .gpu_errors import CudaError
 from .launch_args import TORCH_DTYPES as _TORCH_DTYPES
 from .launch_args import is_constant_member, list_message
 from .launch_args import normalize_grid as _grid
-from .tma import address as tma_address
 from .tma import descriptor_memo, tensor_maps
 
 # typestr of __cuda_array_interface__ -> tile dtype name
@@ -70,7 +69,13 @@ _NOPARAM = object()  # an argument that is part of the key only (None, an int eq
 
 
 class _Several(list):
-    """The parameter values of one argument that passes several (a TensorDescriptor)."""
+    """The parameter values of one argument that passes several (a TensorDescriptor, whose
+    `maps` are its state's tensor maps: `tma.launch_maps` finds them there; a tuple)."""
+    __slots__ = ("maps",)
+
+    def __init__(self, values=(), maps=None):
+        super().__init__(values)
+        self.maps = maps
 
 
 def _descriptor_entry(fn, name, a: TensorDescriptor):
@@ -81,13 +86,14 @@ def _descriptor_entry(fn, name, a: TensorDescriptor):
     passes base, shape, strides[:-1].  Memoized per descriptor object
     (`tma.descriptor_memo`: checked against its fields and its base's address each launch)."""
     try:
-        ptr = tma_address(a.base)
+        m = descriptor_memo(a)
     except (AttributeError, TypeError, KeyError):  # not a tensor: the message below
         return _descriptor_entry_of(fn, name, a)
-    m = descriptor_memo(a, ptr)
-    if m.entry is None:
-        m.entry = _descriptor_entry_of(fn, name, a)
-    return m.entry
+    e = m.entry
+    if e is None:
+        key, params = _descriptor_entry_of(fn, name, a)
+        e = m.entry = key, _Several(params, m.maps)
+    return e
 
 
 def _descriptor_entry_of(fn, name, a: TensorDescriptor):

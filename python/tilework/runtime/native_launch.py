@@ -173,6 +173,15 @@ def driver_path() -> str | None:
     return mod.driver_path() if mod is not None else None
 
 
+def current_context():
+    """The thread's current CUDA context (an int) through the native module where it is
+    loaded with the driver already (None: not loaded, or no context): one C call, where
+    cuda-python's cuCtxGetCurrent builds Python objects."""
+    mod = _state.get("cuda")
+    query = getattr(mod, "current_context", None)  # (a prebuilt module may lack it)
+    return query() if query is not None else None
+
+
 def hip_runtime(error_type):
     """The native module with the HIP runtime loaded (libamdhip64.so, the name hip-python
     opens, so dlopen gives back the library it loaded and its function handles are ours;

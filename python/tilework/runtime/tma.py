@@ -137,11 +137,15 @@ class DescriptorMemo:
 _MEMO: dict = {}  # descriptor state -> DescriptorMemo (bounded: cleared when full)
 
 
-def descriptor_memo(d: TensorDescriptor, ptr: int) -> DescriptorMemo:
-    """The memo of `d`'s state, its base's address being `ptr` now: the base's type, dtype
-    and device kind, the address, shape, strides, block and padding (the fields are public
-    and may be reassigned; the memo holds no reference to the base)."""
+def descriptor_memo(d: TensorDescriptor, ptr: int = None) -> DescriptorMemo:
+    """The memo of `d`'s state, its base's address being `ptr` now (None: read here): the
+    base's type, dtype and device kind, the address, shape, strides, block and padding (the
+    fields are public and may be reassigned or changed in place; the memo holds no
+    reference to the base).  Raises what reading the address raises (not a tensor)."""
     base = d.base
+    if ptr is None:
+        dp = getattr(base, "data_ptr", None)  # (torch: inline; else the array interface)
+        ptr = int(dp()) if dp is not None and callable(dp) else _address(base)
     key = (type(base), ptr, base.dtype, getattr(base, "is_cuda", None), tuple(d.shape),
            tuple(d.strides), tuple(d.block_shape), d.padding)
     m = _MEMO.get(key)
@@ -157,25 +161,30 @@ def address(t) -> int:
     return _address(t)
 
 
+def _memo_map(maps: dict, d, plan, pk) -> bytes:
+    """The encoded map of `d` under `plan` (key `pk`) into its state's `maps` (memoized per
+    address, shape, strides and plan across states too)."""
+    p = tensor_map_params(d, plan)
+    key = (p["data_type"], p["address"], tuple(p["dims"]), tuple(p["strides"]),
+           tuple(p["box"]), p["swizzle"])
+    b = _CACHE.get(key)
+    if b is None:
+        if len(_CACHE) > 4096:
+            _CACHE.clear()
+        b = _CACHE[key] = encode(p)
+    maps[pk] = b
+    return b
+
+
 def tensor_map(d, plan) -> bytes:
     """The encoded map of descriptor `d` under `plan` (memoized per descriptor state, and per
     address, shape, strides and plan across states)."""
     if type(d) is not TensorDescriptor:
         raise TypeError(f"got {type(d).__name__}")
-    m = descriptor_memo(d, _address(d.base))
+    maps = descriptor_memo(d).maps
     pk = (tuple(plan["box"]), plan["swizzle"])
-    b = m.maps.get(pk)
-    if b is None:
-        p = tensor_map_params(d, plan)
-        key = (p["data_type"], p["address"], tuple(p["dims"]), tuple(p["strides"]),
-               tuple(p["box"]), p["swizzle"])
-        b = _CACHE.get(key)
-        if b is None:
-            if len(_CACHE) > 4096:
-                _CACHE.clear()
-            b = _CACHE[key] = encode(p)
-        m.maps[pk] = b
-    return b
+    b = maps.get(pk)
+    return b if b is not None else _memo_map(maps, d, plan, pk)
 
 
 def _position(arg_names, arg: str):
@@ -206,21 +215,31 @@ def tensor_maps(fn, values, plans) -> list:
 
 
 def launch_maps(plans):
-    """`maps(fn, values)`: one variant's tensor maps of a launch (`tensor_maps`), with the
-    arguments' positions found once per argument list (it holds no `fn`: the native handle
-    that keeps it is no garbage-collected object)."""
+    """`maps(fn, values, entries=None)`: one variant's tensor maps of a launch
+    (`tensor_maps`), with the arguments' positions found once per argument list (it holds
+    no `fn`: the native handle that keeps it is no garbage-collected object).  `entries`:
+    per argument, the parameters the launcher's key entry gave this launch (the native
+    launcher passes them): a descriptor's carry its state's `maps` (`maps` attribute), so
+    the state is not looked up again."""
     plans = [dict(p) for p in plans]
+    pks = [(tuple(p["box"]), p["swizzle"]) for p in plans]
     seen = [None, None]  # (fn.arg_names, the plans' positions in it)
 
-    def maps(fn, values):
+    def maps(fn, values, entries=None):
         if seen[0] is not fn.arg_names:
             seen[1] = [_position(fn.arg_names, p["arg"]) for p in plans]
             seen[0] = fn.arg_names
         out = []
-        for pos, plan in zip(seen[1], plans):
+        for pos, plan, pk in zip(seen[1], plans, pks):
             d = _value(values, pos)
             if type(d) is not TensorDescriptor:
                 return tensor_maps(fn, values, plans)  # (its message)
-            out.append(tensor_map(d, plan))
+            # (a tuple member's: no entry of its own)
+            memo_maps = getattr(entries[pos[0]], "maps", None) \
+                if entries is not None and not pos[1] else None
+            if memo_maps is None:
+                memo_maps = descriptor_memo(d).maps
+            b = memo_maps.get(pk)
+            out.append(b if b is not None else _memo_map(memo_maps, d, plan, pk))
         return out
     return maps

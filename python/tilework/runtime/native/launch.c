@@ -354,6 +354,15 @@ static PyObject *library_of(const Driver *d) {
 static PyObject *driver_path(PyObject *m, PyObject *unused) { return library_of(&g_cuda); }
 static PyObject *hip_path(PyObject *m, PyObject *unused) { return library_of(&g_hip); }
 
+/* the thread's current CUDA context (cuCtxGetCurrent through the loaded driver), as an int;
+   None: no driver, none current, or the call failed (the runtime's queries ask it first: a
+   context's device, hence its target, is fixed) */
+static PyObject *current_context(PyObject *m, PyObject *unused) {
+    void *ctx = NULL;
+    if (!p_ctx_get_current || p_ctx_get_current(&ctx) || !ctx) Py_RETURN_NONE;
+    return PyLong_FromVoidPtr(ctx);
+}
+
 static PyObject *set_stream_source(PyObject *m, PyObject *args) {
     PyObject *gd, *rs;
     if (!PyArg_ParseTuple(args, "OO", &gd, &rs)) return NULL;
@@ -375,6 +384,8 @@ static PyMethodDef module_methods[] = {
     {"driver_path", driver_path, METH_NOARGS, "the file cuLaunchKernel was found in"},
     {"load_hip", load_hip, METH_VARARGS, "load_hip(path, error_type): the HIP runtime"},
     {"hip_path", hip_path, METH_NOARGS, "the file hipModuleLaunchKernel was found in"},
+    {"current_context", current_context, METH_NOARGS,
+     "the thread's current CUDA context as an int (None: no driver or none current)"},
     {"set_stream_source", set_stream_source, METH_VARARGS,
      "set_stream_source(get_device, raw_stream): torch's current device and stream getters "
      "(None, None: the default stream)"},

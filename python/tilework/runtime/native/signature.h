@@ -211,9 +211,12 @@ static void note_device(int *device, long dev) {
 
 /* The key tuple and the parameter objects (new references in params[0..*np)) of one launch;
    *device: the torch tensors' device (NO_DEVICE: none, MIXED_DEVICES: several).  Every
-   argument the inline rules below do not take goes through launcher.arg_entry. */
+   argument the inline rules below do not take goes through launcher.arg_entry.  entries
+   (NULL: not wanted): per argument, the several-parameters object arg_entry gave (a new
+   reference), else NULL; a descriptor's carries its state's tensor maps, which the maps
+   callable then finds without looking the state up again. */
 static PyObject *key_and_params(Signature *s, PyObject *values, PyObject **params,
-                                Py_ssize_t *np, int *device) {
+                                Py_ssize_t *np, int *device, PyObject **entries) {
     if (!PyTuple_Check(values) || PyTuple_GET_SIZE(values) != s->n) {
         PyErr_SetString(PyExc_TypeError, "values must be a tuple of the kernel's arguments");
         return NULL;
@@ -222,6 +225,8 @@ static PyObject *key_and_params(Signature *s, PyObject *values, PyObject **param
     if (!key) return NULL;
     *np = 0;
     *device = NO_DEVICE;
+    if (entries)
+        for (Py_ssize_t i = 0; i < s->n; i++) entries[i] = NULL;
     for (Py_ssize_t i = 0; i < s->n; i++) {
         PyObject *a = PyTuple_GET_ITEM(values, i), *k = NULL, *p = NULL;
         PyTypeObject *t = Py_TYPE(a);
@@ -286,7 +291,8 @@ static PyObject *key_and_params(Signature *s, PyObject *values, PyObject **param
             Py_ssize_t m = PyList_GET_SIZE(p);
             if (*np + m > MAX_PARAMS) { Py_DECREF(p); goto too_many; }
             for (Py_ssize_t j = 0; j < m; j++) params[(*np)++] = Py_NewRef(PyList_GET_ITEM(p, j));
-            Py_DECREF(p);
+            if (entries) entries[i] = p; /* (the reference moves there) */
+            else Py_DECREF(p);
         } else {
             if (*np >= MAX_PARAMS) { Py_DECREF(p); goto too_many; }
             params[(*np)++] = p;
@@ -303,6 +309,8 @@ fail:
     Py_DECREF(key);
     for (Py_ssize_t j = 0; j < *np; j++) Py_DECREF(params[j]);
     *np = 0;
+    if (entries)
+        for (Py_ssize_t i = 0; i < s->n; i++) Py_CLEAR(entries[i]);
     return NULL;
 }
 
@@ -508,9 +516,9 @@ static int has_tuple_argument(Signature *s, PyObject *values) {
    takes it) or NULL (an error) */
 static PyObject *launch_core(Signature *self, PyObject *values, PyObject *opts, PyObject *cache,
                              PyObject *grid) {
-    PyObject *params[MAX_PARAMS], *held[MAX_PARAMS], *kobj[MAX_PARAMS];
+    PyObject *params[MAX_PARAMS], *held[MAX_PARAMS], *kobj[MAX_PARAMS], *entries[MAX_PARAMS];
     uintptr_t fp[2 * MAX_PARAMS];
-    Py_ssize_t np = 0, nheld = 0;
+    Py_ssize_t np = 0, nheld = 0, nentries = 0;
     int device;
     PyObject *ret = NULL, *ck = NULL, *nat = NULL, *k = NULL, *scratch = NULL;
     if (!PyDict_Check(cache)) Py_RETURN_NONE;
@@ -521,8 +529,9 @@ static PyObject *launch_core(Signature *self, PyObject *values, PyObject *opts, 
     if (!fast) { /* the full rules: key tuple built, then looked up */
         if (has_tuple_argument(self, values))
             Py_RETURN_NONE; /* the Python path: its members' devices, its flattening */
-        PyObject *key = key_and_params(self, values, params, &np, &device);
+        PyObject *key = key_and_params(self, values, params, &np, &device, entries);
         if (!key) return NULL;
+        nentries = self->n;
         T_ADD(PH_KEY, t0);
         ck = PyTuple_Pack(2, key, opts);
         Py_DECREF(key);
@@ -620,7 +629,17 @@ static PyObject *launch_core(Signature *self, PyObject *values, PyObject *opts, 
     if (gd[0] && gd[1] && gd[2]) {
         uint64_t slots[MAX_PARAMS];
         if (kn->maps) { /* host descriptors' tensor maps follow the parameters */
-            PyObject *m = PyObject_CallFunctionObjArgs(kn->maps, self->fn, values, NULL);
+            PyObject *m;
+            if (nentries) { /* (the arguments' entries: their states' maps) */
+                PyObject *ents = PyTuple_New(nentries);
+                if (!ents) goto done;
+                for (Py_ssize_t j = 0; j < nentries; j++)
+                    PyTuple_SET_ITEM(ents, j, Py_NewRef(entries[j] ? entries[j] : Py_None));
+                m = PyObject_CallFunctionObjArgs(kn->maps, self->fn, values, ents, NULL);
+                Py_DECREF(ents);
+            } else {
+                m = PyObject_CallFunctionObjArgs(kn->maps, self->fn, values, NULL);
+            }
             if (!m) goto done;
             PyObject *fast = PySequence_Fast(m, "maps() must return a sequence");
             Py_DECREF(m);
@@ -663,6 +682,7 @@ done:
     Py_XDECREF(ck);
     for (Py_ssize_t j = 0; j < np; j++) Py_DECREF(params[j]);
     for (Py_ssize_t j = 0; j < nheld; j++) Py_DECREF(held[j]);
+    for (Py_ssize_t j = 0; j < nentries; j++) Py_XDECREF(entries[j]);
     return ret;
 }
 
@@ -670,7 +690,7 @@ static PyObject *Signature_key_and_params(Signature *self, PyObject *values) {
     PyObject *params[MAX_PARAMS];
     Py_ssize_t np;
     int device;
-    PyObject *key = key_and_params(self, values, params, &np, &device);
+    PyObject *key = key_and_params(self, values, params, &np, &device, NULL);
     if (!key) return NULL;
     PyObject *lst = PyList_New(np);
     if (!lst) {
