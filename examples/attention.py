@@ -540,10 +540,8 @@ def tma_forward_applies(q, k, v) -> bool:
     target = launch_target(q)
     if target is None or target.backend != "cuda" or target.arch != 90:
         return False
-    import torch
     fp8 = _is_fp8(q)
-    allowed = (getattr(torch, "float8_e4m3fn", None), getattr(torch, "float8_e5m2", None)) \
-        if fp8 else (torch.float16, torch.bfloat16)
+    allowed = _tma_dtypes(fp8)
     # (fp8: V is read as a (Z*H_KV*D, N) view of its memory when laid out transposed with
     # rows of 16-byte multiples, else through a copy of that layout)
     ts = (q, k) if fp8 else (q, k, v)
@@ -552,6 +550,19 @@ def tma_forward_applies(q, k, v) -> bool:
                for t in ts) and v.dtype == q.dtype and \
         (v.is_contiguous() or fp8 and v.transpose(2, 3).is_contiguous()) and \
         q.shape[3] in TMA_HEAD_DIMS and q.shape[0] * q.shape[1] * q.shape[2] < 2 ** 31
+
+
+_TMA_DTYPES = {}  # fp8 -> the torch dtypes the TMA forward takes
+
+
+def _tma_dtypes(fp8: bool) -> tuple:
+    dts = _TMA_DTYPES.get(fp8)
+    if dts is None:
+        import torch
+        dts = _TMA_DTYPES[fp8] = (getattr(torch, "float8_e4m3fn", None),
+                                  getattr(torch, "float8_e5m2", None)) if fp8 else \
+            (torch.float16, torch.bfloat16)
+    return dts
 
 
 def _is_fp8(t) -> bool:
@@ -572,14 +583,19 @@ def forward_kernel(q, k, v, tma=None) -> str:
     return "pointer"
 
 
+_TMA_MODULE = []  # (attention_tma, once imported: a routed call asks every time)
+
+
 def _attention_tma():
     """examples/attention_tma.py, imported by name from this file's folder (one module object
     with the tests and the benchmark, which put the folder on sys.path too)."""
-    folder = os.path.dirname(os.path.abspath(__file__))
-    if folder not in sys.path:
-        sys.path.append(folder)
-    import attention_tma
-    return attention_tma
+    if not _TMA_MODULE:
+        folder = os.path.dirname(os.path.abspath(__file__))
+        if folder not in sys.path:
+            sys.path.append(folder)
+        import attention_tma
+        _TMA_MODULE.append(attention_tma)
+    return _TMA_MODULE[0]
 
 
 def attention_forward(q, k, v, causal, sm_scale, tma=None):

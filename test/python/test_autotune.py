@@ -279,6 +279,49 @@ def test_heuristics_in_either_order(order):
     assert k.arg_names == ["x", "y", "n", "BLOCK", "EVEN"]
 
 
+@tilework.jit(interpret=True)
+def _four_args(x, n, A: tl.constexpr, B: tl.constexpr):
+    pass
+
+
+def test_heuristics_each_get_their_own_arguments():
+    """Each heuristic sees the arguments and the values set before it, in a dict of its own
+    (what one heuristic writes there reaches neither the next nor the launch)."""
+    seen = []
+
+    def first(a):
+        seen.append(dict(a))
+        a["n"] = -1
+        return a["n"] + 100
+
+    def second(a):
+        seen.append(dict(a))
+        return a["A"] * 2
+    h = tilework.heuristics({"A": first, "B": second})(_four_args)
+    assert h.apply((5, 3), {"k": 1}) == {"k": 1, "A": 99, "B": 198}
+    assert seen == [{"x": 5, "n": 3, "k": 1}, {"x": 5, "n": 3, "k": 1, "A": 99}]
+
+
+def test_tuning_key_holds_every_dtype():
+    """The key values, then each argument's dtype text (tuple members' too; an unhashable
+    dtype is read each time)."""
+    class Arr:
+        def __init__(self, dtype):
+            self.dtype = dtype
+
+    class Unhashable:
+        __hash__ = None
+
+        def __str__(self):
+            return "odd"
+    t = object.__new__(Autotuner)  # (only its key list)
+    t.keys = ["n"]
+    nargs = {"a": Arr(np.dtype("float16")), "t": (Arr(np.dtype("int8")), 3), "n": 7,
+             "u": Arr(Unhashable())}
+    for _ in range(2):  # (the second from the texts remembered)
+        assert t.tuning_key(nargs) == (7, "float16", "int8", "odd")
+
+
 def test_jit_over_autotune_rewraps_the_function():
     x = rng.standard_normal(50).astype(np.float32)
 

@@ -163,6 +163,114 @@ def test_host_descriptor_kernel_launches_natively(native, fake_encode):
         desc_matmul._native_launch = None
 
 
+def test_native_launch_hands_maps_its_entries_and_follows_changes(native, fake_encode):
+    """The native launcher hands `launch_maps` this launch's argument entries (a descriptor's
+    carries its state's maps, so the state is looked up once a launch): shape and strides
+    changed in place and a moved base reach the launched map and parameters."""
+    a, b = FakeGpuArray(0x100000, (256, 128)), FakeGpuArray(0x200000, (128, 256))
+    ad, bd = _desc(a, [64, 64]), _desc(b, [64, 64])
+    args, kw = (ad, bd, FakeGpuArray(0x300000, (256, 256), np.float32), 256, 256, 128), \
+        dict(BM=64, BN=64, BK=64, num_warps=4, num_stages=2)
+    k = _install(native, desc_matmul, args, kw)
+    inner, seen = tma.launch_maps(k.metadata["tma"]), []
+
+    def spy(fn, values, entries=None):
+        seen.append(entries)
+        return inner(fn, values, entries)
+    k.native = native.mod.Kernel(0x4000, 128, 0, k.kinds, k.name, 0, maps=spy)
+    n = len(k.kinds)
+    native.lib.fake_set_nparams(n)
+    native.lib.fake_set_map_params(n - 2)
+    plan = k.metadata["tma"][0]
+    try:
+        changes = [lambda: ad.shape.__setitem__(0, 192), lambda: ad.strides.__setitem__(0, 256),
+                   lambda: a.__cuda_array_interface__.__setitem__("data", (0x140000, False)),
+                   lambda: None]
+        for change in changes:
+            count = _launched(native, n, 2)[0]
+            assert desc_matmul[(4, 4)](*args, **kw) is k
+            got_count, params, maps = _launched(native, n, 2)
+            assert got_count == count + 1
+            entries = seen[-1]
+            assert len(entries) == len(desc_matmul.arg_names) and entries[2] is None
+            assert entries[0].maps is tma.descriptor_memo(ad).maps
+            assert maps[0] == tma.encode(tma.tensor_map_params(ad, plan))
+            assert struct.unpack("<Qi4xi4xi", params[:28]) == \
+                (tma.address(a), *ad.shape, ad.strides[0])  # (8-byte slots)
+            change()
+        assert fake_encode[-1]["dims"] == [128, 192] and fake_encode[-1]["strides"] == [512]
+        assert fake_encode[-1]["address"] == 0x140000
+    finally:
+        native.lib.fake_set_map_params(1 << 30)
+        desc_matmul.cache.clear()
+        desc_matmul._native_launch = None
+
+
+def test_launch_maps_trusts_only_descriptor_entries(fake_encode):
+    """`launch_maps`' maps from the entries `arg_entry` gives (a new block or dtype: a new
+    state, new maps), and from a fresh look-up where an entry carries none (None, a plain
+    list, a tuple member's)."""
+    a = FakeGpuArray(0x100000, (256, 128))
+    ad, bd = _desc(a, [64, 64]), _desc(FakeGpuArray(0x200000, (128, 256)), [64, 64])
+    plans = [{"arg": "a_desc", "box": [64, 64], "swizzle": 128},
+             {"arg": "b_desc", "box": [64, 64], "swizzle": 128}]
+    fn = types.SimpleNamespace(arg_names=["a_desc", "b_desc", "M"], __name__="k")
+    maps = tma.launch_maps(plans)
+    values = (ad, bd, 7)
+
+    def entries():
+        return tuple(launcher.arg_entry(desc_matmul, "a_desc", False, v)[1]
+                     if type(v) is TensorDescriptor else None for v in values)
+
+    def fresh():
+        return [tma.encode(tma.tensor_map_params(d, p)) for d, p in zip(values, plans)]
+    first = entries()
+    assert maps(fn, values, first) == fresh() == maps(fn, values)
+    ad.block_shape = [32, 64]
+    again = entries()
+    assert again[0].maps is not first[0].maps and again[1].maps is first[1].maps
+    ad.base = FakeGpuArray(0x100000, (256, 128), np.float32)  # same address, fp32
+    ad.strides = [128, 1]
+    now = entries()
+    assert now[0].maps is not again[0].maps
+    assert maps(fn, values, now) == fresh() and fake_encode[-2]["data_type"] == "FLOAT32"
+    for foreign in ((None, None, None), ([0x100000], [1], None)):
+        assert maps(fn, values, foreign) == fresh()
+
+
+def test_runtime_target_is_known_per_current_context(native):
+    """CudaRuntime.target answers from the native module's current context once it knows
+    that context (no cuda-python call); an unknown context asks the driver."""
+    from tilework.runtime import cuda
+    asked, dev = [], [0]
+    attrs = types.SimpleNamespace(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR=75,
+                                  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR=76)
+    rt = object.__new__(cuda.CudaRuntime)
+    rt.cu = types.SimpleNamespace(
+        cuCtxGetCurrent=lambda: asked.append("ctx") or (0, 0xC0),
+        cuCtxGetDevice=lambda: asked.append("dev") or (0, dev[0]),
+        cuDeviceGetAttribute=lambda a, d: asked.append("cc") or (0, (9, 8)[d] if a == 75 else 0),
+        CUdevice_attribute=attrs)
+    rt._targets, rt._ctx_targets = {}, {}
+    try:
+        native.lib.fake_set_context(None)
+        assert native_launch.current_context() is None
+        assert rt.target() == "sm_90a" and "cc" in asked  # (no native context: the driver)
+        native.lib.fake_set_context(ctypes.c_void_p(0xA000))
+        assert native_launch.current_context() == 0xA000
+        asked.clear()
+        assert rt.target() == "sm_90a" and asked == ["ctx", "dev"]  # the context remembered
+        asked.clear()
+        assert rt.target() == "sm_90a" and asked == []
+        native.lib.fake_set_context(ctypes.c_void_p(0xB000))  # another context, on device 1
+        dev[0] = 1
+        assert rt.target() == "sm_80" and asked[-1] == "cc"
+        asked.clear()
+        assert rt.target() == "sm_80" and asked == []
+    finally:
+        native.lib.fake_set_context(None)
+
+
 def test_runtime_load_gives_tma_kernels_a_native_handle(native, monkeypatch):
     """CudaRuntime.load: a kernel with tensor maps gets a native handle (maps from
     tma.launch_maps) unless TILEWORK_NATIVE_TMA=0."""

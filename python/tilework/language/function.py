@@ -194,6 +194,10 @@ class JITFunction:
     def run(self, *args, grid, warmup=False, **kwargs):
         """`self[grid](*args, **kwargs)` (or, with warmup=True, `self.warmup(...)`): the call
         the autotuner and heuristics wrappers make, as in Triton."""
+        if not warmup:
+            nat = self._native_launch
+            if nat and _launch is _native_run:  # (as `__getitem__`: bound in C)
+                return nat[grid](*args, **kwargs)
         return _launch(self, grid, args, kwargs, launch=not warmup)
 
     def warmup(self, *args, grid=(1,), **kwargs):

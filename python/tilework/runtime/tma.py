@@ -12,7 +12,8 @@ attention forward at N=1024 made four descriptors a call for a 65-microsecond ke
 launches compute of a descriptor (its key entry and parameters, for the launcher, and its
 maps) is memoized per descriptor state (`descriptor_memo`: base type, dtype, address, shape,
 strides, block, padding), shared by equal descriptors; `launch_maps` is the variant's
-per-launch call (the native launcher's too).
+per-launch call (the native launcher's too, which hands it the launch's argument entries: a
+descriptor's carries its state's maps, so a launch looks each state up once).
 """
 from __future__ import annotations
 
@@ -238,7 +239,8 @@ def launch_maps(plans):
             memo_maps = getattr(entries[pos[0]], "maps", None) \
                 if entries is not None and not pos[1] else None
             if memo_maps is None:
-                memo_maps = descriptor_memo(d).maps
+                out.append(tensor_map(d, plan))
+                continue
             b = memo_maps.get(pk)
             out.append(b if b is not None else _memo_map(memo_maps, d, plan, pk))
         return out
