@@ -91,6 +91,24 @@ def test_device_properties_from_hip():
     assert props["max_shared_mem"] == 65536 and props["max_num_regs"] == 512
 
 
+def test_current_target_is_one_immutable_object_per_target(monkeypatch):
+    """`driver.active.get_current_target()` (asked by routing code on every call): Triton's
+    fields, one frozen object per target name."""
+    import dataclasses
+    name = ["sm_90a"]
+    monkeypatch.setattr(driver, "runtime_for", lambda dev: types.SimpleNamespace(
+        target=lambda: name[0]))
+    t = driver.active.get_current_target()
+    assert (t.backend, t.arch, t.warp_size) == ("cuda", 90, 32)
+    assert driver.active.get_current_target() is t
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        t.arch = 80
+    for name[0], want in (("sm_80", ("cuda", 80, 32)), ("gfx942", ("hip", "gfx942", 64)),
+                          ("gfx1201", ("hip", "gfx1201", 32))):
+        t = driver.active.get_current_target()
+        assert (t.backend, t.arch, t.warp_size) == want
+
+
 def test_driver_failure_names_the_call():
     cu = _fake_cuda({})
     cu.cuDeviceGet = lambda i: (100, None)

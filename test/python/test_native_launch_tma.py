@@ -206,6 +206,104 @@ def test_native_launch_hands_maps_its_entries_and_follows_changes(native, fake_e
         desc_matmul._native_launch = None
 
 
+class _F16:
+    is_floating_point, itemsize = True, 2
+
+    def __str__(self):
+        return "torch.float16"
+
+
+F16 = _F16()  # (one object: the variant key holds the dtype)
+
+
+class TorchLike:
+    """A CUDA tensor of the torch path with what a descriptor's base needs."""
+    __module__ = "torch.fake"
+    is_cuda = True
+
+    def __init__(self, p, shape, dtype=None):
+        self.p, self.shape, self.dtype = p, shape, dtype or F16
+
+    def data_ptr(self):
+        return self.p
+
+    def get_device(self):
+        return 0
+
+    def element_size(self):
+        return self.dtype.itemsize
+
+
+def test_native_launch_finds_known_descriptor_states_in_c(native, fake_encode, monkeypatch):
+    """A descriptor over a torch tensor whose state `tma.descriptor_memo` knows takes its key
+    entry from the memo in C (no Python call); a changed state (in place, a new base) takes
+    the Python rule once, then C again; what C does not read (a tuple field, an array
+    interface base) always takes the Python rule.  Launched parameters and maps follow."""
+    launcher._TORCH_TYPES.add(TorchLike)
+    py_calls = []
+    real = launcher.arg_entry
+
+    def spy(fn, name, nospec, a):
+        if type(a) is TensorDescriptor:
+            py_calls.append(name)
+        return real(fn, name, nospec, a)
+    monkeypatch.setattr(launcher, "arg_entry", spy)
+    a = TorchLike(0x100000, (256, 128))
+    ad, bd = _desc(a, [64, 64]), _desc(TorchLike(0x200000, (128, 256)), [64, 64])
+    args, kw = (ad, bd, FakeGpuArray(0x300000, (256, 256), np.float32), 256, 256, 128), \
+        dict(BM=64, BN=64, BK=64, num_warps=4, num_stages=2)
+    k = _install(native, desc_matmul, args, kw)
+    n = len(k.kinds)
+    native.lib.fake_set_nparams(n)
+    native.lib.fake_set_map_params(n - 2)
+    plan = k.metadata["tma"][0]
+    sig = desc_matmul._native_launch
+
+    def launch(python_calls):
+        del py_calls[:]
+        assert desc_matmul[(4, 4)](*args, **kw) is k
+        _, params, maps = _launched(native, n, 2)
+        assert py_calls == python_calls
+        assert maps[0] == tma.encode(tma.tensor_map_params(ad, plan))
+        assert struct.unpack("<Qi4xi4xi", params[:28]) == \
+            (tma.address(ad.base), *ad.shape, ad.strides[0])
+        values, _ = launcher.bind(desc_matmul, args, kw)
+        assert sig.key_and_params(values)[:2] == launcher.key_and_params(desc_matmul, values)
+    try:
+        launch([])
+        ad.shape[0] = 192  # in place: a new state, computed by Python once
+        launch(["a_desc"])
+        launch([])
+        ad.base = TorchLike(0x180000, (192, 128))
+        launch(["a_desc"])
+        launch([])
+        ad.shape = (192, 128)  # not a list: the Python rule
+        launch(["a_desc"])
+        launch(["a_desc"])
+        ad.shape = [192, 128]
+        values, _ = launcher.bind(desc_matmul, args, kw)
+        f32 = type("F32", (), {"is_floating_point": True, "itemsize": 4})()
+        for change in (lambda: setattr(ad, "block_shape", [32, 64]),
+                       lambda: setattr(ad, "base", TorchLike(0x180000, (192, 128), f32))):
+            change()  # (other variants' keys: looked at, not launched)
+            for calls in (["a_desc"], []):
+                del py_calls[:]
+                got = sig.key_and_params(values)[:2]
+                assert py_calls == calls
+                assert got == launcher.key_and_params(desc_matmul, values)
+        assert got[0][0][1:3] == (f32, (32, 64))
+        ad.base = FakeGpuArray(0x1C0000, (192, 128))  # not a torch tensor: the Python rule
+        for _ in range(2):  # (another variant's key: looked at, not launched)
+            del py_calls[:]
+            key, params, _ = sig.key_and_params(values)
+            assert py_calls == ["a_desc"] and params[0] == 0x1C0000
+    finally:
+        launcher._TORCH_TYPES.discard(TorchLike)
+        native.lib.fake_set_map_params(1 << 30)
+        desc_matmul.cache.clear()
+        desc_matmul._native_launch = None
+
+
 def test_launch_maps_trusts_only_descriptor_entries(fake_encode):
     """`launch_maps`' maps from the entries `arg_entry` gives (a new block or dtype: a new
     state, new maps), and from a fresh look-up where an entry carries none (None, a plain

@@ -11,12 +11,12 @@ torch is a ROCm build), and torch only by the torch-facing queries.
 """
 from __future__ import annotations
 
+import dataclasses
 import sys
-import types
 
 from .device import runtime_for
 
-__all__ = ["active", "DeviceUtils", "ActiveDriver"]
+__all__ = ["active", "DeviceUtils", "ActiveDriver", "GPUTarget"]
 
 # Triton's property names -> the CUDA driver attribute each is read from
 _CUDA_PROPERTIES = {
@@ -115,6 +115,17 @@ class DeviceUtils:
         return dict(props)
 
 
+@dataclasses.dataclass(frozen=True)
+class GPUTarget:
+    """What `get_current_target()` gives (Triton's `GPUTarget` fields)."""
+    backend: str
+    arch: object  # int (CUDA: 90) or str (HIP: 'gfx942')
+    warp_size: int
+
+
+_TARGETS: dict = {}  # target name -> GPUTarget
+
+
 class ActiveDriver:
     """`driver.active`: the current GPU backend, as Triton's."""
 
@@ -149,15 +160,18 @@ class ActiveDriver:
         """The raw handle of the current stream (torch's when torch is in use)."""
         return runtime_for(None).stream()
 
-    def get_current_target(self):
-        """(backend, arch, warp_size): ('cuda', 90, 32) or ('hip', 'gfx942', 64) (a new
-        object each call, as Triton's: callers may keep or change it)."""
+    def get_current_target(self) -> GPUTarget:
+        """(backend, arch, warp_size): ('cuda', 90, 32) or ('hip', 'gfx942', 64); one
+        immutable object per target (routing code asks on every call)."""
         arch = runtime_for(None).target()
-        if arch.startswith("gfx"):
-            return types.SimpleNamespace(backend="hip", arch=arch,
-                                         warp_size=64 if arch.startswith("gfx9") else 32)
-        return types.SimpleNamespace(backend="cuda", arch=int(arch[3:].rstrip("a")),
-                                     warp_size=32)
+        t = _TARGETS.get(arch)
+        if t is None:
+            if arch.startswith("gfx"):
+                t = GPUTarget("hip", arch, 64 if arch.startswith("gfx9") else 32)
+            else:
+                t = GPUTarget("cuda", int(arch[3:].rstrip("a")), 32)
+            _TARGETS[arch] = t
+        return t
 
 
 active = ActiveDriver()

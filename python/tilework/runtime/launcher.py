@@ -23,7 +23,7 @@ from .gpu_errors import CudaError
 from .launch_args import TORCH_DTYPES as _TORCH_DTYPES
 from .launch_args import is_constant_member, list_message
 from .launch_args import normalize_grid as _grid
-from .tma import descriptor_memo, tensor_maps
+from .tma import descriptor_memo, descriptor_memos, tensor_maps
 
 # typestr of __cuda_array_interface__ -> tile dtype name
 _TYPESTR = {"<f4": "fp32", "<f2": "fp16", "<f8": "fp64", "|i1": "int8", "<i2": "int16",
@@ -384,7 +384,8 @@ def native_signature(fn: JITFunction):
                          _TORCH_TYPES, core.constexpr, arg_entry, _NOPARAM, _Several, _grid,
                          fn._binder, run, tuple(params[n].default for n in fn.arg_names),
                          inspect.Parameter.empty, LAUNCH_OPTIONS,
-                         tuple(o for o in IGNORED_OPTIONS if o not in params))
+                         tuple(o for o in IGNORED_OPTIONS if o not in params),
+                         descriptor_type=TensorDescriptor, descriptor_memo=descriptor_memos())
 
 
 def _leaves(names, values):

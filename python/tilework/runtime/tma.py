@@ -157,6 +157,13 @@ def descriptor_memo(d: TensorDescriptor, ptr: int = None) -> DescriptorMemo:
     return m
 
 
+def descriptor_memos() -> dict:
+    """The memo dict itself (state key -> DescriptorMemo): the native launcher looks a
+    torch-based descriptor's state up there as `descriptor_memo` keys it, and leaves
+    creating entries to it."""
+    return _MEMO
+
+
 def address(t) -> int:
     """The data address of a descriptor's base (a torch tensor, or an array interface)."""
     return _address(t)

@@ -48,7 +48,8 @@ static ctx_fn p_ctx_get_current; /* cuCtxGetCurrent, or NULL */
 static PyObject *g_get_device;   /* torch._C._cuda_getDevice, or NULL before torch is seen */
 static PyObject *g_raw_stream;   /* torch._C._cuda_getCurrentRawStream */
 static PyObject *s_data_ptr, *s_dtype, *s_get_device, *s_value, *s_native, *s_i32, *s_fp32,
-    *s_i1, *s_cache;
+    *s_i1, *s_cache, *s_base, *s_shape, *s_strides, *s_block_shape, *s_padding, *s_is_cuda,
+    *s_entry;
 
 #define MAX_PARAMS 256
 
@@ -402,6 +403,9 @@ PyMODINIT_FUNC PyInit_tilework_native(void) {
     INTERN(s_data_ptr, "data_ptr"); INTERN(s_dtype, "dtype");
     INTERN(s_get_device, "get_device"); INTERN(s_value, "value"); INTERN(s_native, "native");
     INTERN(s_i32, "i32"); INTERN(s_fp32, "fp32"); INTERN(s_i1, "i1"); INTERN(s_cache, "cache");
+    INTERN(s_base, "base"); INTERN(s_shape, "shape"); INTERN(s_strides, "strides");
+    INTERN(s_block_shape, "block_shape"); INTERN(s_padding, "padding");
+    INTERN(s_is_cuda, "is_cuda"); INTERN(s_entry, "entry");
 #undef INTERN
     PyObject *m = PyModule_Create(&moduledef);
     if (!m) return NULL;

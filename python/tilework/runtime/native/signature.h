@@ -75,6 +75,8 @@ typedef struct {
     char *own_option;      /* per option: 1 when not shadowed by an argument of that name */
     PyObject *ignored;     /* option names accepted and dropped */
     PyObject *last_grid, *last_launch; /* sig[grid] of the last grid object */
+    PyObject *desc_type;   /* TensorDescriptor, or NULL: descriptors by the Python rule */
+    PyObject *desc_memo;   /* tma._MEMO: descriptor state -> DescriptorMemo */
     MemoEntry memo[MEMO];
     unsigned memo_next;
 } Signature;
@@ -82,16 +84,21 @@ typedef struct {
 static int Signature_init(Signature *self, PyObject *args, PyObject *kw) {
     static char *names[] = {"fn", "is_constexpr", "nospec", "names", "torch_types",
                             "constexpr_type", "entry", "noparam", "several", "grid", "binder",
-                            "run", "defaults", "required", "options", "ignored", NULL};
+                            "run", "defaults", "required", "options", "ignored",
+                            "descriptor_type", "descriptor_memo", NULL};
     PyObject *fn, *iscx, *nospec, *nm, *tt, *cx, *entry, *np, *sv, *grid;
     PyObject *binder = Py_None, *run = Py_None, *defaults = NULL, *required = Py_None;
-    PyObject *options = NULL, *ignored = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOO!O!OOOOO|OOO!OO!O!", names, &fn, &iscx,
+    PyObject *options = NULL, *ignored = NULL, *dtype_ = NULL, *dmemo = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOO!O!OOOOO|OOO!OO!O!O!O!", names, &fn, &iscx,
                                      &nospec, &PyTuple_Type, &nm, &PySet_Type, &tt, &cx, &entry,
                                      &np, &sv, &grid, &binder, &run, &PyTuple_Type, &defaults,
                                      &required, &PyTuple_Type, &options, &PyTuple_Type,
-                                     &ignored))
+                                     &ignored, &PyType_Type, &dtype_, &PyDict_Type, &dmemo))
         return -1;
+    if (!dtype_ != !dmemo) {
+        PyErr_SetString(PyExc_TypeError, "descriptor_type and descriptor_memo go together");
+        return -1;
+    }
     Py_ssize_t n = PyTuple_GET_SIZE(nm);
     if (defaults && PyTuple_GET_SIZE(defaults) != n) {
         PyErr_SetString(PyExc_ValueError, "defaults and names differ in length");
@@ -124,6 +131,7 @@ static int Signature_init(Signature *self, PyObject *args, PyObject *kw) {
 #define KEEP(f, v) Py_INCREF(v); Py_XSETREF(self->f, v)
     KEEP(fn, fn); KEEP(names, nm); KEEP(torch_types, tt); KEEP(cx_type, cx); KEEP(entry, entry);
     KEEP(noparam, np); KEEP(several, sv); KEEP(grid, grid); KEEP(binder, binder); KEEP(run, run);
+    if (dtype_) { KEEP(desc_type, dtype_); KEEP(desc_memo, dmemo); }
     if (defaults && options && ignored) { /* binding in C (else: the binder, always) */
         KEEP(defaults, defaults); KEEP(required, required); KEEP(options, options);
         KEEP(ignored, ignored);
@@ -143,7 +151,7 @@ static int Signature_init(Signature *self, PyObject *args, PyObject *kw) {
    holds fn and its last Launch, which holds it */
 #define SIGNATURE_OBJECTS(X) X(fn) X(names) X(torch_types) X(cx_type) X(entry) X(noparam) \
     X(several) X(grid) X(binder) X(run) X(defaults) X(required) X(options) X(ignored) \
-    X(last_grid) X(last_launch)
+    X(last_grid) X(last_launch) X(desc_type) X(desc_memo)
 
 static int Signature_traverse(Signature *self, visitproc visit, void *arg) {
 #define VISIT(f) Py_VISIT(self->f);
@@ -209,6 +217,41 @@ static void note_device(int *device, long dev) {
     else if (*device != dev) *device = MIXED_DEVICES;
 }
 
+/* The (key entry, parameters) a host descriptor's state has in tma._MEMO (a new reference),
+   looked up as `tma.descriptor_memo` does (the same key: base type, address, dtype, is_cuda,
+   shape, strides, block, padding); NULL (no error set) where it is not there yet, or for
+   anything but a descriptor of lists over a torch tensor: the Python rule then computes it. */
+static PyObject *descriptor_entry(Signature *s, PyObject *d) {
+    PyObject *base = NULL, *ptr = NULL, *dtype = NULL, *cuda = NULL, *f[4] = {NULL},
+             *tu[3] = {NULL}, *key = NULL, *e = NULL;
+    if (!(base = PyObject_GetAttr(d, s_base))) goto out;
+    PyTypeObject *bt = Py_TYPE(base);
+    if (!PySet_GET_SIZE(s->torch_types) || PySet_Contains(s->torch_types, (PyObject *)bt) != 1)
+        goto out;
+    TensorMethods *tm = tensor_methods(bt);
+    if (!tm || !(ptr = PyObject_Vectorcall(tm->data_ptr, &base, 1, NULL)) ||
+        !PyLong_CheckExact(ptr) || !(dtype = tensor_dtype(tm, base)) ||
+        !(cuda = PyObject_GetAttr(base, s_is_cuda)))
+        goto out;
+    PyObject *names[4] = {s_shape, s_strides, s_block_shape, s_padding};
+    for (int i = 0; i < 4; i++)
+        if (!(f[i] = PyObject_GetAttr(d, names[i]))) goto out;
+    for (int i = 0; i < 3; i++)
+        if (!PyList_CheckExact(f[i]) || !(tu[i] = PyList_AsTuple(f[i]))) goto out;
+    if (!(key = PyTuple_Pack(8, (PyObject *)bt, ptr, dtype, cuda, tu[0], tu[1], tu[2], f[3])))
+        goto out;
+    PyObject *m = PyDict_GetItemWithError(s->desc_memo, key); /* borrowed */
+    if (m && (e = PyObject_GetAttr(m, s_entry)) &&
+        !(PyTuple_CheckExact(e) && PyTuple_GET_SIZE(e) == 2))
+        Py_CLEAR(e); /* None: not computed yet */
+out:
+    if (!e) PyErr_Clear(); /* (the Python rule says what is wrong, if anything) */
+    Py_XDECREF(base); Py_XDECREF(ptr); Py_XDECREF(dtype); Py_XDECREF(cuda); Py_XDECREF(key);
+    for (int i = 0; i < 4; i++) Py_XDECREF(f[i]);
+    for (int i = 0; i < 3; i++) Py_XDECREF(tu[i]);
+    return e;
+}
+
 /* The key tuple and the parameter objects (new references in params[0..*np)) of one launch;
    *device: the torch tensors' device (NO_DEVICE: none, MIXED_DEVICES: several).  Every
    argument the inline rules below do not take goes through launcher.arg_entry.  entries
@@ -269,6 +312,13 @@ static PyObject *key_and_params(Signature *s, PyObject *values, PyObject **param
         } else if (a == Py_None) {
             p = Py_NewRef(s->noparam);
             k = Py_NewRef(Py_None);
+        } else if ((PyObject *)t == s->desc_type) { /* a host descriptor in a known state */
+            PyObject *e = descriptor_entry(s, a);
+            if (e) {
+                k = Py_NewRef(PyTuple_GET_ITEM(e, 0));
+                p = Py_NewRef(PyTuple_GET_ITEM(e, 1));
+                Py_DECREF(e);
+            }
         }
         if (!k) { /* everything else: the Python rule */
             PyObject *r = PyObject_CallFunction(s->entry, "OOOO", s->fn,
