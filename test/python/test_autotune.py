@@ -303,8 +303,8 @@ def test_heuristics_each_get_their_own_arguments():
 
 
 def test_tuning_key_holds_every_dtype():
-    """The key values, then each argument's dtype text (tuple members' too; an unhashable
-    dtype is read each time)."""
+    """The key values, then each argument's dtype text (tuple members' too; scalars have
+    none; the texts are remembered per dtype object, an unhashable one too)."""
     class Arr:
         def __init__(self, dtype):
             self.dtype = dtype
@@ -317,7 +317,7 @@ def test_tuning_key_holds_every_dtype():
     t = object.__new__(Autotuner)  # (only its key list)
     t.keys = ["n"]
     nargs = {"a": Arr(np.dtype("float16")), "t": (Arr(np.dtype("int8")), 3), "n": 7,
-             "u": Arr(Unhashable())}
+             "f": 1.5, "u": Arr(Unhashable())}
     for _ in range(2):  # (the second from the texts remembered)
         assert t.tuning_key(nargs) == (7, "float16", "int8", "odd")
 

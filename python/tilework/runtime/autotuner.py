@@ -140,19 +140,16 @@ def _leaves(values):
             yield a
 
 
-_DTYPE_TEXT: dict = {}  # (type, dtype) -> str(dtype) (a tuning key holds each argument's)
+_DTYPE_TEXT: dict = {}  # id(dtype) -> (dtype, str(dtype)): a tuning key holds each argument's
 
 
 def _dtype_text(dt) -> str:
-    k = (type(dt), dt)
-    try:
-        text = _DTYPE_TEXT.get(k)
-    except TypeError:  # unhashable
-        return str(dt)
-    if text is None:
-        text = str(dt)
-        if len(_DTYPE_TEXT) < 1024:
-            _DTYPE_TEXT[k] = text
+    e = _DTYPE_TEXT.get(id(dt))
+    if e is not None and e[0] is dt:  # (held: its id is not reused)
+        return e[1]
+    text = str(dt)
+    if len(_DTYPE_TEXT) < 1024:
+        _DTYPE_TEXT[id(dt)] = (dt, text)
     return text
 
 
@@ -231,7 +228,10 @@ class Autotuner(KernelInterface):
         """The key values, then the dtype of every argument that has one."""
         key = [nargs[k] for k in self.keys if k in nargs]
         for a in nargs.values():  # (every call: _leaves' generator only for tuples)
-            if type(a) is tuple:
+            t = type(a)
+            if t is int or t is float or t is bool:
+                continue
+            if t is tuple:
                 key += [_dtype_text(m.dtype) for m in _leaves(a) if hasattr(m, "dtype")]
             elif hasattr(a, "dtype"):
                 key.append(_dtype_text(a.dtype))
