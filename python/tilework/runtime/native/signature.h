@@ -377,6 +377,9 @@ static int fingerprint(Signature *s, PyObject *values, uintptr_t *fp, PyObject *
     if (!PyTuple_Check(values) || PyTuple_GET_SIZE(values) != s->n) return 0;
     *np = *nheld = 0;
     *device = NO_DEVICE;
+    if (s->desc_type) /* a host descriptor takes the full rules: no tensor read twice */
+        for (Py_ssize_t i = 0; i < s->n; i++)
+            if ((PyObject *)Py_TYPE(PyTuple_GET_ITEM(values, i)) == s->desc_type) return 0;
     for (Py_ssize_t i = 0; i < s->n; i++) {
         PyObject *a = PyTuple_GET_ITEM(values, i);
         PyTypeObject *t = Py_TYPE(a);
