@@ -2,7 +2,9 @@
 (Z=1 H=2 N=256 D=64 fp16, causal) of the TMA route and the pointer route, timed over the
 fake GPU of cpu_fakes.py (kernels compiled for sm_90a, launched natively into the fake
 libcuda), then cProfile's top entries of each.  The autotuners take their first config
-that fits instead of timing (no kernel runs here).
+that fits instead of timing (no kernel runs here).  Figures: the best of 5 x `--calls`
+calls, this thread's CPU time (cpu_fakes.best_time).  To compare trees, run each tree's
+copy of this tool in turn (the figures move with the machine's load).
 
     python benchmarks/tools/attn_host_cpu.py [--calls 2000] [--top 25] [--python-path]
 
