@@ -224,7 +224,10 @@ class TorchLike:
     def __init__(self, p, shape, dtype=None):
         self.p, self.shape, self.dtype = p, shape, dtype or F16
 
+    reads = 0  # data_ptr calls, all instances
+
     def data_ptr(self):
+        TorchLike.reads += 1
         return self.p
 
     def get_device(self):
@@ -271,6 +274,9 @@ def test_native_launch_finds_known_descriptor_states_in_c(native, fake_encode, m
         assert sig.key_and_params(values)[:2] == launcher.key_and_params(desc_matmul, values)
     try:
         launch([])
+        TorchLike.reads = 0
+        assert desc_matmul[(4, 4)](*args, **kw) is k
+        assert TorchLike.reads == 2  # each descriptor's base read once
         ad.shape[0] = 192  # in place: a new state, computed by Python once
         launch(["a_desc"])
         launch([])
