@@ -75,9 +75,9 @@ class _Several(list):
 
 def _descriptor_entry(fn, name, a: TensorDescriptor):
     """(key entry, parameters) of a host tensor descriptor: specialized on the element type,
-    block shape, padding, the divisibility by 16 of the shape and strides (the base is
-    16-byte aligned, which TensorDescriptor asserts) and whether a row (the last dimension) is
-    a multiple of 16 bytes (where the TMA store may write it: the lowering's tile-tma-guard);
+    block shape, padding, the divisibility by 16 of the shape, the strides' divisors
+    (`_stride_divisor`; the base is 16-byte aligned, which TensorDescriptor asserts) and
+    whether a row (the last dimension) is a multiple of 16 bytes (where the TMA store may write it: the lowering's tile-tma-guard);
     passes base, shape, strides[:-1].  Memoized per descriptor object
     (`tma.descriptor_memo`: checked against its fields and its base's address each launch)."""
     try:
@@ -90,15 +90,26 @@ def _descriptor_entry(fn, name, a: TensorDescriptor):
     return m.entry
 
 
+def _stride_divisor(stride: int, item: int) -> int:
+    """What a descriptor's stride (elements) is known divisible by: 16, else 16 // itemsize
+    where it spans a multiple of 16 bytes (as TMA requires: a row of 1000 fp16 elements still
+    lets a tile's rows be written in 16-byte vectors), else 1."""
+    if stride % 16 == 0:
+        return 16
+    return 16 // item if item < 16 and stride * item % 16 == 0 else 1
+
+
 def _descriptor_entry_of(fn, name, a: TensorDescriptor):
     (dt, _), ptr = _tensor_entry(fn, name, a.base)
     for s in a.shape:
         if not 0 <= s < 2**31:
             raise located(f"argument `{name}` of {fn.__name__}: tensor descriptor shape "
                           f"{a.shape} does not fit in int32", fn.fn, exc=ValueError)
+    item = a.base.dtype.itemsize
     key = ("tensordesc", dt, tuple(a.block_shape), a.padding,
-           tuple(s % 16 == 0 for s in a.shape), tuple(s % 16 == 0 for s in a.strides[:-1]),
-           a.shape[-1] * a.base.dtype.itemsize % 16 == 0)
+           tuple(s % 16 == 0 for s in a.shape), tuple(_stride_divisor(s, item)
+                                                      for s in a.strides[:-1]),
+           a.shape[-1] * item % 16 == 0)
     return key, _Several([ptr, *a.shape, *a.strides[:-1]])
 
 
@@ -319,9 +330,9 @@ def _value_spec(fn, name, label, a, nospec, placeholders, attrs):
         last = f"{name}.shape{len(key[4]) - 1}"
         if key[6] and last not in attrs:  # rows of 16 bytes: 16 // itemsize elements
             attrs[last] = {"tile.divisibility": 16 // a.base.dtype.itemsize}
-        for d, ok in enumerate(key[5]):
-            if ok:
-                attrs[f"{name}.stride{d}"] = {"tile.divisibility": 16}
+        for d, div in enumerate(key[5]):
+            if div > 1:
+                attrs[f"{name}.stride{d}"] = {"tile.divisibility": div}
         return False, tensor_descriptor_type(elem, a.block_shape, a.padding)
     if numpy_scalar_dtype(a) is not None:
         return False, core.DTYPES[numpy_scalar_dtype(a)]
