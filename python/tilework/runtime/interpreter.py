@@ -26,7 +26,7 @@ import numpy as np
 from tilework.dialects import new_context
 from tilework.dialects import tile as T
 
-from ..errors import located
+from ..errors import InterpreterError, interpreter_error, located
 from ..frontend import semantic as S
 from ..frontend.ops import IMPLS
 from ..frontend.ops_shape import subscript
@@ -44,7 +44,7 @@ from .interp_args import NUMPY_DTYPES as _NUMPY_DTYPES
 from .interp_args import pointer as _pointer
 from .interp_args import region as _region
 from .interp_common import UNSIGNED as _UNSIGNED
-from .interp_common import emulated_target, operand_segments as _segments
+from .interp_common import emulated_target, kernel_location, operand_segments as _segments
 from .interp_common import unsigned as _u
 from .launch_args import is_constant_member, list_message
 from .launch_args import normalize_grid
@@ -757,11 +757,12 @@ class reachable:
 def interpret(fn: JITFunction, grid, values, options=None):
     """Runs `fn` over `grid` on the CPU.  `values` are the bound arguments in parameter
     order; launch options (num_warps, ...) do not matter here."""
-    static_check(fn)  # what the compiler rejects on the source alone, rejected here too
+    # (errors from here on are Triton's InterpreterError, the original one its `__cause__`)
+    _guarded(static_check, fn)  # what the compiler rejects on the source alone, here too
     ctx = _context()
     with ctx, ir.Location.unknown(ctx):
         args, regions = _bind(fn, values)
-        _types_check(fn, args, ctx)
+        _guarded(_types_check, fn, args, ctx)
         memory = _Memory(fn, regions + _REACHABLE)
         pyfn = _as_python(fn, {}, memory.codes)
         g = normalize_grid(fn, grid, values)  # a callable grid gets the bound arguments by name
@@ -777,14 +778,26 @@ def interpret(fn: JITFunction, grid, values, options=None):
                             b.pid = memory.pid = (x, y, z)
                             try:
                                 pyfn(*args)
-                            except Exception as e:
-                                if hasattr(e, "add_note"):
-                                    e.add_note(f"while interpreting {fn.__name__} at program "
-                                               f"id {b.pid} of grid {g}")
+                            except InterpreterError:
                                 raise
+                            except Exception as e:
+                                note = f"while interpreting {fn.__name__} at program id " \
+                                    f"{b.pid} of grid {g}"
+                                err = interpreter_error(
+                                    e, kernel_location(e.__traceback__, memory.codes))
+                                for x_ in (e, err):
+                                    x_.add_note(note)
+                                raise err from e
         finally:
             core.set_active_builder(prev)
     return None
+
+
+def _guarded(check, *args):
+    try:
+        check(*args)
+    except Exception as e:
+        raise interpreter_error(e) from e
 
 
 # op families keep their rows in their own modules
