@@ -78,8 +78,11 @@ def interpreter_error(e: Exception, where: str | None = None) -> InterpreterErro
         except TypeError:  # a class that cannot be combined (a layout conflict): only ours
             cls = InterpreterError
         _MIXED[t] = cls
-    err = cls.__new__(cls)
-    InterpreterError.__init__(err, msg)
+    try:
+        err = cls.__new__(cls)
+        InterpreterError.__init__(err, msg)
+    except TypeError:  # (an __init__ that needs more arguments: UnicodeDecodeError's)
+        err = InterpreterError(msg)
     for k, v in getattr(e, "__dict__", {}).items():  # (CompilationError's fields, ...)
         if k != "error_message":
             setattr(err, k, v)

@@ -326,7 +326,7 @@ def test_assert_message_must_be_a_string():
         tilework.jit(k_bad, interpret=True)[(1,)](np.ones(16, np.float32))
 
 
-# ---- .to(tl.float8e4b15): Triton 3.6's compiled rule ----------------------------------------------
+# ---- .to(tl.float8e4b15): Triton 3.6's compiled rule ------------------------------------------
 
 def k_to_e4b15(h, f, oh, of, ofz, N: tl.constexpr):
     r = tl.arange(0, N)

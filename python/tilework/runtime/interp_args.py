@@ -61,3 +61,25 @@ def region(a, name):
         return st.data_ptr(), st.data_ptr() + st.nbytes(), True, name
     raise TypeError(f"reachable takes numpy arrays and CPU torch tensors, got "
                     f"{type(a).__name__}{' on ' + str(a.device) if hasattr(a, 'device') else ''}")
+
+
+REACHABLE: list = []  # arrays given to `reachable`: (lo, hi, writable, name) regions
+
+
+class reachable:
+    """`with reachable(*arrays):` kernels interpreted inside may also access these arrays
+    (numpy or CPU torch), reached through addresses the kernel loads from memory (grouped
+    GEMM's arrays of pointers, `tl.load(ptrs + g).to(tl.pointer_type(...))`): the bounds
+    check knows only the argument arrays otherwise."""
+
+    def __init__(self, *arrays):
+        self.regions = [region(a, f"reachable[{i}]") for i, a in enumerate(arrays)]
+        self.arrays = arrays  # kept alive while the regions are in use
+
+    def __enter__(self):
+        REACHABLE.extend(self.regions)
+        return self
+
+    def __exit__(self, *exc):
+        for r in self.regions:
+            REACHABLE.remove(r)

@@ -42,7 +42,7 @@ from ..language.function import JITFunction
 from ..language.tuples import arg_fields, argument_tuple, member_label, tuple_type
 from .interp_args import NUMPY_DTYPES as _NUMPY_DTYPES
 from .interp_args import pointer as _pointer
-from .interp_args import region as _region
+from .interp_args import REACHABLE, reachable  # noqa: F401  (reachable: its home)
 from .interp_common import UNSIGNED as _UNSIGNED
 from .interp_common import emulated_target, kernel_location, operand_segments as _segments
 from .interp_common import unsigned as _u
@@ -732,28 +732,6 @@ def _context() -> ir.Context:
     return _CONTEXT
 
 
-_REACHABLE: list = []  # arrays given to `reachable`: (lo, hi, writable, name) regions
-
-
-class reachable:
-    """`with reachable(*arrays):` kernels interpreted inside may also access these arrays
-    (numpy or CPU torch), reached through addresses the kernel loads from memory (grouped
-    GEMM's arrays of pointers, `tl.load(ptrs + g).to(tl.pointer_type(...))`): the bounds
-    check knows only the argument arrays otherwise."""
-
-    def __init__(self, *arrays):
-        self.regions = [_region(a, f"reachable[{i}]") for i, a in enumerate(arrays)]
-        self.arrays = arrays  # kept alive while the regions are in use
-
-    def __enter__(self):
-        _REACHABLE.extend(self.regions)
-        return self
-
-    def __exit__(self, *exc):
-        for r in self.regions:
-            _REACHABLE.remove(r)
-
-
 def interpret(fn: JITFunction, grid, values, options=None):
     """Runs `fn` over `grid` on the CPU.  `values` are the bound arguments in parameter
     order; launch options (num_warps, ...) do not matter here."""
@@ -763,7 +741,7 @@ def interpret(fn: JITFunction, grid, values, options=None):
     with ctx, ir.Location.unknown(ctx):
         args, regions = _bind(fn, values)
         _guarded(_types_check, fn, args, ctx)
-        memory = _Memory(fn, regions + _REACHABLE)
+        memory = _Memory(fn, regions + REACHABLE)
         pyfn = _as_python(fn, {}, memory.codes)
         g = normalize_grid(fn, grid, values)  # a callable grid gets the bound arguments by name
         b = InterpreterBuilder(ctx, memory, g)
@@ -787,7 +765,7 @@ def interpret(fn: JITFunction, grid, values, options=None):
                                     e, kernel_location(e.__traceback__, memory.codes))
                                 for x_ in (e, err):
                                     x_.add_note(note)
-                                raise err from e
+                                raise err.with_traceback(e.__traceback__) from e  # (frames kept)
         finally:
             core.set_active_builder(prev)
     return None
