@@ -23,6 +23,7 @@ from .gpu_errors import CudaError
 from .launch_args import TORCH_DTYPES as _TORCH_DTYPES
 from .launch_args import is_constant_member, list_message
 from .launch_args import normalize_grid as _grid
+from .tensor_wrapper import TensorWrapper, element_dtype
 from .tma import address as tma_address
 from .tma import descriptor_memo, tensor_maps
 
@@ -45,7 +46,10 @@ def _is_torch_tensor(a) -> bool:
 
 
 def _tensor_entry(fn, name, a):
-    """(key entry, data pointer) of a tensor-like argument; raises for host memory."""
+    """(key entry, data pointer) of a tensor-like argument; raises for host memory.  A
+    `reinterpret`ed tensor's entry holds its tl element dtype instead of the torch one."""
+    if type(a) is TensorWrapper:
+        return _wrapper_entry(fn, name, a)
     if _is_torch_tensor(a):
         if not a.is_cuda:
             raise located(f"argument `{name}` of {fn.__name__} is a CPU tensor; the kernel "
@@ -64,6 +68,16 @@ def _tensor_entry(fn, name, a):
     raise located(f"argument `{name}` of {fn.__name__} has unsupported type "
                   f"{type(a).__name__}: pass a GPU tensor, an int, a float or a bool",
                   fn.fn, exc=TypeError)
+
+
+def _wrapper_entry(fn, name, a: TensorWrapper):
+    dt = element_dtype(a)
+    if dt is None:
+        raise located(f"argument `{name}` of {fn.__name__} is reinterpreted as {a.dtype!r}: "
+                      f"a tensor is reinterpreted as a scalar tl or torch dtype", fn.fn,
+                      exc=TypeError)
+    (_, aligned), ptr = _tensor_entry(fn, name, a.base)
+    return (dt, aligned), ptr
 
 
 _NOPARAM = object()  # an argument that is part of the key only (None, an int equal to 1)
@@ -348,7 +362,10 @@ def _value_spec(fn, name, label, a, nospec, placeholders, attrs):
 
 
 def _tile_dtype(fn, name, dt) -> core.dtype:
-    """The tile dtype of a tensor argument's torch dtype or typestr."""
+    """The tile dtype of a tensor argument's torch dtype or typestr (a reinterpreted
+    tensor's: the tl dtype itself)."""
+    if isinstance(dt, core.dtype):
+        return dt
     tname = _TORCH_DTYPES.get(str(dt)) if not isinstance(dt, str) else _TYPESTR.get(dt)
     if tname is None:
         raise located(f"argument `{name}` of {fn.__name__} has unsupported dtype {dt}",
@@ -406,6 +423,8 @@ def launch_device(fn: JITFunction, values):
     they are on several devices."""
     dev = name = None
     for n, a in _leaves(fn.arg_names, values):
+        if type(a) is TensorWrapper:
+            a = a.base
         if type(a) in _TORCH_TYPES and a.is_cuda:
             d = a.get_device()
             if dev is None:
