@@ -39,7 +39,8 @@ from tilework.dialects import tile as T
 
 from .pass_base import Pass, register
 from .pipeline_common import (NOTE_ATTR, arith, clone_slice, cmp_lt, in_flight_acc, kernel_loops,
-                              loop_depth, next_op, wait_result)
+                              loop_depth, next_op, reserve_bytes, wait_result)
+from .pipeline_tiles import ahead, outer_tiles, prepare, prologue_iteration, trip_count
 from .shared_memory import alloc_bytes
 from .tile_passes import PURE_OPS
 from .tma import barrier_type, buffer_layout, coords, read_transposed, trans_readers
@@ -121,11 +122,15 @@ def slot_view(ring, slot):
     return B.build_memdesc_index(None, ring, slot, result_type=one)
 
 
-def _issue(loads, ops, iv, new_iv, kk, carried, rings, bars, slot, pred):
+def _issue(loads, ops, iv, new_iv, kk, carried, rings, bars, slot, pred, tile_env=None):
     """The loads (`[(desc, coordinates)]`) of iteration `kk` (its induction variable `new_iv`)
-    into `slot` (at the insertion point); a carried coordinate there is init + kk * step."""
-    env = {iv: new_iv}
+    into `slot` (at the insertion point); a carried coordinate there is init + kk * step.
+    `tile_env`: the values of a persistent loop's body the coordinates take for the copies'
+    tile (pipeline_tiles.py)."""
+    env = dict(tile_env or {})
+    env[iv] = new_iv
     for arg, (init, step) in carried.items():
+        init = env.get(init, init)
         kx = kk if kk.type == arg.type else \
             ir.Operation.create("arith.extsi", results=[arg.type], operands=[kk]).results[0]
         env[arg] = arith("arith.addi", init, arith("arith.muli", kx, step))
@@ -183,9 +188,13 @@ def pipeline_loop(loop, pctx, reserve: int) -> bool:
     mds = [T.MemDesc(T.shape_of(ld.results[0].type), T.element_type(ld.results[0].type),
                      buffer_layout(ld), 1) for ld in loads]
     budget = pctx.target.shared_memory if pctx is not None else 1 << 62
+    tiles = outer_tiles(loop, [v for o in ops for v in o.operands] +
+                        [init for init, _ in carried.values()] +
+                        [v for ld in loads for v in [ld.operands[0], *coords(ld)]], pure_op)
+    if tiles is not None and _ring_bytes(mds, depth) + _tiles_reserve(tiles.loop) > budget:
+        tiles = None  # the rings, living across the tiles, would leave no room for the epilogue
     stages = depth
-    while stages > 1 and sum(alloc_bytes(m.with_buffers(stages)) + 1024 for m in mds) \
-            + 8 * stages + reserve > budget:
+    while stages > 1 and _ring_bytes(mds, stages) + reserve > budget:
         stages -= 1
     if stages < depth:
         loop.attributes[NOTE_ATTR] = ir.StringAttr.get(
@@ -194,30 +203,59 @@ def pipeline_loop(loop, pctx, reserve: int) -> bool:
     if stages <= 1:
         return False
     _rewrite(loop, body, iv, loads, [o for o in body.operations if o.operation in ops],
-             carried, mds, stages)
+             carried, mds, stages, tiles)
     return True
 
 
-def _rewrite(loop, body, iv, loads, ops, carried, mds, S):
+def _ring_bytes(mds, stages) -> int:
+    return sum(alloc_bytes(m.with_buffers(stages)) + 1024 for m in mds) + 8 * stages
+
+
+def _tiles_reserve(outer) -> int:
+    """Shared bytes the persistent loop's body needs beside rings living across it: its ops'
+    scratch, and a descriptor store's block (the TMA store's buffer, made later)."""
+    blocks = [alloc_bytes(T.MemDesc(T.shape_of(o.operands[1].type),
+                                    T.element_type(o.operands[1].type), "unit", 1))
+              for o in T.walk_ops(outer) if o.name == "tile.descriptor_store"]
+    return max([reserve_bytes(outer)] + blocks)
+
+
+def _rewrite(loop, body, iv, loads, ops, carried, mds, S, tiles=None):
+    """`tiles`: the persistent loop the rings live across (pipeline_tiles.py), else None."""
     lb, ub, step = loop.operands[0], loop.operands[1], loop.operands[2]
     ops = [o.operation for o in ops]
     specs = [(ld.operands[0], coords(ld)) for ld in loads]
-    with ir.InsertionPoint(loop), loop.location:
+    host = loop if tiles is None else tiles.loop  # the rings live around it
+    with ir.InsertionPoint(host), loop.location:
         rings = [B.build_local_alloc(None, result_type=m.with_buffers(S).type()) for m in mds]
         bt = T.memdesc_of(barrier_type())
         bars = B.build_local_alloc(None, result_type=bt.with_buffers(S).type())
         for j in range(S):
             B.build_mbarrier_init(None, slot_view(bars, _i32(j)), count=len(loads))
+        if tiles is not None:
+            tiles.n = trip_count(lb, ub, step)
         for j in range(S - 1):
-            it = lb if j == 0 else arith("arith.addi", lb, arith("arith.muli", step, _i32(j)))
+            if tiles is None:
+                it = lb if j == 0 else arith("arith.addi", lb,
+                                             arith("arith.muli", step, _i32(j)))
+                sj = _i32(j)
+                _issue(specs, ops, iv, it, sj, carried, rings, bars, sj, cmp_lt(it, ub))
+                continue
             sj = _i32(j)
-            _issue(specs, ops, iv, it, sj, carried, rings, bars, sj, cmp_lt(it, ub))
+            tenv, kj, pred = prologue_iteration(tiles, j)
+            it = arith("arith.addi", lb, arith("arith.muli", step, kj))
+            _issue(specs, ops, iv, it, kj, carried, rings, bars, sj, pred, tenv)
+    if tiles is not None:
+        with ir.InsertionPoint(loop), loop.location:
+            prepare(tiles, S - 1)
+            base = arith("arith.muli", tiles.t, tiles.n)
     first = body.operations[0].operation
     with ir.InsertionPoint(first), loop.location:
         k = arith("arith.divsi", arith("arith.subi", iv, lb), step)
+        g = k if tiles is None else arith("arith.addi", base, k)  # the global iteration
     with ir.InsertionPoint(loads[0]), loop.location:
-        slot = arith("arith.remsi", k, _i32(S))
-        phase = arith("arith.andi", arith("arith.divsi", k, _i32(S)), _i32(1))
+        slot = arith("arith.remsi", g, _i32(S))
+        phase = arith("arith.andi", arith("arith.divsi", g, _i32(S)), _i32(1))
         B.build_mbarrier_wait(None, slot_view(bars, slot), phase)
         views = [slot_view(r, slot) for r in rings]
     for load, view in zip(loads, views):
@@ -233,17 +271,27 @@ def _rewrite(loop, body, iv, loads, ops, carried, mds, S):
     else:  # (a synchronous dot: at the top, into the slot iteration k-1 read)
         ip = next_op(k.owner)
     with ir.InsertionPoint(ip), loop.location:
-        nxt = arith("arith.addi", iv, arith("arith.muli", step, _i32(S - 1)))
-        k_n = arith("arith.addi", k, _i32(S - 1))
-        slot_n = arith("arith.remsi", k_n, _i32(S))
-        _issue(specs, ops, iv, nxt, k_n, carried, rings, bars, slot_n, cmp_lt(nxt, ub))
+        if tiles is None:
+            nxt = arith("arith.addi", iv, arith("arith.muli", step, _i32(S - 1)))
+            k_n = arith("arith.addi", k, _i32(S - 1))
+            slot_n = arith("arith.remsi", k_n, _i32(S))
+            _issue(specs, ops, iv, nxt, k_n, carried, rings, bars, slot_n, cmp_lt(nxt, ub))
+        else:  # possibly a later tile's
+            slot_n = arith("arith.remsi", arith("arith.addi", g, _i32(S - 1)), _i32(S))
+            needed = tiles.used_by([v for o in ops for v in o.operands] +
+                                   [init for init, _ in carried.values()] +
+                                   [x for _, xs in specs for x in xs])
+            tenv, k_n, pred = ahead(tiles, k, S - 1, needed)
+            nxt = arith("arith.addi", lb, arith("arith.muli", step, k_n))
+            _issue(specs, ops, iv, nxt, k_n, carried, rings, bars, slot_n, pred, tenv)
     for op in reversed(ops):  # the original coordinates, now unused
         if not any(True for r in op.results for _ in r.uses):
             op.erase()
-    after = next_op(loop)
+    after, host_after = next_op(loop), next_op(host)
     with ir.InsertionPoint(after), loop.location:
         if wg is not None:  # the last wgmma reads its slots until done
             wait_result(loop.results[wg[1]])
+    with ir.InsertionPoint(host_after), loop.location:
         for j in range(S):
             B.build_mbarrier_inval(None, slot_view(bars, _i32(j)))
         for r in rings + [bars]:

@@ -121,7 +121,8 @@ def _install():
 
     t = types.ModuleType("triton")
     for name in ("jit", "autotune", "heuristics", "Config", "cdiv", "next_power_of_2",
-                 "JITFunction", "CompilationError", "set_allocator", "language"):
+                 "JITFunction", "CompilationError", "set_allocator", "language", "reinterpret",
+                 "TensorWrapper", "InterpreterError"):
         setattr(t, name, getattr(tilework, name))
     t.__version__ = "3.6.0"
     t.TritonError = (CompilationError, SemanticError)  # what tilework raises for both
@@ -131,7 +132,7 @@ def _install():
     compiler.errors, compiler.CompilationError = errors, CompilationError
     runtime = types.ModuleType("triton.runtime")
     rt_errors = types.ModuleType("triton.runtime.errors")
-    rt_errors.InterpreterError = t.TritonError
+    rt_errors.InterpreterError = tilework.InterpreterError
     runtime.errors = rt_errors
     import tilework.runtime.driver as drv
     runtime.driver = drv.driver if hasattr(drv, "driver") else drv

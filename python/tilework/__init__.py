@@ -15,11 +15,11 @@ GPU runtimes and toolchains are imported only when used: `import tilework` needs
 """
 from . import language  # noqa: F401
 from .compiler.options import CompileOptions  # noqa: F401
-from .errors import CompilationError  # noqa: F401
+from .errors import CompilationError, InterpreterError, TritonError  # noqa: F401
 from .language.core import cdiv, next_power_of_2  # noqa: F401  (host helpers, as triton.cdiv)
 from .runtime.allocation import set_allocator  # noqa: F401
 from .runtime.autotuner import Config, autotune, heuristics  # noqa: F401
-from .runtime.jit import JITFunction, jit  # noqa: F401
+from .runtime.jit import JITFunction, TensorWrapper, jit, reinterpret  # noqa: F401
 from .runtime.profiler import profile  # noqa: F401
 from .version import __version__  # noqa: F401
 

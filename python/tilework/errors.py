@@ -4,7 +4,12 @@ from __future__ import annotations
 import linecache
 
 
-class CompilationError(Exception):
+class TritonError(Exception):
+    """The base of the errors the compiler and the interpreter raise about a kernel (Triton's
+    `triton.TritonError`)."""
+
+
+class CompilationError(TritonError):
     """A kernel could not be compiled.  Carries the kernel's file, line and column, shows the
     source line with a caret, and the chain of nested @jit calls that led there."""
 
@@ -38,6 +43,50 @@ class StageError(CompilationError):
         self.stage = stage
         self.target = target
         super().__init__(message)
+
+
+class InterpreterError(TritonError):
+    """An error while interpreting a kernel (Triton's `triton.runtime.errors.InterpreterError`):
+    its `__cause__` is the original error.  `InterpreterError(message)` is this class; the
+    interpreter raises `interpreter_error(e, ...)`, which is also of `e`'s class."""
+
+    def __init__(self, error_message: str | None = None):
+        self.error_message = error_message
+        super().__init__(error_message)
+
+    def __str__(self) -> str:
+        return self.error_message or ""
+
+
+_MIXED: dict = {}
+
+
+def interpreter_error(e: Exception, where: str | None = None) -> InterpreterError:
+    """An InterpreterError for `e` (raise it `from e`), of a class deriving from both
+    InterpreterError and `type(e)` (an `except SemanticError:` still catches it); its message is
+    `e`'s, after `where` ("file:line:col") unless the message is already located."""
+    if isinstance(e, InterpreterError):
+        return e
+    msg = str(e) if not isinstance(e, KeyError) else repr(e)
+    if where and not msg.startswith(where.split(":", 1)[0] + ":"):
+        msg = f"{where}: {msg}"
+    t = type(e)
+    cls = _MIXED.get(t)
+    if cls is None:
+        try:
+            cls = type(t.__name__, (InterpreterError, t), {"__module__": t.__module__})
+        except TypeError:  # a class that cannot be combined (a layout conflict): only ours
+            cls = InterpreterError
+        _MIXED[t] = cls
+    try:
+        err = cls.__new__(cls)
+        InterpreterError.__init__(err, msg)
+    except TypeError:  # (an __init__ that needs more arguments: UnicodeDecodeError's)
+        err = InterpreterError(msg)
+    for k, v in getattr(e, "__dict__", {}).items():  # (CompilationError's fields, ...)
+        if k != "error_message":
+            setattr(err, k, v)
+    return err
 
 
 def _source_excerpt(filename, lineno, col):

@@ -310,3 +310,131 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
     return %r : tensor<64x64xf32, #C>
   }
 }
+
+// -----
+
+// A persistent loop (`tile.flatten`) around the pipelined K loop (pipeline_tiles.py): the
+// rings, barriers and their inits before the tiles' loop; global iterations 0 and 1 issued
+// there, each (tile, k) = divmod(g, max(n, 1)), predicated on n > 0 and the tile in range
+// (a tile past the end computed as the first); in the tiles' loop the tile index t and the
+// next two tiles' coordinates (a tile past the end taking the current one's); in the K loop
+// slot and phase of the global iteration t * n + k, the copies of k + 2 wrapped into the next
+// tiles by two compare-and-subtract steps, the tile chosen by the number of wraps; after the
+// K loop only warpgroup_wait {num = 0}; the invals and deallocs after the tiles' loop.
+
+// CHECK-LABEL: func.func @tiles(
+// CHECK: %[[RA:.+]] = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>, 3 : i32>
+// CHECK-NEXT: %[[RB:.+]] = "tilegpu.local_alloc"()
+// CHECK-NEXT: %[[BARS:.+]] = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 1>, i64, unit, 3 : i32>
+// CHECK-COUNT-3: "tilegpu.mbarrier_init"
+// CHECK: %[[N:.+]] = arith.maxsi %{{.+}}, %{{.+}} : i32
+// CHECK: %[[N1:.+]] = arith.maxsi %[[N]], %{{.+}} : i32
+// CHECK-NEXT: %[[G0:.+]] = arith.constant 0 : i32
+// CHECK-NEXT: %[[T0:.+]] = arith.divsi %[[G0]], %[[N1]] : i32
+// CHECK-NEXT: %[[G0B:.+]] = arith.constant 0 : i32
+// CHECK-NEXT: %[[K0:.+]] = arith.remsi %[[G0B]], %[[N1]] : i32
+// CHECK-NEXT: %[[TS0:.+]] = arith.muli %[[T0]], %c4_i32 : i32
+// CHECK-NEXT: %[[O0:.+]] = arith.addi %arg3, %[[TS0]] : i32
+// CHECK-NEXT: %{{.+}} = arith.constant 0 : i32
+// CHECK-NEXT: %[[NONEMPTY:.+]] = arith.cmpi sgt, %[[N]], %{{.+}} : i32
+// CHECK-NEXT: %[[IN0:.+]] = arith.cmpi slt, %[[O0]], %arg4 : i32
+// CHECK-NEXT: %[[P0:.+]] = arith.andi %[[NONEMPTY]], %[[IN0]] : i1
+// CHECK-NEXT: %[[OS0:.+]] = arith.select %[[P0]], %[[O0]], %arg3 : i32
+// CHECK-NEXT: %[[M0:.+]] = arith.muli %[[OS0]], %c64_i32 : i32
+// CHECK: "tilegpu.tma_load"(%arg0, %{{.+}}, %{{.+}}, %[[M0]], %{{.+}}, %[[P0]])
+// CHECK: "tilegpu.tma_load"(%arg1,
+// CHECK: "tilegpu.tma_load"(%arg0,
+// CHECK: "tilegpu.tma_load"(%arg1,
+// CHECK-NEXT: scf.for %[[TILE:.+]] = %arg3 to %arg4 step %c4_i32  : i32 {
+// CHECK-NEXT: %[[M:.+]] = arith.muli %[[TILE]], %c64_i32 : i32
+// CHECK-NEXT: %[[TD:.+]] = arith.subi %[[TILE]], %arg3 : i32
+// CHECK-NEXT: %[[T:.+]] = arith.divsi %[[TD]], %c4_i32 : i32
+// CHECK-NEXT: %[[D1:.+]] = arith.constant 1 : i32
+// CHECK-NEXT: %[[T1:.+]] = arith.addi %[[T]], %[[D1]] : i32
+// CHECK-NEXT: %[[TS1:.+]] = arith.muli %[[T1]], %c4_i32 : i32
+// CHECK-NEXT: %[[O1:.+]] = arith.addi %arg3, %[[TS1]] : i32
+// CHECK-NEXT: %[[P1:.+]] = arith.cmpi slt, %[[O1]], %arg4 : i32
+// CHECK-NEXT: %[[OS1:.+]] = arith.select %[[P1]], %[[O1]], %[[TILE]] : i32
+// CHECK-NEXT: %[[M1:.+]] = arith.muli %[[OS1]], %c64_i32 : i32
+// CHECK: %[[M2:.+]] = arith.muli %{{.+}}, %c64_i32 : i32
+// CHECK-NEXT: %[[BASE:.+]] = arith.muli %[[T]], %[[N]] : i32
+// CHECK-NEXT: %{{.+}} = scf.for %[[I:.+]] = %c0_i32 to %arg2 step %c1_i32
+// CHECK-NEXT: %[[ID:.+]] = arith.subi %[[I]], %c0_i32 : i32
+// CHECK-NEXT: %[[K:.+]] = arith.divsi %[[ID]], %c1_i32 : i32
+// CHECK-NEXT: %[[G:.+]] = arith.addi %[[BASE]], %[[K]] : i32
+// CHECK-NEXT: %{{.+}} = arith.constant 3 : i32
+// CHECK-NEXT: %[[SLOT:.+]] = arith.remsi %[[G]], %{{.+}} : i32
+// CHECK: "tilegpu.mbarrier_wait"
+// CHECK: "tilegpu.warpgroup_wait"(%{{.+}}) {num = 1 : i32}
+// CHECK-NEXT: %{{.+}} = arith.constant 2 : i32
+// CHECK-NEXT: %[[GN:.+]] = arith.addi %[[G]], %{{.+}} : i32
+// CHECK-NEXT: %{{.+}} = arith.constant 3 : i32
+// CHECK-NEXT: %[[SLOTN:.+]] = arith.remsi %[[GN]], %{{.+}} : i32
+// CHECK-NEXT: %{{.+}} = arith.constant 2 : i32
+// CHECK-NEXT: %[[KA:.+]] = arith.addi %[[K]], %{{.+}} : i32
+// CHECK-NEXT: %[[W0:.+]] = arith.constant 0 : i32
+// CHECK-NEXT: %[[WR1:.+]] = arith.cmpi sge, %[[KA]], %[[N]] : i32
+// CHECK-NEXT: %[[KS1:.+]] = arith.subi %[[KA]], %[[N]] : i32
+// CHECK-NEXT: %[[KB:.+]] = arith.select %[[WR1]], %[[KS1]], %[[KA]] : i32
+// CHECK-NEXT: %[[E1:.+]] = arith.extui %[[WR1]] : i1 to i32
+// CHECK-NEXT: %[[WS1:.+]] = arith.addi %[[W0]], %[[E1]] : i32
+// CHECK-NEXT: %[[WR2:.+]] = arith.cmpi sge, %[[KB]], %[[N]] : i32
+// CHECK-NEXT: %[[KS2:.+]] = arith.subi %[[KB]], %[[N]] : i32
+// CHECK-NEXT: %[[KC:.+]] = arith.select %[[WR2]], %[[KS2]], %[[KB]] : i32
+// CHECK-NEXT: %[[E2:.+]] = arith.extui %[[WR2]] : i1 to i32
+// CHECK-NEXT: %[[WS:.+]] = arith.addi %[[WS1]], %[[E2]] : i32
+// CHECK-NEXT: %[[TRUE:.+]] = arith.constant true
+// CHECK-NEXT: %{{.+}} = arith.constant 1 : i32
+// CHECK-NEXT: %[[AT1:.+]] = arith.cmpi eq, %[[WS]], %{{.+}} : i32
+// CHECK-NEXT: %[[MS1:.+]] = arith.select %[[AT1]], %[[M1]], %[[M]] : i32
+// CHECK-NEXT: %[[PS1:.+]] = arith.select %[[AT1]], %[[P1]], %[[TRUE]] : i1
+// CHECK-NEXT: %{{.+}} = arith.constant 2 : i32
+// CHECK-NEXT: %[[AT2:.+]] = arith.cmpi eq, %[[WS]], %{{.+}} : i32
+// CHECK-NEXT: %[[MS:.+]] = arith.select %[[AT2]], %[[M2]], %[[MS1]] : i32
+// CHECK-NEXT: %[[PS:.+]] = arith.select %[[AT2]], %{{.+}}, %[[PS1]] : i1
+// CHECK-NEXT: %[[KM:.+]] = arith.muli %c1_i32, %[[KC]] : i32
+// CHECK-NEXT: %[[IT:.+]] = arith.addi %c0_i32, %[[KM]] : i32
+// CHECK-NEXT: %[[KX:.+]] = arith.muli %[[IT]], %c64_i32 : i32
+// CHECK-NEXT: %[[BN:.+]] = "tilegpu.memdesc_index"(%[[BARS]], %[[SLOTN]])
+// CHECK-NEXT: %[[AN:.+]] = "tilegpu.memdesc_index"(%[[RA]], %[[SLOTN]])
+// CHECK-NEXT: "tilegpu.tma_load"(%arg0, %[[AN]], %[[BN]], %[[MS]], %[[KX]], %[[PS]])
+// CHECK-NEXT: %[[BNB:.+]] = "tilegpu.memdesc_index"(%[[RB]], %[[SLOTN]])
+// CHECK-NEXT: "tilegpu.tma_load"(%arg1, %[[BNB]], %[[BN]], %[[KX]], %[[MS]], %[[PS]])
+// CHECK-NEXT: scf.yield
+// CHECK-NEXT: } {tile.num_stages = 3 : i32}
+// CHECK-NEXT: %[[DONE:.+]] = "tilegpu.warpgroup_wait"(%{{.+}}) {num = 0 : i32}
+// CHECK-NEXT: "tile.print"(%[[DONE]])
+// CHECK-NEXT: } {tile.flatten, tilegpu.ring_across_tiles}
+// CHECK-COUNT-3: "tilegpu.mbarrier_inval"
+// CHECK: "tilegpu.local_dealloc"(%[[RA]])
+// CHECK-NEXT: "tilegpu.local_dealloc"(%[[RB]])
+// CHECK-NEXT: "tilegpu.local_dealloc"(%[[BARS]])
+// CHECK-NEXT: return
+#B = #tilegpu.blocked<array<i32: 1, 8>, array<i32: 4, 8>, array<i32: 4, 1>, array<i32: 1, 0>>
+#S = #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>
+#C = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 64, 16>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @tiles(%da: !tile.ptr<i8> {tile.tma}, %db: !tile.ptr<i8> {tile.tma}, %n: i32, %p: i32, %nt: i32) attributes {tile.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %c4 = arith.constant 4 : i32
+    %c64 = arith.constant 64 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #C>
+    scf.for %t = %p to %nt step %c4 : i32 {
+      %m = arith.muli %t, %c64 : i32
+      %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (tensor<64x64xf32, #C>) : i32 {
+        %k = arith.muli %i, %c64 : i32
+        %a = "tile.descriptor_load"(%da, %m, %k) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0>, swizzle = 128 : i32} : (!tile.ptr<i8>, i32, i32) -> tensor<64x64xf16, #B>
+        %b = "tile.descriptor_load"(%db, %k, %m) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0>, swizzle = 128 : i32} : (!tile.ptr<i8>, i32, i32) -> tensor<64x64xf16, #B>
+        %sa = "tilegpu.local_alloc"(%a) : (tensor<64x64xf16, #B>) -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>
+        %sb = "tilegpu.local_alloc"(%b) : (tensor<64x64xf16, #B>) -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>
+        %d = "tilegpu.warpgroup_dot"(%sa, %sb, %acc) {input_precision = "tf32", max_num_imprecise_acc = 0 : i32} : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, !tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>, tensor<64x64xf32, #C>) -> tensor<64x64xf32, #C>
+        "tilegpu.local_dealloc"(%sa) : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>) -> ()
+        "tilegpu.local_dealloc"(%sb) : (!tilegpu.memdesc<array<i64: 64, 64>, f16, #S, 1 : i32>) -> ()
+        scf.yield %d : tensor<64x64xf32, #C>
+      } {tile.num_stages = 3 : i32}
+      "tile.print"(%r) {hex = 0 : i32, is_signed = 1 : i32, operand = -1 : i32, prefix = " r: "} : (tensor<64x64xf32, #C>) -> ()
+    } {tile.flatten}
+    return
+  }
+}

@@ -97,6 +97,14 @@ def np_from_e4b15(b):
 
 
 def np_to_e4b15(f):
-    """float -> fp8e4b15 bytes as Triton: through fp16, saturated to 1.875, truncated."""
-    h = np.asarray(f, np.float32).astype(np.float16).view(np.uint16).astype(np.int64)
-    return ((np.minimum(h & 0x7FFF, 0x3F80) >> 7) | ((h >> 8) & 0x80)).astype(np.uint8)
+    """float -> fp8e4b15 bytes as Triton 3.6 compiles it: as fp32, to fp16 toward zero, the
+    magnitude saturated to 1.75 (inf and NaN too), rounded to 3 mantissa bits with ties away
+    from zero, the sign kept."""
+    x = np.asarray(f, np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        h = x.astype(np.float16)
+        away = np.isfinite(x) & (np.abs(h.astype(np.float32)) > np.abs(x))
+    hb = h.view(np.uint16).astype(np.int64)
+    hb[away] -= 1  # toward zero: one step down in sign-magnitude bits
+    mag = np.minimum(hb & 0x7FFF, 0x3F00)
+    return ((((mag << 1) + 0x80) >> 8) | ((hb >> 8) & 0x80)).astype(np.uint8)

@@ -323,12 +323,15 @@ def test_float8e4b15_dtype():
     assert tl.float8e4b15.is_fp8() and tl.float8e4b15.is_fp8e4b15()
     assert tl.float8e4b15.fp_mantissa_width == 3 and tl.float8e4b15.exponent_bias == 15
     assert tl.str_to_ty("fp8e4b15") == tl.float8e4b15
-    # the reference conversions: exact on every byte, saturating and truncating back
+    # the reference conversions: exact on every byte; back, Triton 3.6's compiled rule
+    # (saturated to 1.75, so +-1.875 come back as +-1.75; ties away from zero)
     allb = np.arange(256, dtype=np.uint8)
     v = np_from_e4b15(allb)
-    assert v.max() == 1.875 and v[1] == 2.0 ** -17 and (np_to_e4b15(v) == allb).all()
-    np.testing.assert_array_equal(np_to_e4b15([100.0, -3.0, 1.9, 1.0624]), [0x7F, 0xFF, 0x7F,
-                                                                           0x78])
+    sat = np.where(allb & 0x7F == 0x7F, allb - 1, allb)
+    assert v.max() == 1.875 and v[1] == 2.0 ** -17 and (np_to_e4b15(v) == sat).all()
+    np.testing.assert_array_equal(
+        np_to_e4b15([100.0, -3.0, 1.9, 1.0624, 1.0625, -1.1875, np.inf, np.nan, 2.0 ** -18]),
+        [0x7E, 0xFE, 0x7E, 0x78, 0x79, 0xFA, 0x7E, 0x7E, 0x01])
 
 
 @pytest.mark.parametrize("where", ["interpreter"] + TARGETS)
@@ -344,7 +347,7 @@ def test_float8e4b15_conversions(rng, where):
                           "w": P(tl.uint8)}, dict(N=256), where, x, y, z, w)
     d = np_from_e4b15(x)
     np.testing.assert_array_equal(y, d)
-    np.testing.assert_array_equal(z, x)
+    np.testing.assert_array_equal(z, np_to_e4b15(d))  # (+-1.875 saturate to +-1.75)
     prod = np_from_e4b15(np_to_e4b15(d * d))
     np.testing.assert_array_equal(w, np_to_e4b15(prod + np.float32(0.5)))
 

@@ -52,7 +52,7 @@ def test_float8e4b15_on_the_gpu():
     tilework.jit(e4b15_k)[(1,)](x, y, z, w, N=256)
     d = np_from_e4b15(np.arange(256, dtype=np.uint8))
     np.testing.assert_array_equal(y.cpu().numpy(), d)
-    np.testing.assert_array_equal(z.cpu().numpy(), np.arange(256, dtype=np.uint8))
+    np.testing.assert_array_equal(z.cpu().numpy(), np_to_e4b15(d))  # (1.875 saturates)
     prod = np_from_e4b15(np_to_e4b15(d * d))
     np.testing.assert_array_equal(w.cpu().numpy(), np_to_e4b15(prod + np.float32(0.5)))
 

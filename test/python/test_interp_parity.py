@@ -272,16 +272,10 @@ def k_carried_width(x, n):
         acc = acc + tl.full([], 1, tl.int64)  # ERR
 
 
-@tilework.jit
-def k_assert_runtime(x, n):
-    assert n > 0  # ERR
-
-
 TYPED = [(k_defined_in_loop, "`t` is assigned in a loop but not before it"),
          (k_one_branch, "`v` is defined in only one branch of the `if`"),
          (k_branch_shapes, "`v` has type fp32[16] in one branch of the `if` and fp32[32]"),
-         (k_carried_width, "loop-carried value `acc` changes type from int32 to int64"),
-         (k_assert_runtime, "`assert` on a runtime value: use tl.device_assert")]
+         (k_carried_width, "loop-carried value `acc` changes type from int32 to int64")]
 
 
 @pytest.mark.parametrize("fn, message", TYPED, ids=[c[0].__name__ for c in TYPED])

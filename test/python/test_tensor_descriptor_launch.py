@@ -33,7 +33,7 @@ def test_descriptor_key_and_params():
     a = FakeGpuArray(0x10000, np.float16, (40, 64))
     d = TensorDescriptor(a, [40, 50], [64, 1], [16, 32])
     key, params = launcher.key_and_params(k_desc, (d, 7, d, 4))
-    assert key[0] == ("tensordesc", "<f2", (16, 32), "zero", (False, False), (True,), False)
+    assert key[0] == ("tensordesc", "<f2", (16, 32), "zero", (False, False), (16,), False)
     assert params == [0x10000, 40, 50, 64, 7, 0x10000, 40, 50, 64]
     assert launcher.fast_key_and_params(k_desc)((d, 7, d, 4)) == (key, params)
 
@@ -81,6 +81,48 @@ def test_descriptor_row_bytes_specialization(dtype, width, flag, div):
     assert (launcher.key_and_params(k_desc, (other, 7, other, 4))[0] == key) == (width == 64)
     _, _, attrs = launcher.specialization(k_desc, (d, 7, d, 4))
     assert attrs.get("a_desc.shape1") == ({"tile.divisibility": div} if div else None)
+
+
+@pytest.mark.parametrize("dtype, stride, div", [
+    (np.float16, 1000, 8), (np.float16, 1024, 16), (np.float32, 1004, 4), (np.float64, 1002, 2),
+    (np.int8, 1008, 16), (np.int8, 1040, 16)])
+def test_descriptor_stride_divisor(dtype, stride, div):
+    """A stride spans a multiple of 16 bytes (TensorDescriptor asserts it; TMA needs it), so it
+    is known divisible by 16 // itemsize even where not by 16: a 1000-wide fp16 C still gets
+    16-byte vector stores in a descriptor store's fallback."""
+    a = FakeGpuArray(0x10000, dtype, (4, stride))
+    d = TensorDescriptor(a, [4, 32], [stride, 1], [4, 16])
+    key, _ = launcher.key_and_params(k_desc, (d, 7, d, 4))
+    assert key[0][5] == (div,)
+    assert launcher.fast_key_and_params(k_desc)((d, 7, d, 4))[0] == key
+    _, _, attrs = launcher.specialization(k_desc, (d, 7, d, 4))
+    assert attrs["a_desc.stride0"] == {"tile.divisibility": div}
+
+
+def test_descriptor_store_fallback_is_vectorized_at_width_1000():
+    """The persistent GEMM's C store at M = N = K = 1000 fp16 (no TMA store): the attributes a
+    launch gives (rows of 2,000 bytes) let the fallback write 16-byte vectors, not one
+    `st.global.b16` per element (what ncu showed on an H200, behind Triton's TMA store)."""
+    import os
+    import re
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
+    import persistent_matmul as pm
+    from tilework.compiler import api
+    from tilework.compiler.options import CompileOptions
+    arrays = [FakeGpuArray(0x10000 * (i + 1), np.float16, (1000, 1000)) for i in range(3)]
+    descs = [TensorDescriptor(x, [1000, 1000], [1000, 1], blk)
+             for x, blk in zip(arrays, ([64, 64], [64, 128], [64, 128]))]
+    kern = pm.matmul_tma_persistent
+    cx = dict(BM=64, BN=128, BK=64, GROUP_M=8, NUM_SMS=132, WARP_SPECIALIZE=False, B_NK=False)
+    sig, consts, attrs = launcher.specialization(kern, (*descs, 1000, 1000, 1000, *cx.values()))
+    assert attrs["c_desc.stride0"] == {"tile.divisibility": 8}
+    opts = CompileOptions.from_env(target="sm_90a", num_warps=4, num_stages=4)
+    ck = api.compile_source(api.ASTSource(kern, sig, consts, attrs), opts.target, opts,
+                            cache=False)
+    ptx = ck.asm["ptx"]
+    assert len(re.findall(r"st\.global\.v4\.b32", ptx)) == 8  # 64 x 128 fp16 / 128 threads
+    assert "st.global.b16" not in ptx
 
 
 def test_descriptor_of_host_memory_is_refused():

@@ -242,12 +242,11 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             raise self.error(target, ASSIGN_TARGET_MESSAGE)
 
     def visit_Assert(self, node):
+        # Triton's code generator: `assert c, msg` is `tl.device_assert(c, msg)`, a no-op
+        # without debug, for a compile-time `c` too (tl.static_assert checks at compile time)
         cond = self.visit(node.test)
-        if isinstance(cond, tensor):
-            raise self.error(node, "`assert` on a runtime value: use tl.device_assert")
-        if not unwrap(cond):
-            msg = unwrap(self.visit(node.msg)) if node.msg is not None else ""
-            raise self.error(node, f"assertion failed: {msg}".rstrip(": "))
+        msg = self.visit(node.msg) if node.msg is not None else constexpr("")
+        self.call_builtin("device_assert", [cond, msg], {}, node)
 
     # ---- expressions -----------------------------------------------------------------------
     def visit_Constant(self, node):

@@ -155,7 +155,8 @@ def _describe(v) -> str:
     x = _number(v)
     if x is not None:
         return str(S.python_scalar_dtype(x))
-    return f"the constexpr {_unwrap(v)!r}"
+    u = _unwrap(v)
+    return f"the constexpr {u}" if isinstance(u, core.dtype) else f"the constexpr {u!r}"
 
 
 _STATIC = "static"

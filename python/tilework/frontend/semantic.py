@@ -319,12 +319,16 @@ def broadcast_pair(b, x: tensor, y: tensor):
 # casts
 
 def e4b15_bits(v: float) -> int:
-    """The fp8e4b15 byte of a Python number, as `_to_e4b15` converts (through fp16,
-    saturating, truncating)."""
+    """The fp8e4b15 byte of a Python number, as `_to_e4b15` converts it (an fp32 first)."""
     import struct
-    h = struct.unpack("<H", struct.pack("<e", max(-65504.0, min(65504.0, float(v)))))[0] \
-        if v == v else 0x7FFF
-    return min(h & 0x7FFF, 0x3F80) >> 7 | (h >> 8) & 0x80
+    v = float(v)
+    if v != v or abs(v) >= 2.0:  # (NaN and inf too) saturated
+        return 0x7E | (0x80 if struct.pack("<d", v)[7] & 0x80 else 0)
+    f = struct.unpack("<f", struct.pack("<f", v))[0]
+    h = struct.unpack("<H", struct.pack("<e", f))[0]
+    if abs(struct.unpack("<e", struct.pack("<H", h))[0]) > abs(f):
+        h -= 1  # fp32 -> fp16 toward zero (sign-magnitude bits: one step down)
+    return (((min(h & 0x7FFF, 0x3F00) << 1) + 0x80) >> 8) | (h >> 8) & 0x80
 
 
 def _from_e4b15(b, x: tensor) -> tensor:
@@ -337,10 +341,19 @@ def _from_e4b15(b, x: tensor) -> tensor:
 
 
 def _to_e4b15(b, x: tensor) -> tensor:
-    """fp16 -> fp8e4b15 as Triton: saturated to +-1.875 (NaN too), mantissa truncated."""
+    """-> fp8e4b15 as Triton 3.6 compiles it (its NVIDIA conversion hook, every arch): fp32
+    first to fp16 toward zero (other types to fp32 first; Triton takes only fp16 and fp32);
+    the magnitude saturated to 1.75 (inf and NaN too; 1.875 is never made), rounded to 3
+    mantissa bits with ties away from zero; the sign kept.  On a half's bits: fp16 and e4b15
+    share the exponent bias, so a magnitude below 2 is the byte `(bits << 1) >> 8`."""
+    if not x.dtype.is_fp16():
+        if not x.dtype.is_fp32():
+            x = cast(b, x, core.float32)
+        x = _rounded_cast(b, x, core.float16, "rtz", False)
     bits = cast(b, x, core.uint16, bitcast=True)
-    mag = binary(b, "minimum", binary(b, "and", bits, 0x7FFF), 0x3F80)
-    out = binary(b, "or", binary(b, "rshift", mag, 7),
+    mag = binary(b, "minimum", binary(b, "and", bits, 0x7FFF), 0x3F00)  # (halves >= 0 order
+    rounded = binary(b, "add", binary(b, "lshift", mag, 1), 0x80)        # as their bits)
+    out = binary(b, "or", binary(b, "rshift", rounded, 8),
                  binary(b, "and", binary(b, "rshift", bits, 8), 0x80))
     u8 = cast(b, out, core.uint8)
     return tensor(u8.handle, core.float8e4b15, x.shape)
@@ -369,7 +382,7 @@ def cast(b: Builder, x, dst: core.dtype, bitcast: bool = False,
                 cast(b, u8, dst, bitcast=True)
         if src.name == "fp8e4b15":
             return cast(b, _from_e4b15(b, x), dst)
-        return _to_e4b15(b, cast(b, x, core.float16))
+        return _to_e4b15(b, x)
     if src != dst and not bitcast and (src.is_fp8() or dst.is_fp8()) and \
             not (src.is_floating() and dst.is_floating()) and not (src.is_ptr() or dst.is_ptr()):
         return cast(b, cast(b, x, core.float32), dst)  # fp8 <-> ints and bools through fp32
@@ -419,7 +432,7 @@ def _rounded_cast(b: Builder, x: tensor, dst: core.dtype, mode, bitcast: bool) -
                             f"conversions. Source scalar type is {src} and destination type "
                             f"is {dst}")
     y = cast(b, x, dst)
-    if mode == "rtne":
+    if mode == "rtne" or dst.is_fp8e4b15():  # (Triton's fp8e4b15 hook takes no mode)
         return y
     back = cast(b, y, src)  # (exact: src is the wider)
     zero = to_tensor(b, 0.0, hint=src)

@@ -163,8 +163,7 @@ def check(fn: JITFunction, chain: tuple = ()) -> None:
 # interpreter (running Python's loops and `if`s) cannot see: raised by `types_check`.
 _TYPED_MESSAGES = ("loop-carried value `", "` is assigned in a loop but not before it",
                    "` holds a compile-time value (the constexpr ", " in one branch of the `if`",
-                   "` is defined in only one branch of the `if`",
-                   "`assert` on a runtime value", WHILE_TRUE_MESSAGE)
+                   "` is defined in only one branch of the `if`", WHILE_TRUE_MESSAGE)
 _TYPED_CHECKED: dict = {}
 
 
@@ -173,7 +172,7 @@ def types_check(fn: JITFunction, signature: dict, constants: dict, context) -> N
     parameter -> dtype, `constants`: the others) and raises its `CompilationError` where that
     is about the types a loop or an `if` carries (a loop-carried value changing type, a name
     assigned only in a loop or one branch, branches giving a name different types, a
-    constexpr rebound in a runtime loop), or an `assert` statement on a runtime value.  Other errors are left to the interpreter, which
+    constexpr rebound in a runtime loop).  Other errors are left to the interpreter, which
     raises its own or accepts what only it takes (closures, int() of a scalar); once per
     specialization."""
     try:

@@ -226,10 +226,11 @@ class dtype:
     def __hash__(self):
         return hash(("dtype", self.name))
 
-    def __repr__(self):
+    def __str__(self):
         return self.name
 
-    __str__ = __repr__
+    def __repr__(self):  # Triton's: evaluable where `triton` names this package
+        return f"triton.language.{self.codegen_name()}"
 
 
 for _n in dtype.SINT[1:] + dtype.UINT:  # is_int8() ... is_uint64(), as Triton

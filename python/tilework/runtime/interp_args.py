@@ -7,6 +7,7 @@ import numpy as np
 from ..errors import located
 from ..language import core
 from .launch_args import TORCH_DTYPES
+from .tensor_wrapper import TensorWrapper, element_dtype
 
 NUMPY_DTYPES = {"float32": "fp32", "float16": "fp16", "float64": "fp64", "bfloat16": "bf16",
                 "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
@@ -20,7 +21,15 @@ _byte_bounds = getattr(getattr(np.lib, "array_utils", None), "byte_bounds", None
 
 
 def pointer(fn, name, a):
-    """(element dtype, address, (lo, hi, writable, name) of its memory) of an array argument."""
+    """(element dtype, address, (lo, hi, writable, name) of its memory) of an array argument
+    (of a `reinterpret`ed tensor: its base's memory, read as the wrapper's dtype)."""
+    if type(a) is TensorWrapper:
+        dt = element_dtype(a)
+        if dt is None:
+            raise located(f"argument `{name}` of {fn.__name__} is reinterpreted as "
+                          f"{a.dtype!r}: a tensor is reinterpreted as a scalar tl or torch "
+                          f"dtype", fn.fn, exc=TypeError)
+        return (dt,) + pointer(fn, name, a.base)[1:]
     if type(a).__module__.startswith("torch"):
         if a.device.type != "cpu":
             raise located(f"argument `{name}` of {fn.__name__} is on {a.device}; the "
@@ -52,3 +61,25 @@ def region(a, name):
         return st.data_ptr(), st.data_ptr() + st.nbytes(), True, name
     raise TypeError(f"reachable takes numpy arrays and CPU torch tensors, got "
                     f"{type(a).__name__}{' on ' + str(a.device) if hasattr(a, 'device') else ''}")
+
+
+REACHABLE: list = []  # arrays given to `reachable`: (lo, hi, writable, name) regions
+
+
+class reachable:
+    """`with reachable(*arrays):` kernels interpreted inside may also access these arrays
+    (numpy or CPU torch), reached through addresses the kernel loads from memory (grouped
+    GEMM's arrays of pointers, `tl.load(ptrs + g).to(tl.pointer_type(...))`): the bounds
+    check knows only the argument arrays otherwise."""
+
+    def __init__(self, *arrays):
+        self.regions = [region(a, f"reachable[{i}]") for i, a in enumerate(arrays)]
+        self.arrays = arrays  # kept alive while the regions are in use
+
+    def __enter__(self):
+        REACHABLE.extend(self.regions)
+        return self
+
+    def __exit__(self, *exc):
+        for r in self.regions:
+            REACHABLE.remove(r)

@@ -37,3 +37,18 @@ def emulated_target(options: dict):
     `target`, else $TILEWORK_TARGET, else None (no GPU target)."""
     name = options.get("target") or os.environ.get("TILEWORK_TARGET")
     return parse_target(name) if name else None
+
+
+def kernel_location(tb, codes) -> str | None:
+    """"file:line:col" of the innermost frame of traceback `tb` running kernel code (`codes`:
+    the code objects of the interpreted @jit functions), None if none does."""
+    where = None
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code in codes:
+            pos = list(code.co_positions())[tb.tb_lasti // 2] if tb.tb_lasti >= 0 else ()
+            line = pos[0] if pos and pos[0] else tb.tb_lineno
+            col = pos[2] + 1 if len(pos) > 2 and pos[2] is not None else 1
+            where = f"{code.co_filename}:{line}:{col}"
+        tb = tb.tb_next
+    return where

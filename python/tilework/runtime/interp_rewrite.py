@@ -8,7 +8,8 @@ their code object.  Compile-time values keep Python's short-circuit in both.
 Two more forms are the compiler's only through the source: a tuple or list literal is a
 `tl.tuple` (the compiler's `visit_Tuple`; an index `x[None, :]` stays a plain tuple), and
 `v.type` of a compile-time value (a constexpr parameter, passed as a plain Python value) is
-its `tl.constexpr_type`, as `tl.constexpr(v).type`."""
+its `tl.constexpr_type`, as `tl.constexpr(v).type`.  And `assert c, msg` is
+`tl.device_assert(c, msg)`, as the compiler's (a no-op without debug)."""
 from __future__ import annotations
 
 import ast
@@ -21,6 +22,7 @@ from ..frontend import semantic as S
 from ..frontend.codegen import comprehension_message, fstring_message
 from ..language import core
 from ..language.core import tensor
+from ..language.debug import device_assert
 from ..language.tuples import tuple as tl_tuple
 
 _PREFIX = "__tw_"  # names the rewrite adds to the kernel's globals and locals
@@ -75,6 +77,11 @@ def _comp_iter(seq):
     return v
 
 
+def _assert(cond, msg=""):
+    # `assert c, msg` is `tl.device_assert(c, msg)`, as the compiler's (Triton's code generator)
+    device_assert(cond, msg)
+
+
 def _fmt(v):
     if isinstance(v, tensor):
         raise TypeError(fstring_message(v))
@@ -84,7 +91,8 @@ def _fmt(v):
 HELPERS = {f"{_PREFIX}comp_iter": _comp_iter, f"{_PREFIX}fmt": _fmt,
            f"{_PREFIX}stops": _stops, f"{_PREFIX}combine": _combine, f"{_PREFIX}not": _not,
            f"{_PREFIX}is_tile": _is_tile, f"{_PREFIX}where": _where,
-           f"{_PREFIX}tuple": _tuple, f"{_PREFIX}type": _type}
+           f"{_PREFIX}tuple": _tuple, f"{_PREFIX}type": _type,
+           f"{_PREFIX}assert": _assert}
 
 
 def _name(n, ctx=None):
@@ -157,6 +165,11 @@ class _Rewriter(ast.NodeTransformer):
             return node
         return self.generic_visit(node)
 
+    def visit_Assert(self, node):
+        self.generic_visit(node)
+        args = [node.test] + ([node.msg] if node.msg is not None else [])
+        return ast.copy_location(ast.Expr(_call("assert", *args)), node)
+
     def visit_Attribute(self, node):
         self.generic_visit(node)
         if node.attr == "type" and isinstance(node.ctx, ast.Load):
@@ -166,7 +179,8 @@ class _Rewriter(ast.NodeTransformer):
 
 def _needs_rewrite(fdef) -> bool:
     slices = {id(n.slice) for n in ast.walk(fdef) if isinstance(n, ast.Subscript)}
-    return any(isinstance(n, (ast.BoolOp, ast.IfExp, ast.ListComp, ast.FormattedValue)) or
+    return any(isinstance(n, (ast.BoolOp, ast.IfExp, ast.ListComp, ast.FormattedValue,
+                              ast.Assert)) or
                (isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not)) or
                (isinstance(n, (ast.Tuple, ast.List)) and isinstance(n.ctx, ast.Load)
                 and id(n) not in slices) or

@@ -26,7 +26,7 @@ import numpy as np
 from tilework.dialects import new_context
 from tilework.dialects import tile as T
 
-from ..errors import located
+from ..errors import InterpreterError, interpreter_error, located
 from ..frontend import semantic as S
 from ..frontend.ops import IMPLS
 from ..frontend.ops_shape import subscript
@@ -42,9 +42,9 @@ from ..language.function import JITFunction
 from ..language.tuples import arg_fields, argument_tuple, member_label, tuple_type
 from .interp_args import NUMPY_DTYPES as _NUMPY_DTYPES
 from .interp_args import pointer as _pointer
-from .interp_args import region as _region
+from .interp_args import REACHABLE, reachable  # noqa: F401  (reachable: its home)
 from .interp_common import UNSIGNED as _UNSIGNED
-from .interp_common import emulated_target, operand_segments as _segments
+from .interp_common import emulated_target, kernel_location, operand_segments as _segments
 from .interp_common import unsigned as _u
 from .launch_args import is_constant_member, list_message
 from .launch_args import normalize_grid
@@ -732,37 +732,16 @@ def _context() -> ir.Context:
     return _CONTEXT
 
 
-_REACHABLE: list = []  # arrays given to `reachable`: (lo, hi, writable, name) regions
-
-
-class reachable:
-    """`with reachable(*arrays):` kernels interpreted inside may also access these arrays
-    (numpy or CPU torch), reached through addresses the kernel loads from memory (grouped
-    GEMM's arrays of pointers, `tl.load(ptrs + g).to(tl.pointer_type(...))`): the bounds
-    check knows only the argument arrays otherwise."""
-
-    def __init__(self, *arrays):
-        self.regions = [_region(a, f"reachable[{i}]") for i, a in enumerate(arrays)]
-        self.arrays = arrays  # kept alive while the regions are in use
-
-    def __enter__(self):
-        _REACHABLE.extend(self.regions)
-        return self
-
-    def __exit__(self, *exc):
-        for r in self.regions:
-            _REACHABLE.remove(r)
-
-
 def interpret(fn: JITFunction, grid, values, options=None):
     """Runs `fn` over `grid` on the CPU.  `values` are the bound arguments in parameter
     order; launch options (num_warps, ...) do not matter here."""
-    static_check(fn)  # what the compiler rejects on the source alone, rejected here too
+    # (errors from here on are Triton's InterpreterError, the original one its `__cause__`)
+    _guarded(static_check, fn)  # what the compiler rejects on the source alone, here too
     ctx = _context()
     with ctx, ir.Location.unknown(ctx):
         args, regions = _bind(fn, values)
-        _types_check(fn, args, ctx)
-        memory = _Memory(fn, regions + _REACHABLE)
+        _guarded(_types_check, fn, args, ctx)
+        memory = _Memory(fn, regions + REACHABLE)
         pyfn = _as_python(fn, {}, memory.codes)
         g = normalize_grid(fn, grid, values)  # a callable grid gets the bound arguments by name
         b = InterpreterBuilder(ctx, memory, g)
@@ -777,14 +756,26 @@ def interpret(fn: JITFunction, grid, values, options=None):
                             b.pid = memory.pid = (x, y, z)
                             try:
                                 pyfn(*args)
-                            except Exception as e:
-                                if hasattr(e, "add_note"):
-                                    e.add_note(f"while interpreting {fn.__name__} at program "
-                                               f"id {b.pid} of grid {g}")
+                            except InterpreterError:
                                 raise
+                            except Exception as e:
+                                note = f"while interpreting {fn.__name__} at program id " \
+                                    f"{b.pid} of grid {g}"
+                                err = interpreter_error(
+                                    e, kernel_location(e.__traceback__, memory.codes))
+                                for x_ in (e, err):
+                                    x_.add_note(note)
+                                raise err.with_traceback(e.__traceback__) from e  # (frames kept)
         finally:
             core.set_active_builder(prev)
     return None
+
+
+def _guarded(check, *args):
+    try:
+        check(*args)
+    except Exception as e:
+        raise interpreter_error(e) from e
 
 
 # op families keep their rows in their own modules

@@ -10,5 +10,6 @@ from __future__ import annotations
 
 from ..language.function import LAUNCH_OPTIONS, JITFunction, install_launcher, jit  # noqa: F401
 from . import launcher
+from .tensor_wrapper import TensorWrapper, reinterpret  # noqa: F401  (triton.runtime.jit's)
 
 install_launcher(launcher.run, launcher.warmup, native=True)

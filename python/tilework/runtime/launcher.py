@@ -23,6 +23,7 @@ from .gpu_errors import CudaError
 from .launch_args import TORCH_DTYPES as _TORCH_DTYPES
 from .launch_args import is_constant_member, list_message
 from .launch_args import normalize_grid as _grid
+from .tensor_wrapper import TensorWrapper, element_dtype
 from .tma import descriptor_memo, descriptor_memos, tensor_maps
 
 # typestr of __cuda_array_interface__ -> tile dtype name
@@ -44,7 +45,10 @@ def _is_torch_tensor(a) -> bool:
 
 
 def _tensor_entry(fn, name, a):
-    """(key entry, data pointer) of a tensor-like argument; raises for host memory."""
+    """(key entry, data pointer) of a tensor-like argument; raises for host memory.  A
+    `reinterpret`ed tensor's entry holds its tl element dtype instead of the torch one."""
+    if type(a) is TensorWrapper:
+        return _wrapper_entry(fn, name, a)
     if _is_torch_tensor(a):
         if not a.is_cuda:
             raise located(f"argument `{name}` of {fn.__name__} is a CPU tensor; the kernel "
@@ -65,6 +69,16 @@ def _tensor_entry(fn, name, a):
                   fn.fn, exc=TypeError)
 
 
+def _wrapper_entry(fn, name, a: TensorWrapper):
+    dt = element_dtype(a)
+    if dt is None:
+        raise located(f"argument `{name}` of {fn.__name__} is reinterpreted as {a.dtype!r}: "
+                      f"a tensor is reinterpreted as a scalar tl or torch dtype", fn.fn,
+                      exc=TypeError)
+    (_, aligned), ptr = _tensor_entry(fn, name, a.base)
+    return (dt, aligned), ptr
+
+
 _NOPARAM = object()  # an argument that is part of the key only (None, an int equal to 1)
 
 
@@ -80,9 +94,9 @@ class _Several(list):
 
 def _descriptor_entry(fn, name, a: TensorDescriptor):
     """(key entry, parameters) of a host tensor descriptor: specialized on the element type,
-    block shape, padding, the divisibility by 16 of the shape and strides (the base is
-    16-byte aligned, which TensorDescriptor asserts) and whether a row (the last dimension) is
-    a multiple of 16 bytes (where the TMA store may write it: the lowering's tile-tma-guard);
+    block shape, padding, the divisibility by 16 of the shape, the strides' divisors
+    (`_stride_divisor`; the base is 16-byte aligned, which TensorDescriptor asserts) and
+    whether a row (the last dimension) is a multiple of 16 bytes (where the TMA store may write it: the lowering's tile-tma-guard);
     passes base, shape, strides[:-1].  Memoized per descriptor object
     (`tma.descriptor_memo`: checked against its fields and its base's address each launch)."""
     try:
@@ -96,15 +110,26 @@ def _descriptor_entry(fn, name, a: TensorDescriptor):
     return e
 
 
+def _stride_divisor(stride: int, item: int) -> int:
+    """What a descriptor's stride (elements) is known divisible by: 16, else 16 // itemsize
+    where it spans a multiple of 16 bytes (as TMA requires: a row of 1000 fp16 elements still
+    lets a tile's rows be written in 16-byte vectors), else 1."""
+    if stride % 16 == 0:
+        return 16
+    return 16 // item if item < 16 and stride * item % 16 == 0 else 1
+
+
 def _descriptor_entry_of(fn, name, a: TensorDescriptor):
     (dt, _), ptr = _tensor_entry(fn, name, a.base)
     for s in a.shape:
         if not 0 <= s < 2**31:
             raise located(f"argument `{name}` of {fn.__name__}: tensor descriptor shape "
                           f"{a.shape} does not fit in int32", fn.fn, exc=ValueError)
+    item = a.base.dtype.itemsize
     key = ("tensordesc", dt, tuple(a.block_shape), a.padding,
-           tuple(s % 16 == 0 for s in a.shape), tuple(s % 16 == 0 for s in a.strides[:-1]),
-           a.shape[-1] * a.base.dtype.itemsize % 16 == 0)
+           tuple(s % 16 == 0 for s in a.shape), tuple(_stride_divisor(s, item)
+                                                      for s in a.strides[:-1]),
+           a.shape[-1] * item % 16 == 0)
     return key, _Several([ptr, *a.shape, *a.strides[:-1]])
 
 
@@ -325,9 +350,9 @@ def _value_spec(fn, name, label, a, nospec, placeholders, attrs):
         last = f"{name}.shape{len(key[4]) - 1}"
         if key[6] and last not in attrs:  # rows of 16 bytes: 16 // itemsize elements
             attrs[last] = {"tile.divisibility": 16 // a.base.dtype.itemsize}
-        for d, ok in enumerate(key[5]):
-            if ok:
-                attrs[f"{name}.stride{d}"] = {"tile.divisibility": 16}
+        for d, div in enumerate(key[5]):
+            if div > 1:
+                attrs[f"{name}.stride{d}"] = {"tile.divisibility": div}
         return False, tensor_descriptor_type(elem, a.block_shape, a.padding)
     if numpy_scalar_dtype(a) is not None:
         return False, core.DTYPES[numpy_scalar_dtype(a)]
@@ -343,7 +368,10 @@ def _value_spec(fn, name, label, a, nospec, placeholders, attrs):
 
 
 def _tile_dtype(fn, name, dt) -> core.dtype:
-    """The tile dtype of a tensor argument's torch dtype or typestr."""
+    """The tile dtype of a tensor argument's torch dtype or typestr (a reinterpreted
+    tensor's: the tl dtype itself)."""
+    if isinstance(dt, core.dtype):
+        return dt
     tname = _TORCH_DTYPES.get(str(dt)) if not isinstance(dt, str) else _TYPESTR.get(dt)
     if tname is None:
         raise located(f"argument `{name}` of {fn.__name__} has unsupported dtype {dt}",
@@ -402,6 +430,8 @@ def launch_device(fn: JITFunction, values):
     they are on several devices."""
     dev = name = None
     for n, a in _leaves(fn.arg_names, values):
+        if type(a) is TensorWrapper:
+            a = a.base
         if type(a) in _TORCH_TYPES and a.is_cuda:
             d = a.get_device()
             if dev is None:

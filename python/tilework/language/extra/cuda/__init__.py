@@ -58,18 +58,6 @@ def gdc_launch_dependents():
 # ---- fp8e4b15 <-> fp16/fp32, as Triton's conversion hooks for that type ------------------------
 
 @jit
-def _fp16_to_e4b15(x):
-    """fp16 -> fp8e4b15: the magnitude saturated to 1.75 (inf and NaN too; 1.875 is never
-    made), rounded to 3 mantissa bits with ties away from zero; the sign kept.  On a half's
-    bits: fp16 and e4b15 share the exponent bias, so a magnitude below 2 is the byte
-    `(bits << 1) >> 8`."""
-    bits = x.to(core.uint16, bitcast=True)
-    mag = core.minimum(bits & 0x7FFF, 0x3F00)  # (non-negative halves order as their bits)
-    byte = (((mag << 1) + 0x80) >> 8) | ((bits >> 8) & 0x80)
-    return byte.to(core.uint8).to(core.float8e4b15, bitcast=True)
-
-
-@jit
 def _convert_custom_float8(arg, dst_ty: core.constexpr):
     if arg.dtype.is_fp8e4b15():
         up = arg.to(core.float16)  # exact
@@ -79,9 +67,7 @@ def _convert_custom_float8(arg, dst_ty: core.constexpr):
     core.static_assert(arg.dtype.is_fp16() or arg.dtype.is_fp32(),
                        "convert_custom_float8 converts fp8e4b15 to fp16/fp32, or fp16/fp32 to "
                        "fp8e4b15")
-    if arg.dtype.is_fp32():
-        arg = arg.to(core.float16, fp_downcast_rounding="rtz")
-    return _fp16_to_e4b15(arg)
+    return arg.to(core.float8e4b15)  # (fp32 first to fp16 toward zero: the cast's rule)
 
 
 @jit
