@@ -191,11 +191,12 @@ def plan_word_exchange(m, limit: int = 96):
     regs, _ = _apply_tables(m)
     same_lane = [r for r in range(1, 1 << nr) if regs[r] & 0xFFFF == 0]
     same_lane.sort(key=lambda r: (bin(r).count("1"), r))
-    vs = [(a, b) for i, a in enumerate(same_lane[:16]) for b in same_lane[i + 1:16]
-          if a != b and a ^ b]  # (the fewest bits first)
-    pairs = [(i, j) for i in range(src_bits) for j in range(i + 1, src_bits)]
+    # V: two distinct (so independent) such vectors, the fewest bits first
+    vs = [(a, b) for i, a in enumerate(same_lane[:16]) for b in same_lane[i + 1:16]]
     if not vs:
         return None
+    # (word bits 0, 1 first: a tile's own packing, rules/fp8.py's, which LLVM then folds)
+    pairs = [(i, j) for i in range(src_bits) for j in range(i + 1, src_bits)]
     tried = 0
     for hs in _lane_choices(m, nr, nl):
         tried += 1
