@@ -11,7 +11,8 @@ Writes OUTDIR/<side>_d<D>_<cfg>_c<causal>.{ptx,sass} and prints per file: counts
 instruction kinds (wgmma, wait_group, bar.sync, ex2, shfl, cvt, shared accesses, cp.async, ...),
 registers, spills, SASS instructions, and in the key loops' SASS bodies: instructions,
 MEMBAR.ALL.CTA (fence.proxy.async), BAR.SYNC, WARPGROUP.DEPBAR (wgmma waits), HGMMA,
-SYNCS.PHASECHK (mbarrier waits), MUFU.EX2, FFMA, SHFL, PRMT and F2FP (fp8 conversions).  The TMA kernel is compiled with
+SYNCS.PHASECHK (mbarrier waits), MUFU.EX2, FFMA, SHFL, PRMT and F2FP (fp8 conversions).  The
+TMA kernel is compiled with
 `CompileOptions.from_env` (so `--on overlap-dots`, which sets TILEWORK_OVERLAP_DOTS, applies);
 `--ws` sets its WARP_SPECIALIZE (Triton 3.6 ignores it on Hopper).  `--dtype e4m3|e5m2` (TMA
 kernel only): q, k, v in that fp8 type, V read transposed (V_T), o fp16, as the benchmark's fp8.
@@ -190,7 +191,8 @@ KINDS = {"wgmma": r"wgmma\.mma_async", "wait_group": r"wgmma\.wait_group",
 
 def loop_sass(sass):
     """The SASS instructions of the key loops' bodies (from a backward branch's target to it)
-    that hold HGMMA (fp8: QGMMA), as lists of opcodes.  A range holding EXIT is not a loop: ptxas puts an
+    that hold HGMMA (fp8: QGMMA), as lists of opcodes.  A range holding EXIT is not a loop:
+    ptxas puts an
     mbarrier wait's retry after the kernel's end, branching back into the loop."""
     ins = []
     for ln in sass.splitlines():

@@ -463,8 +463,9 @@ class Emulator(ArithOps, TmaOps, WgmmaOps, MfmaOps, MmaOps):
             buf[idx] = raw
 
     _CVT_F8 = re.compile(r"cvt\.rn\.satfinite\.(e4m3|e5m2)x2\.f32 \$0, \$2, \$1;")
-    _CVT_F8X4 = re.compile(r"\{ \.reg \.b16 l, h; cvt\.rn\.satfinite\.(e4m3|e5m2)x2\.f32 l, \$2, \$1; "
-                           r"cvt\.rn\.satfinite\.\1x2\.f32 h, \$4, \$3; mov\.b32 \$0, \{l, h\}; \}")
+    _CVT_F8X4 = re.compile(r"\{ \.reg \.b16 l, h; cvt\.rn\.satfinite\.(e4m3|e5m2)x2\.f32 l, "
+                           r"\$2, \$1; cvt\.rn\.satfinite\.\1x2\.f32 h, \$4, \$3; "
+                           r"mov\.b32 \$0, \{l, h\}; \}")
     _PRED = re.compile(r"@\$\d+ (?P<kind>ld|st)(?:\.volatile)?\.global(?:\.v\d)?\.(?P<ty>[bu]\d+) .*")
 
     def op_llvm_inline_asm(self, op, a, env, act):

@@ -202,8 +202,8 @@ def _steps_f32(a, b, k_step=32):
 ])
 def test_fp8_register_a_emulated(kind, m, d, j, n, nw, rng):
     """The second dot reads P from registers (k32 e4m3/e5m2 fragments), after a word exchange
-    (a prmt, a shuffle and a prmt a 32-bit word); o bit-exact against numpy from the P the kernel stored (the wgmma's
-    per-K-step fp32 sums), P against torch's fp8 rounding."""
+    (a prmt, a shuffle and a prmt a 32-bit word); o bit-exact against numpy from the P the
+    kernel stored (the wgmma's per-K-step fp32 sums), P against torch's fp8 rounding."""
     torch = pytest.importorskip("torch")
     from test_dot_wgmma import KINDS
     tdt, make = KINDS[kind]
