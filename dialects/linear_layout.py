@@ -18,6 +18,8 @@ import itertools
 import math
 from dataclasses import dataclass, field
 
+from .word_exchange import WordExchange, plan_word_exchange
+
 IN_DIMS = ("register", "lane", "warp", "block")
 
 
@@ -361,7 +363,9 @@ class ConversionPlan:
     memory laid out as `swizzle`, stored `store_vec` and loaded `load_vec` elements at a time;
     `ldmatrix`/`stmatrix` say whether those instructions' fragments match).  A "shuffle" plan
     of 8-bit elements may move 32-bit words: `word_bits` (the src register bits packed into a
-    word, byte position bit i from bit `word_bits[i]`; see `packed_shuffles`)."""
+    word, byte position bit i from bit `word_bits[i]`; see `packed_shuffles`), and then by
+    `exchange` (word_exchange.py: one shuffle a dst word, the sender's lane picking its bytes)
+    where one fits."""
     kind: str
     registers: tuple = ()
     source: LinearLayout | None = None
@@ -374,6 +378,7 @@ class ConversionPlan:
     ldmatrix: bool = False
     stmatrix: bool = False
     word_bits: tuple = ()
+    exchange: WordExchange | None = None
 
 
 def _flat_in(lay: LinearLayout, **x) -> int:
@@ -598,8 +603,12 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, shape=None,
         if sh is not None and ndst * sh[1] <= nsrc + ndst + 8:
             # (8-bit: as words where that takes fewer shuffles; targets without a byte
             # permute move the elements, so the choice of path stays the same)
-            pk = packed_shuffles(sh[0], elem_bytes) if elem_bytes == 1 else None
-            if pk is not None and pk[1] < ndst * sh[1]:
+            ex = plan_word_exchange(sh[0]) if elem_bytes == 1 else None
+            pk = packed_shuffles(sh[0], elem_bytes) if elem_bytes == 1 and ex is None else None
+            if ex is not None and ndst // 4 < ndst * sh[1]:
+                plan = ConversionPlan("shuffle", source=sh[0], shuffles=ndst // 4,
+                                      word_bits=ex.word_bits, exchange=ex)
+            elif pk is not None and pk[1] < ndst * sh[1]:
                 plan = ConversionPlan("shuffle", source=sh[0], shuffles=pk[1], word_bits=pk[0])
             else:
                 plan = ConversionPlan("shuffle", source=sh[0], shuffles=ndst * sh[1])

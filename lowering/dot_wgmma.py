@@ -26,8 +26,9 @@ shared memory, no cheaper than the local_alloc: they keep the shared-memory A.
 
 fp8 (e4m3/e5m2) A: the m64nNk32 fragment (`dot_operand<0, acc, 4>`) holds 4 consecutive-k
 bytes a register, the accumulator pairs of columns 8 apart: not free, but the planner moves it
-within quads as 32-bit words (two shuffles and a prmt a word, `packed_shuffles`), cheaper
-than the shared-memory round trip (stores, two barriers); such a plan keeps A in registers.
+within quads as 32-bit words (a word exchange: one shuffle and two prmts a word,
+dialects/word_exchange.py), cheaper than the shared-memory round trip (stores, two
+barriers); such a plan keeps A in registers.
 """
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """A/B of a compiler change on benchmarks/attention.py: `python benchmarks/tools/ab_attention.py
 --off NAME [attention.py's arguments]` runs the benchmark with one change switched off in this
 process (NAME: transposed-hint, loop-converts, zero-acc, exp2-ftz, slot-views, equal-buffers,
-proxy-fence, desc-add, cp-async-fence, overlap-late-copies), or `--on NAME` with one that is
+proxy-fence, desc-add, cp-async-fence, overlap-late-copies, word-exchange, fp8-packed), or
+`--on NAME` with one that is
 off by default (invariant-operands, overlap-dots, tma-elect, ring-k-step, swizzled-k-step), for
 comparing against a plain run in the same session on the same GPU.  With a change switched,
 kernels compile into a fresh cache folder (the disk cache's key hashes the compiler's sources,
@@ -55,6 +56,13 @@ def switch_off(name):
         O.LATE_COPIES = False
     elif name == "cp-async-fence":  # CompileOptions.wgmma_cp_async_fence off (env: in the key)
         os.environ["TILEWORK_WGMMA_CP_ASYNC_FENCE"] = "0"
+    elif name == "word-exchange":  # 8-bit conversions by packed_shuffles (two a word) again
+        import tilework.dialects.linear_layout as LL
+        LL.plan_word_exchange = lambda m: None
+        LL._PLANS.clear()
+    elif name == "fp8-packed":  # f32 -> fp8 one cvt (x, x) an element, its fix-ups a byte
+        import tilework.lowering.rules.fp8 as F8
+        F8._trunc_packed = lambda ctx, vals, dst: [F8._trunc(ctx, v, dst) for v in vals]
     elif name == "zero-acc":
         import tilework.lowering.rules.dot_wgmma as W
         W._is_zero = lambda v: False

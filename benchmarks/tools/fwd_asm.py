@@ -5,15 +5,17 @@ docs/performance.md's "fwd analysis".
 
     PYTHONPATH=/tmp/tsite python benchmarks/tools/fwd_asm.py OUTDIR [--d 64,128]
         [--configs 128x64w8s3,128x128w8s2] [--causal 0,1] [--sides tilework,triton]
-        [--kernel ptr|tma] [--ws] [--on overlap-dots] [--off NAME]
+        [--kernel ptr|tma] [--ws] [--on overlap-dots] [--off NAME] [--dtype fp16|e4m3|e5m2]
 
 Writes OUTDIR/<side>_d<D>_<cfg>_c<causal>.{ptx,sass} and prints per file: counts of PTX
 instruction kinds (wgmma, wait_group, bar.sync, ex2, shfl, cvt, shared accesses, cp.async, ...),
 registers, spills, SASS instructions, and in the key loops' SASS bodies: instructions,
 MEMBAR.ALL.CTA (fence.proxy.async), BAR.SYNC, WARPGROUP.DEPBAR (wgmma waits), HGMMA,
-SYNCS.PHASECHK (mbarrier waits), MUFU.EX2 and FFMA.  The TMA kernel is compiled with
+SYNCS.PHASECHK (mbarrier waits), MUFU.EX2, FFMA, SHFL, PRMT and F2FP (fp8 conversions).  The
+TMA kernel is compiled with
 `CompileOptions.from_env` (so `--on overlap-dots`, which sets TILEWORK_OVERLAP_DOTS, applies);
-`--ws` sets its WARP_SPECIALIZE (Triton 3.6 ignores it on Hopper).
+`--ws` sets its WARP_SPECIALIZE (Triton 3.6 ignores it on Hopper).  `--dtype e4m3|e5m2` (TMA
+kernel only): q, k, v in that fp8 type, V read transposed (V_T), o fp16, as the benchmark's fp8.
 """
 import argparse
 import functools
@@ -59,39 +61,46 @@ def tilework_kernel(d, causal, cfg):
     return ck.asm["ptx"], ck.asm.get("cubin")
 
 
-def _tma_setup(d, causal, cfg, ws, tl, td):
-    """(signature, constexprs, names divisible by 16) of attn_fwd_tma_kernel (fp16, even N)."""
+def _tma_setup(d, causal, cfg, ws, tl, td, fp8=False):
+    """(signature, constexprs, names divisible by 16) of attn_fwd_tma_kernel (even N); `td(shape,
+    fp8)` a descriptor type (fp8: q, k, v in fp8, V transposed, o fp16)."""
     kw, warps, stages = parse_cfg(cfg)
     bm, bn = kw["BLOCK_M"], kw["BLOCK_N"]
-    sig = {"sm_scale": tl[0], "LSE": tl[1], "O": tl[2], "desc_q": td(bm), "desc_k": td(bn),
-           "desc_v": td(bn), "desc_o": td(bm), "H": tl[3], "GROUP": tl[3], "N_CTX": tl[3]}
+    sig = {"sm_scale": tl[0], "LSE": tl[1], "O": tl[2], "desc_q": td([bm, d], fp8),
+           "desc_k": td([bn, d], fp8), "desc_v": td([d, bn] if fp8 else [bn, d], fp8),
+           "desc_o": td([bm, d], False), "H": tl[3], "GROUP": tl[3], "N_CTX": tl[3]}
     cx = dict(HEAD_DIM=d, CAUSAL=bool(causal), EVEN_N=True, WARP_SPECIALIZE=bool(ws), **kw)
+    if fp8:
+        cx["V_T"] = True
     return sig, cx, ("LSE", "O", "N_CTX"), warps, stages
 
 
-def tilework_tma_kernel(d, causal, cfg, ws=False):
+def tilework_tma_kernel(d, causal, cfg, ws=False, dtype="fp16"):
     import tilework.language as tl
     from tilework import CompileOptions
     from tilework.compiler.driver import ASTSource, compile
     from tilework.language.descriptor import tensor_descriptor_type as TD
     import attention_tma as AT
+    et = {"fp16": tl.float16, "e4m3": tl.float8e4nv, "e5m2": tl.float8e5}[dtype]
     sig, cx, div, warps, stages = _tma_setup(
         d, causal, cfg, ws, (tl.float32, tl.pointer_type(tl.float32),
                              tl.pointer_type(tl.float16), tl.int32),
-        lambda rows: TD(tl.float16, [rows, d]))
+        lambda shape, f8: TD(et if f8 else tl.float16, shape), dtype != "fp16")
     ck = compile(ASTSource(AT.attn_fwd_tma_kernel, sig, cx,
                            {n: {"tile.divisibility": 16} for n in div}), "sm_90a",
                  CompileOptions.from_env(num_warps=warps, num_stages=stages), cache=False)
     return ck.asm["ptx"], ck.asm.get("cubin")
 
 
-def triton_tma_kernel(d, causal, cfg, ws=False):
+def triton_tma_kernel(d, causal, cfg, ws=False, dtype="fp16"):
     import triton
     from triton.backends.compiler import GPUTarget
     mod = _triton_module("attention_tma.py")
-    sig, cx, div, warps, stages = _tma_setup(d, causal, cfg, ws,
-                                             ("fp32", "*fp32", "*fp16", "i32"),
-                                             lambda rows: f"tensordesc<fp16[{rows}, {d}]>")
+    et = {"fp16": "fp16", "e4m3": "fp8e4nv", "e5m2": "fp8e5"}[dtype]
+    sig, cx, div, warps, stages = _tma_setup(
+        d, causal, cfg, ws, ("fp32", "*fp32", "*fp16", "i32"),
+        lambda shape, f8: f"tensordesc<{et if f8 else 'fp16'}[{shape[0]}, {shape[1]}]>",
+        dtype != "fp16")
     s = dict(sig)
     s.update({k: "constexpr" for k in cx})
     names = list(mod.attn_fwd_tma_kernel.arg_names)
@@ -176,12 +185,14 @@ KINDS = {"wgmma": r"wgmma\.mma_async", "wait_group": r"wgmma\.wait_group",
          "ex2": r"ex2\.approx", "shfl": r"shfl\.sync", "cvt": r"\bcvt\.",
          "ld.shared": r"ld\.shared", "st.shared": r"st\.shared", "cp.async": r"cp\.async\.",
          "ldmatrix": r"ldmatrix", "stmatrix": r"stmatrix", "fma": r"\bfma\.", "mul.f32":
-         r"\bmul\.(rn\.)?f32", "max.f32": r"\bmax\.f32", "mbarrier": r"mbarrier\."}
+         r"\bmul\.(rn\.)?f32", "max.f32": r"\bmax\.f32", "mbarrier": r"mbarrier\.",
+         "prmt": r"\bprmt\."}
 
 
 def loop_sass(sass):
     """The SASS instructions of the key loops' bodies (from a backward branch's target to it)
-    that hold HGMMA, as lists of opcodes.  A range holding EXIT is not a loop: ptxas puts an
+    that hold HGMMA (fp8: QGMMA), as lists of opcodes.  A range holding EXIT is not a loop:
+    ptxas puts an
     mbarrier wait's retry after the kernel's end, branching back into the loop."""
     ins = []
     for ln in sass.splitlines():
@@ -193,7 +204,7 @@ def loop_sass(sass):
         b = re.search(r"BRA (0x[0-9a-f]+)", text)
         if b and int(b[1], 16) < addr:
             body = [t for a, t in ins if int(b[1], 16) <= a <= addr]
-            if any("HGMMA" in t for t in body) and not any(t.startswith("EXIT") for t in body):
+            if any("GMMA" in t for t in body) and not any(t.startswith("EXIT") for t in body):
                 loops.append([re.sub(r"^@!?U?P\w+\s+", "", t).split()[0] for t in body])
     return loops
 
@@ -205,8 +216,10 @@ def figures(ptx, info, sass):
     f["loop_membar"] = sum(b.count("MEMBAR.ALL.CTA") for b in loops)
     f["loop_bar"] = sum(b.count("BAR.SYNC.DEFER_BLOCKING") for b in loops)
     f["loop_wgwait"] = sum(b.count("WARPGROUP.DEPBAR.LE") for b in loops)
-    for key, op in (("loop_hgmma", "HGMMA"), ("loop_syncs", "SYNCS.PHASECHK"),
-                    ("loop_ex2", "MUFU.EX2"), ("loop_ffma", "FFMA")):
+    f["loop_hgmma"] = sum(1 for b in loops for t in b if t[1:].startswith("GMMA"))
+    for key, op in (("loop_syncs", "SYNCS.PHASECHK"),
+                    ("loop_ex2", "MUFU.EX2"), ("loop_ffma", "FFMA"), ("loop_shfl", "SHFL"),
+                    ("loop_prmt", "PRMT"), ("loop_f2fp", "F2FP")):
         f[key] = sum(1 for b in loops for t in b if t.startswith(op))
     f["regs"] = int(re.search(r"Used (\d+) registers", info).group(1))
     sp = re.search(r"(\d+) bytes spill stores", info)
@@ -224,6 +237,8 @@ def main():
     ap.add_argument("--sides", default="tilework,triton")
     ap.add_argument("--kernel", default="ptr", choices=["ptr", "tma"])
     ap.add_argument("--ws", action="store_true", help="the TMA kernel's WARP_SPECIALIZE")
+    ap.add_argument("--dtype", default="fp16", choices=["fp16", "e4m3", "e5m2"],
+                    help="the TMA kernel's q, k, v (fp8: V transposed, o fp16)")
     ap.add_argument("--off", action="append", default=[],
                     help="a change switched off (ab_attention.py's names)")
     ap.add_argument("--on", action="append", default=[],
@@ -238,8 +253,8 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     sides = {"tilework": tilework_kernel, "triton": triton_kernel}
     if a.kernel == "tma":
-        sides = {"tilework": lambda d, c, cfg: tilework_tma_kernel(d, c, cfg, a.ws),
-                 "triton": lambda d, c, cfg: triton_tma_kernel(d, c, cfg, a.ws)}
+        sides = {"tilework": lambda d, c, cfg: tilework_tma_kernel(d, c, cfg, a.ws, a.dtype),
+                 "triton": lambda d, c, cfg: triton_tma_kernel(d, c, cfg, a.ws, a.dtype)}
     rows = []
     for d in map(int, a.d.split(",")):
         for cfg in a.configs.split(","):

@@ -6,7 +6,8 @@ Neither backend has a portable fp8 conversion instruction (and no device library
 both are expanded here into target-independent integer/float arith on the bit patterns; except
 f32 -> e4m3fn / e5m2 on NVIDIA sm_89+, which takes `cvt.rn.satfinite.{e4m3,e5m2}x2.f32` (one
 instruction for the expansion's ~18: an fp8 attention converts every probability), plus the
-two fix-ups that keep its results the expansion's bit for bit (a NaN's sign; e5m2's inf).  The
+fix-ups that keep its results the expansion's bit for bit (a NaN's sign; e5m2's inf), done on
+the packed word: a tile's registers convert four at a time (`_trunc_packed`).  The
 one `extf`/`truncf` rule (`rules/elementwise.py`) calls `convert` when either side is fp8.  fp8 values live in registers as
 their own MLIR type; memory holds bytes (`memory._mem_type`), and the conversions go through an
 `arith.bitcast` to i8.
@@ -30,6 +31,7 @@ import mlir.ir as ir
 
 from ..regs import Regs
 from ..target import arch_capability
+from .math_approx import call_intrinsic
 
 
 # kind -> (mantissa bits, exponent bias, largest finite magnitude's bits)
@@ -123,27 +125,65 @@ def _fnuz_to_f32(b, byte, kind):
 CVT_X2 = {"f8E4M3FN": "e4m3x2", "f8E5M2": "e5m2x2"}
 
 
-def _f32_to_f8_cvt(ctx, b, x: ir.Value, kind: str) -> ir.Value:
-    """f32 -> fp8 by the hardware conversion (both halves of its x2 result are x's), then the
-    expansion's bits where they may differ: a NaN keeps x's sign (cvt gives 0x7f), and inf is
-    e5m2's inf, e4m3fn's largest finite value (what satfinite gives inf is not relied on)."""
-    h = ctx.op1("llvm.inline_asm", [x], b.i16, {
-        "asm_string": ir.StringAttr.get(f"cvt.rn.satfinite.{CVT_X2[kind]}.f32 $0, $1, $1;"),
-        "constraints": ir.StringAttr.get("=h,f"),
+def cvt_asm(kind: str, n: int) -> str:
+    """The inline PTX converting n = 2 or 4 f32 operands ($1.. in byte order) to one packed b16
+    or b32 (`cvt...x2` puts its first source in the high byte)."""
+    cvt = f"cvt.rn.satfinite.{CVT_X2[kind]}.f32"
+    if n == 2:
+        return f"{cvt} $0, $2, $1;"
+    return (f"{{ .reg .b16 l, h; {cvt} l, $2, $1; {cvt} h, $4, $3; "
+            f"mov.b32 $0, {{l, h}}; }}")
+
+
+def _cvt_packed(ctx, b, xs, kind: str) -> ir.Value:
+    """2 or 4 f32 -> their fp8 bytes packed in an i32 (xs[j] in byte j) by cvt x2, with the
+    expansion's fix-ups on the packed word.  satfinite saturates |x| > MAX_NORM, inf included,
+    to the sign-preserved largest finite value (PTX ISA; test_fp8_gpu.py checks it): the
+    expansion's for e4m3fn (0x7e | sign), one below its inf for e5m2 (0x7b: an inf's byte gets
+    1 added).  Then every byte is ORed with its input's sign (a NaN is 0x7f from cvt and keeps
+    x's sign in the expansion; other results have it already), prmts gathering the signs."""
+    n = len(xs)
+    out_t = b.i16 if n == 2 else b.i32
+    res = ctx.op1("llvm.inline_asm", list(xs), out_t, {
+        "asm_string": ir.StringAttr.get(cvt_asm(kind, n)),
+        "constraints": ir.StringAttr.get(("=h" if n == 2 else "=r") + ",f" * n),
         "asm_dialect": ir.IntegerAttr.get(ctx.i64, 0)})
-    res = b.bin("arith.andi", b.op("arith.extui", [h], b.i32), b.c(0xFF))
-    u = b.op("arith.bitcast", [x], b.i32)
-    sign = b.bin("arith.shrui", b.bin("arith.andi", u, b.c(0x80000000)), b.c(24))
-    res = b.bin("arith.ori", res, sign)
-    inf = 0x7C if kind == "f8E5M2" else F8[kind][2]
-    a = b.bin("arith.andi", u, b.c(0x7FFFFFFF))
-    res = b.sel(b.cmp(_EQ, a, b.c(0x7F800000)), b.bin("arith.ori", sign, b.c(inf)), res)
-    return b.op("arith.bitcast", [b.op("arith.trunci", [res], b.i8)], ir.Type.parse(kind))
+    if n == 2:
+        res = b.op("arith.extui", [res], b.i32)
+    us = [b.op("arith.bitcast", [x], b.i32) for x in xs]
+    if kind == "f8E5M2":  # satfinite gives inf e5m2's largest finite value, 0x7b | sign
+        for j, u in enumerate(us):
+            a = b.bin("arith.andi", u, b.c(0x7FFFFFFF))
+            res = b.sel(b.cmp(_EQ, a, b.c(0x7F800000)),
+                        b.bin("arith.addi", res, b.c(1 << 8 * j)), res)
+    # bytes 3 and 7 (a pair's signs) to bytes k and k + 1; a third prmt joins two pairs' (one
+    # OR then: ptxas makes two ORs with masks three lop3s)
+    signs = [call_intrinsic("llvm.nvvm.prmt", [us[k], us[k + 1], b.c(0x73 << 4 * k)], b.i32)
+             for k in range(0, n, 2)]
+    if n == 4:
+        signs = [call_intrinsic("llvm.nvvm.prmt", signs + [b.c(0x7610)], b.i32)]
+    return b.bin("arith.ori", res, b.bin("arith.andi", signs[0], b.c(0x80808080 >> 8 * (4 - n))))
+
+
+def _bytes_of(b, res: ir.Value, kind: str, n: int):
+    """The fp8 values of a packed word's n low bytes."""
+    f8 = ir.Type.parse(kind)
+    return [b.op("arith.bitcast", [b.op("arith.trunci", [
+        b.bin("arith.shrui", res, b.c(8 * j)) if j else res], b.i8)], f8) for j in range(n)]
+
+
+def _f32_to_f8_cvt(ctx, b, x: ir.Value, kind: str) -> ir.Value:
+    """One f32 by the hardware conversion (`_cvt_packed` of (x, x): its low byte)."""
+    return _bytes_of(b, _cvt_packed(ctx, b, [x, x], kind), kind, 1)[0]
+
+
+def _hw_x2(ctx, kind: str) -> bool:
+    return kind in CVT_X2 and ctx.target == "nvidia" and arch_capability(ctx.arch) >= 89
 
 
 def _f32_to_f8(ctx, x: ir.Value, kind: str) -> ir.Value:
     b = _B(ctx)
-    if kind in CVT_X2 and ctx.target == "nvidia" and arch_capability(ctx.arch) >= 89:
+    if _hw_x2(ctx, kind):
         return _f32_to_f8_cvt(ctx, b, x, kind)
     man, bias, maxbits = F8[kind]
     shift = 23 - man
@@ -183,15 +223,33 @@ def _ext(ctx, v, dst):
     return ctx.op1("arith.extf" if s == "f64" else "arith.truncf", [f], dst)
 
 
-def _trunc(ctx, v, dst):
+def _to_f32(ctx, v):
     s = str(v.type)
     if is_f8(v.type):
-        f = f8_to_f32(ctx, v)
-    elif s == "f32":
-        f = v
-    else:
-        f = ctx.op1("arith.truncf" if s == "f64" else "arith.extf", [v], ir.F32Type.get())
-    return _f32_to_f8(ctx, f, str(dst))
+        return f8_to_f32(ctx, v)
+    if s == "f32":
+        return v
+    return ctx.op1("arith.truncf" if s == "f64" else "arith.extf", [v], ir.F32Type.get())
+
+
+def _trunc(ctx, v, dst):
+    return _f32_to_f8(ctx, _to_f32(ctx, v), str(dst))
+
+
+def _trunc_packed(ctx, vals, dst):
+    """A tile's registers 4i..4i+3 (then pairs) converted into one word by cvt x2s (NVIDIA
+    sm_89+), fixed up packed: the word shuffles of an 8-bit conversion (rules/layout.py) pack
+    the same registers into the same bytes, and LLVM folds the byte extracts back into it."""
+    b = _B(ctx)
+    out, i = [], 0
+    for n in (4, 2):
+        while i + n <= len(vals):
+            w = _cvt_packed(ctx, b, [_to_f32(ctx, v) for v in vals[i:i + n]], str(dst))
+            out += _bytes_of(b, w, str(dst), n)
+            i += n
+    if i < len(vals):
+        out.append(_trunc(ctx, vals[-1], dst))
+    return out
 
 
 def convert(ctx, op, args):
@@ -200,5 +258,7 @@ def convert(ctx, op, args):
     fn = _trunc if is_f8(dst) else _ext
     x = args[0]
     if isinstance(x, Regs):
+        if fn is _trunc and _hw_x2(ctx, str(dst)) and len(x.values) > 1:
+            return [x.like(_trunc_packed(ctx, x.values, dst))]
         return [x.like([fn(ctx, v, dst) for v in x.values])]
     return [fn(ctx, x, dst)]

@@ -16,6 +16,7 @@ import mlir.ir as ir
 from tilework.dialects import tile as T
 from tilework.dialects.layout import layout_of
 from tilework.dialects.linear_layout import plan_conversion
+from tilework.dialects.word_exchange import exchange_tables
 
 from ..registry import LoweringError, lower
 from ..target import arch_capability
@@ -395,6 +396,64 @@ def _by_word_shuffles(ctx, src, dst, shape, plan):
     return _regs(dst, shape, out)
 
 
+def _by_word_exchange(ctx, src, dst, shape, plan):
+    """One `gpu.shuffle idx` a dst word (plan.exchange, dialects/word_exchange.py): each round
+    the sender prmts its word's bytes out of (at most) two packed src words, the selector
+    XORed by its lane; each dst word is a prmt of (at most) two received words, likewise."""
+    m, wb = plan.source, plan.word_bits
+    tabs = exchange_tables(m, plan.exchange)
+    eb = 32 >> len(wb)
+    it = ir.IntegerType.get_signless(eb)
+    lane_bits = ctx.warp_size.bit_length() - 1
+    st = src.values[0].type
+    nl = m.in_bits("lane")
+    words = {}
+
+    def word(w):  # (the packing of `_by_word_shuffles`: LLVM folds an fp8 tile's own back)
+        if w not in words:
+            acc = None
+            for j in range(1 << len(wb)):
+                reg = w | sum((j >> i & 1) << b for i, b in enumerate(wb))
+                x = src.values[reg]
+                x = x if T.isa(x.type, ir.IntegerType) else ctx.op1("arith.bitcast", [x], it)
+                x = ctx.op1("arith.extui", [x], ctx.i32)
+                if j:
+                    x = ctx.op1("arith.shli", [x, ctx.const(eb * j)], ctx.i32)
+                acc = x if acc is None else ctx.op1("arith.ori", [acc, x], ctx.i32)
+            words[w] = acc
+        return words[w]
+
+    def by_lane(vals):
+        """vals[lane] (linear in the lane's bits): a constant, or the constant XOR the lane's
+        part (one value a lane bit, gathered from the thread id)."""
+        terms = tuple((i, vals[1 << i] ^ vals[0]) for i in range(nl) if vals[1 << i] ^ vals[0])
+        if not terms:
+            return ctx.const(vals[0])
+        mask = 0
+        for _, v in terms:
+            mask |= v
+        return _plus(ctx, ctx.gather_bits(terms), vals[0], mask)
+
+    def prmt(a, b, sels):
+        if a is b and all(x == 0x3210 for x in sels):
+            return a
+        return call_intrinsic("llvm.nvvm.prmt", [a, b, by_lane(sels)], ctx.i32)
+    got = []
+    for ws, sels, lanes in tabs.rounds:
+        sent = prmt(word(ws[0]), word(ws[-1]), sels)
+        got.append(ctx.shuffle(sent, by_lane(lanes), "idx"))
+    out = []
+    for ts, sels in tabs.words:
+        v = prmt(got[ts[0]], got[ts[-1]], sels)
+        for j in range(4):
+            x = ctx.op1("arith.shrui", [v, ctx.const(8 * j)], ctx.i32) if j else v
+            if T.isa(st, ir.IntegerType):  # (i8, or i1 travelling as a byte)
+                out.append(ctx.op1("arith.trunci", [x], st))
+            else:
+                out.append(ctx.op1("arith.bitcast", [ctx.op1("arith.trunci", [x], it)], st))
+    return _regs(dst, shape, out)
+
+
 @lower("tilegpu.convert_layout")
 def _convert_layout(ctx, op, args):
     src = args[0]
@@ -411,6 +470,8 @@ def _convert_layout(ctx, op, args):
     if plan.kind in ("none", "registers"):
         return [_regs(dst, shape, [src.values[r] for r in plan.registers])]
     if plan.kind == "shuffle":
+        if plan.exchange is not None and ctx.target == "nvidia":
+            return [_by_word_exchange(ctx, src, dst, shape, plan)]
         if plan.word_bits and ctx.target == "nvidia":
             return [_by_word_shuffles(ctx, src, dst, shape, plan)]
         return [_by_shuffles(ctx, src, dst, shape, plan)]  # (AMD: a byte at a time)

@@ -179,26 +179,40 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 64 : i32} {
 
 // -----
 
-// 8-bit elements move as 32-bit words (packed_shuffles): wgmma m64n32k32's fp8 accumulator
-// (a thread's pairs of columns 8 apart) to the next wgmma's register A fragment (4
-// consecutive-k bytes a register).  A thread's 4 bytes (columns 2t, 2t+1, 8+2t, 9+2t of a row)
-// form a word; each A word takes two shuffles (lanes 2 (t % 2) and 2 (t % 2) + 1 of the quad)
-// and a prmt picking bytes 0,1 of each (0x5410), or 2,3 (0x7632) for lanes t >= 2: the lane's
-// byte position (thread id bit 1) times 0x1111, XORed in.  No shared memory, no barrier.  AMD
-// moves a byte at a time (no prmt).
+// 8-bit elements move as 32-bit words by a word exchange (dialects/word_exchange.py): wgmma
+// m64n32k32's fp8 accumulator (a thread's pairs of columns 8 apart) to the next wgmma's
+// register A fragment (4 consecutive-k bytes a register), one shuffle a dst word (4 a thread).
+// A thread's 4 bytes (columns 2t, 2t+1, 8+2t, 9+2t of a row) form a src word.  Each round the
+// sender prmts 2 bytes of each of two src words into the word its one receiver needs (bytes
+// 0,1 / 4,5 = 0x5410, or 2,3 / 6,7 = 0x7632, by the sender's lane bit 0 (times 0x2222, XORed
+// in; added where the bits are disjoint)), the receiver's source lane 2 (t % 2) + (t / 2) (+1
+// the second round) of its quad; then each dst word is a prmt of the two received words whose
+// selector the receiving lane's bit 1 XORs (times 0x4444: 0x5410 <-> 0x1054).  No shared
+// memory, no barrier.  AMD moves a byte at a time (no prmt).
 // CHECK-LABEL: gpu.func @fp8_accumulator_to_a(
 // CHECK-SAME: tilegpu.shared = 0 : i32
 // CHECK-NOT: gpu.barrier
-// CHECK: %[[SRC:.+]] = arith.addi
-// CHECK: %[[BIT1:.+]] = arith.andi %{{.+}}, %c2_i32
-// CHECK-NEXT: %[[POS:.+]] = arith.muli %[[BIT1]], %c4369_i32
-// CHECK-COUNT-3: arith.ori
-// CHECK-NEXT: %[[LO:.+]], %{{.+}} = gpu.shuffle  idx %[[W:.+]], %[[SRC]], %c32_i32 : i32
-// CHECK-NEXT: %[[SRC1:.+]] = arith.addi %[[SRC]], %c1_i32
-// CHECK-NEXT: %[[HI:.+]], %{{.+}} = gpu.shuffle  idx %[[W]], %[[SRC1]], %c32_i32 : i32
-// CHECK-NEXT: %[[SEL:.+]] = arith.xori %[[POS]], %c21520_i32
-// CHECK-NEXT: llvm.call_intrinsic "llvm.nvvm.prmt"(%[[LO]], %[[HI]], %[[SEL]])
-// CHECK-COUNT-6: gpu.shuffle  idx
+// CHECK: %[[BIT0:.+]] = arith.andi %{{.+}}, %c1_i32
+// CHECK: %[[SPOS:.+]] = arith.muli %{{.+}}, %c8738_i32
+// CHECK: arith.andi %{{.+}}, %c28_i32
+// CHECK-NEXT: %[[SRC:.+]] = arith.addi %{{.+}}, %{{.+}} : i32
+// CHECK: %[[RPOS:.+]] = arith.muli %{{.+}}, %c17476_i32
+// CHECK-COUNT-2: arith.ori
+// CHECK: %[[W0:.+]] = arith.ori
+// CHECK-COUNT-2: arith.ori
+// CHECK: %[[W1:.+]] = arith.ori
+// CHECK-NEXT: %[[SEL0:.+]] = arith.addi %[[SPOS]], %c21520_i32
+// CHECK-NEXT: %[[S0:.+]] = llvm.call_intrinsic "llvm.nvvm.prmt"(%[[W0]], %[[W1]], %[[SEL0]])
+// CHECK-NEXT: %[[G0:.+]], %{{.+}} = gpu.shuffle  idx %[[S0]], %[[SRC]], %c32_i32 : i32
+// CHECK-NEXT: %[[SEL1:.+]] = arith.xori %[[SPOS]], %c30258_i32
+// CHECK-NEXT: %[[S1:.+]] = llvm.call_intrinsic "llvm.nvvm.prmt"(%[[W0]], %[[W1]], %[[SEL1]])
+// CHECK-NEXT: %[[SRC1:.+]] = arith.xori %[[SRC]], %c1_i32
+// CHECK-NEXT: %[[G1:.+]], %{{.+}} = gpu.shuffle  idx %[[S1]], %[[SRC1]], %c32_i32 : i32
+// CHECK-COUNT-2: gpu.shuffle  idx
+// CHECK-NOT: gpu.shuffle
+// CHECK: %[[RSEL:.+]] = arith.xori %[[RPOS]], %c21520_i32
+// CHECK-NEXT: llvm.call_intrinsic "llvm.nvvm.prmt"(%[[G0]], %[[G1]], %[[RSEL]])
+// CHECK-COUNT-3: llvm.call_intrinsic "llvm.nvvm.prmt"
 // CHECK-NOT: gpu.shuffle
 // CHECK-NOT: gpu.barrier
 // CHECK: gpu.return

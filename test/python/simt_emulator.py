@@ -462,7 +462,10 @@ class Emulator(ArithOps, TmaOps, WgmmaOps, MfmaOps, MmaOps):
                 self._check_write(idx, raw, np.nonzero(sel)[0])
             buf[idx] = raw
 
-    _CVT_F8 = re.compile(r"cvt\.rn\.satfinite\.(e4m3|e5m2)x2\.f32 \$0, \$1, \$1;")
+    _CVT_F8 = re.compile(r"cvt\.rn\.satfinite\.(e4m3|e5m2)x2\.f32 \$0, \$2, \$1;")
+    _CVT_F8X4 = re.compile(r"\{ \.reg \.b16 l, h; cvt\.rn\.satfinite\.(e4m3|e5m2)x2\.f32 l, "
+                           r"\$2, \$1; cvt\.rn\.satfinite\.\1x2\.f32 h, \$4, \$3; "
+                           r"mov\.b32 \$0, \{l, h\}; \}")
     _PRED = re.compile(r"@\$\d+ (?P<kind>ld|st)(?:\.volatile)?\.global(?:\.v\d)?\.(?P<ty>[bu]\d+) .*")
 
     def op_llvm_inline_asm(self, op, a, env, act):
@@ -474,10 +477,12 @@ class Emulator(ArithOps, TmaOps, WgmmaOps, MfmaOps, MmaOps):
             return [a[0]]
         if self._PINNED.fullmatch(text):
             return [self._pinned_compare(text, a)]
-        cvt = self._CVT_F8.fullmatch(text)
-        if cvt:  # (rules/fp8.py: both halves of the x2 result are the one operand's)
-            b = f32_to_f8_satfinite(a[0], cvt[1]).astype(np.uint16)
-            return [(b | b << 8).astype(np.int16)]
+        cvt = self._CVT_F8.fullmatch(text) or self._CVT_F8X4.fullmatch(text)
+        if cvt:  # (rules/fp8.py's cvt_asm: operand j's byte in byte j of a b16 or b32)
+            w = sum(f32_to_f8_satfinite(x, cvt[1]).astype(np.int64) << 8 * j
+                    for j, x in enumerate(a))
+            return [w.astype(np.uint16).astype(np.int16) if len(a) == 2 else
+                    w.astype(np.uint32).astype(np.int32)]
         m = self._PRED.fullmatch(text)
         if m is None:
             return super().op_llvm_inline_asm(op, a, env, act)

@@ -168,15 +168,17 @@ def test_fp8_forward(d, causal, even, dt):
         assert kinds == {("64", dt, dt), (str(d), dt, dt)}, kinds
         assert f"cvt.rn.satfinite.{dt}x2.f32" in text
         assert len(re.findall(r"cp\.async\.bulk\.tensor\.2d", text)) == 2
-        # P from registers: its k32 fragment by two shuffles and a prmt a 32-bit word (64 x 64
-        # bytes, 8 words a thread), no shared-memory round trip (the one barrier is the ring's,
-        # as in fp16)
+        # P from registers: its k32 fragment by a word exchange, a shuffle a 32-bit word (64 x
+        # 64 bytes, 8 words a thread), a prmt each side of it; no shared-memory round trip (the
+        # one barrier is the ring's, as in fp16).  P converted 4 values a word (two cvt x2),
+        # its signs gathered by 3 prmts a word
         assert re.search(rf"m64n{d}k32\.f32\.{dt}\.{dt}\s+\{{[^}}]*\}},\s*"
                          r"\{%r\d+, %r\d+, %r\d+, %r\d+\}", text)
         assert not re.search(r"(st|ld)\.shared", text)
         assert len(re.findall(r"bar\.sync", text)) == 1
-        assert len(re.findall(r"shfl\.sync\.idx\.b32", text)) == 16
-        assert len(re.findall(r"prmt\.b32", text)) == 8
+        assert len(re.findall(r"shfl\.sync\.idx\.b32", text)) == 8
+        assert len(re.findall(r"prmt\.b32", text)) == 8 + 8 + 3 * 8
+        assert len(re.findall(r"cvt\.rn\.satfinite", text)) == 16
     assert spills_and_regs(ck)[0] == 0
 
 

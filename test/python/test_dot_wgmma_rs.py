@@ -10,7 +10,8 @@ import pytest
 import tilework
 import tilework.language as tl
 from tilework.dialects.layout import DotOperand, NvidiaMma
-from tilework.dialects.linear_layout import plan_conversion
+from tilework.dialects.linear_layout import packed_shuffles, plan_conversion, shuffle_map
+from tilework.dialects.word_exchange import exchange_tables, min_word_shuffles
 
 from simt_emulator import Emulator
 
@@ -140,14 +141,23 @@ def test_a_fragment_with_copies_is_a_real_conversion():
 
 @pytest.mark.parametrize("wm, m, k", [(4, 64, 64), (4, 64, 128), (8, 128, 128)])
 def test_fp8_accumulator_to_a_fragment_is_word_shuffles(wm, m, k):
-    """8-bit: the k32 accumulator to the k32 A fragment moves within quads as 32-bit words, two
-    shuffles a word (a thread's m * k / (32 wm) bytes, 4 a word), the packed bytes the ones
-    the dst word and the receiving lane choose among (registers 0 and 1: columns +1 and +8)."""
+    """8-bit: the k32 accumulator to the k32 A fragment moves within quads as 32-bit words,
+    one shuffle a dst word (a thread's m * k / (32 wm) bytes, 4 a word), the fewest any plan
+    can take (lanes holding none of their bytes), by a word exchange (word_exchange.py): the
+    sender's lane picks which src bytes it sends; registers 0 and 1 (columns +1 and +8) packed
+    into a src word.  (`packed_shuffles`, the fallback, takes two a word.)"""
     acc = NvidiaMma(3, (wm, 1), (64, k, 32))
     a = DotOperand(0, NvidiaMma(3, (wm, 1), (64, 64, 32)), 4)
-    plan = plan_conversion(acc.linear((m, k)), a.linear((m, k)), (m, k), 1)
+    src, dst = acc.linear((m, k)), a.linear((m, k))
+    plan = plan_conversion(src, dst, (m, k), 1)
+    words = m * k // (32 * wm) // 4
     assert plan.kind == "shuffle" and plan.word_bits == (0, 1), plan
-    assert plan.shuffles == 2 * m * k // (32 * wm) // 4
+    assert plan.exchange is not None and plan.shuffles == words
+    assert min_word_shuffles(plan.source) == words
+    tabs = exchange_tables(plan.source, plan.exchange)
+    assert len(tabs.rounds) == len(tabs.words) == words
+    assert all(len(ws) == 2 for ws, _, _ in tabs.rounds)  # one prmt a sent word
+    assert packed_shuffles(shuffle_map(src, dst)[0], 1) == ((0, 1), 2 * words)
 
 
 def test_16_bit_conversions_keep_element_shuffles():
@@ -191,9 +201,9 @@ def _steps_f32(a, b, k_step=32):
     ("e4m3", 128, 64, 128, 64, 8),  # two warpgroups along M
 ])
 def test_fp8_register_a_emulated(kind, m, d, j, n, nw, rng):
-    """The second dot reads P from registers (k32 e4m3/e5m2 fragments), after two shuffles and
-    a prmt a 32-bit word; o bit-exact against numpy from the P the kernel stored (the wgmma's
-    per-K-step fp32 sums), P against torch's fp8 rounding."""
+    """The second dot reads P from registers (k32 e4m3/e5m2 fragments), after a word exchange
+    (a prmt, a shuffle and a prmt a 32-bit word); o bit-exact against numpy from the P the
+    kernel stored (the wgmma's per-K-step fp32 sums), P against torch's fp8 rounding."""
     torch = pytest.importorskip("torch")
     from test_dot_wgmma import KINDS
     tdt, make = KINDS[kind]
@@ -224,3 +234,64 @@ def test_fp8_register_a_emulated(kind, m, d, j, n, nw, rng):
     assert (np.abs(p.astype(np.int64) - pb) <= 1).all() and (p != pb).mean() < 0.01
     pv = torch.from_numpy(p).view(t8).to(torch.float64).numpy()
     np.testing.assert_array_equal(o, _steps_f32(pv, vv))
+
+
+@tilework.jit
+def fp8_chain_scaled(q_ptr, k_ptr, v_ptr, o_ptr, e_ptr, p_ptr, sc, M: tl.constexpr,
+                     D: tl.constexpr, J: tl.constexpr, N: tl.constexpr):
+    """fp8_chain with e = exp2(q k - rowmax) * sc stored too (sc: overflow, inf, NaN)."""
+    rm = tl.arange(0, M)
+    rd = tl.arange(0, D)
+    rj = tl.arange(0, J)
+    rn = tl.arange(0, N)
+    q = tl.load(q_ptr + rm[:, None] * D + rd[None, :])
+    k = tl.load(k_ptr + rd[:, None] * J + rj[None, :])
+    v = tl.load(v_ptr + rj[:, None] * N + rn[None, :])
+    s = tl.dot(q, k)
+    e = tl.math.exp2(s - tl.max(s, 1)[:, None]) * sc
+    tl.store(e_ptr + rm[:, None] * J + rj[None, :], e)
+    p = e.to(v.dtype)
+    tl.store(p_ptr + rm[:, None] * J + rj[None, :], p)
+    tl.store(o_ptr + rm[:, None] * N + rn[None, :], tl.dot(p, v))
+
+
+@pytest.mark.parametrize("kind, sc", [("e4m3", 1.0), ("e4m3", 600.0), ("e4m3", -np.inf),
+                                      ("e5m2", 1.0), ("e5m2", 6e4), ("e5m2", np.inf)])
+def test_fp8_exchange_bit_exact_with_interpreter(kind, sc, rng):
+    """dot -> exp2 -> fp8 -> dot on the SIMT emulator: the packed conversion (cvt x2 into a
+    word, fix-ups on packed bytes) and the word exchange give P's bytes the interpreter's
+    conversion of the same f32 values gives (the kernel stores both), bit for bit, specials
+    included (sc: saturation, inf, and NaN where exp2 underflows to 0 times inf); o from
+    those bytes as numpy sums the wgmma's K steps."""
+    torch = pytest.importorskip("torch")
+    from test_dot_wgmma import KINDS
+    from test_fp8 import interp, k_f32_to_bits
+    tdt, make = KINDS[kind]
+    m, d, j, n = 64, 32, 64, 64
+    P8, F32 = tl.pointer_type(tdt), tl.pointer_type(tl.float32)
+    emu = Emulator.from_kernel(fp8_chain_scaled, dict(q_ptr=P8, k_ptr=P8, v_ptr=P8, o_ptr=F32,
+                                                      e_ptr=F32, p_ptr=P8, sc=tl.float32),
+                               dict(M=m, D=d, J=j, N=n), SM90A, num_warps=4)
+    words = m * j // 128 // 4  # (P's words a thread; the other idx shuffles: a reduction's)
+    assert words <= len(re.findall(r"shfl\.sync\.idx\.b32", emu.compiled.asm["ptx"])) < 2 * words
+    v, vv = make(rng, (j, n))
+    t8 = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}[kind]
+    # q, k normal (exp2 of moderate values), q's rows 32-63 64 times wider (many exp2 underflow
+    # to 0; 0 * inf is NaN)
+    qn = rng.standard_normal((m, d)) * np.where(np.arange(m) < 32, 0.5, 32.0)[:, None]
+    q, k = (torch.from_numpy(x.astype(np.float32)).to(t8).view(torch.uint8).numpy()
+            for x in (qn, rng.standard_normal((d, j)) * 0.5))
+    o = np.zeros((m, n), np.float32)
+    e = np.zeros((m, j), np.float32)
+    p = np.zeros((m, j), np.uint8)
+    emu.run((1,), q, k, v, o, e, p, np.float32(sc))
+    ref = np.zeros(m * j, np.uint8)
+    interp(k_f32_to_bits, (m * j // 256,), e.ravel(), ref, m * j,
+           KIND=tl.float8e4nv if kind == "e4m3" else tl.float8e5, BLOCK=256)
+    np.testing.assert_array_equal(p.ravel(), ref)
+    assert np.isnan(e).any() == np.isinf(sc) and len(np.unique(p[:32])) > (16 if sc == 1 else 0)
+    if np.isfinite(sc):
+        assert (p[32:] == 0).any() and (np.abs(e) > {"e4m3": 448, "e5m2": 57344}[kind]).any() \
+            == (sc > 1)
+        pv = torch.from_numpy(p).view(t8).to(torch.float64).numpy()
+        np.testing.assert_array_equal(o, _steps_f32(pv, vv))

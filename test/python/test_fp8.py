@@ -180,16 +180,20 @@ def test_encode_boundaries_and_random(kind):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_hardware_encode_on_sm90(kind):
+@pytest.mark.parametrize("block", [128, 256, 1024])
+def test_hardware_encode_on_sm90(kind, block):
     """sm_89+ converts f32 -> fp8 by `cvt.rn.satfinite.<kind>x2.f32` (sm_80 by the integer
     expansion); its fix-ups keep every result the expansion's: run on the SIMT emulator
-    (which executes that cvt as PTX defines it) against the reference, specials included."""
+    (which executes that cvt as PTX defines it) against the reference, specials included.
+    A thread's 1, 2 or 4 elements: one cvt of (x, x), one of a pair, two into a packed word
+    (their fix-ups on the packed bytes)."""
     from simt_emulator import Emulator
     sig = {"x": F32P, "y": U8P, "n": tl.int32}
     cvt = f"cvt.rn.satfinite.{'e4m3' if kind == 'fp8e4nv' else 'e5m2'}x2.f32"
-    ptx = {t: compile(ASTSource(k_f32_to_bits, sig, {"KIND": KINDS[kind], "BLOCK": 256}, {}), t,
-                      cache=False).asm for t in ("sm_80", "sm_90a")}
+    ptx = {t: compile(ASTSource(k_f32_to_bits, sig, {"KIND": KINDS[kind], "BLOCK": block},
+                                {}), t, cache=False).asm for t in ("sm_80", "sm_90a")}
     assert cvt not in ptx["sm_80"]["ptx"] and cvt in ptx["sm_90a"]["ptx"]
+    assert len(re.findall(r"cvt\.rn\.satfinite", ptx["sm_90a"]["ptx"])) == max(1, block // 256)
     rng = np.random.default_rng(1)
     x = np.concatenate([boundary_values(kind),
                         np.float32([np.inf, -np.inf, np.nan, -np.nan, 1e9, -1e9]),
@@ -198,7 +202,7 @@ def test_hardware_encode_on_sm90(kind):
     n = len(x)
     y = np.zeros(n, np.uint8)
     Emulator.from_tilegpu(ptx["sm_90a"]["tilegpu"], "sm_90a", 4).run(
-        (triton_cdiv(n, 256),), x, y, n)
+        (triton_cdiv(n, block),), x, y, n)
     ref = ref_encode(x, kind)
     bad = np.nonzero(y != ref)[0]
     assert not len(bad), [(x[i], hex(y[i]), hex(ref[i])) for i in bad[:8]]

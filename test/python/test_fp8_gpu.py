@@ -54,6 +54,31 @@ def test_overflow_saturates(kind):
 
 
 @pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("block", [128, 256, 1024])
+def test_hardware_encode_keeps_the_expansion(kind, block):
+    """sm_89+ encodes by cvt.rn.satfinite x2 (1, 2 or 4 values a thread: one cvt of (x, x), a
+    pair, a packed word) plus fix-ups that assume satfinite saturates inf (PTX ISA): every
+    boundary value and special, both signs, bit for bit the expansion's (test_fp8's reference,
+    the interpreter's), where the hardware's cvt runs."""
+    from test_fp8 import boundary_values, k_f32_to_bits, ref_encode
+    if torch.cuda.get_device_capability() < (8, 9):
+        pytest.skip("cvt to fp8 needs sm_89+")
+    rng = np.random.default_rng(2)
+    x = np.concatenate([boundary_values(kind),
+                        np.float32([np.inf, -np.inf, np.nan, -np.nan, 1e9, -1e9]),
+                        (rng.standard_normal(4000) * 10.0 ** rng.uniform(-6, 6, 4000))
+                        .astype(np.float32)])
+    n = len(x)
+    y = torch.zeros(n, dtype=torch.uint8, device="cuda")
+    k_f32_to_bits[(cdiv(n, block),)](torch.from_numpy(x).cuda(), y, n, KIND=TL_KINDS[kind],
+                                     BLOCK=block)
+    torch.cuda.synchronize()
+    got, ref = y.cpu().numpy(), ref_encode(x, kind)
+    bad = np.nonzero(got != ref)[0]
+    assert not len(bad), [(x[i], hex(got[i]), hex(ref[i])) for i in bad[:8]]
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_masked_copy_moves_bytes(kind):
     n = 1000
     bits = torch.randint(0, 256, (n,), dtype=torch.uint8, device="cuda")

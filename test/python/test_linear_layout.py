@@ -573,17 +573,17 @@ def _copy_kernel():
     return mod.copy2d
 
 
-def through(chain):
+def through(chain, ety="f32"):
     """A rewrite of the tilegpu text: the loaded tile goes through the layouts of `chain`
     (convert_layout each) and back to its own before the store."""
     def rewrite(text):
-        m = re.search(r'"tile.store"\((%\d+), (%\d+)\).*: \(.*, (tensor<(\d+)x(\d+)xf32, (.*)>)\) '
-                      r'-> \(\)', text)
+        m = re.search(r'"tile.store"\((%\d+), (%\d+)\).*: \(.*, (tensor<(\d+)x(\d+)x'
+                      + ety + r', (.*)>)\) -> \(\)', text)
         assert m, text
         ptrs, val, ty, bm, bn, enc = m.groups()
         lines, prev, prev_ty = [], val, ty
         for i, lay in enumerate(list(chain) + [None]):
-            t = ty if lay is None else f"tensor<{bm}x{bn}xf32, {lay.text()}>"
+            t = ty if lay is None else f"tensor<{bm}x{bn}x{ety}, {lay.text()}>"
             lines.append(f'    %cv{i} = "tilegpu.convert_layout"({prev}) : ({prev_ty}) -> {t}')
             prev, prev_ty = f"%cv{i}", t
         store = m.group(0).replace(f"({ptrs}, {val})", f"({ptrs}, {prev})")
@@ -594,12 +594,15 @@ def through(chain):
 def emulate_roundtrip(chain, shape, target, warps, dtype=np.float32):
     from simt_emulator import Emulator
     import tilework.language as tl
-    P = tl.pointer_type(tl.float32)
+    byte = dtype == np.uint8
+    P = tl.pointer_type(tl.uint8 if byte else tl.float32)
     emu = Emulator.from_kernel(_copy_kernel(), {"x": P, "o": P},
                                {"BM": shape[0], "BN": shape[1]}, target, warps,
-                               rewrite=through(chain))
-    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
-    out = np.zeros(shape, np.float32)
+                               rewrite=through(chain, "i8" if byte else "f32"))
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 256, shape, dtype=np.uint8) if byte else \
+        rng.standard_normal(shape).astype(np.float32)
+    out = np.zeros(shape, dtype)
     with emu.context:
         emu.run((1,), x, out)
     np.testing.assert_array_equal(out, x, err_msg=f"{chain} {shape} {target}")
@@ -648,6 +651,29 @@ def test_random_blocked_conversions_emulated(seed):
     if seed % 2:
         b = Blocked(b.size_per_thread, b.threads_per_warp, a.warps_per_cta, a.order)
     emulate_roundtrip([a, b], shape, target, 4)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_8_bit_conversions_emulated(seed):
+    """8-bit tiles between random blocked layouts of the same warps on sm_90a: those within
+    warps move as 32-bit words (word exchanges where one fits: word_exchange.py), every byte
+    kept."""
+    rnd = random.Random(100 + seed)
+    a = random_blocked(rnd, 2, 32, 4)
+    b = random_blocked(rnd, 2, 32, 4)
+    b = Blocked(b.size_per_thread, b.threads_per_warp, a.warps_per_cta, a.order)
+    emulate_roundtrip([a, b], (64, 64), "sm_90a", 4, np.uint8)
+
+
+def test_word_exchange_emulated():
+    """A blocked pair a word exchange moves (one shuffle a dst word), emulated."""
+    a = Blocked((1, 4), (8, 4), (4, 1), (1, 0))
+    b = Blocked((2, 2), (4, 8), (4, 1), (1, 0))
+    src, dst = a.linear((64, 64)), b.linear((64, 64))
+    plan = plan_conversion(src, dst, (64, 64), 1)
+    assert plan.exchange is not None and plan.shuffles == dst.in_size("register") // 4 == 8
+    text = str(emulate_roundtrip([a, b], (64, 64), "sm_90a", 4, np.uint8).module)
+    assert "llvm.nvvm.prmt" in text
 
 
 def _lowered(chain, shape, target):
