@@ -96,11 +96,14 @@ def np_from_e4b15(b):
     return h.astype(np.uint16).view(np.float16).astype(np.float32)
 
 
-def np_to_e4b15(f):
+def np_to_e4b15(f, half=False):
     """float -> fp8e4b15 bytes as Triton 3.6 compiles it: as fp32, to fp16 toward zero, the
     magnitude saturated to 1.75 (inf and NaN too), rounded to 3 mantissa bits with ties away
-    from zero, the sign kept."""
+    from zero, the sign kept (a NaN is positive: the GPU's f32 -> f16 cvt drops its sign;
+    `half`: `f` holds halves, converted without that step, a NaN's sign kept)."""
     x = np.asarray(f, np.float32)
+    if not half:
+        x = np.where(np.isnan(x), np.float32(np.nan), x)
     with np.errstate(over="ignore", invalid="ignore"):
         h = x.astype(np.float16)
         away = np.isfinite(x) & (np.abs(h.astype(np.float32)) > np.abs(x))

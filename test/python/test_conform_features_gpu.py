@@ -47,7 +47,8 @@ def test_to_e4b15_on_the_gpu():
     # one program of 65536 elements would hold too much per thread: 64 programs of 1024
     k = tilework.jit(k_block_to_e4b15)
     k[(64,)](torch.from_numpy(h).to(DEV), torch.from_numpy(f).to(DEV), oh, of, ofz, N=1024)
-    np.testing.assert_array_equal(oh.cpu().numpy(), np_to_e4b15(h.astype(np.float32)))
+    np.testing.assert_array_equal(oh.cpu().numpy(),
+                                  np_to_e4b15(h.astype(np.float32), half=True))
     np.testing.assert_array_equal(of.cpu().numpy(), np_to_e4b15(f))
     np.testing.assert_array_equal(ofz.cpu().numpy(), of.cpu().numpy())
 

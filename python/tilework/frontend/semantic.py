@@ -322,8 +322,10 @@ def e4b15_bits(v: float) -> int:
     """The fp8e4b15 byte of a Python number, as `_to_e4b15` converts it (an fp32 first)."""
     import struct
     v = float(v)
-    if v != v or abs(v) >= 2.0:  # (NaN and inf too) saturated
-        return 0x7E | (0x80 if struct.pack("<d", v)[7] & 0x80 else 0)
+    if v != v:  # (as `_to_e4b15`: an fp32 NaN is positive once a half)
+        return 0x7E
+    if abs(v) >= 2.0:  # (inf too) saturated
+        return 0x7E | (0x80 if v < 0 else 0)
     f = struct.unpack("<f", struct.pack("<f", v))[0]
     h = struct.unpack("<H", struct.pack("<e", f))[0]
     if abs(struct.unpack("<e", struct.pack("<H", h))[0]) > abs(f):
@@ -349,6 +351,9 @@ def _to_e4b15(b, x: tensor) -> tensor:
     if not x.dtype.is_fp16():
         if not x.dtype.is_fp32():
             x = cast(b, x, core.float32)
+        # a NaN comes out of the hardware's f32 -> f16 `cvt` positive (canonical), whatever
+        # its sign (measured on an H200): the interpreter's cast keeps it, so say it here
+        x = where(b, compare(b, "ne", x, x), float("nan"), x)
         x = _rounded_cast(b, x, core.float16, "rtz", False)
     bits = cast(b, x, core.uint16, bitcast=True)
     mag = binary(b, "minimum", binary(b, "and", bits, 0x7FFF), 0x3F00)  # (halves >= 0 order
