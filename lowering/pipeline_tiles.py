@@ -17,9 +17,10 @@ A K loop L directly in the body of an outer scf.for O takes this form when
 With n = L's trip count (invariant) and t = the tile's index in O, iteration k of L is global
 iteration g = t * n + k: slot g % S, phase (g / S) % 2, continuously over the tiles.  Before O
 the rings, the barriers' init, and the copies of global iterations 0 .. S-2 (each (t, k) =
-divmod(g, n)); in L the copies of g + S - 1 (k + S - 1 wrapped past n into the next tiles by
-S-1 compare-and-subtract steps, so any n >= 1 works), predicated on that tile being in O's
-range; after O the barriers' inval and the deallocs.  A copy past the last tile is never
+divmod(g, n)); in L the copies of g + S - 1: tile t + j for the largest j with
+k >= j * n - (S-1) (thresholds computed once; any n >= 1 works), a select chain over the
+next tiles' coordinates (computed once a tile), predicated on that tile being in O's range;
+after O the barriers' inval and the deallocs.  A copy past the last tile is never
 issued, so nothing is in flight after O.  The tile's coordinates for a copy not issued are
 computed from a tile in range (the current one), not from past the end.
 """
@@ -43,6 +44,7 @@ class Tiles:
         self.loop, self.ops = loop, ops
         self.n = self.t = None
         self.ahead = []  # prepare's: (env, predicate) of each of the next tiles
+        self.steps = []  # thresholds': (from which k, what to add to k) of each
 
     @property
     def iv(self):
@@ -164,23 +166,31 @@ def prepare(tiles, distance: int):
         tiles.ahead.append((tile_env(tiles, _select(pred, oiv, tiles.iv)), pred))
 
 
+def thresholds(tiles, distance: int):
+    """Before O, with `tiles.n` known: for j = 1 .. distance, the inner index from which the
+    copies `distance` iterations ahead are tile t + j's (j * n - distance), and what to add to
+    k for their inner index (distance - j * n)."""
+    i32 = tiles.n.type
+    tiles.steps = []
+    for j in range(1, distance + 1):
+        jn = arith("arith.muli", tiles.n, int_const(i32, j))
+        tiles.steps.append((arith("arith.subi", jn, int_const(i32, distance)),
+                            arith("arith.subi", int_const(i32, distance), jn)))
+
+
 def ahead(tiles, k, distance: int, needed):
     """(the tile's env for `needed` values of O's body, the inner index, predicate) of the
-    iteration `distance` after inner iteration `k` of the current tile (in L's body):
-    k + distance wrapped past n by `distance` compare-and-subtract steps (n >= 1 inside L, so
-    that many suffice), the tile chosen among `prepare`'s by the number of wraps."""
+    iteration `distance` after inner iteration `k` of the current tile (in L's body): tile
+    t + j for the largest j whose threshold k reaches (`thresholds`; none: this tile), chosen
+    by a select chain over `prepare`'s tiles (any n >= 1: k + distance passes at most
+    `distance` tiles' ends)."""
     i32 = k.type
     kn = arith("arith.addi", k, int_const(i32, distance))
-    wraps = int_const(i32, 0)
-    for _ in range(distance):
-        wrap = cmpi("sge", kn, tiles.n)
-        kn = _select(wrap, arith("arith.subi", kn, tiles.n), kn)
-        wraps = arith("arith.addi", wraps, ir.Operation.create(
-            "arith.extui", results=[i32], operands=[wrap]).results[0])
     env = {v: v for v in needed}
     pred = int_const(ir.IntegerType.get_signless(1), 1)
-    for d, (tenv, p) in enumerate(tiles.ahead, 1):
-        at = cmpi("eq", wraps, int_const(i32, d))
-        env = {v: _select(at, tenv[v], x) for v, x in env.items()}
-        pred = _select(at, p, pred)
+    for (thr, add), (tenv, p) in zip(tiles.steps, tiles.ahead):
+        past = cmpi("sge", k, thr)
+        kn = _select(past, arith("arith.addi", k, add), kn)
+        env = {v: _select(past, tenv[v], x) for v, x in env.items()}
+        pred = _select(past, p, pred)
     return env, kn, pred

@@ -40,7 +40,8 @@ from tilework.dialects import tile as T
 from .pass_base import Pass, register
 from .pipeline_common import (NOTE_ATTR, arith, clone_slice, cmp_lt, in_flight_acc, kernel_loops,
                               loop_depth, next_op, reserve_bytes, wait_result)
-from .pipeline_tiles import ahead, outer_tiles, prepare, prologue_iteration, trip_count
+from .pipeline_tiles import (ahead, outer_tiles, prepare, prologue_iteration, thresholds,
+                             trip_count)
 from .shared_memory import alloc_bytes
 from .tile_passes import PURE_OPS
 from .tma import barrier_type, buffer_layout, coords, read_transposed, trans_readers
@@ -234,6 +235,7 @@ def _rewrite(loop, body, iv, loads, ops, carried, mds, S, tiles=None):
             B.build_mbarrier_init(None, slot_view(bars, _i32(j)), count=len(loads))
         if tiles is not None:
             tiles.n = trip_count(lb, ub, step)
+            thresholds(tiles, S - 1)
         for j in range(S - 1):
             if tiles is None:
                 it = lb if j == 0 else arith("arith.addi", lb,

@@ -318,9 +318,10 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 // there, each (tile, k) = divmod(g, max(n, 1)), predicated on n > 0 and the tile in range
 // (a tile past the end computed as the first); in the tiles' loop the tile index t and the
 // next two tiles' coordinates (a tile past the end taking the current one's); in the K loop
-// slot and phase of the global iteration t * n + k, the copies of k + 2 wrapped into the next
-// tiles by two compare-and-subtract steps, the tile chosen by the number of wraps; after the
-// K loop only warpgroup_wait {num = 0}; the invals and deallocs after the tiles' loop.
+// slot and phase of the global iteration t * n + k, the copies of k + 2 into tile t + j for
+// the largest j with k >= j * n - 2 (thresholds made before the tiles' loop; none: this
+// tile), a select chain; after the K loop only warpgroup_wait {num = 0}; the invals and
+// deallocs after the tiles' loop.
 
 // CHECK-LABEL: func.func @tiles(
 // CHECK: %[[RA:.+]] = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 64, 64>, f16, #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>, 3 : i32>
@@ -328,6 +329,18 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 // CHECK-NEXT: %[[BARS:.+]] = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 1>, i64, unit, 3 : i32>
 // CHECK-COUNT-3: "tilegpu.mbarrier_init"
 // CHECK: %[[N:.+]] = arith.maxsi %{{.+}}, %{{.+}} : i32
+// CHECK-NEXT: %{{.+}} = arith.constant 1 : i32
+// CHECK-NEXT: %[[N1X:.+]] = arith.muli %[[N]], %{{.+}} : i32
+// CHECK-NEXT: %{{.+}} = arith.constant 2 : i32
+// CHECK-NEXT: %[[THR1:.+]] = arith.subi %[[N1X]], %{{.+}} : i32
+// CHECK-NEXT: %{{.+}} = arith.constant 2 : i32
+// CHECK-NEXT: %[[ADD1:.+]] = arith.subi %{{.+}}, %[[N1X]] : i32
+// CHECK-NEXT: %{{.+}} = arith.constant 2 : i32
+// CHECK-NEXT: %[[N2X:.+]] = arith.muli %[[N]], %{{.+}} : i32
+// CHECK-NEXT: %{{.+}} = arith.constant 2 : i32
+// CHECK-NEXT: %[[THR2:.+]] = arith.subi %[[N2X]], %{{.+}} : i32
+// CHECK-NEXT: %{{.+}} = arith.constant 2 : i32
+// CHECK-NEXT: %[[ADD2:.+]] = arith.subi %{{.+}}, %[[N2X]] : i32
 // CHECK: %[[N1:.+]] = arith.maxsi %[[N]], %{{.+}} : i32
 // CHECK-NEXT: %[[G0:.+]] = arith.constant 0 : i32
 // CHECK-NEXT: %[[T0:.+]] = arith.divsi %[[G0]], %[[N1]] : i32
@@ -372,26 +385,17 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 // CHECK-NEXT: %[[SLOTN:.+]] = arith.remsi %[[GN]], %{{.+}} : i32
 // CHECK-NEXT: %{{.+}} = arith.constant 2 : i32
 // CHECK-NEXT: %[[KA:.+]] = arith.addi %[[K]], %{{.+}} : i32
-// CHECK-NEXT: %[[W0:.+]] = arith.constant 0 : i32
-// CHECK-NEXT: %[[WR1:.+]] = arith.cmpi sge, %[[KA]], %[[N]] : i32
-// CHECK-NEXT: %[[KS1:.+]] = arith.subi %[[KA]], %[[N]] : i32
-// CHECK-NEXT: %[[KB:.+]] = arith.select %[[WR1]], %[[KS1]], %[[KA]] : i32
-// CHECK-NEXT: %[[E1:.+]] = arith.extui %[[WR1]] : i1 to i32
-// CHECK-NEXT: %[[WS1:.+]] = arith.addi %[[W0]], %[[E1]] : i32
-// CHECK-NEXT: %[[WR2:.+]] = arith.cmpi sge, %[[KB]], %[[N]] : i32
-// CHECK-NEXT: %[[KS2:.+]] = arith.subi %[[KB]], %[[N]] : i32
-// CHECK-NEXT: %[[KC:.+]] = arith.select %[[WR2]], %[[KS2]], %[[KB]] : i32
-// CHECK-NEXT: %[[E2:.+]] = arith.extui %[[WR2]] : i1 to i32
-// CHECK-NEXT: %[[WS:.+]] = arith.addi %[[WS1]], %[[E2]] : i32
 // CHECK-NEXT: %[[TRUE:.+]] = arith.constant true
-// CHECK-NEXT: %{{.+}} = arith.constant 1 : i32
-// CHECK-NEXT: %[[AT1:.+]] = arith.cmpi eq, %[[WS]], %{{.+}} : i32
-// CHECK-NEXT: %[[MS1:.+]] = arith.select %[[AT1]], %[[M1]], %[[M]] : i32
-// CHECK-NEXT: %[[PS1:.+]] = arith.select %[[AT1]], %[[P1]], %[[TRUE]] : i1
-// CHECK-NEXT: %{{.+}} = arith.constant 2 : i32
-// CHECK-NEXT: %[[AT2:.+]] = arith.cmpi eq, %[[WS]], %{{.+}} : i32
-// CHECK-NEXT: %[[MS:.+]] = arith.select %[[AT2]], %[[M2]], %[[MS1]] : i32
-// CHECK-NEXT: %[[PS:.+]] = arith.select %[[AT2]], %{{.+}}, %[[PS1]] : i1
+// CHECK-NEXT: %[[PAST1:.+]] = arith.cmpi sge, %[[K]], %[[THR1]] : i32
+// CHECK-NEXT: %[[KW1:.+]] = arith.addi %[[K]], %[[ADD1]] : i32
+// CHECK-NEXT: %[[KB:.+]] = arith.select %[[PAST1]], %[[KW1]], %[[KA]] : i32
+// CHECK-NEXT: %[[MS1:.+]] = arith.select %[[PAST1]], %[[M1]], %[[M]] : i32
+// CHECK-NEXT: %[[PS1:.+]] = arith.select %[[PAST1]], %[[P1]], %[[TRUE]] : i1
+// CHECK-NEXT: %[[PAST2:.+]] = arith.cmpi sge, %[[K]], %[[THR2]] : i32
+// CHECK-NEXT: %[[KW2:.+]] = arith.addi %[[K]], %[[ADD2]] : i32
+// CHECK-NEXT: %[[KC:.+]] = arith.select %[[PAST2]], %[[KW2]], %[[KB]] : i32
+// CHECK-NEXT: %[[MS:.+]] = arith.select %[[PAST2]], %[[M2]], %[[MS1]] : i32
+// CHECK-NEXT: %[[PS:.+]] = arith.select %[[PAST2]], %{{.+}}, %[[PS1]] : i1
 // CHECK-NEXT: %[[KM:.+]] = arith.muli %c1_i32, %[[KC]] : i32
 // CHECK-NEXT: %[[IT:.+]] = arith.addi %c0_i32, %[[KM]] : i32
 // CHECK-NEXT: %[[KX:.+]] = arith.muli %[[IT]], %c64_i32 : i32
