@@ -404,9 +404,10 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         methods = getattr(type(obj), "__tilework_methods__", None)  # tensor descriptors
         if methods and node.attr in methods:
             return _BoundMethod(obj, methods[node.attr])
-        if node.attr == "dtype" and type(obj) is int:
+        if node.attr == "dtype" and type(obj) in (int, float, bool):
             # an int argument equal to 1 is specialized to a constant, yet stays an int32 (or
-            # wider) value to the kernel, as in Triton
+            # wider) value to the kernel, as in Triton; so is a constant assigned in the kernel
+            # (`value = 1; value.dtype`, where Triton makes the int32 scalar)
             return S.python_scalar_dtype(obj)
         if node.attr == "type" and isinstance(base, constexpr) and not hasattr(obj, "type"):
             return base.type  # Triton's constexpr_type

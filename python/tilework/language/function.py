@@ -43,8 +43,13 @@ class JITFunction:
     """A kernel (or a function called from kernels) written in the tile language."""
 
     def __init__(self, fn, interpret: bool | None = None, do_not_specialize=(),
-                 launch_metadata=None):
+                 launch_metadata=None, debug: bool | None = None, noinline: bool = False):
         self.fn = fn
+        # Triton's per-function options: `debug` is this kernel's default for the launch
+        # option of that name; `noinline` is accepted and changes nothing (every call is
+        # inlined, which gives the values an outlined call would)
+        self.debug = debug
+        self.noinline = bool(noinline)
         # callable(grid, kernel, args) -> dict (name, flops, bytes): read by the profiler only
         self.launch_metadata = launch_metadata
         self.__name__ = fn.__name__
@@ -174,7 +179,9 @@ class JITFunction:
                 params.append(f"{name}=_d_{name}")
         own = [o for o in LAUNCH_OPTIONS if o not in self.signature.parameters]
         ignored = [o for o in IGNORED_OPTIONS if o not in self.signature.parameters]
-        opts = ", ".join(f"{o}=None" for o in own + ignored)
+        ns["_o_debug"] = self.debug  # `@jit(debug=...)`: the default of the launch option
+        opts = ", ".join(f"{o}=_o_debug" if o == "debug" else f"{o}=None"
+                         for o in own + ignored)
         body = ", ".join(self.arg_names)
         outs = ", ".join(o if o in own else "None" for o in LAUNCH_OPTIONS)
         sig = ", ".join(params + (["*", opts] if own or ignored else []))
@@ -271,11 +278,15 @@ def install_launcher(run, warmup=None, native=False):
         _warmup = warmup
 
 
-def jit(fn=None, *, interpret: bool | None = None, do_not_specialize=(), launch_metadata=None):
+def jit(fn=None, *, interpret: bool | None = None, do_not_specialize=(), launch_metadata=None,
+        debug: bool | None = None, noinline: bool | None = None):
     """Decorates a kernel, or a function kernels call.  `interpret=True` (or the environment
     variable TILEWORK_INTERPRET=1) runs it on the CPU with numpy instead of compiling.
     `launch_metadata(grid, kernel, args) -> dict` (as Triton's) names a launch and gives its
     `flops` and `bytes` to the profiler (`tilework.profile()`); it is called only then.
+    `debug=True` (Triton's) makes `debug` the kernel's default launch option (device asserts
+    checked); a launch's own `debug=` still wins.  `noinline=True` (Triton's) is accepted: the
+    function is inlined all the same, which changes no value.
     Applied over `@autotune`/`@heuristics` (which wrap a plain function in `@jit` themselves),
     it re-wraps their innermost function with these options."""
     def deco(f):
@@ -285,9 +296,11 @@ def jit(fn=None, *, interpret: bool | None = None, do_not_specialize=(), launch_
         if rewrap is not None:
             return rewrap(lambda g: JITFunction(g, interpret=interpret,
                                                 do_not_specialize=do_not_specialize,
-                                                launch_metadata=launch_metadata))
+                                                launch_metadata=launch_metadata,
+                                                debug=debug, noinline=bool(noinline)))
         return JITFunction(f, interpret=interpret, do_not_specialize=do_not_specialize,
-                           launch_metadata=launch_metadata)
+                           launch_metadata=launch_metadata, debug=debug,
+                           noinline=bool(noinline))
     return deco(fn) if fn is not None else deco
 
 

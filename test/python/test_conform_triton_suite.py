@@ -1,0 +1,162 @@
+"""Forms Triton's own test_core.py uses that tilework took differently (issue 14, measured with
+benchmarks/tools/triton_tests.py): `@jit(debug=..., noinline=...)`, `:` past a tile's rank in
+an index (`p[None, None, :]` of a scalar pointer), a runtime-scalar `a if c else b` whose sides
+store (only the chosen side runs), and `.dtype` of a constant assigned in the kernel.  Values
+against numpy in the interpreter and compiled (sm_90a and gfx942 run by the SIMT emulator);
+each rejected form with its message."""
+import numpy as np
+import pytest
+
+import tilework
+import tilework.language as tl
+from simt_emulator import Emulator
+
+TARGETS = ["sm_90a", "gfx942"]
+P = tl.pointer_type
+
+
+def run(fn, where, sig, consts, *args, grid=(1,)):
+    """`fn` interpreted, or compiled for `where` and emulated."""
+    if where == "interpreter":
+        fn = fn if isinstance(fn, tilework.JITFunction) else tilework.jit(fn)
+        tilework.jit(fn.fn, interpret=True, debug=fn.debug)[grid](*args, **consts)
+    else:
+        fn = fn if isinstance(fn, tilework.JITFunction) else tilework.jit(fn)
+        Emulator.from_kernel(fn, sig, consts, where, 4).run(grid, *args)
+
+
+# ---- @jit(noinline=True), @jit(debug=True) ----------------------------------------------------
+
+@tilework.jit(noinline=True)
+def scaled(v, i):
+    return v * i
+
+
+@tilework.jit(noinline=True)
+def store_sum(x, y, Z):
+    tl.store(Z, x + y)
+
+
+def k_noinline(x, out, rep, N: tl.constexpr):
+    r = tl.arange(0, N)
+    v = tl.load(x + r)
+    for i in range(1, rep):
+        v = scaled(v, i)  # a tile argument: inlined, as every call
+    store_sum(tl.sum(v, axis=0), 1.0, out + N)
+    tl.store(out + r, v)
+
+
+@pytest.mark.parametrize("where", ["interpreter"] + TARGETS)
+def test_noinline_functions_give_the_inlined_values(where):
+    x = np.random.default_rng(5).standard_normal(16).astype(np.float32)
+    out = np.zeros(17, np.float32)
+    run(k_noinline, where, {"x": P(tl.float32), "out": P(tl.float32), "rep": tl.int32},
+        {"N": 16}, x, out, 4)
+    np.testing.assert_allclose(out[:16], x * 6, rtol=1e-6)
+    np.testing.assert_allclose(out[16], (x * 6).sum() + 1, rtol=1e-5)
+
+
+def test_jit_options_are_kept():
+    f = tilework.jit(noinline=True)(k_noinline)
+    assert f.noinline and f.debug is None
+    g = tilework.jit(debug=True)(k_noinline)
+    assert g.debug is True and not g.noinline
+    # the kernel's `debug` is the default of the launch option; the launch's own wins
+    assert g._binder(1, 2, 3, 4)[1][g_opt("debug")] is True
+    assert g._binder(1, 2, 3, 4, debug=False)[1][g_opt("debug")] is False
+    assert tilework.jit(k_noinline)._binder(1, 2, 3, 4)[1][g_opt("debug")] is None
+
+
+def g_opt(name):
+    from tilework.language.function import LAUNCH_OPTIONS
+    return LAUNCH_OPTIONS.index(name)
+
+
+def k_checked(x, N: tl.constexpr):
+    v = tl.load(x + tl.arange(0, N))
+    tl.device_assert(v > 0, "non-positive")
+
+
+def test_debug_jit_option_checks_device_asserts_in_the_interpreter():
+    bad = -np.ones(4, np.float32)
+    tilework.jit(k_checked, interpret=True)[(1,)](bad, N=4)  # not debug: not checked
+    with pytest.raises(Exception, match="non-positive"):
+        tilework.jit(k_checked, interpret=True, debug=True)[(1,)](bad, N=4)
+    tilework.jit(k_checked, interpret=True, debug=True)[(1,)](bad, N=4, debug=False)
+
+
+# ---- `:` past the rank (Triton's index rule) --------------------------------------------------
+
+def k_colons(x, z, N: tl.constexpr):
+    v = tl.load(x + tl.arange(0, N))
+    zp = z[None, None, :]  # a scalar pointer: 1 x 1
+    tl.static_assert(zp.shape == [1, 1])
+    w = v[None, :, :]  # 1 x N: the second `:` is past the rank
+    tl.static_assert(w.shape == [1, N])
+    tl.store(zp, tl.sum(w, axis=1, keep_dims=True))
+
+
+@pytest.mark.parametrize("where", ["interpreter"] + TARGETS)
+def test_colons_past_the_rank_are_accepted(where):
+    x = np.random.default_rng(6).standard_normal(8).astype(np.float32)
+    z = np.zeros(1, np.float32)
+    run(k_colons, where, {"x": P(tl.float32), "z": P(tl.float32)}, {"N": 8}, x, z)
+    np.testing.assert_allclose(z[0], x.sum(), rtol=1e-5)
+
+
+def k_none_past_rank(x, N: tl.constexpr):
+    v = tl.load(x + tl.arange(0, N))[:, :, None]  # ERR
+    tl.store(x + tl.arange(0, N), tl.sum(v, axis=1)[:, 0])
+
+
+def test_none_past_the_rank_is_rejected():
+    from tilework.compiler.driver import ASTSource, compile
+    msg = "invalid axis 2"
+    with pytest.raises(tilework.CompilationError, match=msg):
+        compile(ASTSource(tilework.jit(k_none_past_rank), {"x": P(tl.float32)}, {"N": 8}, {}),
+                "sm_90a", cache=False)
+    with pytest.raises(Exception, match=msg):
+        tilework.jit(k_none_past_rank, interpret=True)[(1,)](np.zeros(8, np.float32), N=8)
+
+
+# ---- a runtime-scalar conditional expression runs one side --------------------------------------
+
+def k_ifexp_stores(x, t, f, out, N: tl.constexpr):
+    pid = tl.program_id(0)
+    r = tl.arange(0, N)
+    # only the chosen side's store happens (Triton's `if_exp_dynamic_void`)
+    tl.store(out + pid * N + r, tl.load(t + r)) if pid % 2 == 0 else \
+        tl.store(out + pid * N + r, tl.load(f + r))
+    v = tl.load(x + pid) if pid % 2 == 0 else 3.5  # a value: the chosen side's
+    tl.store(out + 4 * N + pid, v)
+
+
+@pytest.mark.parametrize("where", ["interpreter"] + TARGETS)
+def test_scalar_conditional_expression_runs_one_side(where):
+    rng = np.random.default_rng(7)
+    x, t, f = (rng.standard_normal(n).astype(np.float32) for n in (4, 8, 8))
+    out = np.full(4 * 8 + 4, -1, np.float32)
+    run(k_ifexp_stores, where, {"x": P(tl.float32), "t": P(tl.float32), "f": P(tl.float32),
+                                "out": P(tl.float32)}, {"N": 8}, x, t, f, out, grid=(4,))
+    np.testing.assert_array_equal(out[:32].reshape(4, 8), np.stack([t, f, t, f]))
+    np.testing.assert_array_equal(out[32:], [x[0], 3.5, x[2], 3.5])
+
+
+# ---- .dtype of a constant assigned in the kernel ------------------------------------------------
+
+def k_const_dtype(out, N: tl.constexpr):
+    one = 1
+    big = 2**40
+    half = 0.5
+    yes = True
+    tl.static_assert(one.dtype == tl.int32 and big.dtype == tl.int64)
+    tl.static_assert(half.dtype == tl.float32 and yes.dtype == tl.int1)
+    v = tl.full([N], one, dtype=one.dtype) + tl.full([N], half, dtype=half.dtype).to(one.dtype)
+    tl.store(out + tl.arange(0, N), v)
+
+
+@pytest.mark.parametrize("where", ["interpreter"] + TARGETS)
+def test_dtype_of_an_assigned_constant(where):
+    out = np.zeros(8, np.int32)
+    run(k_const_dtype, where, {"out": P(tl.int32)}, {"N": 8}, out)
+    np.testing.assert_array_equal(out, np.ones(8, np.int32))
