@@ -148,7 +148,8 @@ def _install():
 
     t = types.ModuleType("triton")
     for name in ("jit", "autotune", "heuristics", "Config", "cdiv", "next_power_of_2",
-                 "JITFunction", "CompilationError", "set_allocator", "language"):
+                 "JITFunction", "CompilationError", "set_allocator", "language",
+                 "constexpr_function"):
         setattr(t, name, getattr(tilework, name))
     for name in ("reinterpret", "TensorWrapper"):  # (where tilework provides them)
         if hasattr(tilework, name):

@@ -160,3 +160,59 @@ def test_dtype_of_an_assigned_constant(where):
     out = np.zeros(8, np.int32)
     run(k_const_dtype, where, {"out": P(tl.int32)}, {"N": 8}, out)
     np.testing.assert_array_equal(out, np.ones(8, np.int32))
+
+
+# ---- triton.constexpr_function ----------------------------------------------------------------
+
+@tilework.constexpr_function
+def padded(n, multiple=8):
+    return (n + multiple - 1) // multiple * multiple
+
+
+def k_constexpr_function(out, N: tl.constexpr):
+    M: tl.constexpr = padded(N)  # a compile-time value: it sizes a tile
+    W: tl.constexpr = padded(N, multiple=tl.constexpr(4))
+    r = tl.arange(0, M)
+    tl.store(out + r, tl.where(r < N, r * W, -1))
+
+
+@pytest.mark.parametrize("where", ["interpreter"] + TARGETS)
+def test_constexpr_function_values(where):
+    out = np.zeros(8, np.int32)
+    run(k_constexpr_function, where, {"out": P(tl.int32)}, {"N": 5}, out)
+    np.testing.assert_array_equal(out, [0, 8, 16, 24, 32, -1, -1, -1])
+    assert padded(5) == 8 and padded(5, multiple=4) == 8  # from host code: the function
+
+
+def test_constexpr_function_source_is_in_the_key(tmp_path):
+    import importlib.util
+    src = ("import tilework\nimport tilework.language as tl\n\n"
+           "@tilework.constexpr_function\ndef width(n):\n    return n * 2\n\n"
+           "@tilework.jit\ndef k(out, N: tl.constexpr):\n"
+           "    tl.store(out + tl.arange(0, width(N)), 1)\n")
+    keys = []
+    for i, body in enumerate((src, src.replace("n * 2", "n * 4"))):
+        f = tmp_path / f"cfmod{i}.py"
+        f.write_text(body)
+        spec = importlib.util.spec_from_file_location(f"cfmod{i}", f)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        keys.append(mod.k.cache_key)
+    assert keys[0] != keys[1]
+
+
+def k_constexpr_function_of_a_tile(x, N: tl.constexpr):
+    v = tl.load(x + tl.arange(0, N))
+    tl.store(x + tl.arange(0, padded(v)), v)  # ERR
+
+
+def test_constexpr_function_of_a_tile_is_rejected():
+    from tilework.compiler.driver import ASTSource, compile
+    msg = ("unsupported call to `padded` with tile arguments: only tl builtins and @jit "
+           "functions take tiles")
+    with pytest.raises(tilework.CompilationError, match=msg):
+        compile(ASTSource(tilework.jit(k_constexpr_function_of_a_tile), {"x": P(tl.float32)},
+                          {"N": 8}, {}), "sm_90a", cache=False)
+    with pytest.raises(Exception, match=msg):
+        tilework.jit(k_constexpr_function_of_a_tile, interpret=True)[(1,)](
+            np.zeros(8, np.float32), N=8)

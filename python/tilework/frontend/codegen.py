@@ -20,7 +20,7 @@ from tilework.dialects.tensor_maps import drop_unused_tensor_maps, settle_global
 from ..errors import CompilationError
 from ..language import core
 from ..language.core import constexpr, tensor
-from ..language.function import JITFunction, extern_names
+from ..language.function import JITFunction, extern_names, is_constexpr_global
 from ..language.tuples import (is_namedtuple_class, is_tuple_spec, named_tuple,
                                runtime_params, tuple_value)
 from ..language.tuples import tuple as tl_tuple
@@ -190,7 +190,8 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
     @staticmethod
     def global_message(name: str) -> str:
         return (f"cannot read global variable `{name}` in a kernel: kernels read only globals "
-                f"that are tl.constexpr (`{name} = tl.constexpr(...)`), dtypes, @jit "
+                f"that are tl.constexpr (`{name} = tl.constexpr(...)` or `{name}: tl.constexpr = "
+                f"...`), dtypes, @jit "
                 f"functions, modules, functions and classes")
 
     # ---- statements ------------------------------------------------------------------------
@@ -265,7 +266,8 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         g = self.fn.fn.__globals__
         if name in g:
             v = g[name]
-            if not readable_global(v) and not self.fn.__module__.startswith(LANGUAGE):
+            if not readable_global(v) and not is_constexpr_global(g, name) and \
+                    not self.fn.__module__.startswith(LANGUAGE):
                 # as Triton: a plain global would be baked into the kernel, and changing it
                 # would not recompile (the cache key holds constexpr globals' values only).
                 # The language's own @jit code (tl.random) is part of the compiler's hash.
