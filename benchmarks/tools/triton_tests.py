@@ -100,6 +100,13 @@ def _internal_testing():
         return x.cpu().numpy()
 
     m.numpy_random, m.to_triton, m.to_numpy = numpy_random, to_triton, to_numpy
+    m.tma_dtypes = sorted(set(m.dtypes_with_bfloat16) - {"int64", "uint64", "float64"})
+
+    def unwrap_tensor(t):
+        base = getattr(t, "base", None)
+        return base if isinstance(base, torch.Tensor) and not isinstance(t, torch.Tensor) else t
+
+    m.unwrap_tensor = unwrap_tensor
     return m
 
 
@@ -148,10 +155,9 @@ def _install():
 
     t = types.ModuleType("triton")
     for name in ("jit", "autotune", "heuristics", "Config", "cdiv", "next_power_of_2",
-                 "JITFunction", "CompilationError", "set_allocator", "language",
-                 "constexpr_function"):
+                 "JITFunction", "CompilationError", "set_allocator", "language"):
         setattr(t, name, getattr(tilework, name))
-    for name in ("reinterpret", "TensorWrapper"):  # (where tilework provides them)
+    for name in ("reinterpret", "TensorWrapper", "constexpr_function"):  # (where provided)
         if hasattr(tilework, name):
             setattr(t, name, getattr(tilework, name))
     t.__version__ = "3.6.0"
