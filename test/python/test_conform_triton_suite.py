@@ -216,3 +216,26 @@ def test_constexpr_function_of_a_tile_is_rejected():
     with pytest.raises(Exception, match=msg):
         tilework.jit(k_constexpr_function_of_a_tile, interpret=True)[(1,)](
             np.zeros(8, np.float32), N=8)
+
+
+# ---- an int argument beyond 64 bits: OverflowError, as Triton's launch -------------------------
+
+def k_value(v, x):
+    tl.store(x, v.to(tl.float32))
+
+
+@pytest.mark.parametrize("value", [2**64, -2**63 - 1])
+def test_int_argument_beyond_64_bits_is_an_overflow_error(value):
+    """Interpreted, and the compiled launch's argument binding (`arg_entry`, no GPU needed)."""
+    from tilework.errors import IntegerOverflowError
+    from tilework.runtime.launcher import arg_entry
+    x = np.zeros(1, np.float32)
+    msg = f"argument `v` of k_value: integer (constant )?{value} does not fit in 64 bits"
+    with pytest.raises(OverflowError, match=msg) as e:
+        tilework.jit(k_value, interpret=True)[(1,)](value, x)
+    assert isinstance(e.value, ValueError) and isinstance(e.value, IntegerOverflowError)
+    with pytest.raises(OverflowError, match=msg) as e:
+        arg_entry(tilework.jit(k_value), "v", False, value)
+    assert isinstance(e.value, ValueError)
+    tilework.jit(k_value, interpret=True)[(1,)](2**64 - 1, x)  # (u64: fits)
+    assert x[0] == np.float32(2.0**64)
