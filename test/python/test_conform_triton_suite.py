@@ -239,3 +239,23 @@ def test_int_argument_beyond_64_bits_is_an_overflow_error(value):
     assert isinstance(e.value, ValueError)
     tilework.jit(k_value, interpret=True)[(1,)](2**64 - 1, x)  # (u64: fits)
     assert x[0] == np.float32(2.0**64)
+
+
+# ---- a dtype equals a constexpr holding it (Triton's dtype.__eq__ unwraps) ----------------------
+
+def k_dtype_eq(X, N: tl.constexpr):
+    dtype_x: tl.constexpr = X.dtype.element_ty
+    tl.static_assert(dtype_x == tl.constexpr(tl.int32) and tl.int32 == tl.constexpr(dtype_x))
+    tl.static_assert(dtype_x != tl.constexpr(tl.int16))
+    tl.static_assert(X.dtype == tl.constexpr(tl.pointer_type(tl.int32)))
+    v = tl.load(X + tl.arange(0, N))
+    tl.static_assert(v.type == tl.constexpr(tl.block_type(tl.int32, [N])))
+    tl.store(X + tl.arange(0, N), v + 1)
+
+
+@pytest.mark.parametrize("where", ["interpreter"] + TARGETS)
+def test_dtype_equals_a_constexpr_of_it(where):
+    x = np.arange(4, dtype=np.int32)
+    run(k_dtype_eq, where, {"X": P(tl.int32)}, {"N": 4}, x)
+    np.testing.assert_array_equal(x, np.arange(1, 5))
+    assert tl.float16 == tl.constexpr(tl.float16) and tl.float16 != tl.constexpr(tl.float32)
