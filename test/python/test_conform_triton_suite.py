@@ -259,3 +259,24 @@ def test_dtype_equals_a_constexpr_of_it(where):
     run(k_dtype_eq, where, {"X": P(tl.int32)}, {"N": 4}, x)
     np.testing.assert_array_equal(x, np.arange(1, 5))
     assert tl.float16 == tl.constexpr(tl.float16) and tl.float16 != tl.constexpr(tl.float32)
+
+
+# ---- `.to` of an assigned constant: the scalar Triton makes of it ------------------------------
+
+def k_constant_to(out, lo, hi, IV: tl.constexpr):
+    acc = 0
+    acc = acc.to(tl.int64)  # an int64 scalar, carried through the runtime loop
+    for i in range(lo, hi, IV):
+        acc += i
+    h = 0.5
+    tl.store(out, acc)
+    tl.store(out + 1, h.cast(tl.float16).to(tl.float32).to(tl.int64) + True.to(tl.int64))
+
+
+@pytest.mark.parametrize("where", ["interpreter"] + TARGETS)
+def test_to_of_an_assigned_constant(where):
+    out = np.zeros(2, np.int64)
+    lo, hi = 2**35, 2**35 + 20
+    run(k_constant_to, where, {"out": P(tl.int64), "lo": tl.int64, "hi": tl.int64}, {"IV": 3},
+        out, lo, hi)
+    np.testing.assert_array_equal(out, [sum(range(lo, hi, 3)), 1])

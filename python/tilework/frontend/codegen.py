@@ -63,6 +63,10 @@ PY_BUILTINS = {"range", "min", "max", "int", "float", "bool", "len", "abs", "pri
 LANGUAGE = "tilework.language."
 
 
+# the methods a Python constant takes as the scalar Triton makes of it (`0 .to(tl.int64)`)
+SCALAR_CONSTANT_METHODS = ("to", "cast")
+
+
 def readable_global(v) -> bool:
     """Whether a kernel may read global `v` (Triton's rule): the kernel's cache key holds the
     values of constexpr and dtype globals; modules, @jit functions, builtins and other
@@ -411,6 +415,10 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             # wider) value to the kernel, as in Triton; so is a constant assigned in the kernel
             # (`value = 1; value.dtype`, where Triton makes the int32 scalar)
             return S.python_scalar_dtype(obj)
+        if node.attr in SCALAR_CONSTANT_METHODS and type(obj) in (int, float, bool):
+            # `acc = 0; acc = acc.to(tl.int64)`: Triton's assigned constant is a scalar (int32,
+            # fp32, int1), whose `.to` this is (the interpreter's rewrite agrees)
+            return _BoundMethod(S.to_tensor(self.b, obj), node.attr)
         if node.attr == "type" and isinstance(base, constexpr) and not hasattr(obj, "type"):
             return base.type  # Triton's constexpr_type
         try:

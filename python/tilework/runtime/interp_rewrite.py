@@ -9,7 +9,8 @@ Two more forms are the compiler's only through the source: a tuple or list liter
 `tl.tuple` (the compiler's `visit_Tuple`; an index `x[None, :]` stays a plain tuple), and
 `v.type` of a compile-time value (a constexpr parameter, passed as a plain Python value) is
 its `tl.constexpr_type`, as `tl.constexpr(v).type`; `v.dtype` of a Python int, float or bool
-(`value = 1; value.dtype`) is the dtype the compiler gives that constant (int32, ...)."""
+(`value = 1; value.dtype`) is the dtype the compiler gives that constant (int32, ...), and its
+`.to(...)` / `.cast(...)` those of that scalar (`acc = 0; acc = acc.to(tl.int64)`)."""
 from __future__ import annotations
 
 import ast
@@ -19,7 +20,7 @@ import types
 import warnings
 
 from ..frontend import semantic as S
-from ..frontend.codegen import comprehension_message, fstring_message
+from ..frontend.codegen import SCALAR_CONSTANT_METHODS, comprehension_message, fstring_message
 from ..language import core
 from ..language.core import tensor
 from ..language.tuples import tuple as tl_tuple
@@ -77,6 +78,12 @@ def _dtype(v):
     return v.dtype
 
 
+def _method(v, name):
+    if type(v) in (int, float, bool):  # `acc = 0; acc.to(tl.int64)`: as the compiler's
+        return getattr(S.to_tensor(_builder(), v), name)
+    return getattr(v, name)
+
+
 def _comp_iter(seq):
     v = seq.value if isinstance(seq, core.constexpr) else seq
     if not isinstance(v, tuple):
@@ -93,7 +100,8 @@ def _fmt(v):
 HELPERS = {f"{_PREFIX}comp_iter": _comp_iter, f"{_PREFIX}fmt": _fmt,
            f"{_PREFIX}stops": _stops, f"{_PREFIX}combine": _combine, f"{_PREFIX}not": _not,
            f"{_PREFIX}is_tile": _is_tile, f"{_PREFIX}where": _where,
-           f"{_PREFIX}tuple": _tuple, f"{_PREFIX}type": _type, f"{_PREFIX}dtype": _dtype}
+           f"{_PREFIX}tuple": _tuple, f"{_PREFIX}type": _type, f"{_PREFIX}dtype": _dtype,
+           f"{_PREFIX}method": _method}
 
 
 def _name(n, ctx=None):
@@ -171,6 +179,8 @@ class _Rewriter(ast.NodeTransformer):
         self.generic_visit(node)
         if node.attr in ("type", "dtype") and isinstance(node.ctx, ast.Load):
             return ast.copy_location(_call(node.attr, node.value), node)
+        if node.attr in SCALAR_CONSTANT_METHODS and isinstance(node.ctx, ast.Load):
+            return ast.copy_location(_call("method", node.value, ast.Constant(node.attr)), node)
         return node
 
 
@@ -180,7 +190,8 @@ def _needs_rewrite(fdef) -> bool:
                (isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not)) or
                (isinstance(n, (ast.Tuple, ast.List)) and isinstance(n.ctx, ast.Load)
                 and id(n) not in slices) or
-               (isinstance(n, ast.Attribute) and n.attr in ("type", "dtype"))
+               (isinstance(n, ast.Attribute) and
+                n.attr in ("type", "dtype", *SCALAR_CONSTANT_METHODS))
                for n in ast.walk(fdef))
 
 
