@@ -10,7 +10,9 @@ loads itself as a pytest plugin that binds `triton`, `triton.language` (and its 
 TRITON_INTERPRET=1 / TILEWORK_INTERPRET=1, gives the `device` fixture "cpu" (torch CPU tensors
 run the interpreter), runs the tests Triton marks `interpreter` (`--all`: every test), and
 provides our own versions of the `triton._internal_testing` helpers
-the tests import (random inputs per dtype, conversions to and from torch).  Triton's own
+the tests import (random inputs per dtype, conversions to and from torch as Triton's: copies
+keeping strides), and `triton.compile(triton.compiler.ASTSource(...))` as tilework.compile for
+sm_90a (test_compile_errors.py compiles without launching).  Triton's own
 conftest.py in DIR, if any, is not used (`--noconftest`).
 """
 from __future__ import annotations
