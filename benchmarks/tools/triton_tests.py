@@ -10,7 +10,9 @@ loads itself as a pytest plugin that binds `triton`, `triton.language` (and its 
 TRITON_INTERPRET=1 / TILEWORK_INTERPRET=1, gives the `device` fixture "cpu" (torch CPU tensors
 run the interpreter), runs the tests Triton marks `interpreter` (`--all`: every test), and
 provides our own versions of the `triton._internal_testing` helpers
-the tests import (random inputs per dtype, conversions to and from torch).  Triton's own
+the tests import (random inputs per dtype, conversions to and from torch as Triton's: copies
+keeping strides), and `triton.compile(triton.compiler.ASTSource(...))` as tilework.compile for
+sm_90a (test_compile_errors.py compiles without launching).  Triton's own
 conftest.py in DIR, if any, is not used (`--noconftest`).
 """
 from __future__ import annotations
@@ -35,6 +37,7 @@ def _internal_testing():
     """Our own versions of the helpers Triton's tests import from `triton._internal_testing`."""
     import numpy as np
     import torch
+    import tilework
     import tilework.language as tl
 
     m = types.ModuleType("triton._internal_testing")
@@ -51,7 +54,10 @@ def _internal_testing():
         setattr(m, name, lambda: False)
     m.is_interpreter = lambda: True
     m.get_arch = lambda: ""
-    m.str_to_triton_dtype = lambda s: getattr(tl, s)
+    # Triton's type_canonicalisation_dict: torch's names of the 8-bit floats and bool too
+    canonical = {"bool": "int1", "float8_e4m3fn": "float8e4nv", "float8_e5m2": "float8e5",
+                 "float8_e4m3fnuz": "float8e4b8", "float8_e5m2fnuz": "float8e5b16"}
+    m.str_to_triton_dtype = lambda s: getattr(tl, canonical.get(s, s))
     m.torch_dtype_name = lambda dt: str(dt).split(".")[-1]
 
     def numpy_random(shape, dtype_str, rs=None, low=None, high=None):
@@ -66,27 +72,43 @@ def _internal_testing():
             return x
         if dtype_str and "float8" in dtype_str:
             return rs.randint(20, 40, shape, dtype=np.int8)
-        if dtype_str in FLOAT + ["bfloat16"]:
-            return rs.normal(0, 1, shape).astype(np.float32 if dtype_str == "bfloat16"
-                                                 else dtype_str)
-        if dtype_str in ("bool", "int1"):
+        if dtype_str in FLOAT:
+            return rs.normal(0, 1, shape).astype(dtype_str)
+        if dtype_str == "bfloat16":  # (values bfloat16 holds exactly)
+            return (rs.normal(0, 1, shape).astype(np.float32).view(np.uint32)
+                    & np.uint32(0xffff0000)).view(np.float32)
+        if dtype_str in ("bool", "int1", "bool_"):
             return rs.normal(0, 1, shape) > 0.0
         raise ValueError(f"numpy_random: unknown dtype {dtype_str}")
 
     def to_triton(x, device, dst_type=None):
-        t = torch.from_numpy(np.ascontiguousarray(x))
+        # a copy keeping x's strides (torch.tensor, as Triton's helper): the kernel's writes
+        # must not reach x, and np.empty_like of a transposed array stays transposed
+        t = torch.tensor(x, device=device)
+        if dst_type and "float8" in dst_type and hasattr(tilework, "reinterpret"):
+            return tilework.reinterpret(t, getattr(tl, dst_type))
         if dst_type in UINT:
             return t.to(getattr(torch, dst_type))
         if dst_type == "bfloat16":
             return t.to(torch.bfloat16)
-        return t.to(device)
+        return t
 
     def to_numpy(x):
+        base = getattr(x, "base", None)  # a reinterpreted tensor (triton.reinterpret)
+        if isinstance(base, torch.Tensor) and not isinstance(x, torch.Tensor):
+            x = base
         if x.dtype == torch.bfloat16:
             return x.float().cpu().numpy()
         return x.cpu().numpy()
 
     m.numpy_random, m.to_triton, m.to_numpy = numpy_random, to_triton, to_numpy
+    m.tma_dtypes = sorted(set(m.dtypes_with_bfloat16) - {"int64", "uint64", "float64"})
+
+    def unwrap_tensor(t):
+        base = getattr(t, "base", None)
+        return base if isinstance(base, torch.Tensor) and not isinstance(t, torch.Tensor) else t
+
+    m.unwrap_tensor = unwrap_tensor
     return m
 
 
@@ -110,6 +132,20 @@ def _scipy_stats():
     return {"scipy": scipy, "scipy.stats": stats}
 
 
+def _ast_source(fn, signature, constexprs=None, attrs=None):
+    """Triton's `triton.compiler.ASTSource(fn, signature, constexprs)`, for `_compile`."""
+    return types.SimpleNamespace(fn=fn, signature=dict(signature), constexprs=constexprs or {})
+
+
+def _compile(src, target=None, options=None):
+    """Triton's `triton.compile(ASTSource)` without a GPU: tilework.compile for sm_90a, the
+    signature's `constexpr` entries dropped (their values are `constexprs`)."""
+    import tilework
+    sig = {n: t for n, t in src.signature.items() if t != "constexpr"}
+    return tilework.compile(src.fn, target="sm_90a", signature=sig,
+                            constexprs=dict(src.constexprs), cache=False)
+
+
 def _install():
     """`triton` and its submodules as tilework's."""
     os.environ["TRITON_INTERPRET"] = "1"
@@ -124,12 +160,17 @@ def _install():
                  "JITFunction", "CompilationError", "set_allocator", "language", "reinterpret",
                  "TensorWrapper", "InterpreterError"):
         setattr(t, name, getattr(tilework, name))
+    for name in ("reinterpret", "TensorWrapper", "constexpr_function"):  # (where provided)
+        if hasattr(tilework, name):
+            setattr(t, name, getattr(tilework, name))
     t.__version__ = "3.6.0"
     t.TritonError = (CompilationError, SemanticError)  # what tilework raises for both
     errors = types.ModuleType("triton.compiler.errors")
     errors.CompilationError = CompilationError
+    errors.CompileTimeAssertionFailure = CompilationError  # (tilework has no subclass)
     compiler = types.ModuleType("triton.compiler")
     compiler.errors, compiler.CompilationError = errors, CompilationError
+    compiler.ASTSource, t.compile = _ast_source, _compile
     runtime = types.ModuleType("triton.runtime")
     rt_errors = types.ModuleType("triton.runtime.errors")
     rt_errors.InterpreterError = tilework.InterpreterError

@@ -19,6 +19,7 @@ from .errors import CompilationError, InterpreterError, TritonError  # noqa: F40
 from .language.core import cdiv, next_power_of_2  # noqa: F401  (host helpers, as triton.cdiv)
 from .runtime.allocation import set_allocator  # noqa: F401
 from .runtime.autotuner import Config, autotune, heuristics  # noqa: F401
+from .language.function import constexpr_function  # noqa: F401  (triton.constexpr_function)
 from .runtime.jit import JITFunction, TensorWrapper, jit, reinterpret  # noqa: F401
 from .runtime.profiler import profile  # noqa: F401
 from .version import __version__  # noqa: F401

@@ -99,6 +99,11 @@ def _source_excerpt(filename, lineno, col):
     return ["    " + text, "    " + caret]
 
 
+class IntegerOverflowError(OverflowError, ValueError):
+    """An int kernel argument that fits in no 64-bit type: an OverflowError, as Triton's
+    launch raises (and a ValueError, as tilework's did)."""
+
+
 def located(message: str, fn, node=None, exc=TypeError):
     """An exception of type `exc` whose message names the kernel `fn`'s file and line
     (the line of `node` if given, else the kernel's `def`)."""

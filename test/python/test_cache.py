@@ -154,9 +154,37 @@ def test_reading_a_plain_global_is_an_error_naming_it(mod):
                          constexprs={"BLOCK": 128})
     assert e.value.message == (
         "cannot read global variable `PLAIN` in a kernel: kernels read only globals that are "
-        "tl.constexpr (`PLAIN = tl.constexpr(...)`), dtypes, @jit functions, modules, "
-        "functions and classes")
+        "tl.constexpr (`PLAIN = tl.constexpr(...)` or `PLAIN: tl.constexpr = ...`), dtypes, "
+        "@jit functions, modules, functions and classes")
     assert e.value.filename.endswith("scalemod.py")
+
+
+ANNOTATED_SRC = """
+import tilework
+import tilework.language as tl
+
+SCALE: tl.constexpr = 2.0
+
+
+@tilework.jit
+def scaled(x, n, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    tl.store(x + r, tl.load(x + r, mask=r < n) * SCALE, mask=r < n)
+"""
+
+
+def test_annotated_constexpr_global_is_read_and_keyed(tmp_path):
+    """`SCALE: tl.constexpr = 2.0` (Triton's annotated constexpr global) is readable, its value
+    is in the key, and the interpreter reads the same value."""
+    import numpy as np
+    a = load_module(tmp_path, "annmod", ANNOTATED_SRC)
+    ck = compile_scaled(a)
+    assert "2.000000e+00" in ck.asm["tile"] or "2.0" in ck.asm["tile"]
+    a.SCALE = 3.0
+    assert compile_scaled(a).key != ck.key
+    x = np.arange(4, dtype=np.float32)
+    tilework.jit(a.scaled.fn, interpret=True)[(1,)](x, 4, BLOCK=4)
+    np.testing.assert_array_equal(x, np.arange(4) * 3.0)
 
 
 def test_concurrent_writers(tmp_path):

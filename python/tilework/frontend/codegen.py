@@ -20,7 +20,7 @@ from tilework.dialects.tensor_maps import drop_unused_tensor_maps, settle_global
 from ..errors import CompilationError
 from ..language import core
 from ..language.core import constexpr, tensor
-from ..language.function import JITFunction, extern_names
+from ..language.function import JITFunction, extern_names, is_constexpr_global
 from ..language.tuples import (is_namedtuple_class, is_tuple_spec, named_tuple,
                                runtime_params, tuple_value)
 from ..language.tuples import tuple as tl_tuple
@@ -61,6 +61,10 @@ PY_BUILTINS = {"range", "min", "max", "int", "float", "bool", "len", "abs", "pri
                "tuple", "list", "getattr", "hasattr", "enumerate", "zip", "str"}
 
 LANGUAGE = "tilework.language."
+
+
+# the methods a Python constant takes as the scalar Triton makes of it (`0 .to(tl.int64)`)
+SCALAR_CONSTANT_METHODS = ("to", "cast")
 
 
 def readable_global(v) -> bool:
@@ -190,7 +194,8 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
     @staticmethod
     def global_message(name: str) -> str:
         return (f"cannot read global variable `{name}` in a kernel: kernels read only globals "
-                f"that are tl.constexpr (`{name} = tl.constexpr(...)`), dtypes, @jit "
+                f"that are tl.constexpr (`{name} = tl.constexpr(...)` or `{name}: tl.constexpr = "
+                f"...`), dtypes, @jit "
                 f"functions, modules, functions and classes")
 
     # ---- statements ------------------------------------------------------------------------
@@ -264,7 +269,8 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         g = self.fn.fn.__globals__
         if name in g:
             v = g[name]
-            if not readable_global(v) and not self.fn.__module__.startswith(LANGUAGE):
+            if not readable_global(v) and not is_constexpr_global(g, name) and \
+                    not self.fn.__module__.startswith(LANGUAGE):
                 # as Triton: a plain global would be baked into the kernel, and changing it
                 # would not recompile (the cache key holds constexpr globals' values only).
                 # The language's own @jit code (tl.random) is part of the compiler's hash.
@@ -403,10 +409,15 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         methods = getattr(type(obj), "__tilework_methods__", None)  # tensor descriptors
         if methods and node.attr in methods:
             return _BoundMethod(obj, methods[node.attr])
-        if node.attr == "dtype" and type(obj) is int:
+        if node.attr == "dtype" and type(obj) in (int, float, bool):
             # an int argument equal to 1 is specialized to a constant, yet stays an int32 (or
-            # wider) value to the kernel, as in Triton
+            # wider) value to the kernel, as in Triton; so is a constant assigned in the kernel
+            # (`value = 1; value.dtype`, where Triton makes the int32 scalar)
             return S.python_scalar_dtype(obj)
+        if node.attr in SCALAR_CONSTANT_METHODS and type(obj) in (int, float, bool):
+            # `acc = 0; acc = acc.to(tl.int64)`: Triton's assigned constant is a scalar (int32,
+            # fp32, int1), whose `.to` this is (the interpreter's rewrite agrees)
+            return _BoundMethod(S.to_tensor(self.b, obj), node.attr)
         if node.attr == "type" and isinstance(base, constexpr) and not hasattr(obj, "type"):
             return base.type  # Triton's constexpr_type
         try:

@@ -114,20 +114,16 @@ def broadcast(b, input, other):
 
 
 def subscript(b, x: tensor, idx):
-    """`x[None, :]`-style indexing: `None` inserts a size-1 dimension, `:` keeps one."""
+    """`x[None, :]`-style indexing, Triton's rule: the item at place i, if None, inserts a
+    size-1 dimension at axis i; `:` moves on, past the tile's rank too (`p[None, None, :]` of
+    a scalar is 1 x 1, as Triton's test_reduce stores through)."""
     items = idx if isinstance(idx, tuple) else (idx,)
-    out_axis, src_dim = 0, 0
-    for it in items:
+    for axis, it in enumerate(items):
         it = it.value if isinstance(it, constexpr) else it
         if it is None:
-            x = expand_dims_1(b, x, out_axis)
-            out_axis += 1
-        elif isinstance(it, slice) and it == slice(None, None, None):
-            out_axis += 1
-            src_dim += 1
-        else:
+            normalize_axis(axis, len(x.shape) + 1)  # (Triton's expand_dims: at most the rank)
+            x = expand_dims_1(b, x, axis)
+        elif not (isinstance(it, slice) and it == slice(None, None, None)):
             raise SemanticError(f"unsupported tensor index: tiles are indexed only with None and "
                                 f"`:`, got {it!r}")  # (Triton's words first)
-    if src_dim > len(x.shape) - (out_axis - src_dim):
-        raise SemanticError("too many `:` in the index for the tile's rank")
     return x

@@ -19,7 +19,7 @@ import io
 import warnings
 
 from ..errors import CompilationError
-from ..language.function import JITFunction
+from ..language.function import JITFunction, is_constexpr_global
 from ..language.core import tensor
 from .codegen import (
     CHAINED_COMPARE_MESSAGE, LANGUAGE, PY_BUILTINS, CodeGenerator, build_kernel, readable_global,
@@ -141,7 +141,8 @@ def check(fn: JITFunction, chain: tuple = ()) -> None:
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and \
                 node.id not in local:
             if node.id in g:
-                if not readable_global(g[node.id]) and not fn.__module__.startswith(LANGUAGE):
+                if not readable_global(g[node.id]) and not is_constexpr_global(g, node.id) and \
+                        not fn.__module__.startswith(LANGUAGE):
                     raise error(node, CodeGenerator.global_message(node.id))
             elif node.id not in PY_BUILTINS:
                 raise error(node, f"unsupported builtin `{node.id}` in a kernel"

@@ -221,6 +221,7 @@ class dtype:
         raise RuntimeError("Not implemented")
 
     def __eq__(self, other):
+        other = other.value if isinstance(other, constexpr) else other  # (Triton's, unwrapped)
         return isinstance(other, dtype) and not other.is_ptr() and self.name == other.name
 
     def __hash__(self):
@@ -275,6 +276,7 @@ class pointer_type(dtype):
         return 64
 
     def __eq__(self, other):
+        other = other.value if isinstance(other, constexpr) else other
         return isinstance(other, pointer_type) and self.element_ty == other.element_ty and \
             self.const == other.const
 
@@ -341,6 +343,7 @@ class block_type(dtype):
         return f"{self.element_ty.mangle()}S{'_'.join(map(str, self.shape))}S"
 
     def __eq__(self, other):
+        other = other.value if isinstance(other, constexpr) else other
         return isinstance(other, block_type) and (self.element_ty, self.shape) == \
             (other.element_ty, other.shape)
 

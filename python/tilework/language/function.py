@@ -32,6 +32,12 @@ def is_constexpr_annotation(ann) -> bool:
     return False
 
 
+def is_constexpr_global(g: dict, name: str) -> bool:
+    """Whether module global `name` is declared `name: tl.constexpr = value` (Triton's
+    annotated constexpr global: a kernel may read it, and its value is in the cache key)."""
+    return name in g and is_constexpr_annotation(g.get("__annotations__", {}).get(name))
+
+
 def is_const_annotation(ann) -> bool:
     """Whether a parameter annotation is `tl.const` (a read-only pointer), also as a string."""
     if ann is core.const:
@@ -43,8 +49,13 @@ class JITFunction:
     """A kernel (or a function called from kernels) written in the tile language."""
 
     def __init__(self, fn, interpret: bool | None = None, do_not_specialize=(),
-                 launch_metadata=None):
+                 launch_metadata=None, debug: bool | None = None, noinline: bool = False):
         self.fn = fn
+        # Triton's per-function options: `debug` is this kernel's default for the launch
+        # option of that name; `noinline` is accepted and changes nothing (every call is
+        # inlined, which gives the values an outlined call would)
+        self.debug = debug
+        self.noinline = bool(noinline)
         # callable(grid, kernel, args) -> dict (name, flops, bytes): read by the profiler only
         self.launch_metadata = launch_metadata
         self.__name__ = fn.__name__
@@ -112,6 +123,11 @@ class JITFunction:
             self._deps = list(self._dependencies(seen))
             for dep in self._deps:
                 h.update(dep.src.encode())
+            for f in [self] + self._deps:  # constexpr functions' code decides values too
+                g = f.fn.__globals__
+                for name in f._global_names():
+                    if isinstance(g.get(name), ConstexprFunction):
+                        h.update(g[name].src.encode())
             self._cache_key = h.hexdigest()
         h = hashlib.sha256(self._cache_key.encode())
         for f in [self] + self._deps:
@@ -126,13 +142,14 @@ class JITFunction:
         return self._names
 
     def global_values(self):
-        """(name, value) of the constexpr and dtype globals this function's source reads."""
+        """(name, value) of the constexpr and dtype globals this function's source reads
+        (`tl.constexpr(v)` values, and globals declared `name: tl.constexpr = v`)."""
         g = self.fn.__globals__
         for name in self._global_names():
             v = g.get(name)
             if isinstance(v, core.constexpr):
                 yield name, v.value
-            elif isinstance(v, core.dtype):
+            elif isinstance(v, core.dtype) or is_constexpr_global(g, name):
                 yield name, v
 
     def _dependencies(self, seen):
@@ -174,7 +191,9 @@ class JITFunction:
                 params.append(f"{name}=_d_{name}")
         own = [o for o in LAUNCH_OPTIONS if o not in self.signature.parameters]
         ignored = [o for o in IGNORED_OPTIONS if o not in self.signature.parameters]
-        opts = ", ".join(f"{o}=None" for o in own + ignored)
+        ns["_o_debug"] = self.debug  # `@jit(debug=...)`: the default of the launch option
+        opts = ", ".join(f"{o}=_o_debug" if o == "debug" else f"{o}=None"
+                         for o in own + ignored)
         body = ", ".join(self.arg_names)
         outs = ", ".join(o if o in own else "None" for o in LAUNCH_OPTIONS)
         sig = ", ".join(params + (["*", opts] if own or ignored else []))
@@ -207,6 +226,41 @@ class JITFunction:
         placeholders: `'*fp32:16'`, `'fp16'`, tl or torch dtypes.  Without, it compiles and
         loads for the current device."""
         return _warmup(self, grid, args, kwargs)
+
+
+class ConstexprFunction:
+    """`@constexpr_function` (Triton 3.6's `triton.constexpr_function`): a Python function a
+    kernel calls at compile time on constexpr values; its arguments are unwrapped and its result
+    is a compile-time value (interpreted: the plain value).  Its source is in the cache key of
+    the kernels that name it."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.__name__ = getattr(fn, "__name__", "constexpr_function")
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+        try:
+            self.src = textwrap.dedent(inspect.getsource(fn))
+        except (OSError, TypeError):
+            self.src = repr(fn.__code__.co_code)
+
+    def __call__(self, *args, **kwargs):
+        if any(isinstance(v, core.tensor) for v in (*args, *kwargs.values())):
+            # (interpreted; the code generator says the same of any Python function)
+            raise TypeError(f"unsupported call to `{self.__name__}` with tile arguments: only "
+                            f"tl builtins and @jit functions take tiles")
+        unwrap = lambda v: v.value if isinstance(v, core.constexpr) else v  # noqa: E731
+        # (the code generator makes the result a compile-time value, as any Python call's)
+        return self.fn(*map(unwrap, args), **{k: unwrap(v) for k, v in kwargs.items()})
+
+    def __repr__(self):
+        return f"constexpr_function({self.fn!r})"
+
+
+def constexpr_function(fn):
+    """Wraps a Python function so kernels call it at compile time on constexpr arguments, with a
+    constexpr result (Triton's `triton.constexpr_function`); from host code it is `fn`."""
+    return ConstexprFunction(fn)
 
 
 class extern_names:
@@ -275,11 +329,15 @@ def install_launcher(run, warmup=None, native=False):
         _warmup = warmup
 
 
-def jit(fn=None, *, interpret: bool | None = None, do_not_specialize=(), launch_metadata=None):
+def jit(fn=None, *, interpret: bool | None = None, do_not_specialize=(), launch_metadata=None,
+        debug: bool | None = None, noinline: bool | None = None):
     """Decorates a kernel, or a function kernels call.  `interpret=True` (or the environment
     variable TILEWORK_INTERPRET=1) runs it on the CPU with numpy instead of compiling.
     `launch_metadata(grid, kernel, args) -> dict` (as Triton's) names a launch and gives its
     `flops` and `bytes` to the profiler (`tilework.profile()`); it is called only then.
+    `debug=True` (Triton's) makes `debug` the kernel's default launch option (device asserts
+    checked); a launch's own `debug=` still wins.  `noinline=True` (Triton's) is accepted: the
+    function is inlined all the same, which changes no value.
     Applied over `@autotune`/`@heuristics` (which wrap a plain function in `@jit` themselves),
     it re-wraps their innermost function with these options."""
     def deco(f):
@@ -289,9 +347,11 @@ def jit(fn=None, *, interpret: bool | None = None, do_not_specialize=(), launch_
         if rewrap is not None:
             return rewrap(lambda g: JITFunction(g, interpret=interpret,
                                                 do_not_specialize=do_not_specialize,
-                                                launch_metadata=launch_metadata))
+                                                launch_metadata=launch_metadata,
+                                                debug=debug, noinline=bool(noinline)))
         return JITFunction(f, interpret=interpret, do_not_specialize=do_not_specialize,
-                           launch_metadata=launch_metadata)
+                           launch_metadata=launch_metadata, debug=debug,
+                           noinline=bool(noinline))
     return deco(fn) if fn is not None else deco
 
 

@@ -8,8 +8,10 @@ their code object.  Compile-time values keep Python's short-circuit in both.
 Two more forms are the compiler's only through the source: a tuple or list literal is a
 `tl.tuple` (the compiler's `visit_Tuple`; an index `x[None, :]` stays a plain tuple), and
 `v.type` of a compile-time value (a constexpr parameter, passed as a plain Python value) is
-its `tl.constexpr_type`, as `tl.constexpr(v).type`.  And `assert c, msg` is
-`tl.device_assert(c, msg)`, as the compiler's (a no-op without debug)."""
+its `tl.constexpr_type`, as `tl.constexpr(v).type`; `v.dtype` of a Python int, float or bool
+(`value = 1; value.dtype`) is the dtype the compiler gives that constant (int32, ...), and its
+`.to(...)` / `.cast(...)` those of that scalar (`acc = 0; acc = acc.to(tl.int64)`).  And
+`assert c, msg` is `tl.device_assert(c, msg)`, as the compiler's (a no-op without debug)."""
 from __future__ import annotations
 
 import ast
@@ -19,7 +21,7 @@ import types
 import warnings
 
 from ..frontend import semantic as S
-from ..frontend.codegen import comprehension_message, fstring_message
+from ..frontend.codegen import SCALAR_CONSTANT_METHODS, comprehension_message, fstring_message
 from ..language import core
 from ..language.core import tensor
 from ..language.debug import device_assert
@@ -47,7 +49,9 @@ def _not(x):
 
 
 def _is_tile(x):
-    return isinstance(x, tensor)
+    # a scalar (0-d) condition picks one side and evaluates only it, as the compiler's `if`
+    # (its side effects, stores, happen only on that side); a tile's is elementwise `where`
+    return isinstance(x, tensor) and bool(x.shape)
 
 
 def _where(c, x, y):
@@ -68,6 +72,18 @@ def _type(v):
     if isinstance(v, (tensor, tuple)):
         raise AttributeError(f"{type(v).__name__!r} object has no attribute 'type'")
     return core.constexpr_type(v)  # a compile-time value: as the compiler's constexpr
+
+
+def _dtype(v):
+    if type(v) in (int, float, bool):
+        return S.python_scalar_dtype(v)  # as the compiler's `visit_Attribute`
+    return v.dtype
+
+
+def _method(v, name):
+    if type(v) in (int, float, bool):  # `acc = 0; acc.to(tl.int64)`: as the compiler's
+        return getattr(S.to_tensor(_builder(), v), name)
+    return getattr(v, name)
 
 
 def _comp_iter(seq):
@@ -91,8 +107,8 @@ def _fmt(v):
 HELPERS = {f"{_PREFIX}comp_iter": _comp_iter, f"{_PREFIX}fmt": _fmt,
            f"{_PREFIX}stops": _stops, f"{_PREFIX}combine": _combine, f"{_PREFIX}not": _not,
            f"{_PREFIX}is_tile": _is_tile, f"{_PREFIX}where": _where,
-           f"{_PREFIX}tuple": _tuple, f"{_PREFIX}type": _type,
-           f"{_PREFIX}assert": _assert}
+           f"{_PREFIX}tuple": _tuple, f"{_PREFIX}type": _type, f"{_PREFIX}dtype": _dtype,
+           f"{_PREFIX}method": _method, f"{_PREFIX}assert": _assert}
 
 
 def _name(n, ctx=None):
@@ -131,7 +147,8 @@ class _Rewriter(ast.NodeTransformer):
 
     def visit_IfExp(self, node):
         self.generic_visit(node)
-        # (where(t, a, b) if is_tile(t := c) else (a if t else b))
+        # (where(t, a, b) if is_tile(t := c) else (a if t else b)): a runtime scalar `t` is
+        # taken by its truth value, so only the chosen side runs
         t = self._temp()
         return ast.copy_location(ast.IfExp(
             test=_call("is_tile", ast.NamedExpr(_name(t, ast.Store()), node.test)),
@@ -172,8 +189,10 @@ class _Rewriter(ast.NodeTransformer):
 
     def visit_Attribute(self, node):
         self.generic_visit(node)
-        if node.attr == "type" and isinstance(node.ctx, ast.Load):
-            return ast.copy_location(_call("type", node.value), node)
+        if node.attr in ("type", "dtype") and isinstance(node.ctx, ast.Load):
+            return ast.copy_location(_call(node.attr, node.value), node)
+        if node.attr in SCALAR_CONSTANT_METHODS and isinstance(node.ctx, ast.Load):
+            return ast.copy_location(_call("method", node.value, ast.Constant(node.attr)), node)
         return node
 
 
@@ -184,7 +203,8 @@ def _needs_rewrite(fdef) -> bool:
                (isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not)) or
                (isinstance(n, (ast.Tuple, ast.List)) and isinstance(n.ctx, ast.Load)
                 and id(n) not in slices) or
-               (isinstance(n, ast.Attribute) and n.attr == "type")
+               (isinstance(n, ast.Attribute) and
+                n.attr in ("type", "dtype", *SCALAR_CONSTANT_METHODS))
                for n in ast.walk(fdef))
 
 

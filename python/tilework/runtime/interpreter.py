@@ -26,7 +26,7 @@ import numpy as np
 from tilework.dialects import new_context
 from tilework.dialects import tile as T
 
-from ..errors import InterpreterError, interpreter_error, located
+from ..errors import IntegerOverflowError, InterpreterError, interpreter_error, located
 from ..frontend import semantic as S
 from ..frontend.ops import IMPLS
 from ..frontend.ops_shape import subscript
@@ -619,7 +619,7 @@ def _bind_value(fn, name, a, regions, nospec, const=False):
             dt = S.python_scalar_dtype(a)
         except S.SemanticError as e:
             raise located(f"argument `{name}` of {fn.__name__}: {e}", fn.fn,
-                          exc=ValueError) from None
+                          exc=IntegerOverflowError) from None
         v = np.array(a).astype(_info(tensor_ir_type(dt, ())).np) if dt != core.uint64 \
             else np.array(a, np.uint64).view(np.int64)
     else:

@@ -11,7 +11,7 @@ import inspect
 import sys
 
 from ..compiler.options import CompileOptions
-from ..errors import located
+from ..errors import IntegerOverflowError, located
 from ..language import core
 from ..language.descriptor import TensorDescriptor, tensor_descriptor_type
 from ..language.function import IGNORED_OPTIONS, LAUNCH_OPTIONS, JITFunction
@@ -146,7 +146,7 @@ def arg_entry(fn: JITFunction, name: str, nospec: bool, a):
             if lo <= a < hi:
                 return (ty, not nospec and a % 16 == 0), a
         raise located(f"argument `{name}` of {fn.__name__}: integer {a} does not fit in 64 "
-                      f"bits", fn.fn, exc=ValueError)
+                      f"bits", fn.fn, exc=IntegerOverflowError)
     if t is float:
         return "fp32", a
     if t is bool:
