@@ -375,3 +375,30 @@ def test_e4b15_constants_take_the_same_rule():
     for v in [0.0, -0.0, 1.0625, -1.1875, 1.8, 5.0, -1e9, float("inf"), float("nan"),
               2.0 ** -18, 2.0 ** -18 * 0.999, 1.0 + 2.0 ** -4 - 2.0 ** -20, 0.3, -0.7]:
         assert e4b15_bits(v) == int(np_to_e4b15([v])[0]), v
+
+
+# ---- tl.dot of fp8e4b15 operands: as fp16 (Triton's semantic) -------------------------------
+
+def k_dot_e4b15(a, b, c, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    rm, rn, rk = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    x = tl.load(a + rm[:, None] * K + rk[None, :]).to(tl.float8e4b15, bitcast=True)
+    y = tl.load(b + rk[:, None] * N + rn[None, :]).to(tl.float8e4b15, bitcast=True)
+    tl.store(c + rm[:, None] * N + rn[None, :], tl.dot(x, y))
+
+
+@pytest.mark.parametrize("where", ["interpreter"] + TARGETS)
+def test_dot_of_e4b15_is_the_fp16_dot(where):
+    """No matrix instruction takes fp8e4b15: the operands are converted to fp16 first, as
+    Triton does (the interpreter used to multiply the bytes as integers)."""
+    rng = np.random.default_rng(31)
+    M = N = K = 32
+    a = rng.integers(0, 256, (M, K), dtype=np.uint8)
+    b = rng.integers(0, 256, (K, N), dtype=np.uint8)
+    c = np.zeros((M, N), np.float32)
+    if where == "interpreter":
+        tilework.jit(k_dot_e4b15, interpret=True)[(1,)](a, b, c, M=M, N=N, K=K)
+    else:
+        emulate(k_dot_e4b15, {"a": P(tl.uint8), "b": P(tl.uint8), "c": P(tl.float32)},
+                {"M": M, "N": N, "K": K}, where, a, b, c)
+    want = np_from_e4b15(a).astype(np.float64) @ np_from_e4b15(b).astype(np.float64)
+    np.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-5)

@@ -81,6 +81,10 @@ def dot(b, input, other, acc=None, input_precision=None, allow_tf32=None,
     if not x.shape or not y.shape:
         raise SemanticError(f"dot needs two tiles, got shapes {_shape_str(x.shape)} and "
                             f"{_shape_str(y.shape)}")
+    if x.dtype.is_fp8e4b15() or y.dtype.is_fp8e4b15():
+        # no matrix instruction takes it: both operands as fp16 first, as Triton does (the
+        # interpreter would otherwise multiply its bytes)
+        x, y = S.cast(b, x, core.float16), S.cast(b, y, core.float16)
     if not (x.dtype.is_fp8() and y.dtype.is_fp8()):
         if x.dtype.name not in _DOT_DTYPES:
             raise SemanticError(f"Unsupported lhs dtype {x.dtype}")
