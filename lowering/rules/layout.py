@@ -327,6 +327,23 @@ def _by_shuffles(ctx, src, dst, shape, plan):
     return _regs(dst, shape, out)
 
 
+def packed_word(ctx, src, w, wb, eb, it, words):
+    """The i32 packing src registers `w | (j's bits at wb)`, j = 0.., each `eb` bits (`it`),
+    j's at bit eb * j; memoized in `words`."""
+    if w not in words:
+        acc = None
+        for j in range(1 << len(wb)):
+            reg = w | sum((j >> i & 1) << b for i, b in enumerate(wb))
+            x = src.values[reg]
+            x = x if T.isa(x.type, ir.IntegerType) else ctx.op1("arith.bitcast", [x], it)
+            x = ctx.op1("arith.extui", [x], ctx.i32)
+            if j:
+                x = ctx.op1("arith.shli", [x, ctx.const(eb * j)], ctx.i32)
+            acc = x if acc is None else ctx.op1("arith.ori", [acc, x], ctx.i32)
+        words[w] = acc
+    return words[w]
+
+
 def _by_word_shuffles(ctx, src, dst, shape, plan):
     """`_by_shuffles` a 32-bit word at a time (plan.word_bits: see `packed_shuffles`): src
     registers packed into words, one `gpu.shuffle idx` per (word, lane offset) a dst word
@@ -358,18 +375,7 @@ def _by_word_shuffles(ctx, src, dst, shape, plan):
     words = {}
 
     def word(w):
-        if w not in words:
-            acc = None
-            for j in range(per):
-                reg = w | sum((j >> i & 1) << b for i, b in enumerate(wb))
-                x = src.values[reg]
-                x = x if T.isa(x.type, ir.IntegerType) else ctx.op1("arith.bitcast", [x], it)
-                x = ctx.op1("arith.extui", [x], ctx.i32)
-                if j:
-                    x = ctx.op1("arith.shli", [x, ctx.const(eb * j)], ctx.i32)
-                acc = x if acc is None else ctx.op1("arith.ori", [acc, x], ctx.i32)
-            words[w] = acc
-        return words[w]
+        return packed_word(ctx, src, w, wb, eb, it, words)
     st = src.values[0].type
     out = []
     for r in range(0, 1 << m.in_bits("register"), per):
@@ -409,19 +415,8 @@ def _by_word_exchange(ctx, src, dst, shape, plan):
     nl = m.in_bits("lane")
     words = {}
 
-    def word(w):  # (the packing of `_by_word_shuffles`: LLVM folds an fp8 tile's own back)
-        if w not in words:
-            acc = None
-            for j in range(1 << len(wb)):
-                reg = w | sum((j >> i & 1) << b for i, b in enumerate(wb))
-                x = src.values[reg]
-                x = x if T.isa(x.type, ir.IntegerType) else ctx.op1("arith.bitcast", [x], it)
-                x = ctx.op1("arith.extui", [x], ctx.i32)
-                if j:
-                    x = ctx.op1("arith.shli", [x, ctx.const(eb * j)], ctx.i32)
-                acc = x if acc is None else ctx.op1("arith.ori", [acc, x], ctx.i32)
-            words[w] = acc
-        return words[w]
+    def word(w):  # (LLVM folds an fp8 tile's own packing back)
+        return packed_word(ctx, src, w, wb, eb, it, words)
 
     def by_lane(vals):
         """vals[lane] (linear in the lane's bits): a constant, or the constant XOR the lane's

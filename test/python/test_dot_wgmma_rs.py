@@ -170,18 +170,26 @@ def test_16_bit_conversions_keep_element_shuffles():
 # ---- fp8: P converted within quads (word shuffles + prmt) ----------------------------------
 
 @tilework.jit
-def fp8_chain(q_ptr, k_ptr, v_ptr, o_ptr, p_ptr, M: tl.constexpr, D: tl.constexpr,
-              J: tl.constexpr, N: tl.constexpr):
-    """Attention's shape in fp8: p = exp2(q k - rowmax) to fp8 (stored), o = p v."""
+def fp8_scores(q_ptr, k_ptr, v_ptr, M: tl.constexpr, D: tl.constexpr, J: tl.constexpr,
+               N: tl.constexpr):
+    """(exp2(q k - rowmax) in f32, v) of the fp8 chains' operands."""
     rm = tl.arange(0, M)
     rd = tl.arange(0, D)
     rj = tl.arange(0, J)
-    rn = tl.arange(0, N)
     q = tl.load(q_ptr + rm[:, None] * D + rd[None, :])
     k = tl.load(k_ptr + rd[:, None] * J + rj[None, :])
-    v = tl.load(v_ptr + rj[:, None] * N + rn[None, :])
+    v = tl.load(v_ptr + rj[:, None] * N + tl.arange(0, N)[None, :])
     s = tl.dot(q, k)
-    p = tl.math.exp2(s - tl.max(s, 1)[:, None]).to(v.dtype)
+    return tl.math.exp2(s - tl.max(s, 1)[:, None]), v
+
+
+@tilework.jit
+def fp8_chain(q_ptr, k_ptr, v_ptr, o_ptr, p_ptr, M: tl.constexpr, D: tl.constexpr,
+              J: tl.constexpr, N: tl.constexpr):
+    """Attention's shape in fp8: p = exp2(q k - rowmax) to fp8 (stored), o = p v."""
+    e, v = fp8_scores(q_ptr, k_ptr, v_ptr, M, D, J, N)
+    rm, rj, rn = tl.arange(0, M), tl.arange(0, J), tl.arange(0, N)
+    p = e.to(v.dtype)
     tl.store(p_ptr + rm[:, None] * J + rj[None, :], p)
     tl.store(o_ptr + rm[:, None] * N + rn[None, :], tl.dot(p, v))
 
@@ -240,15 +248,9 @@ def test_fp8_register_a_emulated(kind, m, d, j, n, nw, rng):
 def fp8_chain_scaled(q_ptr, k_ptr, v_ptr, o_ptr, e_ptr, p_ptr, sc, M: tl.constexpr,
                      D: tl.constexpr, J: tl.constexpr, N: tl.constexpr):
     """fp8_chain with e = exp2(q k - rowmax) * sc stored too (sc: overflow, inf, NaN)."""
-    rm = tl.arange(0, M)
-    rd = tl.arange(0, D)
-    rj = tl.arange(0, J)
-    rn = tl.arange(0, N)
-    q = tl.load(q_ptr + rm[:, None] * D + rd[None, :])
-    k = tl.load(k_ptr + rd[:, None] * J + rj[None, :])
-    v = tl.load(v_ptr + rj[:, None] * N + rn[None, :])
-    s = tl.dot(q, k)
-    e = tl.math.exp2(s - tl.max(s, 1)[:, None]) * sc
+    e, v = fp8_scores(q_ptr, k_ptr, v_ptr, M, D, J, N)
+    e = e * sc
+    rm, rj, rn = tl.arange(0, M), tl.arange(0, J), tl.arange(0, N)
     tl.store(e_ptr + rm[:, None] * J + rj[None, :], e)
     p = e.to(v.dtype)
     tl.store(p_ptr + rm[:, None] * J + rj[None, :], p)

@@ -106,6 +106,16 @@ def k_bits_to_f32(x, y, n, KIND: tl.constexpr, BLOCK: tl.constexpr):
     tl.store(y + o, v.to(tl.float32), mask=m)
 
 
+def encode_inputs(kind, n, seed):
+    """f32 values to encode: the kind's boundaries, the specials, +-1e9, and `n` random ones
+    over 12 decades."""
+    rng = np.random.default_rng(seed)
+    return np.concatenate([boundary_values(kind),
+                           np.float32([np.inf, -np.inf, np.nan, -np.nan, 1e9, -1e9]),
+                           (rng.standard_normal(n) * 10.0 ** rng.uniform(-6, 6, n))
+                           .astype(np.float32)])
+
+
 @tilework.jit
 def k_f32_to_bits(x, y, n, KIND: tl.constexpr, BLOCK: tl.constexpr):
     o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -194,11 +204,7 @@ def test_hardware_encode_on_sm90(kind, block):
                                 {}), t, cache=False).asm for t in ("sm_80", "sm_90a")}
     assert cvt not in ptx["sm_80"]["ptx"] and cvt in ptx["sm_90a"]["ptx"]
     assert len(re.findall(r"cvt\.rn\.satfinite", ptx["sm_90a"]["ptx"])) == max(1, block // 256)
-    rng = np.random.default_rng(1)
-    x = np.concatenate([boundary_values(kind),
-                        np.float32([np.inf, -np.inf, np.nan, -np.nan, 1e9, -1e9]),
-                        (rng.standard_normal(2000) * 10.0 ** rng.uniform(-6, 6, 2000))
-                        .astype(np.float32)])
+    x = encode_inputs(kind, 2000, seed=1)
     n = len(x)
     y = np.zeros(n, np.uint8)
     Emulator.from_tilegpu(ptx["sm_90a"]["tilegpu"], "sm_90a", 4).run(

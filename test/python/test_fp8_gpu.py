@@ -60,14 +60,10 @@ def test_hardware_encode_keeps_the_expansion(kind, block):
     pair, a packed word) plus fix-ups that assume satfinite saturates inf (PTX ISA): every
     boundary value and special, both signs, bit for bit the expansion's (test_fp8's reference,
     the interpreter's), where the hardware's cvt runs."""
-    from test_fp8 import boundary_values, k_f32_to_bits, ref_encode
+    from test_fp8 import encode_inputs, k_f32_to_bits, ref_encode
     if torch.cuda.get_device_capability() < (8, 9):
         pytest.skip("cvt to fp8 needs sm_89+")
-    rng = np.random.default_rng(2)
-    x = np.concatenate([boundary_values(kind),
-                        np.float32([np.inf, -np.inf, np.nan, -np.nan, 1e9, -1e9]),
-                        (rng.standard_normal(4000) * 10.0 ** rng.uniform(-6, 6, 4000))
-                        .astype(np.float32)])
+    x = encode_inputs(kind, 4000, seed=2)
     n = len(x)
     y = torch.zeros(n, dtype=torch.uint8, device="cuda")
     k_f32_to_bits[(cdiv(n, block),)](torch.from_numpy(x).cuda(), y, n, KIND=TL_KINDS[kind],
