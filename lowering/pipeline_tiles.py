@@ -40,8 +40,9 @@ class Tiles:
     coordinates need (`ops`, in program order), and, once built, the values the rewrite uses:
     the trip count `n` of the inner loop (before O), and `t` (the tile's index) in O's body."""
 
-    def __init__(self, loop, ops):
+    def __init__(self, loop, ops, needed):
         self.loop, self.ops = loop, ops
+        self.needed = needed  # what the copies read of O's slice (the K loop selects these)
         self.n = self.t = None
         self.ahead = []  # prepare's: (env, predicate) of each of the next tiles
         self.steps = []  # thresholds': (from which k, what to add to k) of each
@@ -50,14 +51,6 @@ class Tiles:
     def iv(self):
         return self.loop.regions[0].blocks[0].arguments[0]
 
-    def used_by(self, values) -> list:
-        """Those of `values` that O's ops in the slice compute (what the K loop selects)."""
-        mine = {r for o in self.ops for r in o.results}
-        out = []
-        for v in values:
-            if v in mine and v not in out:
-                out.append(v)
-        return out
 
 
 def _defined_in(v, block) -> bool:
@@ -86,7 +79,12 @@ def outer_tiles(loop, values, pure_op):
         return None
     order = {o.operation: i for i, o in enumerate(obody.operations)}
     ops.sort(key=lambda o: order[o])
-    return Tiles(outer, ops)
+    mine = {r for o in ops for r in o.results}
+    needed = []
+    for v in values:
+        if v in mine and v not in needed:
+            needed.append(v)
+    return Tiles(outer, ops, needed)
 
 
 def _slice(obody, values, pure_op, out, seen) -> bool:
@@ -178,15 +176,15 @@ def thresholds(tiles, distance: int):
                             arith("arith.subi", int_const(i32, distance), jn)))
 
 
-def ahead(tiles, k, distance: int, needed):
-    """(the tile's env for `needed` values of O's body, the inner index, predicate) of the
+def ahead(tiles, k, distance: int):
+    """(the tile's env for `tiles.needed`, the inner index, predicate) of the
     iteration `distance` after inner iteration `k` of the current tile (in L's body): tile
     t + j for the largest j whose threshold k reaches (`thresholds`; none: this tile), chosen
     by a select chain over `prepare`'s tiles (any n >= 1: k + distance passes at most
     `distance` tiles' ends)."""
     i32 = k.type
     kn = arith("arith.addi", k, int_const(i32, distance))
-    env = {v: v for v in needed}
+    env = {v: v for v in tiles.needed}
     pred = int_const(ir.IntegerType.get_signless(1), 1)
     for (thr, add), (tenv, p) in zip(tiles.steps, tiles.ahead):
         past = cmpi("sge", k, thr)

@@ -280,10 +280,7 @@ def _rewrite(loop, body, iv, loads, ops, carried, mds, S, tiles=None):
             _issue(specs, ops, iv, nxt, k_n, carried, rings, bars, slot_n, cmp_lt(nxt, ub))
         else:  # possibly a later tile's
             slot_n = arith("arith.remsi", arith("arith.addi", g, _i32(S - 1)), _i32(S))
-            needed = tiles.used_by([v for o in ops for v in o.operands] +
-                                   [init for init, _ in carried.values()] +
-                                   [x for _, xs in specs for x in xs])
-            tenv, k_n, pred = ahead(tiles, k, S - 1, needed)
+            tenv, k_n, pred = ahead(tiles, k, S - 1)
             nxt = arith("arith.addi", lb, arith("arith.muli", step, k_n))
             _issue(specs, ops, iv, nxt, k_n, carried, rings, bars, slot_n, pred, tenv)
     for op in reversed(ops):  # the original coordinates, now unused
