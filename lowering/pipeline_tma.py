@@ -189,7 +189,8 @@ def pipeline_loop(loop, pctx, reserve: int) -> bool:
     mds = [T.MemDesc(T.shape_of(ld.results[0].type), T.element_type(ld.results[0].type),
                      buffer_layout(ld), 1) for ld in loads]
     budget = pctx.target.shared_memory if pctx is not None else 1 << 62
-    tiles = outer_tiles(loop, [v for o in ops for v in o.operands] +
+    ordered = [o.operation for o in body.operations if o.operation in ops]  # (ops: a set)
+    tiles = outer_tiles(loop, [v for o in ordered for v in o.operands] +
                         [init for init, _ in carried.values()] +
                         [v for ld in loads for v in [ld.operands[0], *coords(ld)]], pure_op)
     if tiles is not None and _ring_bytes(mds, depth) + _tiles_reserve(tiles.loop) > budget:
@@ -203,8 +204,7 @@ def pipeline_loop(loop, pctx, reserve: int) -> bool:
             f"{reserve} bytes of scratch) exceed the {budget} bytes of shared memory")
     if stages <= 1:
         return False
-    _rewrite(loop, body, iv, loads, [o for o in body.operations if o.operation in ops],
-             carried, mds, stages, tiles)
+    _rewrite(loop, body, iv, loads, ordered, carried, mds, stages, tiles)
     return True
 
 
