@@ -23,6 +23,8 @@ Runs after tilegpu-allocate-shared, from the byte intervals it assigned.  Each o
 | `tma_store` | a barrier of its own (its rule's, after every thread's proxy fence), then |
 |             | reads its buffer (one thread, through the async proxy, done within the op: |
 |             | it waits for the bulk group's reads), so a later writer of the bytes waits |
+| `tma_store_wait` | a barrier of its own (after the issuing thread's read wait of the stores |
+|                  | marked `tilegpu.wait_later`, whose buffers only it precedes the writes of) |
 | asynchronous `warpgroup_dot` | reads both buffers when issued and again when the |
 |              | `warpgroup_wait` that completes its wgmma group runs (until then the tensor |
 |              | cores may read them: other threads must not write them before a barrier after it) |
@@ -133,6 +135,8 @@ def accesses(op) -> list:
         return [("tma", memdesc_interval(op.operands[1]))]
     if name == "tilegpu.tma_store":
         return [("barrier",), ("r", memdesc_interval(op.operands[1]))]
+    if name == "tilegpu.tma_store_wait":
+        return [("barrier",)]
     if name == "tilegpu.async_commit_group":
         return [("commit",)]
     if name == "tilegpu.async_wait":

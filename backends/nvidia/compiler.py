@@ -75,7 +75,8 @@ class NVIDIABackend(Backend):
         # the loops are noted as ignored), before the TMA pipeliner
         passes = passes + ["tilegpu-warp-specialize"]
         if self.target.capability >= 90:  # host descriptors' blocks by TMA
-            passes = passes + ["tilegpu-pipeline-tma", "tilegpu-tma-loads", "tilegpu-tma-stores"]
+            passes = passes + ["tilegpu-pipeline-tma", "tilegpu-tma-loads", "tilegpu-tma-stores",
+                               "tilegpu-tma-store-wait-later"]
         if self.target.has("wgmma") and options.overlap_dots:  # (off by default: its docstring)
             passes = passes + ["tilegpu-overlap-dots"]
         passes = passes + common.access_passes() + common.shared_memory_passes()

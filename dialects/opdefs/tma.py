@@ -282,6 +282,12 @@ TILEGPU.op("tma_store", "every thread fences its writes of `src` for the async p
            + group("coord", _i32, MAX_RANK),
            traits={READS, WRITES}, verify=_tma_store, interp=None,
            unsupported={"amd": "TMA is NVIDIA's (sm_90+)"})
+WAIT_LATER = "tilegpu.wait_later"  # on a tma_store: its read wait is a later tma_store_wait's
+TILEGPU.op("tma_store_wait", "the thread that issued the TMA stores marked `tilegpu.wait_later` "
+                             "waits until they have read their buffers, then every thread "
+                             "synchronizes: the buffers may be written again",
+           traits={READS, WRITES}, interp=None,
+           unsupported={"amd": "TMA is NVIDIA's (sm_90+)"})
 TILEGPU.op("mbarrier_wait", "every thread waits until phase `phase` (0 or 1) of `barrier` "
                             "completes",
            operands=[operand("barrier", memdesc()), operand("phase", is_type("i32"))],

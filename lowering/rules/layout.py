@@ -129,9 +129,13 @@ def _through_swizzled(ctx, src, ls, dst, ld, shape, plan, scalar_type):
     base = ctx.smem(swizzled_bytes(plan, shape, scalar_type))
     ctx.smem_begin()
     put = offs.compose(ls)
+    sm = stmatrix_plan(ctx, put, ls, st) if len(src.values) == 1 << ls.in_bits("register") \
+        else None
     tpart, tmask = _offset_parts(ctx, put)
     vs = plan.store_vec
-    for g in range(0, len(src.values), vs):
+    if sm is not None:
+        by_stmatrix(ctx, base, put, sm, st, [to_smem(ctx, v, st) for v in src.values])
+    for g in range(0, len(src.values) if sm is None else 0, vs):
         idx = _plus(ctx, tpart, put.apply(register=g)[0], tmask)
         vals = [to_smem(ctx, v, st) for v in src.values[g:g + vs]]
         if vs == 1:
@@ -245,33 +249,47 @@ def ldmatrix_plan(ld, sw, elem_bytes):
     return None
 
 
+def _matrix_address(ctx, get, srcs):
+    """(the addressing lane's part of an 8x8-matrix instruction's offset, its mask): lane l
+    addresses row l % 8 of matrix l / 8, bit i of l moving the offset by `get` of `srcs[i]`
+    (and the warp's bits by the warps' bases)."""
+    lane_bits = ctx.warp_size.bit_length() - 1
+    terms = [(i, get.apply(**{d: v})[0]) for i, (d, v) in enumerate(srcs)]
+    terms += [(lane_bits + i, v[0]) for i, v in enumerate(get.basis("warp")) if v[0]]
+    mask = 0
+    for _, v in terms:
+        mask |= v
+    return ctx.gather_bits(tuple(t for t in terms if t[1])), mask
+
+
+_MATRIX_ATTRS = {"shape": "#nvvm.ld_st_matrix_shape<m = 8, n = 8>",
+                 "eltType": "#nvvm.ld_st_matrix_elt_type<b16>"}
+
+
+def _matrix_attrs(ctx, trans: bool) -> dict:
+    attrs = {k: ir.Attribute.parse(v) for k, v in _MATRIX_ATTRS.items()}
+    attrs["layout"] = ir.Attribute.parse(f"#nvvm.mma_layout<{'col' if trans else 'row'}>")
+    return attrs
+
+
 def by_ldmatrix(ctx, base, get, ld, lm, st, scalar_type):
     """The dst registers by `nvvm.ldmatrix` x4 (see `ldmatrix_plan`): lane l addresses row
     l % 8 of matrix l / 8, a linear function of l's bits (and the warp's), plus a constant per
     group of four matrices."""
     trans, pair, (p1, p2) = lm
-    lane_bits = ctx.warp_size.bit_length() - 1
     # what each bit of the addressing lane moves the offset by (lanes 0-2: the row in the
     # matrix; 3-4: which matrix)
     if trans:
         srcs = [("register", 1 << pair), ("lane", 1), ("lane", 2)]
     else:
         srcs = [("lane", 4), ("lane", 8), ("lane", 16)]
-    srcs += [("register", 1 << p1), ("register", 1 << p2)]
-    terms = [(i, get.apply(**{d: v})[0]) for i, (d, v) in enumerate(srcs)]
-    terms += [(lane_bits + i, v[0]) for i, v in enumerate(get.basis("warp")) if v[0]]
-    mask = 0
-    for _, v in terms:
-        mask |= v
-    tpart = ctx.gather_bits(tuple(t for t in terms if t[1]))
+    tpart, mask = _matrix_address(ctx, get, srcs + [("register", 1 << p1),
+                                                    ("register", 1 << p2)])
     nregs = 1 << ld.in_bits("register")
     step = (1 << pair) | (1 << p1) | (1 << p2)
     i32 = ctx.i32
     rty = ir.Type.parse("!llvm.struct<(i32, i32, i32, i32)>")
-    attrs = {"num": ir.IntegerAttr.get(i32, 4),
-             "layout": ir.Attribute.parse(f"#nvvm.mma_layout<{'col' if trans else 'row'}>"),
-             "shape": ir.Attribute.parse("#nvvm.ld_st_matrix_shape<m = 8, n = 8>"),
-             "eltType": ir.Attribute.parse("#nvvm.ld_st_matrix_elt_type<b16>")}
+    attrs = {"num": ir.IntegerAttr.get(i32, 4), **_matrix_attrs(ctx, trans)}
     vt = ir.VectorType.get([2], st)
     out = [None] * nregs
     for r0 in range(nregs):
@@ -288,6 +306,53 @@ def by_ldmatrix(ctx, base, get, ld, lm, st, scalar_type):
                 x = ctx.op1("llvm.extractelement", [v, ctx.const(j)], st)
                 out[r | j << pair] = from_smem(ctx, x, scalar_type)
     return out
+
+
+def stmatrix_plan(ctx, put, ld, st):
+    """How `stmatrix.x4` (sm_90: four 8x8 b16 matrices, each row 16 contiguous bytes) stores
+    the registers of layout `ld` to the offsets `put` maps them to, or None.  As the fragment
+    has it: a register bit (`pair`) and lanes 0-1 step the offset by 1, 2, 4 elements (a
+    thread's column pair within the row's 16 bytes); every other register and lane basis is a
+    nonzero multiple of 8 (rows 16-byte aligned; lanes 2-4 pick the row, two register bits the
+    matrix).  Returns (pair, (p1, p2))."""
+    if ctx.target != "nvidia" or arch_capability(ctx.arch) < 90 or \
+            str(st) not in ("f16", "bf16", "i16") or ld.in_bits("lane") != 5 or \
+            ld.in_bits("register") < 3:
+        return None
+    regs = [b[0] for b in put.basis("register")]
+    lanes = [b[0] for b in put.basis("lane")]
+    if 1 not in regs or lanes[:2] != [2, 4]:
+        return None
+    pair = regs.index(1)
+    rest = [b for b in range(len(regs)) if b != pair]
+    warps = [b[0] for b in put.basis("warp")]
+    if any(v == 0 or v % 8 for v in [regs[b] for b in rest] + lanes[2:]) or \
+            any(v % 8 for v in warps):  # (a warp basis 0: warps storing the same values)
+        return None
+    return pair, tuple(rest[:2])
+
+
+def by_stmatrix(ctx, base, put, plan, st, values):
+    """`values` (register order, in the shared-memory type `st`) stored by `nvvm.stmatrix` x4
+    (see `stmatrix_plan`), addressed as `by_ldmatrix` reads."""
+    pair, (p1, p2) = plan
+    tpart, mask = _matrix_address(ctx, put, [("lane", 4), ("lane", 8), ("lane", 16),
+                                             ("register", 1 << p1), ("register", 1 << p2)])
+    step = (1 << pair) | (1 << p1) | (1 << p2)
+    vt = ir.VectorType.get([2], st)
+    attrs = _matrix_attrs(ctx, False)
+    for r0 in range(len(values)):
+        if r0 & step:
+            continue
+        words = []
+        for q in range(4):
+            r = r0 | (q & 1) << p1 | (q >> 1) << p2
+            v = ctx.op1("llvm.mlir.poison", [], vt)
+            for j in range(2):
+                v = ctx.op1("llvm.insertelement", [v, values[r | j << pair], ctx.const(j)], vt)
+            words.append(ctx.op1("llvm.bitcast", [v], ctx.i32))
+        idx = _plus(ctx, tpart, put.apply(register=r0)[0], mask)
+        ctx.create("nvvm.stmatrix", [smem_gep(ctx, base, idx, st)] + words, [], attrs)
 
 
 def _by_shuffles(ctx, src, dst, shape, plan):

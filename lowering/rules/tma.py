@@ -25,7 +25,10 @@ waits:
   visible to the async proxy), a CTA barrier, then thread 0 issues one
   `cp.async.bulk.tensor.<r>d.global.shared::cta.bulk_group` per box (the boxes as a load's),
   `cp.async.bulk.commit_group` and `cp.async.bulk.wait_group.read 0` (the buffer has been
-  read: its bytes may be written again once the other threads pass a barrier after this).
+  read: its bytes may be written again once the other threads pass a barrier after this);
+  marked `tilegpu.wait_later` (tilegpu-tma-store-wait-later), without the wait, which a
+  `tma_store_wait` (the same thread's wait, then a CTA barrier) does before the buffer's next
+  write.
 
 * `make_tensormap` (a descriptor made in the kernel): thread 0 zeroes the 128 bytes at the
   map's global address (the kernel's global-scratch parameter + the linear program id times
@@ -49,7 +52,7 @@ import mlir.ir as ir
 from mlir.dialects import gpu
 
 from tilework.dialects import tile as T
-from tilework.dialects.opdefs.tma import MAP_BYTES, dst_swizzle
+from tilework.dialects.opdefs.tma import MAP_BYTES, WAIT_LATER, dst_swizzle
 from tilework.dialects.verify import named_operands
 
 from ..axis_info import elem_bytes
@@ -274,6 +277,15 @@ def _tma_store(ctx, op, args):
     for smem, cs in _box_operands(ctx, md, src_addr, coords, ops):
         body.append(f"@%p cp.async.bulk.tensor.{rank}d.global.shared::cta.bulk_group "
                     f"[$1, {{{cs}}}], [{smem}];")
-    body += ["@%p cp.async.bulk.commit_group;", "@%p cp.async.bulk.wait_group.read 0;"]
+    body.append("@%p cp.async.bulk.commit_group;")
+    if WAIT_LATER not in op.attributes:
+        body.append("@%p cp.async.bulk.wait_group.read 0;")
     _asm(ctx, _ONE % " ".join(body), ops, "r,l" + ",r" * (len(ops) - 2))
+    return []
+
+
+@lower("tilegpu.tma_store_wait", target="nvidia")
+def _tma_store_wait(ctx, op, args):
+    _asm(ctx, _ONE % "@%p cp.async.bulk.wait_group.read 0;", [ctx.issuer_id()], "r")
+    ctx.barrier()  # (the other threads write the buffers only after the issuer saw the reads)
     return []

@@ -124,7 +124,8 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 // Row-major f16 blocked -> mma operand A -> wgmma accumulator layout: two shared-memory round
 // trips; the second waits for the first one's readers (a barrier before its stores).  The
 // operand and the accumulator are read with ldmatrix.x4 (their fragments are 8x8 matrices of
-// the swizzled buffer).
+// the swizzled buffer), and the operand is written with stmatrix.x4 (sm_90): one store of
+// four words where 32-bit stores took four.
 // CHECK-LABEL: gpu.func @blocked_to_operand_to_wgmma(
 // CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 16 : i64} : vector<8xf16>, !llvm.ptr<3>
 // CHECK: gpu.barrier
@@ -132,7 +133,9 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 // CHECK-NOT: llvm.load
 // CHECK: gpu.barrier
 // CHECK-NEXT: llvm.mlir.poison : vector<2xf16>
-// CHECK: llvm.store {{.+}} !llvm.ptr<3>
+// CHECK-NOT: llvm.store
+// CHECK: nvvm.stmatrix %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>} : !llvm.ptr<3>, i32, i32, i32, i32
+// CHECK-NOT: llvm.store
 // CHECK: gpu.barrier
 // CHECK: nvvm.ldmatrix %{{.+}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, num = 4 : i32
 // CHECK: gpu.return

@@ -50,6 +50,34 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 
 // -----
 
+// A tma_store marked tilegpu.wait_later (tilegpu-tma-store-wait-later) commits without the read
+// wait; tma_store_wait is the issuing thread's wait, then a CTA barrier.
+// CHECK-LABEL: gpu.func @store_wait_later(
+// CHECK: %[[TID:.+]] = arith.index_cast
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "{ .reg .pred %p; setp.eq.u32 %p, $0, 0; @%p cp.async.bulk.wait_group.read 0; }", "r,~{memory}" %[[TID]] : (i32) -> ()
+// CHECK-NEXT: gpu.barrier
+// CHECK: nvvm.stmatrix
+// CHECK: "{ .reg .pred %p; setp.eq.u32 %p, $0, 0; @%p cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$1, {$3, $4}], [$2]; @%p cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$1, {$6, $7}], [$5]; @%p cp.async.bulk.commit_group; }"
+// CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "{ .reg .pred %p; setp.eq.u32 %p, $0, 0; @%p cp.async.bulk.wait_group.read 0; }", "r,~{memory}" %[[TID]] : (i32) -> ()
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: gpu.return
+#S = #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>
+#A = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 128, 16>>
+module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
+  func.func @store_wait_later(%d: !tile.ptr<i8> {tile.tma}, %r: i32, %c: i32) attributes {tile.kernel} {
+    %v = arith.constant dense<1.0> : tensor<64x128xf16, #A>
+    %buf = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<array<i64: 64, 128>, f16, #S, 1 : i32>
+    "tilegpu.tma_store_wait"() : () -> ()
+    "tilegpu.local_store"(%v, %buf) : (tensor<64x128xf16, #A>, !tilegpu.memdesc<array<i64: 64, 128>, f16, #S, 1 : i32>) -> ()
+    "tilegpu.tma_store"(%d, %buf, %r, %c) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0>, tilegpu.wait_later} : (!tile.ptr<i8>, !tilegpu.memdesc<array<i64: 64, 128>, f16, #S, 1 : i32>, i32, i32) -> ()
+    "tilegpu.tma_store_wait"() : () -> ()
+    "tilegpu.local_dealloc"(%buf) : (!tilegpu.memdesc<array<i64: 64, 128>, f16, #S, 1 : i32>) -> ()
+    return
+  }
+}
+
+// -----
+
 // A row-major 3-D buffer is one box: cp.async.bulk.tensor.3d, coordinates reversed.
 // CHECK-LABEL: gpu.func @one_box_3d(
 // CHECK: mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], 256; @%p cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [$3], [$2, {$4, $5, $6}], [$1]; }", "r,r,l,r,r,r,r,~{memory}" %{{.+}}, %{{.+}}, %arg0, %{{.+}}, %arg3, %arg2, %arg1 :
@@ -67,15 +95,15 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 // -----
 
 // tma_store: the accumulator (wgmma's mma v3 layout) written into the 128-byte-swizzled buffer
-// as column pairs (4-byte vector stores), every thread's proxy fence, the rule's barrier, then
+// by stmatrix.x4 (eight: 64 fp16 a thread, its 8x8 fragments), every thread's proxy fence, the rule's barrier, then
 // thread 0 copies the two 64-column boxes (the second from byte 8192, inner coordinate + 64),
 // commits and waits for the reads.  The second store reuses the buffer's bytes (offset 0):
 // tilegpu-insert-barriers puts a barrier between the first copy's wait and the second writes.
 // CHECK-LABEL: gpu.func @store_two_boxes(%arg0: !llvm.ptr, %arg1: i32, %arg2: i32)
 // CHECK: %[[SMEM:.+]] = llvm.mlir.addressof @tilework_smem
 // CHECK: %[[TID:.+]] = arith.index_cast
-// CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 4 : i64} : vector<2xf16>, !llvm.ptr<3>
-// CHECK-NOT: llvm.store %{{.+}} : f16
+// CHECK-COUNT-8: nvvm.stmatrix %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>} : !llvm.ptr<3>, i32, i32, i32, i32
+// CHECK-NOT: llvm.store
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK-NEXT: gpu.barrier
 // CHECK-NEXT: %[[S0:.+]] = llvm.ptrtoint %[[SMEM]] : !llvm.ptr<3> to i32
@@ -83,7 +111,7 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 // CHECK-NEXT: %[[C1:.+]] = arith.addi %arg2, %c64_i32
 // CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "{ .reg .pred %p; setp.eq.u32 %p, $0, 0; @%p cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$1, {$3, $4}], [$2]; @%p cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$1, {$6, $7}], [$5]; @%p cp.async.bulk.commit_group; @%p cp.async.bulk.wait_group.read 0; }", "r,l,r,r,r,r,r,r,~{memory}" %[[TID]], %arg0, %[[S0]], %arg2, %arg1, %[[S1]], %[[C1]], %arg1 : (i32, !llvm.ptr, i32, i32, i32, i32, i32, i32) -> ()
 // CHECK-NEXT: gpu.barrier
-// CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 4 : i64} : vector<2xf16>, !llvm.ptr<3>
+// CHECK: nvvm.stmatrix
 // CHECK: nvvm.fence.proxy
 // CHECK-NEXT: gpu.barrier
 // CHECK: cp.async.bulk.tensor.2d.global.shared::cta.bulk_group

@@ -151,6 +151,7 @@ class Emulator(ArithOps, TmaOps, WgmmaOps, MfmaOps, MmaOps):
                     self.r_epoch = np.full(self.smem.size, -1, np.int64)
                     self.r_thread = np.full(self.smem.size, -1, np.int64)
                     self.epoch = 0
+                    self.tma_reset()
                     self.wg_reset()
                     self.async_open, self.async_groups = [], []
                     env = dict(env0)
@@ -598,6 +599,7 @@ class Emulator(ArithOps, TmaOps, WgmmaOps, MfmaOps, MmaOps):
                     self.r_thread[x] = -2
 
     def _check_write(self, idx, raw, threads):
+        self.check_bulk_reads(idx)
         b = idx.reshape(-1)
         v = raw.reshape(-1)
         t = np.repeat(threads, idx.shape[1])

@@ -45,6 +45,34 @@ class MmaOps:
             out.append(r.view(np.int32)[:, 0].copy())
         return [tuple(out)]
 
+    def op_nvvm_stmatrix(self, op, a, env, act):
+        """stmatrix.sync.aligned.m8n8.x<n>.b16 (PTX ISA, sm_90): lanes 8q..8q+7 give the
+        addresses of the 8 rows of matrix q; lane l's word q is row l / 4, elements 2(l % 4)
+        and 2(l % 4) + 1 of it (race-checked as that lane's write)."""
+        if not act.all():
+            raise self.Error("stmatrix reached by only some threads")
+        if "col" in str(op.attributes["layout"]):
+            raise self.Error("stmatrix .trans is not emulated")
+        addrs, words = a[0], a[1:]
+        num = len(words)
+        if (addrs < self.SMEM_BASE).any() or ((addrs - self.SMEM_BASE) % 16).any():
+            raise self.Error("stmatrix row addresses must be 16-byte aligned shared memory")
+        for q, word in enumerate(words):
+            w = np.asarray(word).astype(np.int32)
+            for warp in range(self.T // self.ws):
+                t0 = warp * self.ws
+                rows = addrs[t0 + 8 * q: t0 + 8 * q + 8]  # row i's address, from lane 8q + i
+                holders = t0 + np.arange(32)  # lane 4i + c: row i, bytes 4c .. 4c + 3
+                ptrs = rows[np.arange(32) // 4] + 4 * (np.arange(32) % 4)
+                sel = np.zeros(self.T, bool)
+                sel[holders] = True
+                full = np.zeros(self.T, addrs.dtype)
+                full[holders] = ptrs
+                _, buf, idx = self._bytes(full, 4, sel)
+                raw = np.ascontiguousarray(w[holders]).view(np.uint8).reshape(len(idx), 4)
+                self._check_write(idx, raw, holders)
+                buf[idx] = raw
+
     # ---- tensor cores: mma.sync, each warp's fragments gathered into matrices -----------
     def op_nvvm_mma_sync(self, op, a, env, act):
         if not act.all():

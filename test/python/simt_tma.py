@@ -21,6 +21,9 @@ from the compiler's layouts:
   by the thread that wrote it (`fence.proxy.async` after its write) and written before a
   barrier (a race otherwise), the commit and the read-wait after the copies, one issuing
   thread.  The copy happens at once (the wait is part of the same asm).
+* a store without its read wait (`tilegpu.wait_later`) leaves the bytes it read busy: a write
+  of them raises until the issuing thread's separate `wait_group.read` and a barrier after it
+  (`tilegpu.tma_store_wait`), as the copy engine may still be reading them.
 """
 from __future__ import annotations
 
@@ -35,6 +38,8 @@ _COPY = re.compile(r"@%p cp\.async\.bulk\.tensor\.(\d)d\.global\.shared::cta\.bu
                    r"\[\$(\d+), \{([^}]*)\}\], \[\$(\d+)\];")
 _HEAD = "{ .reg .pred %p; setp.eq.u32 %p, $0, 0; "
 _TAIL = " @%p cp.async.bulk.commit_group; @%p cp.async.bulk.wait_group.read 0; }"
+_TAIL_LATER = " @%p cp.async.bulk.commit_group; }"  # (tilegpu.wait_later: a tma_store_wait's)
+_WAIT = _HEAD + "@%p cp.async.bulk.wait_group.read 0; }"
 
 
 class TmaError(Exception):
@@ -76,15 +81,35 @@ class TmaOps:
         self.tmaps.append(tmap)
         return _TMAP_BASE + 128 * (len(self.tmaps) - 1)
 
+    def tma_reset(self):
+        """Per program: the state of each shared byte for TMA stores whose read wait comes
+        later: -2 free, -1 may still be read, e >= 0 waited for in barrier epoch e."""
+        self.bulk_reads = np.full(self.smem.size, -2, np.int64)
+
+    def check_bulk_reads(self, idx):
+        state = self.bulk_reads[idx.reshape(-1)]
+        busy = (state == -1) | (state == self.epoch)
+        if busy.any():
+            b = int(idx.reshape(-1)[np.nonzero(busy)[0][0]])
+            why = "no read wait" if self.bulk_reads[b] == -1 else "no barrier after its wait"
+            raise TmaError(f"shared byte {b} written while a TMA store may still read it ({why})")
+
     def op_llvm_inline_asm(self, op, args, env, act):
         text = ir.StringAttr(op.attributes["asm_string"]).value
+        if text == _WAIT:
+            if len(np.nonzero(act & (args[0] == 0))[0]) != 1:
+                raise TmaError("a TMA store's read wait must be its issuing thread's")
+            self.bulk_reads[self.bulk_reads == -1] = self.epoch
+            return []
         if ".global.shared::cta.bulk_group" not in text:
             return super().op_llvm_inline_asm(op, args, env, act)
-        if not text.startswith(_HEAD) or not text.endswith(_TAIL):
+        later = text.endswith(_TAIL_LATER)
+        tail = _TAIL_LATER if later else _TAIL
+        if not text.startswith(_HEAD) or not text.endswith(tail):
             raise TmaError(f"a TMA store must be issued by thread 0 and end with the commit and "
                            f"the read wait: {text!r}")
         copies = list(_COPY.finditer(text))
-        if "".join(m.group(0) + " " for m in copies) != text[len(_HEAD):-len(_TAIL) + 1]:
+        if "".join(m.group(0) + " " for m in copies) != text[len(_HEAD):-len(tail) + 1]:
             raise TmaError(f"TMA store asm not emulated: {text!r}")
         issuers = np.nonzero(act & (args[0] == 0))[0]
         if len(issuers) > 1:
@@ -95,8 +120,10 @@ class TmaOps:
                 coords = [int(args[int(c.strip()[1:])][t]) for c in cs.split(",")][::-1]
                 if len(coords) != rank:
                     raise TmaError(f"{rank}d copy with {len(coords)} coordinates")
-                self._bulk_store(int(args[mi][t]), coords, int(args[si][t]) & 0xFFFFFFFF,
-                                 int(t))
+                read = self._bulk_store(int(args[mi][t]), coords,
+                                        int(args[si][t]) & 0xFFFFFFFF, int(t))
+                if later:
+                    self.bulk_reads[read] = -1
         return []
 
     def _bulk_store(self, maddr: int, coords, saddr: int, thread: int):
@@ -138,3 +165,4 @@ class TmaOps:
         dst = (g[:, inside] * np.array(tm.strides)[:, None]).sum(0) * esize
         out = tm.array.reshape(-1).view(np.uint8)
         out[dst[:, None] + np.arange(esize)] = self.smem[b[inside]]
+        return bb

@@ -13,13 +13,13 @@ from tilework.language.descriptor import tensor_descriptor_type as T
 from persistent_matmul import TMA_CONFIGS, matmul_persistent, matmul_tma_persistent
 
 
-def _compile(kernel, bm, bn, bk, warps, stages, cx):
+def _compile(kernel, bm, bn, bk, warps, stages, cx, **opts):
     sig = {"a_desc": T(tl.float16, [bm, bk]), "b_desc": T(tl.float16, [bk, bn]),
            "c_desc": T(tl.float16, [bm, bn]), "M": tl.int32, "N": tl.int32, "K": tl.int32}
     attrs = {f"{d}{x}": {"tile.divisibility": 16} for d in ("a_desc", "b_desc", "c_desc")
              for x in ("", ".shape0", ".shape1", ".stride0")}
     return compile(ASTSource(kernel, sig, cx, attrs), "sm_90a",
-                   CompileOptions(num_warps=warps, num_stages=stages), cache=False)
+                   CompileOptions(num_warps=warps, num_stages=stages, **opts), cache=False)
 
 
 def _across_tiles(ck) -> bool:
@@ -72,4 +72,28 @@ def test_rings_that_leave_no_room_for_the_epilogue_stay_per_tile():
                   dict(BM=128, BN=256, BK=64, GROUP_M=8, WARP_SPECIALIZE=False, NUM_SMS=132,
                        B_NK=False))
     assert not _across_tiles(ck)
+    assert ck.metadata["shared"] <= 227 * 1024
+
+
+@pytest.mark.parametrize("cfg", TMA_CONFIGS,
+                         ids=lambda c: f"{c.kwargs['BM']}x{c.kwargs['BN']}x{c.kwargs['BK']}"
+                                       f"{'-ws' if c.kwargs['WARP_SPECIALIZE'] else ''}")
+def test_tma_store_waits_for_its_reads_at_the_next_epilogue(cfg):
+    """With `tma_store`, the plain kernel's store buffer is allocated before the tiles' loop and
+    the store left in flight (tilegpu-tma-store-wait-later): one read wait before the next
+    tile's writes of the buffer, one after the loop; its 16-bit accumulator written by
+    stmatrix.  Not where the buffer, the rings and the guard's fallback conversion would
+    exceed shared memory together (128x256x64 at 3 stages: 144 + 64 + 64 KiB), nor in the
+    warp-specialized kernel (rings per tile): there the store keeps its own wait."""
+    k = cfg.kwargs
+    ws = k["WARP_SPECIALIZE"]
+    ck = _compile(matmul_tma_persistent, k["BM"], k["BN"], k["BK"], cfg.num_warps,
+                  cfg.num_stages, _tma_cx(cfg, ws), tma_store=True)
+    tg, ptx = ck.asm["tilegpu"], ck.asm["ptx"]
+    later = not ws and (k["BM"], k["BN"]) != (128, 256)
+    assert ("tilegpu.wait_later" in tg) == later
+    assert tg.count('"tilegpu.tma_store_wait"') == (2 if later else 0)
+    assert ptx.count("cp.async.bulk.wait_group.read 0") == (2 if later else 1)
+    assert "stmatrix.sync.aligned.m8n8.x4.shared.b16" in ptx
+    assert "0 bytes spill stores" in ck.metadata["ptxas_info"]
     assert ck.metadata["shared"] <= 227 * 1024

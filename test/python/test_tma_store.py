@@ -204,9 +204,10 @@ def _gemm(kernel=desc_matmul_store, dt=tl.float16, out=tl.float16, block=(128, 1
                                           ((64, 128, 64), 4)])
 def test_gemm_epilogue(out, block, warps):
     """The descriptor GEMM's epilogue (benchmarks/tma_matmul.py's kernel): the accumulator
-    written in 4-byte or wider vectors (not element by element) into the nvmma buffer, whose
-    bytes are the operand rings' after the loop (no more shared memory than the pointer
-    store); ptxas accepts it with no spills."""
+    written into the nvmma buffer by stmatrix.x4 (16-bit outputs: 16 bytes a thread each) or
+    in 4-byte or wider vectors (fp32; not element by element), whose bytes are the operand
+    rings' after the loop (no more shared memory than the pointer store); ptxas accepts it
+    with no spills."""
     ck = _gemm(out=out, block=block, warps=warps, tma_store=True)
     base = _gemm(out=out, block=block, warps=warps)
     ptx = ck.asm["ptx"]
@@ -217,12 +218,16 @@ def test_gemm_epilogue(out, block, warps):
     assert ptx.count("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group") == boxes
     assert ck.metadata["shared"] == base.metadata["shared"]
     assert "st.global" not in ptx and "st.global" in base.asm["ptx"]
-    stores = re.findall(r"st\.shared(\.v\d)?\.b(\d+)", ptx)
-    assert stores and all(int(bits) * (int(v[2:]) if v else 1) >= 32 for v, bits in stores)
-    per_thread = bm * bn * ebytes // (warps * 32)
-    assert sum(int(bits) // 8 * (int(v[2:]) if v else 1) for v, bits in stores) == per_thread
     if find_ptxas():
         assert "0 bytes spill stores" in ck.metadata["ptxas_info"], ck.metadata["ptxas_info"]
+    stores = re.findall(r"st\.shared(\.v\d)?\.b(\d+)", ptx)
+    per_thread = bm * bn * ebytes // (warps * 32)
+    if ebytes == 2:
+        assert not stores
+        assert ptx.count("stmatrix.sync.aligned.m8n8.x4.shared.b16") * 16 == per_thread
+        return
+    assert stores and all(int(bits) * (int(v[2:]) if v else 1) >= 32 for v, bits in stores)
+    assert sum(int(bits) // 8 * (int(v[2:]) if v else 1) for v, bits in stores) == per_thread
 
 
 # ---- emulated ---------------------------------------------------------------------------------
