@@ -422,7 +422,7 @@ def _lower_ops(ctx: LoweringContext, ops):
 
 def _convert_func(f, gpu_module, target, arch, num_warps, warp_size, functions, shared,
                   maxnreg=None, facts=None, buffer_ops=False, ring_k_step=False,
-                  tma_elect=False):
+                  tma_elect=False, stmatrix=False):
     f = f.operation
     name = ir.StringAttr(f.attributes["sym_name"]).value
     ftype = ir.FunctionType(ir.TypeAttr(f.attributes["function_type"]).value)
@@ -432,6 +432,7 @@ def _convert_func(f, gpu_module, target, arch, num_warps, warp_size, functions, 
     ctx.buffer_ops = buffer_ops  # AMD: masked loads/stores as buffer ops (rules/memory_amd.py)
     ctx.ring_k_step = ring_k_step  # wgmma ring slots' K steps as additions (rules/dot_wgmma.py)
     ctx.tma_elect = tma_elect  # TMA loads' copies by an elect.sync lane of warp 0 (rules/tma.py)
+    ctx.stmatrix = stmatrix  # 16-bit shared-memory writes by stmatrix (rules/layout.py)
     arg_types = [ctx.scalar_type(t) for t in ftype.inputs]
     for i in _tma_args(f):  # a tensor map: a by-value parameter, addressed generically
         arg_types[i] = ir.Type.parse("!llvm.ptr")
@@ -508,7 +509,8 @@ def _to_llvm(module_op, pctx):
         _convert_func(f, gm, pctx.backend, pctx.arch, nw, ws, functions, shared,
                       pctx.extra.get("maxnreg"), pctx.target, buffer_ops,
                       bool(getattr(pctx.options, "wgmma_ring_k_step", False)),
-                      bool(getattr(pctx.options, "tma_elect", False)))
+                      bool(getattr(pctx.options, "tma_elect", False)),
+                      bool(getattr(pctx.options, "stmatrix", False)))
         f.erase()
     for h in helpers:
         h.erase()

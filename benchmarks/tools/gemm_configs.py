@@ -8,7 +8,8 @@ take turns over --rounds rounds, the median round kept), `!` where a result is o
         [--configs BMxBNxBK/wW/sS[/ws] ...] [--tma-store] [--rounds 3] [--once]
 
 Default configs: persistent_matmul.TMA_CONFIGS plus EXTRA below (candidates for small
-problems).  `--tma-store`: a third column, tilework with `tma_store=True`.
+problems).  `--tma-store`: a third column, tilework with `tma_store=True`; `--stmatrix`: columns
+with `stmatrix=True` too (with `--tma-store`, both options).
 """
 import argparse
 import importlib.util
@@ -41,6 +42,7 @@ def main():
     ap.add_argument("--dtype", default="fp16")
     ap.add_argument("--configs", nargs="*")
     ap.add_argument("--tma-store", action="store_true")
+    ap.add_argument("--stmatrix", action="store_true")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--once", action="store_true",
                     help="run each config once per side, untimed (for ncu -k regex:matmul)")
@@ -64,6 +66,10 @@ def main():
     sides = [("tilework", tw_jit, TW, {}), ("Triton", tr_mod.tma_jit, TR, {})]
     if args.tma_store:
         sides.append(("tw tma_store", tw_jit, TW, {"tma_store": True}))
+    if args.stmatrix:
+        sides.append(("tw stmatrix", tw_jit, TW, {"stmatrix": True}))
+        if args.tma_store:
+            sides.append(("tw tma+stm", tw_jit, TW, {"tma_store": True, "stmatrix": True}))
     print(f"GPU: {torch.cuda.get_device_name()} ({sms} SMs); {args.dtype}; TFLOP/s")
     for shape in args.shapes:
         M, N, K = (int(x) for x in shape.split("x"))

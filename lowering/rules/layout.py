@@ -314,8 +314,9 @@ def stmatrix_plan(ctx, put, ld, st):
     has it: a register bit (`pair`) and lanes 0-1 step the offset by 1, 2, 4 elements (a
     thread's column pair within the row's 16 bytes); every other register and lane basis is a
     nonzero multiple of 8 (rows 16-byte aligned; lanes 2-4 pick the row, two register bits the
-    matrix).  Returns (pair, (p1, p2))."""
-    if ctx.target != "nvidia" or arch_capability(ctx.arch) < 90 or \
+    matrix).  Returns (pair, (p1, p2)).  Only with `CompileOptions.stmatrix`."""
+    if not getattr(ctx, "stmatrix", False) or ctx.target != "nvidia" or \
+            arch_capability(ctx.arch) < 90 or \
             str(st) not in ("f16", "bf16", "i16") or ld.in_bits("lane") != 5 or \
             ld.in_bits("register") < 3:
         return None

@@ -1,6 +1,7 @@
 // RUN: tilework-opt %s --split-input-file | FileCheck %s --check-prefix=PRINT
 // RUN: tilework-opt %s --split-input-file --tilegpu-to-llvm --target sm_90a | FileCheck %s
 // RUN: tilework-opt %s --split-input-file --tilegpu-to-llvm --target gfx942 | FileCheck %s --check-prefix=AMD
+// RUN: env TILEWORK_STMATRIX=1 tilework-opt %s --split-input-file --tilegpu-to-llvm --target sm_90a | FileCheck %s --check-prefix=STM
 
 // tilegpu.convert_layout takes the path the two layouts' linear maps allow (plan_conversion):
 // nothing when the maps are equal, warp shuffles (gpu.shuffle idx, no barrier) when every
@@ -124,8 +125,8 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 // Row-major f16 blocked -> mma operand A -> wgmma accumulator layout: two shared-memory round
 // trips; the second waits for the first one's readers (a barrier before its stores).  The
 // operand and the accumulator are read with ldmatrix.x4 (their fragments are 8x8 matrices of
-// the swizzled buffer), and the operand is written with stmatrix.x4 (sm_90): one store of
-// four words where 32-bit stores took four.
+// the swizzled buffer).  With CompileOptions.stmatrix (TILEWORK_STMATRIX=1) the operand is
+// written with stmatrix.x4 (sm_90): one store of four 32-bit words where 32-bit stores took four.
 // CHECK-LABEL: gpu.func @blocked_to_operand_to_wgmma(
 // CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 16 : i64} : vector<8xf16>, !llvm.ptr<3>
 // CHECK: gpu.barrier
@@ -133,12 +134,23 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 // CHECK-NOT: llvm.load
 // CHECK: gpu.barrier
 // CHECK-NEXT: llvm.mlir.poison : vector<2xf16>
-// CHECK-NOT: llvm.store
-// CHECK: nvvm.stmatrix %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>} : !llvm.ptr<3>, i32, i32, i32, i32
-// CHECK-NOT: llvm.store
+// CHECK: llvm.store {{.+}} !llvm.ptr<3>
+// CHECK-NOT: nvvm.stmatrix
 // CHECK: gpu.barrier
 // CHECK: nvvm.ldmatrix %{{.+}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, num = 4 : i32
 // CHECK: gpu.return
+// STM-LABEL: gpu.func @blocked_to_operand_to_wgmma(
+// STM: llvm.store %{{.+}}, %{{.+}} {alignment = 16 : i64} : vector<8xf16>, !llvm.ptr<3>
+// STM: gpu.barrier
+// STM: nvvm.ldmatrix
+// STM: gpu.barrier
+// STM-NEXT: llvm.mlir.poison : vector<2xf16>
+// STM-NOT: llvm.store
+// STM: nvvm.stmatrix %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>} : !llvm.ptr<3>, i32, i32, i32, i32
+// STM-NOT: llvm.store
+// STM: gpu.barrier
+// STM: nvvm.ldmatrix
+// STM: gpu.return
 #B = #tilegpu.blocked<array<i32: 1, 8>, array<i32: 8, 4>, array<i32: 4, 1>, array<i32: 1, 0>>
 #A = #tilegpu.dot_operand<0 : i32, #tilegpu.mma<2 : i32, array<i32: 2, 2>, array<i32: 16, 8>>, 2 : i32>
 #G = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 32, 16>>

@@ -1,4 +1,5 @@
 // RUN: tilework-opt %s --split-input-file --tilegpu-to-llvm --target sm_90a | FileCheck %s
+// RUN: env TILEWORK_STMATRIX=1 tilework-opt %s --split-input-file --tilegpu-to-llvm --target sm_90a | FileCheck %s --check-prefix=STM
 // RUN: env TILEWORK_TMA_ELECT=1 tilework-opt %s --split-input-file --tilegpu-to-llvm --target sm_90a | FileCheck %s --check-prefix=ELECT
 
 // The TMA ops as inline PTX (rules/tma.py): thread 0 (a predicate in the asm) initializes the
@@ -56,7 +57,7 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 // CHECK: %[[TID:.+]] = arith.index_cast
 // CHECK: llvm.inline_asm has_side_effects asm_dialect = att "{ .reg .pred %p; setp.eq.u32 %p, $0, 0; @%p cp.async.bulk.wait_group.read 0; }", "r,~{memory}" %[[TID]] : (i32) -> ()
 // CHECK-NEXT: gpu.barrier
-// CHECK: nvvm.stmatrix
+// CHECK: llvm.store
 // CHECK: "{ .reg .pred %p; setp.eq.u32 %p, $0, 0; @%p cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$1, {$3, $4}], [$2]; @%p cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$1, {$6, $7}], [$5]; @%p cp.async.bulk.commit_group; }"
 // CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "{ .reg .pred %p; setp.eq.u32 %p, $0, 0; @%p cp.async.bulk.wait_group.read 0; }", "r,~{memory}" %[[TID]] : (i32) -> ()
 // CHECK-NEXT: gpu.barrier
@@ -95,15 +96,16 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 // -----
 
 // tma_store: the accumulator (wgmma's mma v3 layout) written into the 128-byte-swizzled buffer
-// by stmatrix.x4 (eight: 64 fp16 a thread, its 8x8 fragments), every thread's proxy fence, the rule's barrier, then
+// as column pairs (4-byte vector stores; with CompileOptions.stmatrix by eight stmatrix.x4, 64
+// fp16 a thread in its 8x8 fragments), every thread's proxy fence, the rule's barrier, then
 // thread 0 copies the two 64-column boxes (the second from byte 8192, inner coordinate + 64),
 // commits and waits for the reads.  The second store reuses the buffer's bytes (offset 0):
 // tilegpu-insert-barriers puts a barrier between the first copy's wait and the second writes.
 // CHECK-LABEL: gpu.func @store_two_boxes(%arg0: !llvm.ptr, %arg1: i32, %arg2: i32)
 // CHECK: %[[SMEM:.+]] = llvm.mlir.addressof @tilework_smem
 // CHECK: %[[TID:.+]] = arith.index_cast
-// CHECK-COUNT-8: nvvm.stmatrix %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>} : !llvm.ptr<3>, i32, i32, i32, i32
-// CHECK-NOT: llvm.store
+// CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 4 : i64} : vector<2xf16>, !llvm.ptr<3>
+// CHECK-NOT: llvm.store %{{.+}} : f16
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK-NEXT: gpu.barrier
 // CHECK-NEXT: %[[S0:.+]] = llvm.ptrtoint %[[SMEM]] : !llvm.ptr<3> to i32
@@ -111,11 +113,15 @@ module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {
 // CHECK-NEXT: %[[C1:.+]] = arith.addi %arg2, %c64_i32
 // CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "{ .reg .pred %p; setp.eq.u32 %p, $0, 0; @%p cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$1, {$3, $4}], [$2]; @%p cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$1, {$6, $7}], [$5]; @%p cp.async.bulk.commit_group; @%p cp.async.bulk.wait_group.read 0; }", "r,l,r,r,r,r,r,r,~{memory}" %[[TID]], %arg0, %[[S0]], %arg2, %arg1, %[[S1]], %[[C1]], %arg1 : (i32, !llvm.ptr, i32, i32, i32, i32, i32, i32) -> ()
 // CHECK-NEXT: gpu.barrier
-// CHECK: nvvm.stmatrix
+// CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 4 : i64} : vector<2xf16>, !llvm.ptr<3>
 // CHECK: nvvm.fence.proxy
 // CHECK-NEXT: gpu.barrier
 // CHECK: cp.async.bulk.tensor.2d.global.shared::cta.bulk_group
 // CHECK-NEXT: gpu.return
+// STM-LABEL: gpu.func @store_two_boxes(
+// STM-COUNT-8: nvvm.stmatrix %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>} : !llvm.ptr<3>, i32, i32, i32, i32
+// STM-NOT: llvm.store
+// STM: nvvm.fence.proxy
 #S = #tilegpu.nvmma_shared<128 : i32, false, 16 : i32>
 #A = #tilegpu.mma<3 : i32, array<i32: 4, 1>, array<i32: 64, 128, 16>>
 module attributes {tilegpu.num_warps = 4 : i32, tilegpu.warp_size = 32 : i32} {

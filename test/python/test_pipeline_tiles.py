@@ -82,13 +82,13 @@ def test_tma_store_waits_for_its_reads_at_the_next_epilogue(cfg):
     """With `tma_store`, the plain kernel's store buffer is allocated before the tiles' loop and
     the store left in flight (tilegpu-tma-store-wait-later): one read wait before the next
     tile's writes of the buffer, one after the loop; its 16-bit accumulator written by
-    stmatrix.  Not where the buffer, the rings and the guard's fallback conversion would
+    stmatrix (`stmatrix=True`).  Not where the buffer, the rings and the guard's fallback conversion would
     exceed shared memory together (128x256x64 at 3 stages: 144 + 64 + 64 KiB), nor in the
     warp-specialized kernel (rings per tile): there the store keeps its own wait."""
     k = cfg.kwargs
     ws = k["WARP_SPECIALIZE"]
     ck = _compile(matmul_tma_persistent, k["BM"], k["BN"], k["BK"], cfg.num_warps,
-                  cfg.num_stages, _tma_cx(cfg, ws), tma_store=True)
+                  cfg.num_stages, _tma_cx(cfg, ws), tma_store=True, stmatrix=True)
     tg, ptx = ck.asm["tilegpu"], ck.asm["ptx"]
     later = not ws and (k["BM"], k["BN"]) != (128, 256)
     assert ("tilegpu.wait_later" in tg) == later

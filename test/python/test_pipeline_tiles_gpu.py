@@ -63,13 +63,17 @@ def test_ring_across_tiles(cfg, M, N, K, progs):
                          ids=lambda c: "x".join(map(str, c[:3])) + f"w{c[3]}s{c[4]}")
 @pytest.mark.parametrize("M, N, K, progs", [(300, 200, 16, 2), (520, 392, 64, 3),
                                             (700, 904, 1000, 7), (1000, 1000, 1000, 132)])
-def test_tma_store_left_in_flight(cfg, M, N, K, progs):
+@pytest.mark.parametrize("opts", [dict(tma_store=True), dict(tma_store=True, stmatrix=True),
+                                  dict(stmatrix=True)], ids=["tma", "tma-stmatrix", "stmatrix"])
+def test_epilogues_equal_the_pointer_store(cfg, M, N, K, progs, opts):
     """`tma_store=True`: each tile's TMA store (under the run-time guard) reads its buffer
-    while the next tile's K loop runs (tilegpu-tma-store-wait-later); the result equals the
-    pointer epilogue's bit for bit (the same accumulators), every tile written."""
+    while the next tile's K loop runs (tilegpu-tma-store-wait-later); `stmatrix=True`: the
+    accumulator written to shared memory by stmatrix (the TMA store's buffer, or the pointer
+    store's conversion).  The result equals the default epilogue's bit for bit (the same
+    accumulators), every tile written (the output poisoned first)."""
     a, b = _inputs(M, N, K)
     want = _run(a, b, progs, cfg=cfg)
-    got = _run(a, b, progs, cfg=cfg, tma_store=True)
+    got = _run(a, b, progs, cfg=cfg, **opts)
     assert torch.equal(got, want)
     torch.testing.assert_close(got.float(), a.float() @ b.float(), rtol=1e-2, atol=5e-2)
 

@@ -199,16 +199,17 @@ def _gemm(kernel=desc_matmul_store, dt=tl.float16, out=tl.float16, block=(128, 1
                     num_stages=stages, attrs=row_attrs("c_desc", 256, 2), **opts)
 
 
+@pytest.mark.parametrize("stm", [False, True], ids=["st_shared", "stmatrix"])
 @pytest.mark.parametrize("out", [tl.float16, tl.bfloat16, tl.float32])
 @pytest.mark.parametrize("block, warps", [((128, 128, 64), 4), ((128, 256, 64), 8),
                                           ((64, 128, 64), 4)])
-def test_gemm_epilogue(out, block, warps):
+def test_gemm_epilogue(out, block, warps, stm):
     """The descriptor GEMM's epilogue (benchmarks/tma_matmul.py's kernel): the accumulator
-    written into the nvmma buffer by stmatrix.x4 (16-bit outputs: 16 bytes a thread each) or
-    in 4-byte or wider vectors (fp32; not element by element), whose bytes are the operand
+    written into the nvmma buffer in 4-byte or wider vectors (not element by element; with
+    `stmatrix`, 16-bit outputs by stmatrix.x4, 16 bytes a thread each), whose bytes are the operand
     rings' after the loop (no more shared memory than the pointer store); ptxas accepts it
     with no spills."""
-    ck = _gemm(out=out, block=block, warps=warps, tma_store=True)
+    ck = _gemm(out=out, block=block, warps=warps, tma_store=True, stmatrix=stm)
     base = _gemm(out=out, block=block, warps=warps)
     ptx = ck.asm["ptx"]
     bm, bn, _ = block
@@ -222,7 +223,8 @@ def test_gemm_epilogue(out, block, warps):
         assert "0 bytes spill stores" in ck.metadata["ptxas_info"], ck.metadata["ptxas_info"]
     stores = re.findall(r"st\.shared(\.v\d)?\.b(\d+)", ptx)
     per_thread = bm * bn * ebytes // (warps * 32)
-    if ebytes == 2:
+    assert ("stmatrix" in ptx) == (stm and ebytes == 2)
+    if stm and ebytes == 2:
         assert not stores
         assert ptx.count("stmatrix.sync.aligned.m8n8.x4.shared.b16") * 16 == per_thread
         return

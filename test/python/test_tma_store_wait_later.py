@@ -97,7 +97,8 @@ def test_without_the_mark_the_store_waits_at_once():
                                              (tl.float16, 128, 128, 8)])
 def test_accumulator_stored_by_stmatrix_emulated(out, bm, bn, nw):
     """A wgmma accumulator rounded to 16 bits goes through shared memory (to the store's
-    coalesced layout) by stmatrix.x4 on sm_90a; masked tails; values against numpy."""
+    coalesced layout) by stmatrix.x4 on sm_90a (`CompileOptions.stmatrix`); masked tails;
+    values against numpy."""
     m, n, k = 100, 72 if bn == 64 else 136, 80
     rng = np.random.default_rng(bm + nw)
     a = rng.standard_normal((m, k)).astype(np.float16)
@@ -110,7 +111,7 @@ def test_accumulator_stored_by_stmatrix_emulated(out, bm, bn, nw):
                                       "stride_bn", "stride_cm", "stride_cn")})
     emu = Emulator.from_kernel(matmul_kernel, sig, dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=32,
                                                         ACC=tl.float32, PLUS_EQ=False),
-                               SM90A, num_warps=nw)
+                               SM90A, num_warps=nw, stmatrix=True)
     ptx = emu.compiled.asm["ptx"]
     assert "stmatrix.sync.aligned" in ptx and "st.shared.v2.b16" not in ptx
     emu.run((-(-m // bm), -(-n // bn)), a, b, c, m, n, k, k, 1, n, 1, n, 1)
@@ -121,14 +122,16 @@ def test_accumulator_stored_by_stmatrix_emulated(out, bm, bn, nw):
     assert (np.abs(got - ref) <= np.abs(ref) * ulp + 1e-2).all()
 
 
-def test_sm80_keeps_shared_stores():
-    """stmatrix is sm_90's: sm_80 writes the same conversion with st.shared."""
+@pytest.mark.parametrize("target, on", [("sm_80", True), ("sm_90a", False)])
+def test_shared_stores_without_stmatrix(target, on):
+    """stmatrix is sm_90's, and opt-in: sm_80, and sm_90a without the option, write the same
+    conversion with st.shared."""
     sig = {"a_ptr": tl.pointer_type(tl.float16), "b_ptr": tl.pointer_type(tl.float16),
            "c_ptr": tl.pointer_type(tl.float16)}
     sig.update({p: tl.int32 for p in ("M", "N", "K", "stride_am", "stride_ak", "stride_bk",
                                       "stride_bn", "stride_cm", "stride_cn")})
     emu = Emulator.from_kernel(matmul_kernel, sig, dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32,
                                                         ACC=tl.float32, PLUS_EQ=False),
-                               "sm_80", num_warps=4)
+                               target, num_warps=4, stmatrix=on)
     ptx = emu.compiled.asm["ptx"]
     assert "stmatrix" not in ptx and "st.shared" in ptx

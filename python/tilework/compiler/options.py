@@ -51,6 +51,10 @@ class CompileOptions:
     # warp-uniform predicate, Triton's form) instead of under thread 0's predicate, which ptxas
     # turns into a loop over the active lanes per copy (rules/tma.py); off until timed
     tma_elect: bool = False
+    # NVIDIA sm_90: 16-bit tiles written to swizzled shared memory (convert_layout's round trip,
+    # a TMA store's buffer) by stmatrix.x4 where their 8x8 fragments fit (4x fewer stores;
+    # rules/layout.py `stmatrix_plan`); off until run and timed on a GPU (emulator-checked only)
+    stmatrix: bool = False
     # AMD gfx9/gfx11: masked loads/stores of a scalar pointer + i32 offsets as buffer ops (no
     # branch per access); off: assumes offsets in [0, 2 GiB) where the mask holds, unchecked
     buffer_ops: bool = False
@@ -92,6 +96,8 @@ class CompileOptions:
                              f"{self.wgmma_ring_k_step!r}")
         if not isinstance(self.overlap_dots, bool):
             raise ValueError(f"overlap_dots must be a bool, got {self.overlap_dots!r}")
+        if not isinstance(self.stmatrix, bool):
+            raise ValueError(f"stmatrix must be a bool, got {self.stmatrix!r}")
         if not isinstance(self.tma_elect, bool):
             raise ValueError(f"tma_elect must be a bool, got {self.tma_elect!r}")
         if not isinstance(self.huge_tile_bounds, bool):
@@ -132,6 +138,8 @@ class CompileOptions:
             env["overlap_dots"] = os.environ["TILEWORK_OVERLAP_DOTS"] == "1"
         if os.environ.get("TILEWORK_TMA_ELECT", "") in ("0", "1"):
             env["tma_elect"] = os.environ["TILEWORK_TMA_ELECT"] == "1"
+        if os.environ.get("TILEWORK_STMATRIX", "") in ("0", "1"):
+            env["stmatrix"] = os.environ["TILEWORK_STMATRIX"] == "1"
         if os.environ.get("TILEWORK_BUFFER_OPS", "") in ("0", "1"):
             env["buffer_ops"] = os.environ["TILEWORK_BUFFER_OPS"] == "1"
         if os.environ.get("TILEWORK_HUGE_TILE_BOUNDS", "") in ("0", "1"):
