@@ -193,7 +193,8 @@ def expected_passes(arch):
     if t.backend == "nvidia":  # warp_specialize loops (sm_90a; noted as ignored elsewhere)
         extra += ("tilegpu-warp-specialize",)
     if t.backend == "nvidia" and t.capability >= 90:  # host descriptors' blocks by TMA
-        extra += ("tilegpu-pipeline-tma", "tilegpu-tma-loads", "tilegpu-tma-stores")
+        extra += ("tilegpu-pipeline-tma", "tilegpu-tma-loads", "tilegpu-tma-stores",
+                  "tilegpu-tma-store-wait-later")
     if t.backend == "amd":  # no cp.async: stream pipelining through registers
         extra += ("tilegpu-stream-pipeline", "canonicalize", "cse", "tile-cse")
     tail = ("tilegpu-proxy-fences",) if t.has("wgmma") else ()  # after the barriers
