@@ -273,3 +273,16 @@ def test_call_shape_keys():
     assert CallShape.of(names, ["n"], ((1, 2),), {}) is None  # a tuple argument
     assert CallShape.of(names, ["n"], (1,), {"x": 2}) is None  # given twice
     assert CallShape.of(names, ["n"], (1,) * 6, {}) is None  # too many
+
+
+def test_heuristics_over_the_autotuner_every_call():
+    """Heuristics outside the autotuner run before it on every call; their values reach the
+    tuned key's plan as keyword arguments of that call."""
+    k, bench = make_kernel(TIMES)
+    h = tilework.heuristics({"ADD": lambda a: float(a["m"] * 2)})(k)
+    x = rng.standard_normal(64).astype(np.float32)
+    for m in (1, 5, 1, 3):
+        y = np.zeros_like(x)
+        h[grid](x, y, 64, m)
+        check(y, x, 16, 2.0 * m)
+    assert bench.runs == 3
