@@ -6,12 +6,14 @@ kernel's own launch.  `CallShape` reads, for calls of one shape (positional coun
 names, every argument's type), the tuple that decides the tuning key (the key values, each
 argument's dtype) by code generated for that shape; a `Plan` per such tuple holds the config,
 the keyword arguments the launch adds, and the heuristics to evaluate per call.  A heuristic
-is evaluated once per plan where its value provably depends on nothing but the key values
-and the config (`determined_by`: it read only those names, and gave the same value on them
-alone); any other runs on each call, as do the config's `pre_hook` (read from the config on
-each call).  The autotuner checks a plan against its own state on every use (`fn.cache`-like
+is evaluated once per plan where, given only the key values and the config, it reads no
+other name and gives the value it gives on all the arguments (`determined_by`); any other
+runs on each call, as do the config's `pre_hook` (read from the config on
+each call).  The autotuner checks a plan against its own state on every use (the one
 authority: `Autotuner.cache` still maps the key to the plan's config), so a cleared cache or
-a re-wrapped function falls back to the full path.
+a re-wrapped function falls back to the full path.  What a plan assumes, as Triton documents
+them: heuristics are functions of their arguments, and a Config is not changed once it is
+tuned (its pre_hook may be replaced: it is read on each call).
 """
 from __future__ import annotations
 
