@@ -684,3 +684,35 @@ def test_from_tensor():
     d = TensorDescriptor.from_tensor(a, [2, 4, 8])
     assert (d.shape, d.strides, d.block_shape, d.padding) == \
         ([8, 12, 16], [192, 16, 1], [2, 4, 8], "zero")
+
+
+def test_checked_geometry_is_remembered_not_trusted():
+    """A geometry that passed is taken from the memo, never another that compares equal to it
+    (a float or bool block element), and the base's alignment is checked every time; each
+    descriptor's fields are lists of its own (ints where floats were given)."""
+    a = np.zeros(64, np.float32)
+    d = TensorDescriptor(a, [4, 8], [8, 1], [4, 8])
+    e = TensorDescriptor(a, (4.0, 8), [8.0, 1], (4, 8))  # (the memo's entry: equal, hashed alike)
+    assert (e.shape, e.strides, e.block_shape) == ([4, 8], [8, 1], [4, 8])
+    assert all(type(v) is int for v in e.shape + e.strides)
+    e.shape.append(1)
+    e.block_shape[0] = 2
+    assert (d.shape, d.block_shape) == ([4, 8], [4, 8])
+    f = TensorDescriptor(a, iter([4, 8]), iter([8, 1]), iter([4, 8]))  # iterators: read once
+    assert (f.shape, f.strides, f.block_shape) == ([4, 8], [8, 1], [4, 8])
+    with pytest.raises(AssertionError, match="base must be 16-byte aligned"):
+        TensorDescriptor(a[1:], [4, 8], [8, 1], [4, 8])
+    with pytest.raises(TypeError, match=re.escape("Shape element 1 must have type "
+                                                  "`constexpr[int]`, got `constexpr[float]")):
+        TensorDescriptor(a, [4, 8], [8, 1], [4, 8.0])
+    with pytest.raises(TypeError, match=re.escape("Shape element 0 must have type "
+                                                  "`constexpr[int]`, got `constexpr[bool]")):
+        TensorDescriptor(a, [2, 8], [8, 1], [True, 8])
+    TensorDescriptor(a, [4, 8], [8, 1], [1, 8])
+    with pytest.raises(TypeError, match="Shape element 0"):
+        TensorDescriptor(a, [4, 8], [8, 1], [True, 8])
+    with pytest.raises(AssertionError, match="Padding option `nan` is only supported"):
+        TensorDescriptor(a.view(np.int32), [4, 8], [8, 1], [4, 8], padding="nan")
+    TensorDescriptor(a, [4, 8], [8, 1], [4, 8], padding="nan")
+    with pytest.raises(AssertionError, match="Padding option `nan` is only supported"):
+        TensorDescriptor(a.view(np.int32), [4, 8], [8, 1], [4, 8], padding="nan")

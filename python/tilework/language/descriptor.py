@@ -261,12 +261,33 @@ class TensorDescriptor:
 
     def __init__(self, base, shape, strides, block_shape, padding: str = "zero"):
         # (code that makes its descriptors per call, as Triton's tutorials do, pays this per
-        # launch: the common case is checked inline, anything else by the full checks)
+        # launch: a geometry that passed the checks before is taken from `_CHECKED`, which
+        # leaves only the base's alignment to check; anything else takes the full checks)
         self.base = base
+        self.padding = padding
+        key = None
+        if type(shape) in _SEQS and type(strides) in _SEQS and type(block_shape) in _SEQS:
+            try:
+                key = (*shape, _SEP, *strides, _SEP, *block_shape, *map(type, block_shape),
+                       padding, base.dtype)
+                checked = _CHECKED.get(key)
+            except (TypeError, AttributeError):  # (the checks below say what is wrong)
+                key = checked = None
+            if checked is not None and _data_ptr(base) % 16 == 0:
+                self.shape, self.strides, self.block_shape = \
+                    [*checked[0]], [*checked[1]], [*checked[2]]
+                return
+        self._check(base, shape, strides, block_shape, padding)
+        if key is not None:
+            if len(_CHECKED) >= 4096:
+                _CHECKED.clear()
+            _CHECKED[key] = (tuple(self.shape), tuple(self.strides), tuple(self.block_shape))
+
+    def _check(self, base, shape, strides, block_shape, padding):
+        """Sets the fields from the arguments, checking them all (Triton's messages)."""
         self.shape = list(map(int, shape))
         self.strides = strides = list(map(int, strides))
         self.block_shape = block = list(block_shape)
-        self.padding = padding
         rank = len(self.shape)
         assert len(strides) == rank, f"rank mismatch: {self}"
         assert len(block) == rank, f"rank mismatch: {self}"
@@ -301,6 +322,14 @@ class TensorDescriptor:
     def __repr__(self):
         return (f"TensorDescriptor(shape={self.shape}, strides={self.strides}, "
                 f"block_shape={self.block_shape}, padding={self.padding!r})")
+
+
+# (shape, strides, block, the block's element types, padding, the base's dtype), flat, of
+# every descriptor of lists or tuples that passed the checks -> its fields (shape and strides
+# as ints)
+_CHECKED: dict = {}
+_SEP = object()  # (between the key's parts)
+_SEQS = (list, tuple)
 
 
 def _data_ptr(t) -> int:

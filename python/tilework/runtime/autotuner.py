@@ -26,6 +26,7 @@ from ..compiler.options import cache_dir
 from ..errors import CompilationError
 from ..language.function import JITFunction, jit
 from . import bench, launcher
+from .launch_plan import MAX_PLANS, CallShape, dtype_text, make_plan
 from .compile_pool import compile_many
 from .gpu_errors import CudaError, HipError
 
@@ -45,7 +46,11 @@ class KernelInterface:
     """What `kernel[grid](...)` calls on a wrapper: `run(*args, grid=grid, **kwargs)`."""
 
     def __getitem__(self, grid):
-        return lambda *args, **kwargs: self.run(*args, grid=grid, warmup=False, **kwargs)
+        return lambda *args, **kwargs: self._launch(grid, args, kwargs)
+
+    def _launch(self, grid, args, kwargs):
+        """`self[grid](*args, **kwargs)`, its arguments as they came (no repacking)."""
+        return self.run(*args, grid=grid, warmup=False, **kwargs)
 
     def rewrap_innermost(self, make):
         """Replaces the innermost `@jit` function with `make(its Python function)` (an outer
@@ -55,6 +60,7 @@ class KernelInterface:
         else:
             self.fn.rewrap_innermost(make)
         self.base_fn = self.fn if isinstance(self.fn, JITFunction) else self.fn.base_fn
+        self._shapes = {}  # (an autotuner's plans name the function they launch)
         return self
 
 
@@ -140,19 +146,6 @@ def _leaves(values):
             yield a
 
 
-_DTYPE_TEXT: dict = {}  # id(dtype) -> (dtype, str(dtype)): a tuning key holds each argument's
-
-
-def _dtype_text(dt) -> str:
-    e = _DTYPE_TEXT.get(id(dt))
-    if e is not None and e[0] is dt:  # (held: its id is not reused)
-        return e[1]
-    text = str(dt)
-    if len(_DTYPE_TEXT) < 1024:
-        _DTYPE_TEXT[id(dt)] = (dt, text)
-    return text
-
-
 def _first_line(e: BaseException) -> str:
     text = str(e).strip().splitlines()
     # a CompilationError starts with the location; its last 'error:' line says what
@@ -203,6 +196,9 @@ class Autotuner(KernelInterface):
         self.best_config: Config | None = None
         self.bench_time = 0.0
         self.restore_copies: dict = {}
+        # call shape (argument types, keyword names) -> CallShape (None: none), whose plans
+        # launch a tuned key directly (`launch_plan`)
+        self._shapes: dict = {}
         self.__name__ = self.base_fn.__name__
         self.__doc__ = self.base_fn.__doc__
 
@@ -232,9 +228,9 @@ class Autotuner(KernelInterface):
             if t is int or t is float or t is bool:
                 continue
             if t is tuple:
-                key += [_dtype_text(m.dtype) for m in _leaves(a) if hasattr(m, "dtype")]
+                key += [dtype_text(m.dtype) for m in _leaves(a) if hasattr(m, "dtype")]
             elif hasattr(a, "dtype"):
-                key.append(_dtype_text(a.dtype))
+                key.append(dtype_text(a.dtype))
         return tuple(key)
 
     def prune_configs(self, kwargs: dict, nargs: dict) -> list:
@@ -257,6 +253,67 @@ class Autotuner(KernelInterface):
         return list(configs)
 
     def run(self, *args, grid, warmup=False, **kwargs):
+        if not warmup:
+            return self._launch(grid, args, kwargs)
+        return self._run(args, kwargs, grid, warmup)
+
+    def _launch(self, grid, args, kwargs):
+        """A launch: by the plan of its key where one is made and still holds (the cache maps
+        its key to its config), else by the full path (`_run`), which then makes one."""
+        sk = (*map(type, args), *kwargs, *map(type, kwargs.values()))
+        shape = self._shapes.get(sk, False)
+        if shape is False:
+            if len(self._shapes) >= MAX_PLANS:
+                self._shapes.clear()
+            shape = self._shapes[sk] = CallShape.of(self.arg_names, self.keys, args, kwargs)
+        pk = None
+        if shape is not None:
+            try:
+                pk = shape.key(args, kwargs)
+                plan = shape.plans.get(pk)
+            except TypeError:  # an unhashable key value: the full path's message
+                plan = pk = None
+            if plan is False:  # (no plan for this key: the full path)
+                return self._run(args, kwargs, grid, False)
+            if plan is not None and plan.fn is self.fn:
+                config = plan.config
+                if plan.tkey is None:
+                    ok = len(self.configs) == 1 and self.configs[0] is config
+                else:
+                    ok = self.cache.get(plan.tkey) is config
+                if ok:
+                    self.best_config = config
+                    return plan.launch(grid, args, kwargs)
+        r = self._run(args, kwargs, grid, False)
+        if pk is not None:
+            if len(shape.plans) >= MAX_PLANS:
+                shape.plans.clear()
+            shape.plans[pk] = self._plan(args, kwargs) or False
+        return r
+
+    def _plan(self, args, kwargs):
+        """The plan of this (just launched) call's key: None where the wrapped function is
+        not heuristics over @jit, or the config clashes with the call's keyword arguments."""
+        fn, chain = self.fn, []
+        while type(fn) is Heuristics:
+            chain += fn.values.items()
+            fn = fn.fn
+        if not isinstance(fn, JITFunction):
+            return None
+        nargs = dict(zip(self.arg_names, args))
+        nargs.update(kwargs)
+        if len(self.configs) > 1 or self.early_config_prune or self.perf_model:
+            tkey = self.tuning_key(nargs)
+            config = self.cache.get(tkey)
+        else:
+            tkey, config = None, self.configs[0]
+        if config is None:
+            return None
+        return make_plan(config, tkey, self.fn, chain, fn, self.arg_names, self.keys, nargs,
+                         kwargs)
+
+    def _run(self, args, kwargs, grid, warmup):
+        """The full path: the key, tuning it if new, the config's pre_hook, the launch."""
         nargs = dict(zip(self.arg_names, args))
         nargs.update(kwargs)
         cached = True
@@ -497,7 +554,16 @@ class Heuristics(KernelInterface):
         return kwargs
 
     def run(self, *args, grid, warmup=False, **kwargs):
+        if not warmup:
+            return self._launch(grid, args, kwargs)
         return self.fn.run(*args, grid=grid, warmup=warmup, **self.apply(args, kwargs))
+
+    def _launch(self, grid, args, kwargs):
+        kwargs = self.apply(args, kwargs)
+        fn = self.fn
+        if isinstance(fn, JITFunction):
+            return fn[grid](*args, **kwargs)
+        return fn._launch(grid, args, kwargs)
 
     def warmup(self, *args, grid=(1,), **kwargs):
         return self.run(*args, grid=grid, warmup=True, **kwargs)
