@@ -75,7 +75,7 @@ def test_parameters_named_like_launch_options_bind_as_arguments():
     assert dict(zip(LAUNCH_OPTIONS, opts)) == {
         "num_warps": None, "num_stages": None, "num_ctas": None, "target": None,
         "debug": None, "opt_level": None, "maxnreg": 64, "tma": None,
-        "tma_store": None, "tma_store_guard": None}
+        "tma_store": None, "tma_store_guard": None, "launch_cooperative_grid": None}
     with pytest.raises(TypeError, match=r"staged\[grid\]\(\.\.\.\): .*missing 1 required "
                                         r"positional argument: 'num_stages'"):
         staged[(1,)](x, y, 8, num_warps=1.0, BLOCK=8)

@@ -54,6 +54,10 @@ class CompileOptions:
     # AMD gfx9/gfx11: masked loads/stores of a scalar pointer + i32 offsets as buffer ops (no
     # branch per access); off: assumes offsets in [0, 2 GiB) where the mask holds, unchecked
     buffer_ops: bool = False
+    # a cooperative launch (Triton's `launch_cooperative_grid`): every program of the grid
+    # resident at once, so programs may wait on each other; a launch attribute only (the code
+    # is the same), kept in the metadata and, as Triton keys it, in the cache key
+    launch_cooperative_grid: bool = False
 
     def __post_init__(self):
         nw = self.num_warps
@@ -98,6 +102,9 @@ class CompileOptions:
             raise ValueError(f"huge_tile_bounds must be a bool, got {self.huge_tile_bounds!r}")
         if not isinstance(self.buffer_ops, bool):
             raise ValueError(f"buffer_ops must be a bool, got {self.buffer_ops!r}")
+        if not isinstance(self.launch_cooperative_grid, bool):
+            raise ValueError(f"launch_cooperative_grid must be a bool, got "
+                             f"{self.launch_cooperative_grid!r}")
         if self.opt_level not in (None, 0, 1, 2, 3):
             raise ValueError(f"opt_level must be 0..3, got {self.opt_level!r}")
 
