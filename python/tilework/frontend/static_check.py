@@ -27,7 +27,8 @@ from .codegen import (
 )
 from ..language import control
 from .ops_control import (BREAK_MESSAGE, CONTINUE_MESSAGE, FOR_ITER_MESSAGE, KERNEL_RETURN_MESSAGE,
-                          LOOP_ELSE_MESSAGE, WHILE_TRUE_MESSAGE)
+                          LOOP_ELSE_MESSAGE, MISMATCH_MESSAGE, RETURN_TYPES_MESSAGE,
+                          TERNARY_MESSAGE, WHILE_TRUE_MESSAGE)
 from .semantic import SemanticError
 
 _CHECKED: set = set()  # code objects already found clean
@@ -163,8 +164,10 @@ def check(fn: JITFunction, chain: tuple = ()) -> None:
 # What the code generator checks on the types a kernel's control flow carries, which the
 # interpreter (running Python's loops and `if`s) cannot see: raised by `types_check`.
 _TYPED_MESSAGES = ("loop-carried value `", "` is assigned in a loop but not before it",
-                   "` holds a compile-time value (the constexpr ", " in one branch of the `if`",
-                   "` is defined in only one branch of the `if`", WHILE_TRUE_MESSAGE)
+                   "` holds a compile-time value (the constexpr ",
+                   "` is defined in only one branch of the `if`", WHILE_TRUE_MESSAGE,
+                   MISMATCH_MESSAGE.split("{")[0], TERNARY_MESSAGE.split("{")[0],
+                   RETURN_TYPES_MESSAGE.split("{")[0])
 _TYPED_CHECKED: dict = {}
 
 
