@@ -6,6 +6,8 @@ import dataclasses
 import os
 from dataclasses import dataclass
 
+from ..errors import OptionError
+
 
 def cache_dir() -> str:
     """Where compiled kernels and autotuning choices are kept: TILEWORK_CACHE_DIR (default
@@ -62,7 +64,7 @@ class CompileOptions:
     def __post_init__(self):
         nw = self.num_warps
         if not isinstance(nw, int) or nw <= 0 or nw & (nw - 1) or nw > 32:
-            raise ValueError(f"num_warps must be a power of two between 1 and 32, got {nw!r}")
+            raise OptionError(f"num_warps must be a power of 2 between 1 and 32, got {nw!r}")
         if not isinstance(self.num_stages, int) or self.num_stages < 1:
             raise ValueError(f"num_stages must be a positive int, got {self.num_stages!r}")
         nc = self.num_ctas
