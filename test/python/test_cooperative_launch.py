@@ -387,3 +387,53 @@ def test_cooperative_kernel_python_path_wraps_loaded_kernel():
     k = LoadedKernel(types.SimpleNamespace(asm={}, name="k", metadata={"signature": {}}),
                      None, None, 128, 0)
     assert k.cooperative is None
+
+
+_MAIN = r"""
+#include <stdio.h>
+#include "add_kernel_sm_90a.h"
+const uint64_t *fake_record(void);
+void fake_set_nparams(int n);
+int main(void) {
+    fake_set_nparams(5);
+    CUresult r = add_kernel_sm_90a((CUstream)0x77, 3, 2, 1, 0x1000, 0x2000, 0x3000, 7, 2.5f);
+    const uint64_t *rec = fake_record();
+    printf("%d %llu %llu %llu %llu %llu\n", r, (unsigned long long)rec[1],
+           (unsigned long long)rec[2], (unsigned long long)rec[3], (unsigned long long)rec[4],
+           (unsigned long long)rec[14]);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("coop", [True, False])
+def test_the_bundles_c_launcher_launches_cooperatively(tmp_path, coop):
+    """A bundle's generated C launcher (bundle_c.py) of a cooperative kernel calls
+    cuLaunchCooperativeKernel (the fake records 2), of a plain one cuLaunchKernel (0)."""
+    import os
+    import shutil
+    import subprocess
+    from tilework.runtime import bundle_c
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    entry = {"name": "add_kernel", "target": "sm_90a",
+             "metadata": {"num_warps": 4, "warp_size": 32, "shared": 0,
+                          "launch_cooperative_grid": coop},
+             "params": [["x_ptr", "p"], ["y_ptr", "p"], ["out_ptr", "p"], ["n", "i"],
+                        ["s", "f"]]}
+    for name, text in bundle_c.sources(entry, bytes(range(16))).items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "main.c").write_text(_MAIN)
+    here = os.path.dirname(os.path.abspath(__file__))
+    fake = tmp_path / "libfakecuda.so"
+    subprocess.run([cc, "-shared", "-fPIC", os.path.join(here, "native", "fake_libcuda.c"),
+                    "-o", str(fake)], check=True)
+    exe = tmp_path / "main"
+    subprocess.run([cc, "-std=c11", "-Wall", "-Werror", f"-I{tmp_path}",
+                    str(tmp_path / "main.c"), str(tmp_path / "add_kernel_sm_90a.c"), str(fake),
+                    "-o", str(exe),
+                    f"-Wl,-rpath,{tmp_path}"], check=True)
+    env = dict(os.environ, LD_PRELOAD=f"{fake} {os.environ.get('LD_PRELOAD', '')}".strip())
+    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.split() == ["0", "3", "2", "1", "128", "2" if coop else "0"]

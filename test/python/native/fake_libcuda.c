@@ -74,6 +74,15 @@ int cuLaunchKernelEx(const Config *c, void *f, void **params, void **extra) {
     return 0;
 }
 
+/* (record[14] is 2: a bundle's generated C launcher launched cooperatively) */
+int cuLaunchCooperativeKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                              unsigned by, unsigned bz, unsigned shared, void *stream,
+                              void **params) {
+    int r = record_launch(f, gx, gy, gz, bx, by, bz, shared, stream, params, 0);
+    if (!r) rec[14] = 2;
+    return r;
+}
+
 int cuGetErrorName(int err, const char **name) {
     *name = err == 719 ? "CUDA_ERROR_LAUNCH_FAILED" : "CUDA_ERROR_UNKNOWN";
     return 0;
