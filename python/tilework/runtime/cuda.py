@@ -206,8 +206,9 @@ class CudaRuntime:
         cu = self.cu
         per_sm = int(self._check(cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(
             k.function, k.block, k.shared), f"{k.name}: occupancy"))
+        dev = self._check(cu.cuCtxGetDevice(), "cuCtxGetDevice")  # (the driver's CUdevice)
         sms = int(self._check(cu.cuDeviceGetAttribute(
-            cu.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, k.device),
+            cu.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
             "cuDeviceGetAttribute"))
         return per_sm * sms, per_sm, sms
 
