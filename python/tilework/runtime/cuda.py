@@ -233,20 +233,20 @@ class CudaRuntime:
         k.fill(values)
         if k.cooperative is not None:
             k.check_coresident(grid)
-            go = self._launch_cooperative
+            err = self._launch_cooperative(k, grid)
+            if int(err) == _INVALID_CONTEXT:
+                self.ensure_context()
+                err = self._launch_cooperative(k, grid)
         else:
-            go = self._launch_plain
-        err = go(k, grid)
-        if int(err) == _INVALID_CONTEXT:  # a thread with no current context
-            self.ensure_context()
-            err = go(k, grid)
+            err, = self.cu.cuLaunchKernel(k.function, grid[0], grid[1], grid[2], k.block, 1,
+                                          1, k.shared, self.stream(), k.params_address, 0)
+            if int(err) == _INVALID_CONTEXT:  # a thread with no current context
+                self.ensure_context()
+                err, = self.cu.cuLaunchKernel(k.function, grid[0], grid[1], grid[2], k.block,
+                                              1, 1, k.shared, self.stream(), k.params_address,
+                                              0)
         if err:
             self._check((err,), f"launching {k.name}")
-
-    def _launch_plain(self, k: LoadedKernel, grid):
-        err, = self.cu.cuLaunchKernel(k.function, grid[0], grid[1], grid[2], k.block, 1, 1,
-                                      k.shared, self.stream(), k.params_address, 0)
-        return err
 
     def _launch_cooperative(self, k: LoadedKernel, grid):
         """cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_COOPERATIVE (as Triton's launcher)."""
