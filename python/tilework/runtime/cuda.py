@@ -196,8 +196,9 @@ class CudaRuntime:
                                   context=int(ctx),
                                   maps=launch_maps(ck.metadata["tma"]) if maps else None,
                                   scratch=launch_scratch(ck.metadata) if scratch else None,
-                                  cooperative=k.cooperative[0] if k.cooperative else 0,
-                                  refuse=k.check_coresident if k.cooperative else None)
+                                  # (only where set: a plain kernel's handle is as before)
+                                  **({"cooperative": k.cooperative[0],
+                                      "refuse": k.check_coresident} if k.cooperative else {}))
         return k
 
     def _coresident(self, k: LoadedKernel):
