@@ -104,6 +104,12 @@ class IntegerOverflowError(OverflowError, ValueError):
     launch raises (and a ValueError, as tilework's did)."""
 
 
+class OptionError(ValueError, AssertionError):
+    """A compile option out of its range where Triton's options assert (`num_warps` not a
+    power of 2): a ValueError, as tilework's option errors are, and an AssertionError, as
+    Triton's."""
+
+
 def located(message: str, fn, node=None, exc=TypeError):
     """An exception of type `exc` whose message names the kernel `fn`'s file and line
     (the line of `node` if given, else the kernel's `def`)."""

@@ -766,7 +766,7 @@ def e_range_kwarg(x, n):
     (e_constexpr_in_loop, "`dt` holds a compile-time value (the constexpr fp32) that cannot "
                           "change in a runtime loop"),
     (e_one_branch, "`y` is defined in only one branch of the `if`"),
-    (e_branch_types, "`y` has type fp16 in one branch of the `if` and fp32 in the other"),
+    (e_branch_types, "Mismatched type for y between then block (fp16) and else block (fp32)"),
     (e_tile_if, "a tile of shape [16] has no single truth value (`if`, `while`): reduce it"),
     (e_tile_while, "a tile of shape [16] has no single truth value (`if`, `while`): reduce it"),
     (e_break, "`break` is not supported (as in Triton)"),
@@ -774,7 +774,7 @@ def e_range_kwarg(x, n):
     (e_return_in_loop, "`return` inside a loop is not supported (as in Triton)"),
     (e_return_in_if_in_loop, "`return` inside a loop is not supported (as in Triton)"),
     (e_half_return, "returns a value on some paths and nothing on others"),
-    (e_mixed_returns, "inconsistent return types: int32 and fp32"),
+    (e_mixed_returns, "Inconsistent return types: int32 and fp32"),
     (e_kernel_value, "a kernel cannot return a value"),
     (e_loop_local, "`t` is assigned in a loop but not before it"),
     (e_loop_var, "the loop variable `i` is not defined after its loop"),

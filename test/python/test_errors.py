@@ -268,7 +268,7 @@ def test_integer_out_of_range():
 
 
 @pytest.mark.parametrize("opts, message", [
-    ({"num_warps": 3}, "num_warps must be a power of two"),
+    ({"num_warps": 3}, "num_warps must be a power of 2 between 1 and 32, got 3"),
     ({"num_stages": 0}, "num_stages must be a positive int"),
     ({"opt_level": 7}, "opt_level must be 0..3"),
     ({"maxnreg": 8}, "maxnreg must be an int between 16 and 255, got 8"),

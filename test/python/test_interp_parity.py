@@ -274,7 +274,8 @@ def k_carried_width(x, n):
 
 TYPED = [(k_defined_in_loop, "`t` is assigned in a loop but not before it"),
          (k_one_branch, "`v` is defined in only one branch of the `if`"),
-         (k_branch_shapes, "`v` has type fp32[16] in one branch of the `if` and fp32[32]"),
+         (k_branch_shapes, "Mismatched type for v between then block (fp32[16]) and else "
+                           "block (fp32[32])"),
          (k_carried_width, "loop-carried value `acc` changes type from int32 to int64")]
 
 

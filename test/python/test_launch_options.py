@@ -75,7 +75,7 @@ def test_parameters_named_like_launch_options_bind_as_arguments():
     assert dict(zip(LAUNCH_OPTIONS, opts)) == {
         "num_warps": None, "num_stages": None, "num_ctas": None, "target": None,
         "debug": None, "opt_level": None, "maxnreg": 64, "tma": None,
-        "tma_store": None, "tma_store_guard": None}
+        "tma_store": None, "tma_store_guard": None, "launch_cooperative_grid": None}
     with pytest.raises(TypeError, match=r"staged\[grid\]\(\.\.\.\): .*missing 1 required "
                                         r"positional argument: 'num_stages'"):
         staged[(1,)](x, y, 8, num_warps=1.0, BLOCK=8)
@@ -137,3 +137,40 @@ def test_cli_options_reach_the_compiler(tmp_path):
     r = _cli(tmp_path / "c", "--target", "sm_90a", "--num-stages", "0")
     assert r.returncode == 1 and "num_stages must be a positive int, got 0" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+@tilework.jit
+def _copy(x, y, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(y + offs, tl.load(x + offs) + 1.0)
+
+
+@pytest.mark.parametrize("opts, message", [
+    ({"num_warps": 3}, "num_warps must be a power of 2 between 1 and 32, got 3"),
+    ({"num_warps": 64}, "num_warps must be a power of 2 between 1 and 32, got 64"),
+    ({"num_stages": 0}, "num_stages must be a positive int, got 0"),
+    ({"launch_cooperative_grid": 1}, "launch_cooperative_grid must be a bool, got 1"),
+])
+def test_the_interpreter_checks_launch_options_as_the_compiler(opts, message):
+    """The same error interpreted and compiled (Triton's test_num_warps_pow2: num_warps=3 is
+    an AssertionError 'must be a power of 2'; tilework's is also a ValueError)."""
+    x = np.random.default_rng(0).standard_normal(16).astype(np.float32)
+    y = np.zeros_like(x)
+    with pytest.raises(ValueError) as compiled:
+        _copy.warmup("*fp32:16", "*fp32:16", BLOCK=16, target="sm_90a", **opts)
+    with pytest.raises(ValueError) as interpreted:
+        tilework.jit(_copy.fn, interpret=True)[(1,)](x, y, BLOCK=16, **opts)
+    assert str(compiled.value) == str(interpreted.value) == message
+    assert isinstance(interpreted.value, tilework.errors.InterpreterError)
+    if "num_warps" in opts:
+        assert isinstance(compiled.value, AssertionError)
+        assert isinstance(interpreted.value, AssertionError)
+    assert not y.any()
+
+
+def test_the_interpreter_runs_with_every_power_of_2_warps():
+    x = np.random.default_rng(1).standard_normal(16).astype(np.float32)
+    for w in (1, 2, 4, 8, 16, 32):
+        y = np.zeros_like(x)
+        tilework.jit(_copy.fn, interpret=True)[(1,)](x, y, BLOCK=16, num_warps=w)
+        np.testing.assert_array_equal(y, x + np.float32(1.0))

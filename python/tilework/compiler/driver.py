@@ -178,6 +178,7 @@ def compile(src, target: str | Target, options: CompileOptions | None = None,
             asm[stage] = _as_text(cur)
     md = {k: v for k, v in md.items() if not k.startswith("_")}
     md["num_ctas"] = options.num_ctas  # for the launch (the stages do not read it)
+    md["launch_cooperative_grid"] = options.launch_cooperative_grid  # likewise
     ck = CompiledKernel(kname, target, options, {k: v for k, v in asm.items() if v is not None},
                         md, key)
     if fc is not None:

@@ -6,6 +6,8 @@ import dataclasses
 import os
 from dataclasses import dataclass
 
+from ..errors import OptionError
+
 
 def cache_dir() -> str:
     """Where compiled kernels and autotuning choices are kept: TILEWORK_CACHE_DIR (default
@@ -58,11 +60,15 @@ class CompileOptions:
     # AMD gfx9/gfx11: masked loads/stores of a scalar pointer + i32 offsets as buffer ops (no
     # branch per access); off: assumes offsets in [0, 2 GiB) where the mask holds, unchecked
     buffer_ops: bool = False
+    # a cooperative launch (Triton's `launch_cooperative_grid`): every program of the grid
+    # resident at once, so programs may wait on each other; a launch attribute only (the code
+    # is the same), kept in the metadata and, as Triton keys it, in the cache key
+    launch_cooperative_grid: bool = False
 
     def __post_init__(self):
         nw = self.num_warps
         if not isinstance(nw, int) or nw <= 0 or nw & (nw - 1) or nw > 32:
-            raise ValueError(f"num_warps must be a power of two between 1 and 32, got {nw!r}")
+            raise OptionError(f"num_warps must be a power of 2 between 1 and 32, got {nw!r}")
         if not isinstance(self.num_stages, int) or self.num_stages < 1:
             raise ValueError(f"num_stages must be a positive int, got {self.num_stages!r}")
         nc = self.num_ctas
@@ -104,6 +110,9 @@ class CompileOptions:
             raise ValueError(f"huge_tile_bounds must be a bool, got {self.huge_tile_bounds!r}")
         if not isinstance(self.buffer_ops, bool):
             raise ValueError(f"buffer_ops must be a bool, got {self.buffer_ops!r}")
+        if not isinstance(self.launch_cooperative_grid, bool):
+            raise ValueError(f"launch_cooperative_grid must be a bool, got "
+                             f"{self.launch_cooperative_grid!r}")
         if self.opt_level not in (None, 0, 1, 2, 3):
             raise ValueError(f"opt_level must be 0..3, got {self.opt_level!r}")
 

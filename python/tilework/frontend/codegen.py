@@ -395,6 +395,7 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             for n in ast.walk(stmt):
                 if not hasattr(n, "lineno") or n is stmt or isinstance(n, (ast.Assign, ast.Name)):
                     ast.copy_location(n, node)
+            stmt.tw_ternary = True  # (its type mismatch in Triton's words for a ternary)
             self.visit(stmt)
             return self.lookup(tmp, node)
         if isinstance(cond, tensor):

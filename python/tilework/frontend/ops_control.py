@@ -49,6 +49,10 @@ WHILE_TRUE_MESSAGE = ("this `while` condition is always true and kernels have no
                       "loop would never end")
 LOOP_ELSE_MESSAGE = {"For": "`for ... else` is not supported",
                      "While": "`while ... else` is not supported"}
+# a value whose type differs between the paths merging it (Triton's words; then, else types)
+MISMATCH_MESSAGE = "Mismatched type for {name} between then block ({{}}) and else block ({{}})"
+TERNARY_MESSAGE = "Ternary expression with dynamic condition has inconsistent types {} and {}"
+RETURN_TYPES_MESSAGE = "Inconsistent return types: {} and {}"
 
 
 class ReturnSignal(Exception):
@@ -260,8 +264,10 @@ class ControlFlow:
                 merged[name] = bad[0] if len(bad) == 2 and bad[0] is not _MISSING else \
                     Undefined(f"`{name}` is defined in only one branch of the `if`")
                 continue
-            specs = self._merge(tv, ev, where, f"`{name}` has type {{}} in one branch of the "
-                                               f"`if` and {{}} in the other")
+            # (a runtime-scalar `x if c else y` is this `if`, assigning a temporary: visit_IfExp)
+            message = TERNARY_MESSAGE if getattr(node, "tw_ternary", False) else \
+                MISMATCH_MESSAGE.format(name=name)
+            specs = self._merge(tv, ev, where, message)
             merged[name] = (specs, tv, ev)
         results = self._build_if(node, cond, tmp, branches, [m for m in merged.values()
                                                              if not isinstance(m, Undefined)])
@@ -328,7 +334,7 @@ class ControlFlow:
                              "others")
         merged = []
         if tv is not None:
-            merged = [(self._merge(tv, ev, enode, "inconsistent return types: {} and {}"),
+            merged = [(self._merge(tv, ev, enode, RETURN_TYPES_MESSAGE),
                        tv, ev)]
         results = self._build_if(node, cond, tmp, branches, merged)
         self.returned = results[0] if results else None

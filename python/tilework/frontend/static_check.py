@@ -27,7 +27,8 @@ from .codegen import (
 )
 from ..language import control
 from .ops_control import (BREAK_MESSAGE, CONTINUE_MESSAGE, FOR_ITER_MESSAGE, KERNEL_RETURN_MESSAGE,
-                          LOOP_ELSE_MESSAGE, WHILE_TRUE_MESSAGE)
+                          LOOP_ELSE_MESSAGE, MISMATCH_MESSAGE, RETURN_TYPES_MESSAGE,
+                          TERNARY_MESSAGE, WHILE_TRUE_MESSAGE)
 from .semantic import SemanticError
 
 _CHECKED: set = set()  # code objects already found clean
@@ -129,8 +130,15 @@ def check(fn: JITFunction, chain: tuple = ()) -> None:
     g = fn.fn.__globals__
     call_stars = {id(a) for n in _walk(fdef) if isinstance(n, ast.Call) for a in n.args
                   if isinstance(a, ast.Starred)}  # (`f(*args)` is taken; other stars are not)
+    # a `raise` in a branch of an `if` is the code generator's to refuse where it compiles
+    # the branch (a runtime `if`), not where a constexpr condition leaves it out, as Triton
+    # (`else: raise ValueError(...)` after constexpr tests): `types_check` asks it
+    branch_raises = {id(m) for i in _walk(fdef) if isinstance(i, ast.If)
+                     for stmt in i.body + i.orelse for n in [stmt, *_walk(stmt)]
+                     if isinstance(n, ast.Raise) for m in [n, *_walk(n)]}
     for node in (n for stmt in fdef.body for n in [stmt, *_walk(stmt)]):
-        if isinstance(node, (ast.stmt, ast.expr)) and id(node) not in call_stars:
+        if isinstance(node, (ast.stmt, ast.expr)) and id(node) not in call_stars and \
+                id(node) not in branch_raises:
             message = unsupported_message(node) or _control_message(node, top=not chain)
             if message is None and isinstance(node, ast.For) and \
                     not (isinstance(node.iter, ast.Call) and isinstance(node.iter.func, ast.Name)
@@ -139,7 +147,7 @@ def check(fn: JITFunction, chain: tuple = ()) -> None:
             if message is not None:
                 raise error(node, message)
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and \
-                node.id not in local:
+                node.id not in local and id(node) not in branch_raises:
             if node.id in g:
                 if not readable_global(g[node.id]) and not is_constexpr_global(g, node.id) and \
                         not fn.__module__.startswith(LANGUAGE):
@@ -160,11 +168,15 @@ def check(fn: JITFunction, chain: tuple = ()) -> None:
         _CHECKED.add(code)
 
 
+RAISE_MESSAGE = unsupported_message(ast.Raise())
+
 # What the code generator checks on the types a kernel's control flow carries, which the
 # interpreter (running Python's loops and `if`s) cannot see: raised by `types_check`.
 _TYPED_MESSAGES = ("loop-carried value `", "` is assigned in a loop but not before it",
-                   "` holds a compile-time value (the constexpr ", " in one branch of the `if`",
-                   "` is defined in only one branch of the `if`", WHILE_TRUE_MESSAGE)
+                   "` holds a compile-time value (the constexpr ",
+                   "` is defined in only one branch of the `if`", WHILE_TRUE_MESSAGE,
+                   MISMATCH_MESSAGE.split("{")[0], TERNARY_MESSAGE.split("{")[0],
+                   RETURN_TYPES_MESSAGE.split("{")[0], RAISE_MESSAGE)
 _TYPED_CHECKED: dict = {}
 
 

@@ -17,7 +17,8 @@ import textwrap
 from . import core
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "target", "debug", "opt_level",
-                  "maxnreg", "tma", "tma_store", "tma_store_guard")
+                  "maxnreg", "tma", "tma_store", "tma_store_guard",
+                  "launch_cooperative_grid")
 # accepted at launch for Triton's sake and dropped: libdevice is written in the language
 # (`tl.extra.libdevice`), so there is no bitcode to link
 IGNORED_OPTIONS = ("extern_libs",)

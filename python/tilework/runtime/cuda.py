@@ -19,7 +19,7 @@ _INVALID_CONTEXT = 201  # CUDA_ERROR_INVALID_CONTEXT
 class LoadedKernel:
     __slots__ = ("compiled", "module", "function", "block", "shared", "asm", "metadata", "name",
                  "kinds", "slots", "params_address", "_keep", "encode", "native", "device",
-                 "on_devices")
+                 "on_devices", "cooperative")
 
     def __init__(self, compiled, module, function, block, shared):
         self.compiled = compiled
@@ -42,6 +42,9 @@ class LoadedKernel:
         self.native = None  # the native launcher's handle (native_launch), when there is one
         self.device = None  # the device ordinal it is loaded on (None: not tracked)
         self.on_devices = {}  # device ordinal -> this kernel loaded on that device
+        # launch_cooperative_grid: (programs resident at once, per multiprocessor, the
+        # multiprocessors), which the launch checks the grid against; None: a plain launch
+        self.cooperative = None
 
     def fill(self, values):
         """Stores one launch's parameter values into the slots."""
@@ -68,6 +71,19 @@ class LoadedKernel:
         """Spilled 4-byte words per thread (Triton's `kernel.n_spills`)."""
         n = self.compiled.n_spills
         return n if n is not None else self._attribute("LOCAL_SIZE_BYTES") // 4
+
+    def check_coresident(self, grid) -> None:
+        """Refuses a cooperative launch whose programs cannot all be resident at once (the
+        driver would fail it with COOPERATIVE_LAUNCH_TOO_LARGE; this names the numbers)."""
+        limit, per_sm, sms = self.cooperative
+        programs = grid[0] * grid[1] * grid[2]
+        if programs > limit:
+            raise ValueError(
+                f"{self.name}: launch_cooperative_grid needs every program of the grid "
+                f"resident at once; this device holds at most {limit} ({per_sm} a "
+                f"multiprocessor x {sms} multiprocessors, at {self.block} threads and "
+                f"{self.shared} bytes of shared memory a program), the grid has {programs}: "
+                f"launch at most {limit} programs")
 
     def _attribute(self, name) -> int:
         cu = driver_module()
@@ -166,6 +182,8 @@ class CudaRuntime:
                 f"{ck.name}: {shared} bytes of shared memory")
         k = LoadedKernel(ck, mod, fn, block, shared)
         k.device = int(self._check(cu.cuCtxGetDevice(), "cuCtxGetDevice"))
+        if ck.metadata.get("launch_cooperative_grid"):
+            k.cooperative = self._coresident(k)
         nat = native_launch.cuda_driver(CudaError)
         # tensor maps (host descriptors) and global scratch (in-kernel ones) come from Python
         # callables per launch; TILEWORK_NATIVE_TMA=0 leaves such kernels to the Python path
@@ -177,8 +195,23 @@ class CudaRuntime:
             k.native = nat.Kernel(int(fn), block, shared, k.kinds, ck.name, k.device,
                                   context=int(ctx),
                                   maps=launch_maps(ck.metadata["tma"]) if maps else None,
-                                  scratch=launch_scratch(ck.metadata) if scratch else None)
+                                  scratch=launch_scratch(ck.metadata) if scratch else None,
+                                  # (only where set: a plain kernel's handle is as before)
+                                  **({"cooperative": k.cooperative[0],
+                                      "refuse": k.check_coresident} if k.cooperative else {}))
         return k
+
+    def _coresident(self, k: LoadedKernel):
+        """(programs of `k` resident at once on the current device, per multiprocessor, the
+        multiprocessors): the driver's occupancy at k's block and shared memory."""
+        cu = self.cu
+        per_sm = int(self._check(cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+            k.function, k.block, k.shared), f"{k.name}: occupancy"))
+        dev = self._check(cu.cuCtxGetDevice(), "cuCtxGetDevice")  # (the driver's CUdevice)
+        sms = int(self._check(cu.cuDeviceGetAttribute(
+            cu.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
+            "cuDeviceGetAttribute"))
+        return per_sm * sms, per_sm, sms
 
     def on_device(self, k: LoadedKernel, device: int) -> LoadedKernel:
         """`k` loaded on `device` (the current one: the caller switched to it), once."""
@@ -199,11 +232,34 @@ class CudaRuntime:
 
     def launch(self, k: LoadedKernel, grid, values):
         k.fill(values)
-        err, = self.cu.cuLaunchKernel(k.function, grid[0], grid[1], grid[2], k.block, 1, 1,
-                                      k.shared, self.stream(), k.params_address, 0)
-        if int(err) == _INVALID_CONTEXT:  # a thread with no current context
-            self.ensure_context()
+        if k.cooperative is not None:
+            k.check_coresident(grid)
+            err = self._launch_cooperative(k, grid)
+            if int(err) == _INVALID_CONTEXT:
+                self.ensure_context()
+                err = self._launch_cooperative(k, grid)
+        else:
             err, = self.cu.cuLaunchKernel(k.function, grid[0], grid[1], grid[2], k.block, 1,
                                           1, k.shared, self.stream(), k.params_address, 0)
+            if int(err) == _INVALID_CONTEXT:  # a thread with no current context
+                self.ensure_context()
+                err, = self.cu.cuLaunchKernel(k.function, grid[0], grid[1], grid[2], k.block,
+                                              1, 1, k.shared, self.stream(), k.params_address,
+                                              0)
         if err:
             self._check((err,), f"launching {k.name}")
+
+    def _launch_cooperative(self, k: LoadedKernel, grid):
+        """cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_COOPERATIVE (as Triton's launcher)."""
+        cu = self.cu
+        attr = cu.CUlaunchAttribute()
+        attr.id = cu.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_COOPERATIVE
+        attr.value.cooperative = 1
+        cfg = cu.CUlaunchConfig()
+        cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = grid
+        cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = k.block, 1, 1
+        cfg.sharedMemBytes = k.shared
+        cfg.hStream = cu.CUstream(self.stream())
+        cfg.attrs, cfg.numAttrs = [attr], 1
+        err, = cu.cuLaunchKernelEx(cfg, k.function, k.params_address, 0)
+        return err

@@ -71,6 +71,11 @@ class HipRuntime:
         k.printbuf = self._print_buffer(mod, ck) if "print" in ck.metadata else None
         # the device it is loaded on: a launch on another one loads it there (on_device)
         k.device = int(self._check(hip.hipGetDevice(), "hipGetDevice"))
+        if ck.metadata.get("launch_cooperative_grid"):
+            # hipModuleLaunchCooperativeKernel takes a pointer per parameter, where this
+            # runtime (and the native path) pass one packed buffer: refused, not run plainly
+            raise HipError(f"{ck.name}: launch_cooperative_grid is not supported by "
+                           f"tilework's HIP runtime yet (NVIDIA only); launch without it")
         # the native launcher (native_launch: the same C code as CUDA's, calling
         # hipModuleLaunchKernel with one packed buffer) takes kernels without prints (they
         # read their buffer back after each launch) or global scratch; the rest stay here

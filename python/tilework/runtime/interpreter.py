@@ -26,6 +26,7 @@ import numpy as np
 from tilework.dialects import new_context
 from tilework.dialects import tile as T
 
+from ..compiler.options import CompileOptions
 from ..errors import IntegerOverflowError, InterpreterError, interpreter_error, located
 from ..frontend import semantic as S
 from ..frontend.ops import IMPLS
@@ -734,8 +735,10 @@ def _context() -> ir.Context:
 
 def interpret(fn: JITFunction, grid, values, options=None):
     """Runs `fn` over `grid` on the CPU.  `values` are the bound arguments in parameter
-    order; launch options (num_warps, ...) do not matter here."""
+    order; launch options (num_warps, ...) change no value here, yet are checked as the
+    compiler checks them (num_warps a power of 2, ...)."""
     # (errors from here on are Triton's InterpreterError, the original one its `__cause__`)
+    _guarded(_check_options, options)
     _guarded(static_check, fn)  # what the compiler rejects on the source alone, here too
     ctx = _context()
     with ctx, ir.Location.unknown(ctx):
@@ -769,6 +772,12 @@ def interpret(fn: JITFunction, grid, values, options=None):
         finally:
             core.set_active_builder(prev)
     return None
+
+
+def _check_options(options) -> None:
+    """Refuses the launch options the compiler refuses, with its messages (the options
+    object's own checks; the environment is not read)."""
+    CompileOptions(**{k: v for k, v in (options or {}).items() if v is not None})
 
 
 def _guarded(check, *args):

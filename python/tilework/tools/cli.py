@@ -185,7 +185,9 @@ _OPTION_HELP = {"num_warps": "warps per program (default 4)",
                 "matrix_instr_nonkdim": "AMD CDNA: MFMA M=N, 16 or 32 (default 0: per dot)",
                 "kpack": "AMD CDNA: MFMA operand K elements per lane, x1 or x2 (default 1)",
                 "tma": "NVIDIA sm_90: load host tensor descriptors by TMA (default on)",
-                "tma_store": "NVIDIA sm_90: store them by TMA too, where safe (default off)"}
+                "tma_store": "NVIDIA sm_90: store them by TMA too, where safe (default off)",
+                "launch_cooperative_grid": "a cooperative launch: all programs resident at "
+                                           "once (default off)"}
 
 
 def add_option_flags(parser) -> None:

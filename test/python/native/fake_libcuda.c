@@ -1,6 +1,8 @@
 /* A stand-in for libcuda.so.1 in tests (TILEWORK_LIBCUDA): cuLaunchKernel records its
    arguments, each parameter's 8 bytes included (or a packed `extra` buffer's bytes, its size in
-   record[10]), instead of launching. */
+   record[10]), instead of launching; cuLaunchKernelEx likewise, with record[11..14]: its
+   attributes' count, the first one's id and 4-byte value, and 1 (record[14] is 0 for
+   cuLaunchKernel). */
 #include <stdint.h>
 #include <string.h>
 
@@ -15,8 +17,11 @@ const unsigned char *fake_map(int i) { return maps[i]; }
 void fake_fail_next(int code) { fail_code = code; }
 const uint64_t *fake_record(void) { return rec; }
 
-int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                   unsigned bz, unsigned shared, void *stream, void **params, void **extra) {
+/* (static: cuLaunchKernelEx records through it, not through a symbol another fake loaded
+   first may provide) */
+static int record_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                         unsigned by, unsigned bz, unsigned shared, void *stream, void **params,
+                         void **extra) {
     if (fail_code) {
         int c = fail_code;
         fail_code = 0;
@@ -25,7 +30,7 @@ int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
     uint64_t head[9] = {(uintptr_t)f, gx, gy, gz, bx, by, bz, shared, (uintptr_t)stream};
     memcpy(rec, head, sizeof head);
     rec[9]++;
-    rec[10] = 0;
+    rec[10] = rec[11] = rec[12] = rec[13] = rec[14] = 0;
     if (params) {
         for (int i = 0; i < nparams && i < 64; i++) memcpy(&rec[16 + i], params[i], 8);
         for (int i = map_from; i < nparams && i - map_from < 4; i++)
@@ -36,6 +41,46 @@ int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
         memcpy(&rec[16], extra[1], size < 64 * 8 ? size : 64 * 8);
     }
     return 0;
+}
+
+int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                   unsigned bz, unsigned shared, void *stream, void **params, void **extra) {
+    return record_launch(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra);
+}
+
+/* cuda.h's CUlaunchConfig and CUlaunchAttribute (the value union is 64 bytes) */
+typedef struct {
+    int id;
+    char pad[4];
+    union { char pad[64]; int cooperative; } value;
+} Attr;
+typedef struct {
+    unsigned gx, gy, gz, bx, by, bz, shared;
+    void *stream;
+    Attr *attrs;
+    unsigned num_attrs;
+} Config;
+
+int cuLaunchKernelEx(const Config *c, void *f, void **params, void **extra) {
+    int r = record_launch(f, c->gx, c->gy, c->gz, c->bx, c->by, c->bz, c->shared, c->stream,
+                          params, extra);
+    if (r) return r;
+    rec[11] = c->num_attrs;
+    if (c->num_attrs) {
+        rec[12] = (uint64_t)c->attrs[0].id;
+        rec[13] = (uint64_t)(unsigned)c->attrs[0].value.cooperative;
+    }
+    rec[14] = 1;
+    return 0;
+}
+
+/* (record[14] is 2: a bundle's generated C launcher launched cooperatively) */
+int cuLaunchCooperativeKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                              unsigned by, unsigned bz, unsigned shared, void *stream,
+                              void **params) {
+    int r = record_launch(f, gx, gy, gz, bx, by, bz, shared, stream, params, 0);
+    if (!r) rec[14] = 2;
+    return r;
 }
 
 int cuGetErrorName(int err, const char **name) {

@@ -23,6 +23,22 @@ typedef CUresult (*launch_fn)(void *f, unsigned gx, unsigned gy, unsigned gz, un
                               unsigned by, unsigned bz, unsigned shared, void *stream,
                               void **params, void **extra);
 typedef CUresult (*errname_fn)(CUresult, const char **);
+/* cuLaunchKernelEx's config and attribute, laid out as cuda.h's CUlaunchConfig and
+   CUlaunchAttribute (an id, padding to 8, a 64-byte value union): only the cooperative
+   attribute (CU_LAUNCH_ATTRIBUTE_COOPERATIVE, 2) is set here */
+typedef struct {
+    int id;
+    char pad[4];
+    union { char pad[64]; int cooperative; } value;
+} LaunchAttribute;
+typedef struct {
+    unsigned grid_x, grid_y, grid_z, block_x, block_y, block_z, shared;
+    void *stream;
+    LaunchAttribute *attrs;
+    unsigned num_attrs;
+} LaunchConfig;
+#define CU_LAUNCH_ATTRIBUTE_COOPERATIVE 2
+typedef CUresult (*launch_ex_fn)(const LaunchConfig *, void *f, void **params, void **extra);
 typedef CUresult (*ctx_fn)(void **);
 typedef const char *(*hip_errname_fn)(int);
 
@@ -45,6 +61,7 @@ typedef struct {
 static Driver g_cuda = {"cuLaunchKernel", NULL, NULL, NULL, NULL, 0, (void *)0, 1};
 static Driver g_hip = {"hipModuleLaunchKernel", NULL, NULL, NULL, NULL, 1, (void *)3, 4};
 static ctx_fn p_ctx_get_current; /* cuCtxGetCurrent, or NULL */
+static launch_ex_fn p_launch_ex; /* cuLaunchKernelEx (cooperative launches), or NULL */
 static PyObject *g_get_device;   /* torch._C._cuda_getDevice, or NULL before torch is seen */
 static PyObject *g_raw_stream;   /* torch._C._cuda_getCurrentRawStream */
 static PyObject *s_data_ptr, *s_dtype, *s_get_device, *s_value, *s_native, *s_i32, *s_fp32,
@@ -77,21 +94,31 @@ typedef struct {
     PyObject *maps; /* kinds with 'T': tma.launch_maps' maps(fn, values) -> the tensor maps */
     PyObject *scratch; /* allocation.launch_scratch's scratch(programs, stream) -> (buffer,
                           address): the last parameter, global scratch */
+    unsigned long long coop; /* launch_cooperative_grid: the programs resident at once (0: a
+                                plain launch); a larger grid calls `refuse`, which raises */
+    PyObject *refuse;        /* refuse((gx, gy, gz)): the runtime's message */
 } Kernel;
 
 static int Kernel_init(Kernel *self, PyObject *args, PyObject *kw) {
     static char *names[] = {"function", "block", "shared", "kinds", "name", "device", "hip",
-                            "context", "maps", "scratch", NULL};
-    unsigned long long f, ctx = 0;
+                            "context", "maps", "scratch", "cooperative", "refuse", NULL};
+    unsigned long long f, ctx = 0, coop = 0;
     const char *kinds;
     Py_ssize_t nk;
-    PyObject *name, *maps = Py_None, *scratch = Py_None;
+    PyObject *name, *maps = Py_None, *scratch = Py_None, *refuse = Py_None;
     int hip = 0;
     self->device = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "KIIs#U|ipKOO", names, &f, &self->block,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "KIIs#U|ipKOOKO", names, &f, &self->block,
                                      &self->shared, &kinds, &nk, &name, &self->device, &hip,
-                                     &ctx, &maps, &scratch))
+                                     &ctx, &maps, &scratch, &coop, &refuse))
         return -1;
+    if (coop && (hip || !PyCallable_Check(refuse))) {
+        PyErr_SetString(PyExc_ValueError, hip ? "a cooperative launch is CUDA's here"
+                        : "a cooperative launch needs refuse(grid), raising for a grid too large");
+        return -1;
+    }
+    self->coop = coop;
+    Py_XSETREF(self->refuse, coop ? Py_NewRef(refuse) : NULL);
     self->drv = hip ? &g_hip : &g_cuda;
     self->context = (void *)(uintptr_t)ctx;
     if (nk > MAX_PARAMS) {
@@ -144,6 +171,7 @@ static void Kernel_dealloc(Kernel *self) {
     Py_XDECREF(self->name);
     Py_XDECREF(self->maps);
     Py_XDECREF(self->scratch);
+    Py_XDECREF(self->refuse);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -175,6 +203,14 @@ static CUresult call_driver(Kernel *k, unsigned gx, unsigned gy, unsigned gz, vo
     void *ptrs[MAX_PARAMS];
     for (Py_ssize_t i = 0; i < k->nparams; i++) /* a tensor map's slot holds its address */
         ptrs[i] = k->kinds[i] == 'T' ? (void *)(uintptr_t)slots[i] : (void *)&slots[i];
+    if (k->coop) { /* as Triton's launcher: cuLaunchKernelEx with the cooperative attribute */
+        LaunchAttribute attr;
+        memset(&attr, 0, sizeof attr);
+        attr.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+        attr.value.cooperative = 1;
+        LaunchConfig c = {gx, gy, gz, k->block, 1, 1, k->shared, stream, &attr, 1};
+        return p_launch_ex(&c, k->function, ptrs, NULL);
+    }
     return d->launch(k->function, gx, gy, gz, k->block, 1, 1, k->shared, stream, ptrs, NULL);
 }
 
@@ -189,6 +225,20 @@ static int do_launch(Kernel *k, unsigned gx, unsigned gy, unsigned gz, void *str
                      uint64_t *slots) {
     if (!k->drv->launch) {
         PyErr_Format(PyExc_RuntimeError, "the native launcher has no %s loaded", k->drv->what);
+        return -1;
+    }
+    if (k->coop && (unsigned long long)gx * gy * gz > k->coop) {
+        PyObject *r = PyObject_CallFunction(k->refuse, "((III))", gx, gy, gz);
+        if (r) { /* (refuse returned: still not launched) */
+            Py_DECREF(r);
+            PyErr_Format(PyExc_ValueError, "%U: a cooperative grid of %llu programs, at most "
+                         "%llu resident", k->name, (unsigned long long)gx * gy * gz, k->coop);
+        }
+        return -1;
+    }
+    if (k->coop && !p_launch_ex) {
+        PyErr_SetString(PyExc_RuntimeError, "the driver has no cuLaunchKernelEx (a cooperative "
+                        "launch)");
         return -1;
     }
     T_MARK(t0);
@@ -266,6 +316,11 @@ static PyObject *Kernel_bench(Kernel *self, PyObject *args) {
                             self->drv->what);
     if (packed && self->maps)
         return PyErr_Format(PyExc_ValueError, "bench: tensor maps go as slot pointers only");
+    if (packed && self->coop)
+        return PyErr_Format(PyExc_ValueError, "bench: a cooperative launch goes as slot "
+                            "pointers only");
+    if (self->coop && !p_launch_ex)
+        return PyErr_Format(PyExc_RuntimeError, "bench: the driver has no cuLaunchKernelEx");
     Kernel k = *self; /* `packed`: a copy launched through a CUDA driver taking one buffer */
     Driver packed_cuda = g_cuda;
     packed_cuda.packed = 1;
@@ -294,9 +349,14 @@ static PyObject *Kernel_get_kinds(Kernel *self, void *c) {
     return PyUnicode_FromString(self->kinds);
 }
 static PyObject *Kernel_get_device(Kernel *self, void *c) { return PyLong_FromLong(self->device); }
+static PyObject *Kernel_get_cooperative(Kernel *self, void *c) {
+    return PyLong_FromUnsignedLongLong(self->coop);
+}
 
 static PyGetSetDef Kernel_getset[] = {{"kinds", (getter)Kernel_get_kinds, NULL, NULL, NULL},
                                       {"device", (getter)Kernel_get_device, NULL, NULL, NULL},
+                                      {"cooperative", (getter)Kernel_get_cooperative, NULL,
+                                       NULL, NULL},
                                       {NULL}};
 
 static PyTypeObject KernelType = {
@@ -335,6 +395,7 @@ static PyObject *load_driver(PyObject *m, PyObject *args) {
     if (!h) return NULL;
     g_cuda.errname = (errname_fn)dlsym(h, "cuGetErrorName");
     p_ctx_get_current = (ctx_fn)dlsym(h, "cuCtxGetCurrent");
+    p_launch_ex = (launch_ex_fn)dlsym(h, "cuLaunchKernelEx");
     Py_RETURN_NONE;
 }
 
