@@ -155,7 +155,7 @@ def k_store_ptr_type(x, n):
     (k_listcomp, "comprehensions iterate over tuples (unrolled at compile time); got range"),
     (k_runtime_arange, "arange end must be a constexpr, got a runtime value"),
     (k_runtime_axis, "program_id axis must be a constexpr, got a runtime value"),
-    (k_undefined, "name `not_defined_anywhere` is not defined"),
+    (k_undefined, "not_defined_anywhere is not defined"),
     (k_builtin, "unsupported builtin `sorted`"),
     (k_kwarg, "tl.load: got an unexpected keyword argument 'maks'"),
     (k_shape, "shape mismatch between operands: [16] and [32] in `+`"),

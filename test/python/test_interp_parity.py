@@ -31,7 +31,7 @@ CASES += [(E.k_with, "unsupported Python construct: `with` statements", {}, "# M
            "# MARK"),
           (E.k_runtime_axis, "program_id axis must be a constexpr, got a runtime value", {},
            "# MARK"),
-          (E.k_undefined, "name `not_defined_anywhere` is not defined", {}, "# MARK"),
+          (E.k_undefined, "not_defined_anywhere is not defined", {}, "# MARK"),
           (E.k_builtin, "unsupported builtin `sorted`", {}, "# MARK"),
           (E.k_kwarg, "tl.load: got an unexpected keyword argument 'maks'", {}, "# MARK"),
           (E.k_shape, "shape mismatch between operands: [16] and [32] in `+`", {}, "# MARK"),

@@ -17,7 +17,7 @@ import mlir.ir as ir
 from mlir.dialects import func as func_d
 from tilework.dialects.tensor_maps import drop_unused_tensor_maps, settle_global_scratch
 
-from ..errors import CompilationError
+from ..errors import CompilationError, CompileTimeAssertionFailure
 from ..language import core
 from ..language.core import constexpr, tensor
 from ..language.function import JITFunction, extern_names, is_constexpr_global
@@ -30,7 +30,7 @@ from .ops_control import KERNEL_RETURN_MESSAGE, ControlFlow, ReturnSignal, Undef
 from .ops_descriptor import (SCRATCH_ATTR, TMA_ATTR, descriptor_from_args, descriptor_params,
                              is_descriptor_type, scratch_param, tma_param)
 from .ops_shape import subscript
-from .semantic import SemanticError
+from .semantic import SemanticError, StaticAssertionError
 from .types import to_ir
 
 # Python operator -> semantic op name
@@ -126,6 +126,25 @@ def _target_names(target) -> list:
     return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
 
 
+def def_source(jit_fn) -> str:
+    """`jit_fn`'s source from its `def` line (Triton's `src`: no decorators)."""
+    lines = jit_fn.src.splitlines(keepends=True)
+    return "".join(lines[jit_fn.parse().body[0].lineno - 1:])
+
+
+def undefined_message(name: str, fn=None) -> str:
+    """Triton's words for an undefined name; a variable of the enclosing function (a closure)
+    says why it is not read."""
+    if fn is not None and name in getattr(fn, "__code__", None).co_freevars:
+        return (f"{name} is not defined: a compiled kernel does not read the variables of the "
+                f"function it is defined in; pass it as an argument or make it a tl.constexpr "
+                f"global")
+    return f"{name} is not defined"
+
+
+NOT_TUPLE_MESSAGE = "`not` of a tuple is not supported (as in Triton): test its length or members"
+
+
 CHAINED_COMPARE_MESSAGE = "chained comparisons are not supported; split them with `&`"
 
 
@@ -150,11 +169,13 @@ def unwrap(x):
 
 
 class CodeGenerator(ControlFlow, ast.NodeVisitor):
-    def __init__(self, jit_fn, builder: S.Builder, scope: dict, call_chain=()):
+    def __init__(self, jit_fn, builder: S.Builder, scope: dict, call_chain=(), call_at=()):
         self.fn = jit_fn
         self.b = builder
         self.scope = dict(scope)
         self.call_chain = call_chain
+        self.call_at = call_at  # Triton's `at L:C:` of each call in the chain
+        self.def_line = jit_fn.parse().body[0].lineno  # (the source holds the decorators)
         self.filename = jit_fn.filename
         self.line_offset = jit_fn.first_line - 1
         self.col_offset = jit_fn.col_offset
@@ -169,9 +190,15 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         return self.line_offset + getattr(node, "lineno", 1), \
             getattr(node, "col_offset", 0) + self.col_offset
 
-    def error(self, node, message) -> CompilationError:
+    def _at(self, node):
+        """Triton's position of `node`: line from the `def` line as 1, column in the source."""
+        return (getattr(node, "lineno", self.def_line) - self.def_line + 1,
+                getattr(node, "col_offset", 0), self.fn.__name__)
+
+    def error(self, node, message, cls=CompilationError) -> CompilationError:
         line, col = self._pos(node)
-        return CompilationError(message, self.filename, line, col, self.call_chain)
+        return cls(message, self.filename, line, col, self.call_chain, self._at(node),
+                   self.call_at, def_source(self.fn))
 
     def visit(self, node):
         if hasattr(node, "lineno"):
@@ -181,8 +208,10 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             return super().visit(node)
         except (CompilationError, ReturnSignal):
             raise
+        except StaticAssertionError as e:  # (Triton's CompileTimeAssertionFailure: no cause)
+            raise self.error(node, str(e), CompileTimeAssertionFailure) from None
         except SemanticError as e:  # the cause stays (`exc.__cause__`), as in Triton
-            raise self.error(node, str(e)) from e
+            raise self.error(node, S.detail(e)) from e
         except RecursionError:
             raise self.error(node, "recursion is not supported in kernels") from None
         except TypeError as e:
@@ -280,7 +309,7 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             return getattr(builtins, name)
         if hasattr(builtins, name):
             raise self.error(node, f"unsupported builtin `{name}` in a kernel")
-        raise self.error(node, f"name `{name}` is not defined")
+        raise self.error(node, undefined_message(name, self.fn.fn))
 
     def visit_Tuple(self, node):
         # every tuple a kernel builds is a tl.tuple (Triton's rule; lists too)
@@ -343,6 +372,8 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
 
     def visit_UnaryOp(self, node):
         v = self.visit(node.operand)
+        if isinstance(node.op, ast.Not) and isinstance(unwrap(v), tuple):
+            raise self.error(node, NOT_TUPLE_MESSAGE)
         if is_const(v):
             return constexpr(PY_UNARY[type(node.op)](unwrap(v)))
         if isinstance(node.op, ast.USub):
@@ -539,6 +570,7 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
     def call_jit(self, jfn, args, kwargs, node):
         line, col = self._pos(node)
         chain = self.call_chain + ((self.filename, line, col, jfn.__name__),)
+        call_at = self.call_at + (self._at(node),)
         if len(chain) > 64:
             raise self.error(node, f"recursion is not supported: {jfn.__name__}() calls itself")
         if any(c[3] == jfn.__name__ for c in self.call_chain) or jfn is self.fn:
@@ -556,12 +588,16 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         scope = {}
         for name, v in bound.arguments.items():
             scope[name] = v if isinstance(v, (tensor, constexpr)) else constexpr(v)
-        child = CodeGenerator(jfn, self.b, scope, chain)
+        child = CodeGenerator(jfn, self.b, scope, chain, call_at)
         tree = jfn.parse()
         try:
             child.visit_body(tree.body[0].body)
         except ReturnSignal:
             pass
+        except CompilationError as e:
+            # as Triton: raised again at this call, the callee's own error its `__cause__`
+            outer = e.raised_at_call(len(chain))
+            raise outer from outer.__cause__
         return child.returned
 
 

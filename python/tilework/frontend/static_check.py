@@ -23,7 +23,7 @@ from ..language.function import JITFunction, is_constexpr_global
 from ..language.core import tensor
 from .codegen import (
     CHAINED_COMPARE_MESSAGE, LANGUAGE, PY_BUILTINS, CodeGenerator, build_kernel, readable_global,
-    tile_call_message, unsupported_message,
+    def_source, tile_call_message, undefined_message, unsupported_message,
 )
 from ..language import control
 from .ops_control import (BREAK_MESSAGE, CONTINUE_MESSAGE, FOR_ITER_MESSAGE, KERNEL_RETURN_MESSAGE,
@@ -112,7 +112,7 @@ def _control_message(node, top: bool) -> str | None:
     return None
 
 
-def check(fn: JITFunction, chain: tuple = ()) -> None:
+def check(fn: JITFunction, chain: tuple = (), call_at: tuple = ()) -> None:
     """Raises the compiler's `CompilationError` for the first construct, name or call in
     `fn` (and the @jit functions it calls) that the code generator would reject."""
     code = fn.fn.__code__
@@ -123,7 +123,11 @@ def check(fn: JITFunction, chain: tuple = ()) -> None:
 
     def error(node, message):
         return CompilationError(message, fn.filename, offset + node.lineno,
-                                node.col_offset + col0, chain)
+                                node.col_offset + col0, chain,
+                                at(node), call_at, def_source(fn))
+
+    def at(node):  # Triton's position
+        return node.lineno - fdef.lineno + 1, node.col_offset, fn.__name__
 
     local = _local_names(fdef) | set(code.co_freevars)
     g = fn.fn.__globals__
@@ -147,7 +151,7 @@ def check(fn: JITFunction, chain: tuple = ()) -> None:
             elif node.id not in PY_BUILTINS:
                 raise error(node, f"unsupported builtin `{node.id}` in a kernel"
                             if hasattr(builtins, node.id) else
-                            f"name `{node.id}` is not defined")
+                            undefined_message(node.id))
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
                 node.func.id not in local and isinstance(g.get(node.func.id), JITFunction):
             callee = g[node.func.id]
@@ -155,7 +159,7 @@ def check(fn: JITFunction, chain: tuple = ()) -> None:
                 raise error(node, f"recursion is not supported: {callee.__name__}() calls "
                                   f"itself")
             check(callee, chain + ((fn.filename, offset + node.lineno, node.col_offset + col0,
-                                    callee.__name__),))
+                                    callee.__name__),), call_at + (at(node),))
     if not chain:
         _CHECKED.add(code)
 

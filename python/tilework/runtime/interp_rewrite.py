@@ -21,7 +21,8 @@ import types
 import warnings
 
 from ..frontend import semantic as S
-from ..frontend.codegen import SCALAR_CONSTANT_METHODS, comprehension_message, fstring_message
+from ..frontend.codegen import (NOT_TUPLE_MESSAGE, SCALAR_CONSTANT_METHODS, comprehension_message,
+                               fstring_message)
 from ..language import core
 from ..language.core import tensor
 from ..language.debug import device_assert
@@ -45,6 +46,8 @@ def _combine(op, x, y):
 
 
 def _not(x):
+    if isinstance(x.value if isinstance(x, core.constexpr) else x, tuple):
+        raise TypeError(NOT_TUPLE_MESSAGE)  # (as the compiler, and Triton)
     return S.logical_not(_builder(), x) if isinstance(x, tensor) else not x
 
 
