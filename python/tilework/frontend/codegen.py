@@ -19,6 +19,8 @@ from tilework.dialects.tensor_maps import drop_unused_tensor_maps, settle_global
 
 from ..errors import CompilationError, CompileTimeAssertionFailure
 from ..language import core
+from ..language.aggregate import (BoundMember, is_aggregate, is_aggregate_class,
+                                  scalar_conversion)
 from ..language.core import constexpr, tensor
 from ..language.function import JITFunction, extern_names, is_constexpr_global
 from ..language.tuples import (is_namedtuple_class, is_tuple_spec, named_tuple,
@@ -87,6 +89,9 @@ _UNSUPPORTED_STMT = {
 def unsupported_message(node: ast.AST) -> str | None:
     """The error for a statement or expression the code generator has no visitor for (the
     interpreter's static check asks the same)."""
+    if isinstance(node, (ast.Assign, ast.AugAssign)) and \
+            any(isinstance(n, ast.Attribute) for t in _targets(node) for n in ast.walk(t)):
+        return ATTRIBUTE_ASSIGN_MESSAGE
     if isinstance(node, ast.Assign) and not all(map(_names_only, node.targets)):
         return ASSIGN_TARGET_MESSAGE  # (`t[0] = v`: tuples and tiles are values)
     if isinstance(node, ast.ListComp) and (len(node.generators) != 1 or
@@ -115,6 +120,12 @@ COMPREHENSION_FORM_MESSAGE = "comprehensions take one `for` and no `if` (Triton'
 
 
 ASSIGN_TARGET_MESSAGE = "only assignment to names and tuples of names is supported"
+ATTRIBUTE_ASSIGN_MESSAGE = ("Attribute assignment is not supported (as in Triton): an aggregate "
+                            "is a value; build a new one")
+
+
+def _targets(node) -> list:
+    return node.targets if isinstance(node, ast.Assign) else [node.target]
 
 
 def _names_only(target) -> bool:
@@ -253,6 +264,8 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         self.assign(node.target, self.visit(node.value), node)
 
     def visit_AugAssign(self, node):
+        if unsupported_message(node):
+            raise self.error(node, unsupported_message(node))
         if not isinstance(node.target, ast.Name):
             raise self.error(node, "augmented assignment only to names is supported")
         cur = self.lookup(node.target.id, node.target)
@@ -273,7 +286,8 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             for t, v in zip(target.elts, vals):
                 self.assign(t, v, node)
         else:
-            raise self.error(target, ASSIGN_TARGET_MESSAGE)
+            raise self.error(target, ATTRIBUTE_ASSIGN_MESSAGE if isinstance(target, ast.Attribute)
+                             else ASSIGN_TARGET_MESSAGE)
 
     def visit_Assert(self, node):
         # Triton's code generator: `assert c, msg` is `tl.device_assert(c, msg)`, a no-op
@@ -354,6 +368,8 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         return self.binop(node, node.op, self.visit(node.left), self.visit(node.right))
 
     def binop(self, node, op, lhs, rhs):
+        if is_aggregate(unwrap(lhs)) or is_aggregate(unwrap(rhs)):
+            return self.aggregate_operator(node, op, unwrap(lhs), unwrap(rhs))
         if is_const(lhs) and is_const(rhs):
             f = PY_BINOPS.get(type(op))
             if f is None:
@@ -363,6 +379,35 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         if name is None:
             raise self.error(node, core.operator_message(type(op).__name__))
         return S.binary(self.b, name, self._operand(lhs, node), self._operand(rhs, node))
+
+    def aggregate_operator(self, node, op, lhs, rhs):
+        """`lhs <op> rhs` with an aggregate operand: its `__add__` (or the right one's
+        `__radd__`) member, as Python's."""
+        name = PY_BINOPS[type(op)].__name__.strip("_")
+        for obj, dunder, args in ((lhs, f"__{name}__", [rhs]), (rhs, f"__r{name}__", [lhs])):
+            m = getattr(obj, dunder, None) if is_aggregate(obj) else None
+            if isinstance(m, BoundMember):
+                return self.call_member(m, args, {}, node)
+        raise self.error(node, f"unsupported operand types for {type(op).__name__}: "
+                               f"{type(lhs).__name__} and {type(rhs).__name__}")
+
+    def call_member(self, m: BoundMember, args, kwargs, node):
+        """An aggregate's member: a @jit one inlined (the instance first), another called at
+        compile time on the values (Triton's: these may take tiles)."""
+        if isinstance(m.fn, JITFunction):
+            return self.call_jit(m.fn, m.args(args), kwargs, node)
+        return self.call_python(m, args, kwargs, node, unwrap_args=False)
+
+    def call_python(self, fn, args, kwargs, node, unwrap_args=True):
+        u = unwrap if unwrap_args else (lambda v: v)
+        try:
+            with scalar_conversion(lambda x: S.to_tensor(self.b, x)):
+                res = fn(*[u(a) for a in args], **{k: u(v) for k, v in kwargs.items()})
+        except (CompilationError, ReturnSignal):
+            raise
+        except Exception as e:
+            raise self.error(node, f"error calling {getattr(fn, '__name__', fn)}: {e}") from e
+        return constexpr(res) if isinstance(res, (int, float, bool)) else res
 
     def _operand(self, x, node):
         v = unwrap(x)
@@ -479,6 +524,11 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             idx = tuple(idx)
         if isinstance(base, tensor):
             return subscript(self.b, base, idx)
+        if is_aggregate(unwrap(base)):  # its `__getitem__` member
+            m = getattr(unwrap(base), "__getitem__", None)
+            if not isinstance(m, BoundMember):
+                raise self.error(node, f"{type(unwrap(base)).__name__} is not subscriptable")
+            return self.call_member(m, [idx], {}, node)
         try:
             v = unwrap(base)[unwrap(idx)]
         except Exception as e:
@@ -508,6 +558,10 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             fn_u = fn_u.fn
         if isinstance(fn_u, _BoundMethod):
             return self.call_method(fn_u, args, kwargs, node)
+        if isinstance(fn_u, BoundMember):  # an aggregate's method
+            return self.call_member(fn_u, args, kwargs, node)
+        if is_aggregate_class(fn_u):  # built at compile time by its own __init__
+            return self.call_python(fn_u, args, kwargs, node, unwrap_args=False)
         name = getattr(fn_u, "__tilework_builtin__", None)
         if name is not None:
             return self.call_builtin(name, args, kwargs, node)
@@ -542,11 +596,7 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             raise self.error(node, tile_call_message(fn_u))
         if not callable(fn_u):
             raise self.error(node, f"{fn_u!r} is not callable")
-        try:
-            res = fn_u(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
-        except Exception as e:
-            raise self.error(node, f"error calling {getattr(fn_u, '__name__', fn_u)}: {e}") from e
-        return constexpr(res) if isinstance(res, (int, float, bool)) else res
+        return self.call_python(fn_u, args, kwargs, node)
 
     def call_builtin(self, name, args, kwargs, node):
         impl = IMPLS.get(name)
@@ -587,7 +637,10 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
                                        f"parameter, got a runtime value of type {v.dtype}")
         scope = {}
         for name, v in bound.arguments.items():
-            scope[name] = v if isinstance(v, (tensor, constexpr)) else constexpr(v)
+            if jfn.signature.parameters[name].kind == inspect.Parameter.VAR_POSITIONAL:
+                v = tl_tuple(v)  # (`*args`: a tuple of the values)
+            scope[name] = v if isinstance(v, (tensor, constexpr)) or is_aggregate(v) \
+                else constexpr(v)
         child = CodeGenerator(jfn, self.b, scope, chain, call_at)
         tree = jfn.parse()
         try:

@@ -742,10 +742,12 @@ def interpret(fn: JITFunction, grid, values, options=None):
         args, regions = _bind(fn, values)
         _guarded(_types_check, fn, args, ctx)
         memory = _Memory(fn, regions + REACHABLE)
-        pyfn = _as_python(fn, {}, memory.codes)
+        memo = {}  # (also for a @jit function called as a member or a module attribute)
+        pyfn = _as_python(fn, memo, memory.codes)
         g = normalize_grid(fn, grid, values)  # a callable grid gets the bound arguments by name
         b = InterpreterBuilder(ctx, memory, g)
         b.launch_options = options or {}  # device_assert reads `debug`
+        b.python_of = lambda jfn: _as_python(jfn, memo, memory.codes)
         b.target = emulated_target(b.launch_options)  # what tl.target_info answers for
         prev = core.set_active_builder(b)
         try:
