@@ -172,7 +172,6 @@ def test_varargs_and_constexpr_function_init(where):
 
 
 def test_aggregates_on_the_host():
-    assert tl.core._aggregate is tilework.aggregate
     p = Pair.__new__(Pair, 1, 2) if False else None  # (built only in kernels: tiles)
     assert p is None and Pair.__name__ == "Pair" and Pair.__tilework_fields__ == ("first", "second")
     a = Acc(tl.constexpr(1), 2) if False else None

@@ -27,4 +27,3 @@ from .shape import *  # noqa: F401,F403,E402
 from .standard import *  # noqa: F401,F403,E402
 from .compat import *  # noqa: F401,F403,E402
 from .tuples import *  # noqa: F401,F403,E402  (tl.tuple, tl.slice: shadow the builtins here)
-from . import aggregate as _aggregates  # noqa: F401,E402  (sets tl.core._aggregate)

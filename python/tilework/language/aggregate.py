@@ -200,4 +200,4 @@ def aggregate(cls):
     return aggregate_value
 
 
-core._aggregate = aggregate  # (Triton's spelling: `tl.core._aggregate`)
+core.install_aggregate(aggregate)  # (Triton's spelling: `tl.core._aggregate`)

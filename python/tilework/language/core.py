@@ -457,6 +457,18 @@ constexpr.__ne__ = lambda self, other: not self.__eq__(other)
 del _name, _op
 
 
+_AGGREGATE: list = []  # language/aggregate.py's `aggregate` (it imports this module)
+
+
+def install_aggregate(fn):
+    _AGGREGATE[:] = [fn]
+
+
+def _aggregate(cls):
+    """Triton's `tl.core._aggregate` (tilework.language.aggregate)."""
+    return _AGGREGATE[0](cls)
+
+
 class constexpr_type:
     """The type of a constexpr (`c.type`, an element of a `tl.tuple_type`), as in Triton: two
     are equal when their values are."""
