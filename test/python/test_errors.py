@@ -163,7 +163,7 @@ def k_store_ptr_type(x, n):
     (k_not_tile, "expected a tile or a number, got 'x'"),
     (k_mask_shape, "load mask of shape [32] does not match pointer shape [16]"),
     (k_return_value, "a kernel cannot return a value"),
-    (k_recursive, "recursion is not supported: k_recursive() calls itself"),
+    (k_recursive, "recursion does not end at compile time: k_recursive() calls itself more than 16 levels deep"),
     (k_store_ptr_type, "store expects a pointer or a tile of pointers, got int32"),
 ])
 def test_compile_errors(fn, message):

@@ -137,6 +137,15 @@ def _target_names(target) -> list:
     return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
 
 
+MAX_RECURSION = 16  # levels of a @jit function calling itself (inlined)
+
+
+def recursion_message(name: str) -> str:
+    return (f"recursion does not end at compile time: {name}() calls itself more than "
+            f"{MAX_RECURSION} levels deep (a recursive @jit function must stop on constexpr "
+            f"values or shapes)")
+
+
 def def_source(jit_fn) -> str:
     """`jit_fn`'s source from its `def` line (Triton's `src`: no decorators)."""
     lines = jit_fn.src.splitlines(keepends=True)
@@ -224,7 +233,7 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         except SemanticError as e:  # the cause stays (`exc.__cause__`), as in Triton
             raise self.error(node, S.detail(e)) from e
         except RecursionError:
-            raise self.error(node, "recursion is not supported in kernels") from None
+            raise self.error(node, recursion_message(self.fn.__name__)) from None
         except TypeError as e:
             raise self.error(node, str(e)) from e
 
@@ -621,10 +630,12 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         line, col = self._pos(node)
         chain = self.call_chain + ((self.filename, line, col, jfn.__name__),)
         call_at = self.call_at + (self._at(node),)
-        if len(chain) > 64:
-            raise self.error(node, f"recursion is not supported: {jfn.__name__}() calls itself")
-        if any(c[3] == jfn.__name__ for c in self.call_chain) or jfn is self.fn:
-            raise self.error(node, f"recursion is not supported: {jfn.__name__}() calls itself")
+        # a @jit function may call itself (inlined, as Triton's specialized calls) while the
+        # recursion ends at compile time, on constexprs or shapes
+        kernel_fn = self.fn if not self.call_chain else None
+        depth = sum(c[3] == jfn.__name__ for c in chain) + (jfn is kernel_fn)
+        if depth > MAX_RECURSION or len(chain) > 4 * MAX_RECURSION:
+            raise self.error(node, recursion_message(jfn.__name__))
         try:
             bound = jfn.signature.bind(*args, **kwargs)
         except TypeError as e:

@@ -42,8 +42,8 @@ BREAK_MESSAGE = ("`break` is not supported (as in Triton): make the exit conditi
                  "`while` loop's condition")
 CONTINUE_MESSAGE = ("`continue` is not supported (as in Triton): put the rest of the loop body "
                     "under an `if`")
-RETURN_IN_LOOP_MESSAGE = ("`return` inside a loop is not supported (as in Triton): keep a flag "
-                          "in the loop and test it after")
+RETURN_IN_LOOP_MESSAGE = ("Cannot have `return` statements inside `while` or `for` statements "
+                          "in triton: keep a flag in the loop and test it after")
 KERNEL_RETURN_MESSAGE = "a kernel cannot return a value"
 FOR_ITER_MESSAGE = "for loops iterate over range(), tl.range() or tl.static_range()"
 WHILE_TRUE_MESSAGE = ("this `while` condition is always true and kernels have no `break`: the "

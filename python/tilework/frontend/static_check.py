@@ -156,8 +156,7 @@ def check(fn: JITFunction, chain: tuple = (), call_at: tuple = ()) -> None:
                 node.func.id not in local and isinstance(g.get(node.func.id), JITFunction):
             callee = g[node.func.id]
             if callee is fn or any(c[3] == callee.__name__ for c in chain):
-                raise error(node, f"recursion is not supported: {callee.__name__}() calls "
-                                  f"itself")
+                continue  # (a recursion: checked once; the interpreter runs it as Python)
             check(callee, chain + ((fn.filename, offset + node.lineno, node.col_offset + col0,
                                     callee.__name__),), call_at + (at(node),))
     if not chain:

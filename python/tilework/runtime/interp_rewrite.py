@@ -229,6 +229,8 @@ def _rewrite(jfn):
     if not _needs_rewrite(fdef):
         return None
     fdef = _Rewriter().visit(fdef)
+    name = fdef.name
+    fdef.name = f"{_PREFIX}def"  # (its own name stays a global: a recursive call)
     free = jfn.fn.__code__.co_freevars
     # the free variables stay free: the def is nested in a function binding them
     outer = ast.FunctionDef(
@@ -240,8 +242,9 @@ def _rewrite(jfn):
     ast.increment_lineno(module, jfn.first_line - 1)
     compiled = compile(module, jfn.filename, "exec")
     outer_code = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
-    return next(c for c in outer_code.co_consts
+    code = next(c for c in outer_code.co_consts
                 if isinstance(c, types.CodeType) and c.co_name == fdef.name)
+    return code.replace(co_name=name, co_qualname=jfn.fn.__code__.co_qualname)
 
 
 def closure_for(code: types.CodeType, fn: types.FunctionType):

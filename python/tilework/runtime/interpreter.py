@@ -30,7 +30,7 @@ from ..errors import IntegerOverflowError, InterpreterError, interpreter_error, 
 from ..frontend import semantic as S
 from ..frontend.ops import IMPLS
 from ..frontend.ops_shape import subscript
-from ..frontend.codegen import TILELESS_BUILTINS
+from ..frontend.codegen import TILELESS_BUILTINS, recursion_message
 from ..frontend.static_check import check as static_check
 from ..frontend.static_check import guarded_builtin, guarded_call, types_check
 from .interp_rewrite import code_to_run
@@ -761,6 +761,8 @@ def interpret(fn: JITFunction, grid, values, options=None):
                             except InterpreterError:
                                 raise
                             except Exception as e:
+                                if isinstance(e, RecursionError):  # (the compiler's words)
+                                    e = _recursion_error(e, memory.codes)
                                 note = f"while interpreting {fn.__name__} at program id " \
                                     f"{b.pid} of grid {g}"
                                 err = interpreter_error(
@@ -771,6 +773,21 @@ def interpret(fn: JITFunction, grid, values, options=None):
         finally:
             core.set_active_builder(prev)
     return None
+
+
+def _recursion_error(e: RecursionError, codes) -> RecursionError:
+    """A recursion that does not end, said as the compiler says it (the innermost kernel
+    function in the traceback named), with `e`'s traceback."""
+    name, tb = None, e.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code in codes:
+            name = tb.tb_frame.f_code.co_name
+        tb = tb.tb_next
+    if name is None:
+        return e
+    err = RecursionError(recursion_message(name)).with_traceback(e.__traceback__)
+    err.__cause__ = e
+    return err
 
 
 def _guarded(check, *args):
