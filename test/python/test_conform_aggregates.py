@@ -157,10 +157,18 @@ def consume(*dims):  # `*args` in a @jit function kernels call
     return dims[0] * dims[1] + len(dims)
 
 
+@tl.core._aggregate
+class Helpers:  # no fields: a namespace of @jit functions (Triton's FunctionParent)
+    @tilework.jit
+    def twice(v):
+        return v * 2
+
+
 def k_varargs_and_box(out, N: tl.constexpr):
     dims: tl.constexpr = (3, 4)
     box = Boxed(tl.arange(0, N))
-    tl.store(out + tl.arange(0, N), box.value + consume(*dims) + consume(box.value, 2, 5))
+    tl.store(out + tl.arange(0, N), box.value + consume(*dims) +
+             consume(Helpers.twice(box.value), 1, 5))
 
 
 @pytest.mark.parametrize("where", ["interpreter"] + TARGETS)
@@ -172,10 +180,11 @@ def test_varargs_and_constexpr_function_init(where):
 
 
 def test_aggregates_on_the_host():
-    p = Pair.__new__(Pair, 1, 2) if False else None  # (built only in kernels: tiles)
-    assert p is None and Pair.__name__ == "Pair" and Pair.__tilework_fields__ == ("first", "second")
-    a = Acc(tl.constexpr(1), 2) if False else None
-    assert a is None
+    assert Pair.__name__ == "Pair" and Pair.__triton_aggregate__
+    assert Pair.__tilework_fields__ == ("first", "second")
+    with pytest.raises(TypeError, match="Expected <class 'tilework.language.core.tensor'> for "
+                                        "attribute 'total', got <class 'int'>"):
+        Acc(1, 2)  # (a number for a tile field: made a scalar only in kernels)
 
     @tl.core._aggregate
     class Half:
@@ -199,10 +208,16 @@ def test_aggregates_on_the_host():
 
     with pytest.raises(AttributeError, match="C has no attribute 'z'"):
         C(1)
-    with pytest.raises(TypeError, match="needs an __init__ setting its fields"):
-        @tl.core._aggregate
-        class NoInit:
-            x: tl.constexpr
+    @tl.core._aggregate
+    class NoInit:
+        x: tl.constexpr
+
+    with pytest.raises(TypeError, match=r"NoInit\(\) takes no arguments: an aggregate is built "
+                                        r"by its own __init__ setting its fields \(x\)"):
+        NoInit(1)
+    with pytest.raises(AttributeError, match="constructor for NoInit did not initialize "
+                                             "attribute 'x'"):
+        NoInit()
 
 
 def k_assign_field(x, N: tl.constexpr):

@@ -74,3 +74,47 @@ def test_recursion_that_does_not_end_is_refused():
     out = np.zeros(1, np.int32)
     tilework.jit(k_endless, interpret=True)[(1,)](out, 3)
     assert out[0] == 3
+
+
+def k_min_max(x, out, N: tl.constexpr):
+    r = tl.arange(0, N)
+    v = tl.load(x + r)
+    lo: tl.constexpr = min(1, 2, -3)
+    hi: tl.constexpr = max((3, 4, 5))
+    tl.static_assert(lo == -3 and hi == 5)
+    tl.store(out + r, min(v, 0.5, v * 2) + max(v, lo) * hi)  # runtime: elementwise
+
+
+@pytest.mark.parametrize("where", ["interpreter"] + TARGETS)
+def test_builtin_min_max(where):
+    x = np.random.default_rng(4).standard_normal(8).astype(np.float32)
+    out = np.zeros(8, np.float32)
+    if where == "interpreter":  # (the interpreter took Python's min of tiles: an error)
+        tilework.jit(k_min_max, interpret=True)[(1,)](x, out, N=8)
+    else:
+        Emulator.from_kernel(tilework.jit(k_min_max), {"x": P(tl.float32),
+                             "out": P(tl.float32)}, {"N": 8}, where, 4).run((1,), x, out)
+    ref = np.minimum(np.minimum(x, 0.5), x * 2) + np.maximum(x, -3) * 5
+    np.testing.assert_allclose(out, ref, rtol=1e-6)
+
+
+def k_min_nan(x, A: tl.constexpr):
+    m: tl.constexpr = min(1.0, A)  # ERR
+
+
+def k_max_nan(x, A: tl.constexpr):
+    m: tl.constexpr = max(1.0, A)  # ERR
+
+
+@pytest.mark.parametrize("kernel", [k_min_nan, k_max_nan])
+@pytest.mark.parametrize("value", [float("nan"), -0.0])
+def test_min_max_of_nan_or_negative_zero_refused(kernel, value):
+    name = kernel.__name__[2:5]
+    msg = (f"{name}() of compile-time values takes no NaN or -0.0 (as Triton: their order is "
+           f"not defined), got {value}")
+    with pytest.raises(tilework.CompilationError) as ei:
+        compile(ASTSource(tilework.jit(kernel), {"x": P(tl.float32)}, {"A": value}, {}),
+                "sm_90a", cache=False)
+    assert ei.value.message == msg and ei.value.lineno == line_of(kernel)
+    with pytest.raises(TypeError, match=msg.replace("(", r"\(").replace(")", r"\)")):
+        tilework.jit(kernel, interpret=True)[(1,)](np.zeros(1, np.float32), A=value)

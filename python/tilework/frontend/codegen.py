@@ -146,6 +146,29 @@ def recursion_message(name: str) -> str:
             f"values or shapes)")
 
 
+def min_max(b, fn, args, kwargs):
+    """Triton's builtin `min`/`max` in kernels (the interpreter's too): of runtime values the
+    elementwise minimum/maximum; of compile-time values Python's, NaN and -0.0 refused (their
+    order is not defined)."""
+    if any(isinstance(a, tensor) for a in args):
+        if kwargs or len(args) < 2:
+            raise TypeError(f"{fn.__name__}() of runtime values takes two or more positional "
+                            f"arguments")
+        op = "minimum" if fn is builtins.min else "maximum"
+        acc = args[0]
+        for a in args[1:]:
+            acc = S.binary(b, op, unwrap(acc), unwrap(a))
+        return acc
+    vals = [unwrap(a) for a in args]
+    for x in (vals[0] if len(vals) == 1 and isinstance(vals[0], tuple) else vals):
+        x = unwrap(x)
+        if isinstance(x, float) and (x != x or (x == 0 and str(x).startswith("-"))):
+            raise TypeError(f"{fn.__name__}() of compile-time values takes no NaN or -0.0 (as "
+                            f"Triton: their order is not defined), got {x}")
+    res = fn(*vals, **{k: unwrap(v) for k, v in kwargs.items()})
+    return constexpr(res) if isinstance(res, (int, float, bool)) else res
+
+
 def def_source(jit_fn) -> str:
     """`jit_fn`'s source from its `def` line (Triton's `src`: no decorators)."""
     lines = jit_fn.src.splitlines(keepends=True)
@@ -591,16 +614,8 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             first = unwrap(args[0]) if args else None
             prefix, rest = (first, args[1:]) if isinstance(first, str) else ("", args)
             return self.call_builtin("device_print", [constexpr(prefix)] + list(rest), {}, node)
-        if fn_u in (builtins.min, builtins.max) and any(isinstance(a, tensor) for a in args):
-            # as in Triton: min/max of runtime values are elementwise minimum/maximum
-            if kwargs or len(args) < 2:
-                raise self.error(node, f"{fn_u.__name__}() of runtime values takes two or more "
-                                       f"positional arguments")
-            op = "minimum" if fn_u is builtins.min else "maximum"
-            acc = args[0]
-            for a in args[1:]:
-                acc = S.binary(self.b, op, self._operand(acc, node), self._operand(a, node))
-            return acc
+        if fn_u in (builtins.min, builtins.max):
+            return min_max(self.b, fn_u, args, kwargs)
         if any(isinstance(a, tensor) for a in args) or any(isinstance(v, tensor) for v in kwargs.values()):
             raise self.error(node, tile_call_message(fn_u))
         if not callable(fn_u):

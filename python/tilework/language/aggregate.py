@@ -152,11 +152,14 @@ def aggregate(cls):
     names = list(cls.__dict__.get("__annotations__", {}))
     anns = dict(cls.__dict__.get("__annotations__", {}))
     init = cls.__dict__.get("__init__")
-    if init is None:
-        raise TypeError(f"aggregate {cls.__name__} needs an __init__ setting its fields "
-                        f"({', '.join(names)}), as Triton 3.6's")
     init_fn = init.fn if isinstance(init, ConstexprFunction) else init
-    takes_semantic = "_semantic" in inspect.signature(init_fn).parameters
+    takes_semantic = init_fn is not None and "_semantic" in inspect.signature(init_fn).parameters
+
+    def no_init(self, *args, **kwargs):  # (a namespace of members, or Triton 3.6's error)
+        if args or kwargs:
+            raise TypeError(f"{cls.__name__}() takes no arguments: an aggregate is built by "
+                            f"its own __init__ setting its fields ({', '.join(names)})")
+    init_fn = init_fn or no_init
 
     class aggregate_value:
         __tilework_aggregate__ = True

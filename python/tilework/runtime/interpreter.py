@@ -16,6 +16,7 @@ so pointer arithmetic is the GPU's; loads and stores translate them through `_Me
 from __future__ import annotations
 
 import builtins
+import functools
 import ctypes
 import sys
 import types
@@ -30,7 +31,7 @@ from ..errors import IntegerOverflowError, InterpreterError, interpreter_error, 
 from ..frontend import semantic as S
 from ..frontend.ops import IMPLS
 from ..frontend.ops_shape import subscript
-from ..frontend.codegen import TILELESS_BUILTINS, recursion_message
+from ..frontend.codegen import TILELESS_BUILTINS, min_max, recursion_message
 from ..frontend.static_check import check as static_check
 from ..frontend.static_check import guarded_builtin, guarded_call, types_check
 from .interp_rewrite import code_to_run
@@ -694,6 +695,8 @@ def _as_python(jfn: JITFunction, memo: dict, codes: set):
     g = dict(f.__globals__)
     for name in TILELESS_BUILTINS:  # (abs(tile), len(tile), ... are compile errors)
         g.setdefault(name, guarded_builtin(name))
+    for name, which in (("min", builtins.min), ("max", builtins.max)):  # (the compiler's)
+        g.setdefault(name, functools.partial(_min_max, which))
     for name in ("int", "float", "bool"):  # of a runtime scalar: debugging helpers here
         g.setdefault(name, guarded_call(getattr(builtins, name), shaped_only=True))
     for name, v in list(g.items()):  # plain Python functions take no tiles (a compile error)
@@ -773,6 +776,11 @@ def interpret(fn: JITFunction, grid, values, options=None):
         finally:
             core.set_active_builder(prev)
     return None
+
+
+def _min_max(fn, *args, **kwargs):
+    r = min_max(core.active_builder(), fn, args, kwargs)
+    return r.value if isinstance(r, core.constexpr) else r  # (Python values here)
 
 
 def _recursion_error(e: RecursionError, codes) -> RecursionError:
