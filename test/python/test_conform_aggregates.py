@@ -297,3 +297,20 @@ def test_aggregate_source_is_in_the_key(tmp_path):
         spec.loader.exec_module(mod)
         keys.append(mod.k.cache_key)
     assert len(set(keys)) == 3
+
+
+def k_type(out, N: tl.constexpr):
+    a = Acc(tl.zeros((N,), tl.float32), 2)
+    b = Acc(tl.full((N,), 1.0, tl.float32), 2)
+    tl.static_assert(a.type == b.type)  # the class and the fields' types
+    tl.static_assert(a.type != Acc(tl.zeros((N,), tl.float32), 3).type)  # (a constexpr field)
+    tl.static_assert(a.type.mangle() ==  # (Triton 3.6: a constexpr_type mangles so)
+                     "test_conform_aggregates.Acc<fp32S8S, constexpr_type[2]>")
+    tl.store(out + tl.arange(0, N), a.total + b.total)
+
+
+@pytest.mark.parametrize("where", ["interpreter", "sm_90a"])
+def test_aggregate_type_is_tritons(where):
+    out = np.zeros(8, np.float32)
+    run(k_type, where, {"out": P(tl.float32)}, {"N": 8}, out)
+    np.testing.assert_array_equal(out, np.ones(8, np.float32))

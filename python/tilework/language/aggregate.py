@@ -93,6 +93,33 @@ def _as_field(cls_name, name, ann, value):
     return value
 
 
+class aggregate_type:
+    """An aggregate's `.type` (Triton's `_aggregate_type`): its class and its fields' types;
+    equal when both are, `mangle()` as Triton's (`module.Class<field types>`)."""
+
+    def __init__(self, cls, fields):
+        self.base_cls, self.fields = cls, list(fields)
+
+    def __eq__(self, other):
+        return isinstance(other, aggregate_type) and self.base_cls is other.base_cls and \
+            self.fields == other.fields
+
+    def __hash__(self):
+        return hash((self.base_cls, tuple(n for n, _ in self.fields)))
+
+    def mangle(self) -> str:
+        inner = ", ".join(t.mangle() for _, t in self.fields)
+        return f"{self.base_cls.__module__}.{self.base_cls.__qualname__}<{inner}>"
+
+    def __repr__(self):
+        return f"aggregate_type({self.base_cls.__name__}, {self.fields!r})"
+
+
+def _type_of(v):
+    t = getattr(v, "type", None)
+    return t if t is not None else core.constexpr(v).type
+
+
 class BoundMember:
     """A member of an aggregate taken from an instance (or from the class: `obj` None), to
     be called: `fn` is a JITFunction, a ConstexprFunction or a Python function."""
@@ -181,6 +208,10 @@ def aggregate(cls):
             if name not in anns:
                 raise AttributeError(f"{cls.__name__} has no attribute '{name}'")
             object.__setattr__(self, name, _as_field(cls.__name__, name, anns[name], value))
+
+        @property
+        def type(self):
+            return aggregate_type(type(self), [(n, _type_of(getattr(self, n))) for n in names])
 
         def __repr__(self):
             return f"{cls.__name__}(" + ", ".join(f"{n}={getattr(self, n, None)!r}"
