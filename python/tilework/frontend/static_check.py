@@ -23,8 +23,9 @@ from ..language.function import JITFunction, is_constexpr_global
 from ..language.core import tensor
 from .codegen import (
     CHAINED_COMPARE_MESSAGE, LANGUAGE, PY_BUILTINS, CodeGenerator, build_kernel, readable_global,
-    def_source, tile_call_message, undefined_message, unsupported_message,
+    tile_call_message, unsupported_message,
 )
+from .kernel_forms import def_source, undefined_message
 from ..language import control
 from .ops_control import (BREAK_MESSAGE, CONTINUE_MESSAGE, FOR_ITER_MESSAGE, KERNEL_RETURN_MESSAGE,
                           LOOP_ELSE_MESSAGE, WHILE_TRUE_MESSAGE)

@@ -21,8 +21,8 @@ import types
 import warnings
 
 from ..frontend import semantic as S
-from ..frontend.codegen import (NOT_TUPLE_MESSAGE, SCALAR_CONSTANT_METHODS, comprehension_message,
-                               fstring_message)
+from ..frontend.codegen import SCALAR_CONSTANT_METHODS, comprehension_message, fstring_message
+from ..frontend.kernel_forms import NOT_TUPLE_MESSAGE
 from ..language import core
 from ..language.core import tensor
 from ..language.debug import device_assert

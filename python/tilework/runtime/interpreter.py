@@ -31,7 +31,7 @@ from ..errors import IntegerOverflowError, InterpreterError, interpreter_error, 
 from ..frontend import semantic as S
 from ..frontend.ops import IMPLS
 from ..frontend.ops_shape import subscript
-from ..frontend.codegen import TILELESS_BUILTINS, min_max, recursion_message
+from ..frontend.codegen import TILELESS_BUILTINS
 from ..frontend.static_check import check as static_check
 from ..frontend.static_check import guarded_builtin, guarded_call, types_check
 from .interp_rewrite import code_to_run
@@ -45,7 +45,8 @@ from .interp_args import NUMPY_DTYPES as _NUMPY_DTYPES
 from .interp_args import pointer as _pointer
 from .interp_args import REACHABLE, reachable  # noqa: F401  (reachable: its home)
 from .interp_common import UNSIGNED as _UNSIGNED
-from .interp_common import emulated_target, kernel_location, operand_segments as _segments
+from .interp_common import builtin_min_max, emulated_target, kernel_location, recursion_error
+from .interp_common import operand_segments as _segments
 from .interp_common import unsigned as _u
 from .launch_args import is_constant_member, list_message
 from .launch_args import normalize_grid
@@ -696,7 +697,7 @@ def _as_python(jfn: JITFunction, memo: dict, codes: set):
     for name in TILELESS_BUILTINS:  # (abs(tile), len(tile), ... are compile errors)
         g.setdefault(name, guarded_builtin(name))
     for name, which in (("min", builtins.min), ("max", builtins.max)):  # (the compiler's)
-        g.setdefault(name, functools.partial(_min_max, which))
+        g.setdefault(name, functools.partial(builtin_min_max, which))
     for name in ("int", "float", "bool"):  # of a runtime scalar: debugging helpers here
         g.setdefault(name, guarded_call(getattr(builtins, name), shaped_only=True))
     for name, v in list(g.items()):  # plain Python functions take no tiles (a compile error)
@@ -765,7 +766,7 @@ def interpret(fn: JITFunction, grid, values, options=None):
                                 raise
                             except Exception as e:
                                 if isinstance(e, RecursionError):  # (the compiler's words)
-                                    e = _recursion_error(e, memory.codes)
+                                    e = recursion_error(e, memory.codes)
                                 note = f"while interpreting {fn.__name__} at program id " \
                                     f"{b.pid} of grid {g}"
                                 err = interpreter_error(
@@ -776,26 +777,6 @@ def interpret(fn: JITFunction, grid, values, options=None):
         finally:
             core.set_active_builder(prev)
     return None
-
-
-def _min_max(fn, *args, **kwargs):
-    r = min_max(core.active_builder(), fn, args, kwargs)
-    return r.value if isinstance(r, core.constexpr) else r  # (Python values here)
-
-
-def _recursion_error(e: RecursionError, codes) -> RecursionError:
-    """A recursion that does not end, said as the compiler says it (the innermost kernel
-    function in the traceback named), with `e`'s traceback."""
-    name, tb = None, e.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code in codes:
-            name = tb.tb_frame.f_code.co_name
-        tb = tb.tb_next
-    if name is None:
-        return e
-    err = RecursionError(recursion_message(name)).with_traceback(e.__traceback__)
-    err.__cause__ = e
-    return err
 
 
 def _guarded(check, *args):
