@@ -314,3 +314,37 @@ def test_aggregate_type_is_tritons(where):
     out = np.zeros(8, np.float32)
     run(k_type, where, {"out": P(tl.float32)}, {"N": 8}, out)
     np.testing.assert_array_equal(out, np.ones(8, np.float32))
+
+
+@tl.core._aggregate
+class Looping:
+    v: tl.tensor
+
+    def __init__(self, v):
+        self.v = v
+
+    @tilework.jit
+    def first_positive(self, n):
+        for i in range(n):
+            break  # ERR
+
+
+def k_member_break(x, N: tl.constexpr):
+    Looping(tl.arange(0, N)).first_positive(3)
+
+
+def test_member_source_is_checked_as_the_compilers():
+    # (a @jit member is checked on its source when the interpreter first runs it, as one
+    # called by name)
+    with pytest.raises(tilework.CompilationError, match="`break` is not supported"):
+        compile(ASTSource(tilework.jit(k_member_break), {"x": P(tl.float32)}, {"N": 8}, {}),
+                "sm_90a", cache=False)
+    with pytest.raises(Exception, match="`break` is not supported") as ei:
+        tilework.jit(k_member_break, interpret=True)[(1,)](np.zeros(8, np.float32), N=8)
+    assert f":{line_of_break()}:" in str(ei.value)
+
+
+def line_of_break():
+    import inspect
+    lines, start = inspect.getsourcelines(Looping.first_positive.fn.fn)
+    return start + next(i for i, t in enumerate(lines) if "# ERR" in t)

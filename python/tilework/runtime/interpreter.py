@@ -751,7 +751,8 @@ def interpret(fn: JITFunction, grid, values, options=None):
         g = normalize_grid(fn, grid, values)  # a callable grid gets the bound arguments by name
         b = InterpreterBuilder(ctx, memory, g)
         b.launch_options = options or {}  # device_assert reads `debug`
-        b.python_of = lambda jfn: _as_python(jfn, memo, memory.codes)
+        # (a @jit function reached otherwise than by name, an aggregate's member: checked too)
+        b.python_of = lambda jfn: static_check(jfn) or _as_python(jfn, memo, memory.codes)
         b.target = emulated_target(b.launch_options)  # what tl.target_info answers for
         prev = core.set_active_builder(b)
         try:
