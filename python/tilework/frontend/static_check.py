@@ -113,11 +113,12 @@ def _control_message(node, top: bool) -> str | None:
     return None
 
 
-def check(fn: JITFunction, chain: tuple = (), call_at: tuple = ()) -> None:
+def check(fn: JITFunction, chain: tuple = (), call_at: tuple = (), called: bool = False) -> None:
     """Raises the compiler's `CompilationError` for the first construct, name or call in
-    `fn` (and the @jit functions it calls) that the code generator would reject."""
+    `fn` (and the @jit functions it calls) that the code generator would reject; `called`: `fn`
+    is a function kernels call (it may return a value), not a kernel."""
     code = fn.fn.__code__
-    if (code in _CHECKED and not chain) or getattr(fn, "_no_source", None):
+    if (code in _CHECKED and not chain and not called) or getattr(fn, "_no_source", None):
         return  # (a function built by `exec`: no source to check; the interpreter runs it)
     fdef = fn.parse().body[0]
     offset, col0 = fn.first_line - 1, fn.col_offset
@@ -136,7 +137,8 @@ def check(fn: JITFunction, chain: tuple = (), call_at: tuple = ()) -> None:
                   if isinstance(a, ast.Starred)}  # (`f(*args)` is taken; other stars are not)
     for node in (n for stmt in fdef.body for n in [stmt, *_walk(stmt)]):
         if isinstance(node, (ast.stmt, ast.expr)) and id(node) not in call_stars:
-            message = unsupported_message(node) or _control_message(node, top=not chain)
+            message = unsupported_message(node) or \
+                _control_message(node, top=not chain and not called)
             if message is None and isinstance(node, ast.For) and \
                     not (isinstance(node.iter, ast.Call) and isinstance(node.iter.func, ast.Name)
                          and node.iter.func.id in local):
@@ -160,7 +162,7 @@ def check(fn: JITFunction, chain: tuple = (), call_at: tuple = ()) -> None:
                 continue  # (a recursion: checked once; the interpreter runs it as Python)
             check(callee, chain + ((fn.filename, offset + node.lineno, node.col_offset + col0,
                                     callee.__name__),), call_at + (at(node),))
-    if not chain:
+    if not chain and not called:
         _CHECKED.add(code)
 
 

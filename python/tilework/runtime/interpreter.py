@@ -726,6 +726,14 @@ def _as_python(jfn: JITFunction, memo: dict, codes: set):
     return new
 
 
+def _python_of(memo: dict, codes: set, jfn: JITFunction):
+    """What a @jit function reached otherwise than by name (an aggregate's member, a module's
+    attribute) runs as: checked on its source first, as one called by name."""
+    if jfn not in memo:
+        static_check(jfn, called=True)
+    return _as_python(jfn, memo, codes)
+
+
 _CONTEXT = None
 
 
@@ -751,8 +759,7 @@ def interpret(fn: JITFunction, grid, values, options=None):
         g = normalize_grid(fn, grid, values)  # a callable grid gets the bound arguments by name
         b = InterpreterBuilder(ctx, memory, g)
         b.launch_options = options or {}  # device_assert reads `debug`
-        # (a @jit function reached otherwise than by name, an aggregate's member: checked too)
-        b.python_of = lambda jfn: static_check(jfn) or _as_python(jfn, memo, memory.codes)
+        b.python_of = functools.partial(_python_of, memo, memory.codes)
         b.target = emulated_target(b.launch_options)  # what tl.target_info answers for
         prev = core.set_active_builder(b)
         try:
