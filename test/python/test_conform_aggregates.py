@@ -348,3 +348,57 @@ def line_of_break():
     import inspect
     lines, start = inspect.getsourcelines(Looping.first_positive.fn.fn)
     return start + next(i for i, t in enumerate(lines) if "# ERR" in t)
+
+
+@tl.core._aggregate
+class Squared:  # (Triton's AggregateWithConstexprFunction)
+    val: tl.constexpr
+    val_squared: tl.constexpr
+
+    def __init__(self, val):
+        self.val = tl.constexpr(val)
+        self.val_squared = tl.constexpr(self.square_val())  # a member, from __init__
+
+    @tilework.constexpr_function
+    def square_val(self):
+        return self.val * self.val
+
+
+@tl.core._aggregate
+class Shifted:  # a @jit `__getitem__` (Triton's TypeWithJitGetItem)
+    value: tl.tensor
+
+    def __init__(self, value):
+        self.value = value
+
+    @tilework.jit
+    def __getitem__(self, ind):
+        return self.value + ind
+
+
+@tl.core._aggregate
+class Wrapped:  # a tuple field built by a static @jit member (Triton's AggregateWithTuple)
+    a: tl.tuple
+
+    def __init__(self, a):
+        self.a = a
+
+    @staticmethod
+    @tilework.jit
+    def create(a):
+        return Wrapped((a, ))
+
+
+def k_test_frontend_forms(out, N: tl.constexpr):
+    agg = Squared(4)
+    tl.static_assert(agg.val == 4 and agg.val_squared == 16 and agg.square_val() == 16)
+    v = Shifted(tl.arange(0, N))
+    t = Wrapped.create(tl.arange(0, N))
+    tl.store(out + tl.arange(0, N), v[3] + t.a[0] + agg.val_squared)
+
+
+@pytest.mark.parametrize("where", ["interpreter"] + TARGETS)
+def test_test_frontend_aggregate_forms(where):
+    out = np.zeros(8, np.int32)
+    run(k_test_frontend_forms, where, {"out": P(tl.int32)}, {"N": 8}, out)
+    np.testing.assert_array_equal(out, 2 * np.arange(8) + 19)
