@@ -167,7 +167,7 @@ def _install():
     t.TritonError = (CompilationError, SemanticError)  # what tilework raises for both
     errors = types.ModuleType("triton.compiler.errors")
     errors.CompilationError = CompilationError
-    errors.CompileTimeAssertionFailure = CompilationError  # (tilework has no subclass)
+    errors.CompileTimeAssertionFailure = tilework.errors.CompileTimeAssertionFailure
     compiler = types.ModuleType("triton.compiler")
     compiler.errors, compiler.CompilationError = errors, CompilationError
     compiler.ASTSource, t.compile = _ast_source, _compile

@@ -20,6 +20,7 @@ from .language.core import cdiv, next_power_of_2  # noqa: F401  (host helpers, a
 from .runtime.allocation import set_allocator  # noqa: F401
 from .runtime.autotuner import Config, autotune, heuristics  # noqa: F401
 from .language.function import constexpr_function  # noqa: F401  (triton.constexpr_function)
+from .language.aggregate import aggregate  # noqa: F401  (tl.core._aggregate; newer triton.aggregate)
 from .runtime.jit import JITFunction, TensorWrapper, jit, reinterpret  # noqa: F401
 from .runtime.profiler import profile  # noqa: F401
 from .version import __version__  # noqa: F401

@@ -11,27 +11,62 @@ class TritonError(Exception):
 
 class CompilationError(TritonError):
     """A kernel could not be compiled.  Carries the kernel's file, line and column, shows the
-    source line with a caret, and the chain of nested @jit calls that led there."""
+    source line with a caret, and the chain of nested @jit calls that led there.
+
+    Also what Triton's CompilationError carries: `error_message` (the message alone), `src`
+    (the source of the function the error is in) and, under each caret, Triton's position
+    `at L:C:` (L counted from the function's `def` line as 1, C the column in its dedented
+    source); an error in a called @jit function is raised at the call with the callee's own
+    error (its call chain starting there) as `__cause__`, as Triton's are."""
 
     def __init__(self, message: str, filename: str | None = None, lineno: int | None = None,
-                 col: int | None = None, call_chain: tuple = ()):
+                 col: int | None = None, call_chain: tuple = (), at=None, call_at: tuple = (),
+                 src: str | None = None):
         self.message = message
+        self.error_message = message  # (Triton's name for it)
         self.filename = filename
         self.lineno = lineno
         self.col = col
         self.call_chain = tuple(call_chain)  # ((filename, lineno, col, fn_name), ...) outermost first
+        # Triton's positions: (line, col, function) of the error and of each call in the chain
+        self.at = at
+        self.call_at = tuple(call_at)
+        self.src = src
         super().__init__(self._format())
 
     def _format(self) -> str:
         parts = []
-        for fname, line, col, fn in self.call_chain:
+        at = list(self.call_at) + [None] * (len(self.call_chain) - len(self.call_at))
+        for (fname, line, col, fn), pos in zip(self.call_chain, at):
             parts.append(f"{fname}:{line}:{col + 1}: in call to {fn}()")
-            parts.extend(_source_excerpt(fname, line, col))
+            parts.extend(_source_excerpt(fname, line, col, pos))
         if self.filename is None:
             return self.message
         parts.append(f"{self.filename}:{self.lineno}:{(self.col or 0) + 1}: error: {self.message}")
-        parts.extend(_source_excerpt(self.filename, self.lineno, self.col))
+        parts.extend(_source_excerpt(self.filename, self.lineno, self.col, self.at))
         return "\n".join(parts)
+
+    def _copy(self, cls=None, depth: int = 0):
+        """This error (of class `cls`) with the first `depth` calls of its chain dropped."""
+        return (cls or type(self))(self.message, self.filename, self.lineno, self.col,
+                                   self.call_chain[depth:], self.at, self.call_at[depth:],
+                                   self.src)
+
+    def raised_at_call(self, depth: int) -> "CompilationError":
+        """The error to raise at the `depth`-th call of the chain (1: the outermost), as Triton
+        does: this error again, its `__cause__` the error as the callee raised it (its chain
+        from the call on).  Raise it `from` its `__cause__`."""
+        inner = self._copy(depth=depth)
+        inner.__cause__ = self.__cause__
+        inner.__suppress_context__ = True
+        outer = self._copy()
+        outer.__cause__ = inner
+        return outer
+
+
+class CompileTimeAssertionFailure(CompilationError):
+    """A failed `tl.static_assert` (Triton's class of that name): a CompilationError with no
+    `__cause__`."""
 
 
 class StageError(CompilationError):
@@ -67,7 +102,7 @@ def interpreter_error(e: Exception, where: str | None = None) -> InterpreterErro
     `e`'s, after `where` ("file:line:col") unless the message is already located."""
     if isinstance(e, InterpreterError):
         return e
-    msg = str(e) if not isinstance(e, KeyError) else repr(e)
+    msg = getattr(e, "detail", None) or (str(e) if not isinstance(e, KeyError) else repr(e))
     if where and not msg.startswith(where.split(":", 1)[0] + ":"):
         msg = f"{where}: {msg}"
     t = type(e)
@@ -89,14 +124,13 @@ def interpreter_error(e: Exception, where: str | None = None) -> InterpreterErro
     return err
 
 
-def _source_excerpt(filename, lineno, col):
-    if not filename or not lineno:
-        return []
-    text = linecache.getline(filename, lineno).rstrip("\n")
+def _source_excerpt(filename, lineno, col, at=None):
+    where = f" at {at[0]}:{at[1]}: in {at[2]}" if at else ""  # (Triton's position)
+    text = linecache.getline(filename, lineno).rstrip("\n") if filename and lineno else ""
     if not text:
-        return []
+        return ["   " + where] if where else []
     caret = " " * (col or 0) + "^"
-    return ["    " + text, "    " + caret]
+    return ["    " + text, "    " + caret + where]
 
 
 class IntegerOverflowError(OverflowError, ValueError):

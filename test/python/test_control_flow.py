@@ -771,8 +771,10 @@ def e_range_kwarg(x, n):
     (e_tile_while, "a tile of shape [16] has no single truth value (`if`, `while`): reduce it"),
     (e_break, "`break` is not supported (as in Triton)"),
     (e_continue, "`continue` is not supported (as in Triton)"),
-    (e_return_in_loop, "`return` inside a loop is not supported (as in Triton)"),
-    (e_return_in_if_in_loop, "`return` inside a loop is not supported (as in Triton)"),
+    (e_return_in_loop, "Cannot have `return` statements inside `while` or `for` statements "
+                       "in triton: keep a flag in the loop and test it after"),
+    (e_return_in_if_in_loop, "Cannot have `return` statements inside `while` or `for` "
+                             "statements in triton: keep a flag in the loop and test it after"),
     (e_half_return, "returns a value on some paths and nothing on others"),
     (e_mixed_returns, "Inconsistent return types: int32 and fp32"),
     (e_kernel_value, "a kernel cannot return a value"),

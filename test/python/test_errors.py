@@ -155,7 +155,7 @@ def k_store_ptr_type(x, n):
     (k_listcomp, "comprehensions iterate over tuples (unrolled at compile time); got range"),
     (k_runtime_arange, "arange end must be a constexpr, got a runtime value"),
     (k_runtime_axis, "program_id axis must be a constexpr, got a runtime value"),
-    (k_undefined, "name `not_defined_anywhere` is not defined"),
+    (k_undefined, "not_defined_anywhere is not defined"),
     (k_builtin, "unsupported builtin `sorted`"),
     (k_kwarg, "tl.load: got an unexpected keyword argument 'maks'"),
     (k_shape, "shape mismatch between operands: [16] and [32] in `+`"),
@@ -163,7 +163,7 @@ def k_store_ptr_type(x, n):
     (k_not_tile, "expected a tile or a number, got 'x'"),
     (k_mask_shape, "load mask of shape [32] does not match pointer shape [16]"),
     (k_return_value, "a kernel cannot return a value"),
-    (k_recursive, "recursion is not supported: k_recursive() calls itself"),
+    (k_recursive, "recursion does not end at compile time: k_recursive() calls itself more than 16 levels deep"),
     (k_store_ptr_type, "store expects a pointer or a tile of pointers, got int32"),
 ])
 def test_compile_errors(fn, message):

@@ -196,7 +196,7 @@ COMPILE_ERRORS = [
     (e_not_tile_binary, "expected a tile or a number, got dtype"),
     (e_not_tile_reduce, "sum needs a tile, got a scalar"),
     # undefined name, unsupported builtins
-    (e_undefined, "name `undefined_anywhere` is not defined"),
+    (e_undefined, "undefined_anywhere is not defined"),
     (e_builtin, "unsupported builtin `sorted` in a kernel"),
     (e_builtin_call, "unsupported call to `abs` with tile arguments"),
     # loop-carried type change

@@ -17,8 +17,10 @@ import mlir.ir as ir
 from mlir.dialects import func as func_d
 from tilework.dialects.tensor_maps import drop_unused_tensor_maps, settle_global_scratch
 
-from ..errors import CompilationError
+from ..errors import CompilationError, CompileTimeAssertionFailure
 from ..language import core
+from ..language.aggregate import (BoundMember, is_aggregate, is_aggregate_class,
+                                  scalar_conversion)
 from ..language.core import constexpr, tensor
 from ..language.function import JITFunction, extern_names, is_constexpr_global
 from ..language.tuples import (is_namedtuple_class, is_tuple_spec, named_tuple,
@@ -30,7 +32,9 @@ from .ops_control import KERNEL_RETURN_MESSAGE, ControlFlow, ReturnSignal, Undef
 from .ops_descriptor import (SCRATCH_ATTR, TMA_ATTR, descriptor_from_args, descriptor_params,
                              is_descriptor_type, scratch_param, tma_param)
 from .ops_shape import subscript
-from .semantic import SemanticError
+from .kernel_forms import (MAX_RECURSION, NOT_TUPLE_MESSAGE, def_source, min_max,
+                           recursion_message, undefined_message)
+from .semantic import SemanticError, StaticAssertionError
 from .types import to_ir
 
 # Python operator -> semantic op name
@@ -87,6 +91,9 @@ _UNSUPPORTED_STMT = {
 def unsupported_message(node: ast.AST) -> str | None:
     """The error for a statement or expression the code generator has no visitor for (the
     interpreter's static check asks the same)."""
+    if isinstance(node, (ast.Assign, ast.AugAssign)) and \
+            any(isinstance(n, ast.Attribute) for t in _targets(node) for n in ast.walk(t)):
+        return ATTRIBUTE_ASSIGN_MESSAGE
     if isinstance(node, ast.Assign) and not all(map(_names_only, node.targets)):
         return ASSIGN_TARGET_MESSAGE  # (`t[0] = v`: tuples and tiles are values)
     if isinstance(node, ast.ListComp) and (len(node.generators) != 1 or
@@ -115,6 +122,12 @@ COMPREHENSION_FORM_MESSAGE = "comprehensions take one `for` and no `if` (Triton'
 
 
 ASSIGN_TARGET_MESSAGE = "only assignment to names and tuples of names is supported"
+ATTRIBUTE_ASSIGN_MESSAGE = ("Attribute assignment is not supported (as in Triton): an aggregate "
+                            "is a value; build a new one")
+
+
+def _targets(node) -> list:
+    return node.targets if isinstance(node, ast.Assign) else [node.target]
 
 
 def _names_only(target) -> bool:
@@ -150,11 +163,13 @@ def unwrap(x):
 
 
 class CodeGenerator(ControlFlow, ast.NodeVisitor):
-    def __init__(self, jit_fn, builder: S.Builder, scope: dict, call_chain=()):
+    def __init__(self, jit_fn, builder: S.Builder, scope: dict, call_chain=(), call_at=()):
         self.fn = jit_fn
         self.b = builder
         self.scope = dict(scope)
         self.call_chain = call_chain
+        self.call_at = call_at  # Triton's `at L:C:` of each call in the chain
+        self.def_line = jit_fn.parse().body[0].lineno  # (the source holds the decorators)
         self.filename = jit_fn.filename
         self.line_offset = jit_fn.first_line - 1
         self.col_offset = jit_fn.col_offset
@@ -169,9 +184,15 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         return self.line_offset + getattr(node, "lineno", 1), \
             getattr(node, "col_offset", 0) + self.col_offset
 
-    def error(self, node, message) -> CompilationError:
+    def _at(self, node):
+        """Triton's position of `node`: line from the `def` line as 1, column in the source."""
+        return (getattr(node, "lineno", self.def_line) - self.def_line + 1,
+                getattr(node, "col_offset", 0), self.fn.__name__)
+
+    def error(self, node, message, cls=CompilationError) -> CompilationError:
         line, col = self._pos(node)
-        return CompilationError(message, self.filename, line, col, self.call_chain)
+        return cls(message, self.filename, line, col, self.call_chain, self._at(node),
+                   self.call_at, def_source(self.fn))
 
     def visit(self, node):
         if hasattr(node, "lineno"):
@@ -181,10 +202,12 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             return super().visit(node)
         except (CompilationError, ReturnSignal):
             raise
+        except StaticAssertionError as e:  # (Triton's CompileTimeAssertionFailure: no cause)
+            raise self.error(node, str(e), CompileTimeAssertionFailure) from None
         except SemanticError as e:  # the cause stays (`exc.__cause__`), as in Triton
-            raise self.error(node, str(e)) from e
+            raise self.error(node, S.detail(e)) from e
         except RecursionError:
-            raise self.error(node, "recursion is not supported in kernels") from None
+            raise self.error(node, recursion_message(self.fn.__name__)) from None
         except TypeError as e:
             raise self.error(node, str(e)) from e
 
@@ -224,6 +247,8 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         self.assign(node.target, self.visit(node.value), node)
 
     def visit_AugAssign(self, node):
+        if unsupported_message(node):
+            raise self.error(node, unsupported_message(node))
         if not isinstance(node.target, ast.Name):
             raise self.error(node, "augmented assignment only to names is supported")
         cur = self.lookup(node.target.id, node.target)
@@ -244,7 +269,8 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             for t, v in zip(target.elts, vals):
                 self.assign(t, v, node)
         else:
-            raise self.error(target, ASSIGN_TARGET_MESSAGE)
+            raise self.error(target, ATTRIBUTE_ASSIGN_MESSAGE if isinstance(target, ast.Attribute)
+                             else ASSIGN_TARGET_MESSAGE)
 
     def visit_Assert(self, node):
         # Triton's code generator: `assert c, msg` is `tl.device_assert(c, msg)`, a no-op
@@ -280,7 +306,7 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             return getattr(builtins, name)
         if hasattr(builtins, name):
             raise self.error(node, f"unsupported builtin `{name}` in a kernel")
-        raise self.error(node, f"name `{name}` is not defined")
+        raise self.error(node, undefined_message(name, self.fn.fn))
 
     def visit_Tuple(self, node):
         # every tuple a kernel builds is a tl.tuple (Triton's rule; lists too)
@@ -325,6 +351,8 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         return self.binop(node, node.op, self.visit(node.left), self.visit(node.right))
 
     def binop(self, node, op, lhs, rhs):
+        if is_aggregate(unwrap(lhs)) or is_aggregate(unwrap(rhs)):
+            return self.aggregate_operator(node, op, unwrap(lhs), unwrap(rhs))
         if is_const(lhs) and is_const(rhs):
             f = PY_BINOPS.get(type(op))
             if f is None:
@@ -335,6 +363,35 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             raise self.error(node, core.operator_message(type(op).__name__))
         return S.binary(self.b, name, self._operand(lhs, node), self._operand(rhs, node))
 
+    def aggregate_operator(self, node, op, lhs, rhs):
+        """`lhs <op> rhs` with an aggregate operand: its `__add__` (or the right one's
+        `__radd__`) member, as Python's."""
+        name = PY_BINOPS[type(op)].__name__.strip("_")
+        for obj, dunder, args in ((lhs, f"__{name}__", [rhs]), (rhs, f"__r{name}__", [lhs])):
+            m = getattr(obj, dunder, None) if is_aggregate(obj) else None
+            if isinstance(m, BoundMember):
+                return self.call_member(m, args, {}, node)
+        raise self.error(node, f"unsupported operand types for {type(op).__name__}: "
+                               f"{type(lhs).__name__} and {type(rhs).__name__}")
+
+    def call_member(self, m: BoundMember, args, kwargs, node):
+        """An aggregate's member: a @jit one inlined (the instance first), another called at
+        compile time on the values (Triton's: these may take tiles)."""
+        if isinstance(m.fn, JITFunction):
+            return self.call_jit(m.fn, m.args(args), kwargs, node)
+        return self.call_python(m, args, kwargs, node, unwrap_args=False)
+
+    def call_python(self, fn, args, kwargs, node, unwrap_args=True):
+        u = unwrap if unwrap_args else (lambda v: v)
+        try:
+            with scalar_conversion(lambda x: S.to_tensor(self.b, x)):
+                res = fn(*[u(a) for a in args], **{k: u(v) for k, v in kwargs.items()})
+        except (CompilationError, ReturnSignal):
+            raise
+        except Exception as e:
+            raise self.error(node, f"error calling {getattr(fn, '__name__', fn)}: {e}") from e
+        return constexpr(res) if isinstance(res, (int, float, bool)) else res
+
     def _operand(self, x, node):
         v = unwrap(x)
         if isinstance(v, tensor) or isinstance(v, (int, float, bool)):
@@ -343,6 +400,8 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
 
     def visit_UnaryOp(self, node):
         v = self.visit(node.operand)
+        if isinstance(node.op, ast.Not) and isinstance(unwrap(v), tuple):
+            raise self.error(node, NOT_TUPLE_MESSAGE)
         if is_const(v):
             return constexpr(PY_UNARY[type(node.op)](unwrap(v)))
         if isinstance(node.op, ast.USub):
@@ -449,6 +508,11 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             idx = tuple(idx)
         if isinstance(base, tensor):
             return subscript(self.b, base, idx)
+        if is_aggregate(unwrap(base)):  # its `__getitem__` member
+            m = getattr(unwrap(base), "__getitem__", None)
+            if not isinstance(m, BoundMember):
+                raise self.error(node, f"{type(unwrap(base)).__name__} is not subscriptable")
+            return self.call_member(m, [idx], {}, node)
         try:
             v = unwrap(base)[unwrap(idx)]
         except Exception as e:
@@ -478,6 +542,10 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             fn_u = fn_u.fn
         if isinstance(fn_u, _BoundMethod):
             return self.call_method(fn_u, args, kwargs, node)
+        if isinstance(fn_u, BoundMember):  # an aggregate's method
+            return self.call_member(fn_u, args, kwargs, node)
+        if is_aggregate_class(fn_u):  # built at compile time by its own __init__
+            return self.call_python(fn_u, args, kwargs, node, unwrap_args=False)
         name = getattr(fn_u, "__tilework_builtin__", None)
         if name is not None:
             return self.call_builtin(name, args, kwargs, node)
@@ -498,25 +566,13 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             first = unwrap(args[0]) if args else None
             prefix, rest = (first, args[1:]) if isinstance(first, str) else ("", args)
             return self.call_builtin("device_print", [constexpr(prefix)] + list(rest), {}, node)
-        if fn_u in (builtins.min, builtins.max) and any(isinstance(a, tensor) for a in args):
-            # as in Triton: min/max of runtime values are elementwise minimum/maximum
-            if kwargs or len(args) < 2:
-                raise self.error(node, f"{fn_u.__name__}() of runtime values takes two or more "
-                                       f"positional arguments")
-            op = "minimum" if fn_u is builtins.min else "maximum"
-            acc = args[0]
-            for a in args[1:]:
-                acc = S.binary(self.b, op, self._operand(acc, node), self._operand(a, node))
-            return acc
+        if fn_u in (builtins.min, builtins.max):
+            return min_max(self.b, fn_u, args, kwargs)
         if any(isinstance(a, tensor) for a in args) or any(isinstance(v, tensor) for v in kwargs.values()):
             raise self.error(node, tile_call_message(fn_u))
         if not callable(fn_u):
             raise self.error(node, f"{fn_u!r} is not callable")
-        try:
-            res = fn_u(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
-        except Exception as e:
-            raise self.error(node, f"error calling {getattr(fn_u, '__name__', fn_u)}: {e}") from e
-        return constexpr(res) if isinstance(res, (int, float, bool)) else res
+        return self.call_python(fn_u, args, kwargs, node)
 
     def call_builtin(self, name, args, kwargs, node):
         impl = IMPLS.get(name)
@@ -540,10 +596,13 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
     def call_jit(self, jfn, args, kwargs, node):
         line, col = self._pos(node)
         chain = self.call_chain + ((self.filename, line, col, jfn.__name__),)
-        if len(chain) > 64:
-            raise self.error(node, f"recursion is not supported: {jfn.__name__}() calls itself")
-        if any(c[3] == jfn.__name__ for c in self.call_chain) or jfn is self.fn:
-            raise self.error(node, f"recursion is not supported: {jfn.__name__}() calls itself")
+        call_at = self.call_at + (self._at(node),)
+        # a @jit function may call itself (inlined, as Triton's specialized calls) while the
+        # recursion ends at compile time, on constexprs or shapes
+        kernel_fn = self.fn if not self.call_chain else None
+        depth = sum(c[3] == jfn.__name__ for c in chain) + (jfn is kernel_fn)
+        if depth > MAX_RECURSION or len(chain) > 4 * MAX_RECURSION:
+            raise self.error(node, recursion_message(jfn.__name__))
         try:
             bound = jfn.signature.bind(*args, **kwargs)
         except TypeError as e:
@@ -556,13 +615,20 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
                                        f"parameter, got a runtime value of type {v.dtype}")
         scope = {}
         for name, v in bound.arguments.items():
-            scope[name] = v if isinstance(v, (tensor, constexpr)) else constexpr(v)
-        child = CodeGenerator(jfn, self.b, scope, chain)
+            if jfn.signature.parameters[name].kind == inspect.Parameter.VAR_POSITIONAL:
+                v = tl_tuple(v)  # (`*args`: a tuple of the values)
+            scope[name] = v if isinstance(v, (tensor, constexpr)) or is_aggregate(v) \
+                else constexpr(v)
+        child = CodeGenerator(jfn, self.b, scope, chain, call_at)
         tree = jfn.parse()
         try:
             child.visit_body(tree.body[0].body)
         except ReturnSignal:
             pass
+        except CompilationError as e:
+            # as Triton: raised again at this call, the callee's own error its `__cause__`
+            outer = e.raised_at_call(len(chain))
+            raise outer from outer.__cause__
         return child.returned
 
 

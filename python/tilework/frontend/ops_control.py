@@ -31,6 +31,7 @@ import mlir.ir as ir
 from mlir.dialects import scf
 
 from ..language import control, core
+from ..language.aggregate import fields, is_aggregate, rebuilt
 from ..language.core import constexpr, tensor
 from . import semantic as S
 from .ops_core import impl  # noqa: F401  (control builtins would register here)
@@ -41,8 +42,8 @@ BREAK_MESSAGE = ("`break` is not supported (as in Triton): make the exit conditi
                  "`while` loop's condition")
 CONTINUE_MESSAGE = ("`continue` is not supported (as in Triton): put the rest of the loop body "
                     "under an `if`")
-RETURN_IN_LOOP_MESSAGE = ("`return` inside a loop is not supported (as in Triton): keep a flag "
-                          "in the loop and test it after")
+RETURN_IN_LOOP_MESSAGE = ("Cannot have `return` statements inside `while` or `for` statements "
+                          "in triton: keep a flag in the loop and test it after")
 KERNEL_RETURN_MESSAGE = "a kernel cannot return a value"
 FOR_ITER_MESSAGE = "for loops iterate over range(), tl.range() or tl.static_range()"
 WHILE_TRUE_MESSAGE = ("this `while` condition is always true and kernels have no `break`: the "
@@ -80,20 +81,33 @@ def _unwrap(v):
     return v.value if isinstance(v, constexpr) else v
 
 
-def _leaves(v) -> list:
+def _parts(v):
+    """The values a tuple or an aggregate is made of (an aggregate: its fields), or None."""
     if isinstance(v, (tuple, list)):
-        return [x for e in v for x in _leaves(e)]
+        return list(v)
+    if is_aggregate(v):
+        return [getattr(v, n) for n in fields(v)]
+    return None
+
+
+def _leaves(v) -> list:
+    parts = _parts(v)
+    if parts is not None:
+        return [x for e in parts for x in _leaves(e)]
     return [v]
 
 
 def _structure(v):
-    if isinstance(v, (tuple, list)):
-        return type(v), tuple(_structure(e) for e in v)
+    parts = _parts(v)
+    if parts is not None:
+        return type(v), tuple(_structure(e) for e in parts)
     return None
 
 
 def _rebuild(v, leaves):
     """`v` with its leaves replaced, in order, from the iterator `leaves`."""
+    if is_aggregate(v):
+        return rebuilt(v, [_rebuild(getattr(v, n), leaves) for n in fields(v)])
     if isinstance(v, (tuple, list)):
         return type(v)(_rebuild(e, leaves) for e in v)
     return next(leaves)
@@ -154,8 +168,9 @@ def _describe(v) -> str:
         return "undefined"
     if isinstance(v, tensor):
         return f"{v.dtype}{list(v.shape)}" if v.shape else str(v.dtype)
-    if isinstance(v, (tuple, list)):
-        return "(" + ", ".join(_describe(e) for e in v) + ")"
+    if _parts(v) is not None:
+        return (type(v).__name__ if is_aggregate(v) else "") + \
+            "(" + ", ".join(_describe(e) for e in _parts(v)) + ")"
     x = _number(v)
     if x is not None:
         return str(S.python_scalar_dtype(x))

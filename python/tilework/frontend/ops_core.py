@@ -13,7 +13,7 @@ from ..language import core
 from ..language.core import constexpr, tensor
 from ..language.math import PropagateNan
 from . import semantic as S
-from .semantic import SemanticError
+from .semantic import SemanticError, StaticAssertionError
 from .types import tensor_ir_type
 
 IMPLS = {}
@@ -41,9 +41,10 @@ def _shape(shape, what="shape"):
         shape = tuple(int(const(s, what)) for s in shape)
     except TypeError:
         raise SemanticError(f"{what} must be a tuple of constexpr ints, got {shape!r}") from None
-    for s in shape:
-        if s <= 0 or s & (s - 1):
-            raise SemanticError(f"{what} {list(shape)}: every dimension must be a power of two")
+    for i, s in enumerate(shape):
+        if s <= 0 or s & (s - 1):  # (`str()` of it: Triton's words)
+            raise SemanticError(f"{what} {list(shape)}: every dimension must be a power of two",
+                                f"Shape element {i} must be a power of 2")
     return shape
 
 
@@ -74,7 +75,8 @@ def arange(b, start, end):
     if n <= 0:
         raise SemanticError(f"arange({start}, {end}) is empty")
     if n & (n - 1):
-        raise SemanticError(f"arange({start}, {end}) has length {n}, which is not a power of two")
+        raise SemanticError(f"arange({start}, {end}) has length {n}, which is not a power of two",
+                            "arange's range must be a power of 2")  # (`str()`: Triton's)
     if n > core.TRITON_MAX_TENSOR_NUMEL:
         raise SemanticError(f"arange({start}, {end}) has {n} elements; a tile holds at most 2**20")
     h = B.build_make_range(b, result_type=tensor_ir_type(core.int32, (n,)), start=start, end=end)
@@ -188,7 +190,7 @@ def mask_operand(b, mask, shape, what):
 def static_assert(b, cond, msg=""):
     c = const(cond, "static_assert condition")
     if not c:
-        raise SemanticError(f"static_assert failed: {const(msg, 'message')}".rstrip(": "))
+        raise StaticAssertionError(f"static_assert failed: {const(msg, 'message')}".rstrip(": "))
 
 
 @impl

@@ -27,7 +27,26 @@ from .types import tensor_ir_type, to_ir
 
 
 class SemanticError(Exception):
-    """A user error found while building IR; the code generator adds the source location."""
+    """A user error found while building IR; the code generator adds the source location.
+    `SemanticError(detail, brief)`: `str()` is `brief` (Triton's exact words, which its tests
+    compare with the error's `__cause__`) and the located error says `detail`."""
+
+    def __init__(self, message: str = "", brief: str | None = None):
+        super().__init__(message)
+        self.detail = message
+        self.brief = brief
+
+    def __str__(self):
+        return self.brief if self.brief is not None else self.detail
+
+
+class StaticAssertionError(SemanticError):
+    """A failed `tl.static_assert`: compiled, Triton's CompileTimeAssertionFailure."""
+
+
+def detail(e: Exception) -> str:
+    """What a located error says of `e`: a SemanticError's detail, else its text."""
+    return getattr(e, "detail", None) or str(e)
 
 
 # --------------------------------------------------------------------------------------------

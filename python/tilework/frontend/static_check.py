@@ -25,6 +25,7 @@ from .codegen import (
     CHAINED_COMPARE_MESSAGE, LANGUAGE, PY_BUILTINS, CodeGenerator, build_kernel, readable_global,
     tile_call_message, unsupported_message,
 )
+from .kernel_forms import def_source, undefined_message
 from ..language import control
 from .ops_control import (BREAK_MESSAGE, CONTINUE_MESSAGE, FOR_ITER_MESSAGE, KERNEL_RETURN_MESSAGE,
                           LOOP_ELSE_MESSAGE, MISMATCH_MESSAGE, RETURN_TYPES_MESSAGE,
@@ -113,18 +114,23 @@ def _control_message(node, top: bool) -> str | None:
     return None
 
 
-def check(fn: JITFunction, chain: tuple = ()) -> None:
+def check(fn: JITFunction, chain: tuple = (), call_at: tuple = (), called: bool = False) -> None:
     """Raises the compiler's `CompilationError` for the first construct, name or call in
-    `fn` (and the @jit functions it calls) that the code generator would reject."""
+    `fn` (and the @jit functions it calls) that the code generator would reject; `called`: `fn`
+    is a function kernels call (it may return a value), not a kernel."""
     code = fn.fn.__code__
-    if (code in _CHECKED and not chain) or getattr(fn, "_no_source", None):
+    if (code in _CHECKED and not chain and not called) or getattr(fn, "_no_source", None):
         return  # (a function built by `exec`: no source to check; the interpreter runs it)
     fdef = fn.parse().body[0]
     offset, col0 = fn.first_line - 1, fn.col_offset
 
     def error(node, message):
         return CompilationError(message, fn.filename, offset + node.lineno,
-                                node.col_offset + col0, chain)
+                                node.col_offset + col0, chain,
+                                at(node), call_at, def_source(fn))
+
+    def at(node):  # Triton's position
+        return node.lineno - fdef.lineno + 1, node.col_offset, fn.__name__
 
     local = _local_names(fdef) | set(code.co_freevars)
     g = fn.fn.__globals__
@@ -139,7 +145,8 @@ def check(fn: JITFunction, chain: tuple = ()) -> None:
     for node in (n for stmt in fdef.body for n in [stmt, *_walk(stmt)]):
         if isinstance(node, (ast.stmt, ast.expr)) and id(node) not in call_stars and \
                 id(node) not in branch_raises:
-            message = unsupported_message(node) or _control_message(node, top=not chain)
+            message = unsupported_message(node) or \
+                _control_message(node, top=not chain and not called)
             if message is None and isinstance(node, ast.For) and \
                     not (isinstance(node.iter, ast.Call) and isinstance(node.iter.func, ast.Name)
                          and node.iter.func.id in local):
@@ -155,16 +162,15 @@ def check(fn: JITFunction, chain: tuple = ()) -> None:
             elif node.id not in PY_BUILTINS:
                 raise error(node, f"unsupported builtin `{node.id}` in a kernel"
                             if hasattr(builtins, node.id) else
-                            f"name `{node.id}` is not defined")
+                            undefined_message(node.id))
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
                 node.func.id not in local and isinstance(g.get(node.func.id), JITFunction):
             callee = g[node.func.id]
             if callee is fn or any(c[3] == callee.__name__ for c in chain):
-                raise error(node, f"recursion is not supported: {callee.__name__}() calls "
-                                  f"itself")
+                continue  # (a recursion: checked once; the interpreter runs it as Python)
             check(callee, chain + ((fn.filename, offset + node.lineno, node.col_offset + col0,
-                                    callee.__name__),))
-    if not chain:
+                                    callee.__name__),), call_at + (at(node),))
+    if not chain and not called:
         _CHECKED.add(code)
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import enum
 import functools
 import inspect
+import operator
 import threading
 
 
@@ -431,6 +432,41 @@ class constexpr:
     @property
     def type(self):
         return constexpr_type(self.value)
+
+
+def _constexpr_op(op, reverse=False):
+    # Triton's: Python code run at compile time (constexpr functions, aggregate members)
+    # computes on constexprs; a tile operand is the tile's own operator's
+    def method(self, other):
+        if isinstance(other, tensor):
+            return NotImplemented
+        o = other.value if isinstance(other, constexpr) else other
+        return constexpr(op(o, self.value) if reverse else op(self.value, o))
+    return method
+
+
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor",
+              "lshift", "rshift"):
+    _op = getattr(operator, _name + "_" if _name in ("and", "or") else _name)
+    setattr(constexpr, f"__{_name}__", _constexpr_op(_op))
+    setattr(constexpr, f"__r{_name}__", _constexpr_op(_op, reverse=True))
+for _name in ("lt", "le", "gt", "ge"):
+    setattr(constexpr, f"__{_name}__", _constexpr_op(getattr(operator, _name)))
+constexpr.__neg__ = lambda self: constexpr(-self.value)
+constexpr.__ne__ = lambda self, other: not self.__eq__(other)
+del _name, _op
+
+
+_AGGREGATE: list = []  # language/aggregate.py's `aggregate` (it imports this module)
+
+
+def install_aggregate(fn):
+    _AGGREGATE[:] = [fn]
+
+
+def _aggregate(cls):
+    """Triton's `tl.core._aggregate` (tilework.language.aggregate)."""
+    return _AGGREGATE[0](cls)
 
 
 class constexpr_type:

@@ -9,6 +9,7 @@ language layer does not import the runtime.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import inspect
 import os
@@ -129,6 +130,8 @@ class JITFunction:
                 for name in f._global_names():
                     if isinstance(g.get(name), ConstexprFunction):
                         h.update(g[name].src.encode())
+                    elif getattr(g.get(name), "__tilework_aggregate__", False):
+                        h.update(g[name].__tilework_source__.encode())  # (its whole class)
             self._cache_key = h.hexdigest()
         h = hashlib.sha256(self._cache_key.encode())
         for f in [self] + self._deps:
@@ -159,14 +162,18 @@ class JITFunction:
         for name in sorted(names):
             v = self.fn.__globals__.get(name)
             v = v.fn if isinstance(v, extern_names) else v
-            if isinstance(v, JITFunction) and id(v) not in seen:
-                seen.add(id(v))
-                yield v
-                yield from v._dependencies(seen)
+            # (an aggregate class: its @jit methods)
+            for d in getattr(v, "__tilework_jit_members__", None) or [v]:
+                if isinstance(d, JITFunction) and id(d) not in seen:
+                    seen.add(id(d))
+                    yield d
+                    yield from d._dependencies(seen)
 
     def __call__(self, *args, **kwargs):
-        if core.active_builder() is not None:  # inside an interpreted kernel: plain Python
-            return self.fn(*args, **kwargs)
+        b = core.active_builder()
+        if b is not None:  # inside an interpreted kernel: Python (the interpreter's version of
+            run = getattr(b, "python_of", None)  # it: rewritten, @jit callees replaced)
+            return (run(self) if run is not None else self.fn)(*args, **kwargs)
         raise RuntimeError(f"@jit function {self.__name__} is called from kernels or launched "
                            f"with {self.__name__}[grid](...), not called directly")
 
@@ -183,8 +190,10 @@ class JITFunction:
         params = []
         ns = {}
         for name, p in self.signature.parameters.items():
-            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-                raise TypeError(f"@jit kernel {self.__name__} cannot take *args or **kwargs")
+            if p.kind == p.VAR_KEYWORD:
+                raise TypeError(f"JIT functions do not support **kwargs ({self.__name__})")
+            if p.kind == p.VAR_POSITIONAL:  # (a function kernels call may take `*args`)
+                return functools.partial(_no_varargs_launch, self.__name__)
             if p.default is inspect.Parameter.empty:
                 params.append(name)
             else:
@@ -305,6 +314,11 @@ class extern_names:
 
     def __repr__(self):
         return f"extern_names({self.fn!r})"
+
+
+def _no_varargs_launch(name, *args, **kwargs):
+    raise TypeError(f"@jit kernel {name} cannot be launched: a kernel cannot take *args "
+                    f"(a @jit function that kernels call can)")
 
 
 def _no_launcher(fn, *args, **kwargs):

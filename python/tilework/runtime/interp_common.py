@@ -9,6 +9,8 @@ import numpy as np
 from tilework.dialects import tile as T
 
 from ..compiler.driver import parse_target
+from ..frontend.kernel_forms import min_max, recursion_message
+from ..language import core
 
 UNSIGNED = {np.dtype(s): np.dtype(u) for s, u in (
     (np.int8, np.uint8), (np.int16, np.uint16), (np.int32, np.uint32), (np.int64, np.uint64),
@@ -52,3 +54,23 @@ def kernel_location(tb, codes) -> str | None:
             where = f"{code.co_filename}:{line}:{col}"
         tb = tb.tb_next
     return where
+
+
+def builtin_min_max(fn, *args, **kwargs):
+    r = min_max(core.active_builder(), fn, args, kwargs)
+    return r.value if isinstance(r, core.constexpr) else r  # (Python values here)
+
+
+def recursion_error(e: RecursionError, codes) -> RecursionError:
+    """A recursion that does not end, said as the compiler says it (the innermost kernel
+    function in the traceback named), with `e`'s traceback."""
+    name, tb = None, e.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code in codes:
+            name = tb.tb_frame.f_code.co_name
+        tb = tb.tb_next
+    if name is None:
+        return e
+    err = RecursionError(recursion_message(name)).with_traceback(e.__traceback__)
+    err.__cause__ = e
+    return err

@@ -22,6 +22,7 @@ import warnings
 
 from ..frontend import semantic as S
 from ..frontend.codegen import SCALAR_CONSTANT_METHODS, comprehension_message, fstring_message
+from ..frontend.kernel_forms import NOT_TUPLE_MESSAGE
 from ..language import core
 from ..language.core import tensor
 from ..language.debug import device_assert
@@ -45,6 +46,8 @@ def _combine(op, x, y):
 
 
 def _not(x):
+    if isinstance(x.value if isinstance(x, core.constexpr) else x, tuple):
+        raise TypeError(NOT_TUPLE_MESSAGE)  # (as the compiler, and Triton)
     return S.logical_not(_builder(), x) if isinstance(x, tensor) else not x
 
 
@@ -226,6 +229,8 @@ def _rewrite(jfn):
     if not _needs_rewrite(fdef):
         return None
     fdef = _Rewriter().visit(fdef)
+    name = fdef.name
+    fdef.name = f"{_PREFIX}def"  # (its own name stays a global: a recursive call)
     free = jfn.fn.__code__.co_freevars
     # the free variables stay free: the def is nested in a function binding them
     outer = ast.FunctionDef(
@@ -237,8 +242,9 @@ def _rewrite(jfn):
     ast.increment_lineno(module, jfn.first_line - 1)
     compiled = compile(module, jfn.filename, "exec")
     outer_code = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
-    return next(c for c in outer_code.co_consts
+    code = next(c for c in outer_code.co_consts
                 if isinstance(c, types.CodeType) and c.co_name == fdef.name)
+    return code.replace(co_name=name, co_qualname=jfn.fn.__code__.co_qualname)
 
 
 def closure_for(code: types.CodeType, fn: types.FunctionType):

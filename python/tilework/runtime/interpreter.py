@@ -16,6 +16,7 @@ so pointer arithmetic is the GPU's; loads and stores translate them through `_Me
 from __future__ import annotations
 
 import builtins
+import functools
 import ctypes
 import sys
 import types
@@ -45,7 +46,8 @@ from .interp_args import NUMPY_DTYPES as _NUMPY_DTYPES
 from .interp_args import pointer as _pointer
 from .interp_args import REACHABLE, reachable  # noqa: F401  (reachable: its home)
 from .interp_common import UNSIGNED as _UNSIGNED
-from .interp_common import emulated_target, kernel_location, operand_segments as _segments
+from .interp_common import builtin_min_max, emulated_target, kernel_location, recursion_error
+from .interp_common import operand_segments as _segments
 from .interp_common import unsigned as _u
 from .launch_args import is_constant_member, list_message
 from .launch_args import normalize_grid
@@ -695,6 +697,8 @@ def _as_python(jfn: JITFunction, memo: dict, codes: set):
     g = dict(f.__globals__)
     for name in TILELESS_BUILTINS:  # (abs(tile), len(tile), ... are compile errors)
         g.setdefault(name, guarded_builtin(name))
+    for name, which in (("min", builtins.min), ("max", builtins.max)):  # (the compiler's)
+        g.setdefault(name, functools.partial(builtin_min_max, which))
     for name in ("int", "float", "bool"):  # of a runtime scalar: debugging helpers here
         g.setdefault(name, guarded_call(getattr(builtins, name), shaped_only=True))
     for name, v in list(g.items()):  # plain Python functions take no tiles (a compile error)
@@ -723,6 +727,14 @@ def _as_python(jfn: JITFunction, memo: dict, codes: set):
     return new
 
 
+def _python_of(memo: dict, codes: set, jfn: JITFunction):
+    """What a @jit function reached otherwise than by name (an aggregate's member, a module's
+    attribute) runs as: checked on its source first, as one called by name."""
+    if jfn not in memo:
+        static_check(jfn, called=True)
+    return _as_python(jfn, memo, codes)
+
+
 _CONTEXT = None
 
 
@@ -745,10 +757,12 @@ def interpret(fn: JITFunction, grid, values, options=None):
         args, regions = _bind(fn, values)
         _guarded(_types_check, fn, args, ctx)
         memory = _Memory(fn, regions + REACHABLE)
-        pyfn = _as_python(fn, {}, memory.codes)
+        memo = {}  # (also for a @jit function called as a member or a module attribute)
+        pyfn = _as_python(fn, memo, memory.codes)
         g = normalize_grid(fn, grid, values)  # a callable grid gets the bound arguments by name
         b = InterpreterBuilder(ctx, memory, g)
         b.launch_options = options or {}  # device_assert reads `debug`
+        b.python_of = functools.partial(_python_of, memo, memory.codes)
         b.target = emulated_target(b.launch_options)  # what tl.target_info answers for
         prev = core.set_active_builder(b)
         try:
@@ -762,6 +776,8 @@ def interpret(fn: JITFunction, grid, values, options=None):
                             except InterpreterError:
                                 raise
                             except Exception as e:
+                                if isinstance(e, RecursionError):  # (the compiler's words)
+                                    e = recursion_error(e, memory.codes)
                                 note = f"while interpreting {fn.__name__} at program id " \
                                     f"{b.pid} of grid {g}"
                                 err = interpreter_error(
