@@ -12,17 +12,8 @@ import pytest
 import tilework
 import tilework.language as tl
 from tilework.compiler.driver import ASTSource, compile
-from simt_emulator import Emulator
 
-TARGETS = ["sm_90a", "gfx942"]
-P = tl.pointer_type
-
-
-def run(fn, where, sig, consts, *args):
-    if where == "interpreter":
-        tilework.jit(fn, interpret=True)[(1,)](*args, **consts)
-    else:
-        Emulator.from_kernel(tilework.jit(fn), sig, consts, where, 4).run((1,), *args)
+from test_conform_language import P, TARGETS, run  # noqa: E402  (one program, both ways)
 
 
 @tl.core._aggregate
