@@ -23,6 +23,7 @@ import warnings
 from ..frontend import semantic as S
 from ..frontend.codegen import SCALAR_CONSTANT_METHODS, comprehension_message, fstring_message
 from ..frontend.kernel_forms import NOT_TUPLE_MESSAGE
+from ..frontend.scalar_fold import as_scalar, is_number
 from ..language import core
 from ..language.core import tensor
 from ..language.debug import device_assert
@@ -78,13 +79,13 @@ def _type(v):
 
 
 def _dtype(v):
-    if type(v) in (int, float, bool):
+    if is_number(v):
         return S.python_scalar_dtype(v)  # as the compiler's `visit_Attribute`
     return v.dtype
 
 
 def _method(v, name):
-    if type(v) in (int, float, bool):  # `acc = 0; acc.to(tl.int64)`: as the compiler's
+    if is_number(v):  # `acc = 0; acc.to(tl.int64)`: as the compiler's
         return getattr(S.to_tensor(_builder(), v), name)
     return getattr(v, name)
 
@@ -111,7 +112,8 @@ HELPERS = {f"{_PREFIX}comp_iter": _comp_iter, f"{_PREFIX}fmt": _fmt,
            f"{_PREFIX}stops": _stops, f"{_PREFIX}combine": _combine, f"{_PREFIX}not": _not,
            f"{_PREFIX}is_tile": _is_tile, f"{_PREFIX}where": _where,
            f"{_PREFIX}tuple": _tuple, f"{_PREFIX}type": _type, f"{_PREFIX}dtype": _dtype,
-           f"{_PREFIX}method": _method, f"{_PREFIX}assert": _assert}
+           f"{_PREFIX}method": _method, f"{_PREFIX}assert": _assert,
+           f"{_PREFIX}scalar": as_scalar}
 
 
 def _name(n, ctx=None):
@@ -185,6 +187,19 @@ class _Rewriter(ast.NodeTransformer):
             return node
         return self.generic_visit(node)
 
+    def visit_Assign(self, node):
+        # an assigned number is Triton's scalar: its operators are those (the compiler's
+        # `assign`); `c: tl.constexpr = ...` stays Python's
+        self.generic_visit(node)
+        node.value = ast.copy_location(_call("scalar", node.value), node.value)
+        return node
+
+    def visit_AnnAssign(self, node):
+        self.generic_visit(node)
+        if node.value is not None and not _constexpr_annotation(node.annotation):
+            node.value = ast.copy_location(_call("scalar", node.value), node.value)
+        return node
+
     def visit_Assert(self, node):
         self.generic_visit(node)
         args = [node.test] + ([node.msg] if node.msg is not None else [])
@@ -199,10 +214,15 @@ class _Rewriter(ast.NodeTransformer):
         return node
 
 
+def _constexpr_annotation(ann) -> bool:
+    return getattr(ann, "attr", getattr(ann, "id", None)) == "constexpr"
+
+
 def _needs_rewrite(fdef) -> bool:
     slices = {id(n.slice) for n in ast.walk(fdef) if isinstance(n, ast.Subscript)}
     return any(isinstance(n, (ast.BoolOp, ast.IfExp, ast.ListComp, ast.FormattedValue,
-                              ast.Assert)) or
+                              ast.Assert, ast.Assign)) or
+               (isinstance(n, ast.AnnAssign) and not _constexpr_annotation(n.annotation)) or
                (isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not)) or
                (isinstance(n, (ast.Tuple, ast.List)) and isinstance(n.ctx, ast.Load)
                 and id(n) not in slices) or
