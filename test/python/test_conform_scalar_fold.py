@@ -146,3 +146,17 @@ def test_uint32_int64_and_float_scalars(where):
     out = np.zeros(4, np.int64)
     run(k_wide, where, {"out": P(tl.int64)}, {}, out)
     assert out.tolist() == [1705032704, 1500000000, 549755813884, -2]
+
+
+def k_static_range(out):
+    for i in tl.static_range(3):  # the loop variable is a constexpr, as Triton's
+        j = -7 + i
+        tl.store(out + i, i * -7 // 2)
+        tl.store(out + 3 + i, j // 2)
+
+
+@pytest.mark.parametrize("where", WHERE)
+def test_static_range_variable_stays_a_constexpr(where):
+    out = np.zeros(6, np.int64)
+    run(k_static_range, where, {"out": P(tl.int64)}, {}, out)
+    assert out.tolist() == [0, -4, -7, -3, -3, -2]

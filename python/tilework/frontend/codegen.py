@@ -259,7 +259,9 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
 
     def assign(self, target, value, node, scalar=True):
         if isinstance(target, ast.Name):
-            if scalar:  # Triton makes an assigned number a scalar: its operators are those
+            if scalar and not self.fn.__module__.startswith(LANGUAGE):
+                # Triton makes an assigned number a scalar: its operators are those (the
+                # language's own @jit code, libdevice's, is written to Python's: exempt)
                 value = as_scalar(value)
             if isinstance(value, (int, float, bool)) and not isinstance(value, tensor):
                 value = constexpr(value)
