@@ -34,6 +34,7 @@ from .ops_descriptor import (SCRATCH_ATTR, TMA_ATTR, descriptor_from_args, descr
 from .ops_shape import subscript
 from .kernel_forms import (MAX_RECURSION, NOT_TUPLE_MESSAGE, def_source, min_max,
                            recursion_message, undefined_message)
+from .scalar_fold import as_scalar, fold, is_number, is_scalar_operation
 from .semantic import SemanticError, StaticAssertionError
 from .types import to_ir
 
@@ -244,7 +245,9 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
     def visit_AnnAssign(self, node):
         if node.value is None:
             return
-        self.assign(node.target, self.visit(node.value), node)
+        ann = node.annotation  # `c: tl.constexpr = -7` stays a constexpr (not a scalar)
+        const = getattr(ann, "attr", getattr(ann, "id", None)) == "constexpr"
+        self.assign(node.target, self.visit(node.value), node, scalar=not const)
 
     def visit_AugAssign(self, node):
         if unsupported_message(node):
@@ -254,8 +257,12 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         cur = self.lookup(node.target.id, node.target)
         self.assign(node.target, self.binop(node, node.op, cur, self.visit(node.value)), node)
 
-    def assign(self, target, value, node):
+    def assign(self, target, value, node, scalar=True):
         if isinstance(target, ast.Name):
+            if scalar and not self.fn.__module__.startswith(LANGUAGE):
+                # Triton makes an assigned number a scalar: its operators are those (the
+                # language's own @jit code, libdevice's, is written to Python's: exempt)
+                value = as_scalar(value)
             if isinstance(value, (int, float, bool)) and not isinstance(value, tensor):
                 value = constexpr(value)
             self.scope[target.id] = value
@@ -267,7 +274,7 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
             if not isinstance(vals, (tuple, list)) or len(vals) != len(target.elts):
                 raise self.error(node, f"cannot unpack {value!r} into {len(target.elts)} names")
             for t, v in zip(target.elts, vals):
-                self.assign(t, v, node)
+                self.assign(t, v, node, scalar)
         else:
             raise self.error(target, ATTRIBUTE_ASSIGN_MESSAGE if isinstance(target, ast.Attribute)
                              else ASSIGN_TARGET_MESSAGE)
@@ -326,7 +333,7 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         saved = {n: self.scope[n] for n in _target_names(comp.target) if n in self.scope}
         out = []
         for item in seq:
-            self.assign(comp.target, item, node)
+            self.assign(comp.target, item, node, scalar=False)
             out.append(self.visit(node.elt))
         for n in _target_names(comp.target):  # (the comprehension's names stay in it)
             self.scope.pop(n, None)
@@ -354,6 +361,8 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         if is_aggregate(unwrap(lhs)) or is_aggregate(unwrap(rhs)):
             return self.aggregate_operator(node, op, unwrap(lhs), unwrap(rhs))
         if is_const(lhs) and is_const(rhs):
+            if is_scalar_operation(unwrap(lhs), unwrap(rhs)) and type(op) in BINOPS:
+                return constexpr(fold(BINOPS[type(op)], unwrap(lhs), unwrap(rhs)))
             f = PY_BINOPS.get(type(op))
             if f is None:
                 raise self.error(node, f"unsupported operator {type(op).__name__}")
@@ -469,12 +478,12 @@ class CodeGenerator(ControlFlow, ast.NodeVisitor):
         methods = getattr(type(obj), "__tilework_methods__", None)  # tensor descriptors
         if methods and node.attr in methods:
             return _BoundMethod(obj, methods[node.attr])
-        if node.attr == "dtype" and type(obj) in (int, float, bool):
+        if node.attr == "dtype" and is_number(obj):
             # an int argument equal to 1 is specialized to a constant, yet stays an int32 (or
             # wider) value to the kernel, as in Triton; so is a constant assigned in the kernel
             # (`value = 1; value.dtype`, where Triton makes the int32 scalar)
             return S.python_scalar_dtype(obj)
-        if node.attr in SCALAR_CONSTANT_METHODS and type(obj) in (int, float, bool):
+        if node.attr in SCALAR_CONSTANT_METHODS and is_number(obj):
             # `acc = 0; acc = acc.to(tl.int64)`: Triton's assigned constant is a scalar (int32,
             # fp32, int1), whose `.to` this is (the interpreter's rewrite agrees)
             return _BoundMethod(S.to_tensor(self.b, obj), node.attr)

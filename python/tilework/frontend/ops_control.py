@@ -404,7 +404,7 @@ class ControlFlow:
         if bounds[2] == 0:
             raise self.error(node, "tl.static_range() step must not be zero")
         for i in builtins.range(*bounds):
-            self.assign(node.target, constexpr(i), node)
+            self.assign(node.target, constexpr(i), node, scalar=False)  # (a constexpr: Triton's)
             self.visit_body(node.body)
 
     def _runtime_for(self, node, r):

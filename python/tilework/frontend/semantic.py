@@ -109,6 +109,8 @@ def check_fp8(dt: core.dtype, what: str = "arithmetic"):
 
 
 def python_scalar_dtype(v) -> core.dtype:
+    if hasattr(v, "scalar_dtype"):  # an assigned number: Triton's scalar (scalar_fold.py)
+        return v.scalar_dtype
     if isinstance(v, bool):
         return core.int1
     if isinstance(v, int):
@@ -248,7 +250,7 @@ def check_weak_int(v, other: core.dtype):
     """Triton's rule for a Python int meeting an integer tile: it takes the tile's type, so
     it must fit there (a negative one cannot meet an unsigned tile)."""
     v = v.value if isinstance(v, constexpr) else v
-    if type(v) is not int or not other.is_int() or other.is_bool():
+    if not isinstance(v, int) or isinstance(v, bool) or not other.is_int() or other.is_bool():
         return
     python_scalar_dtype(v)  # more than 64 bits: rejected whatever the tile
     if v < 0 and other.is_int_unsigned():
@@ -566,11 +568,7 @@ def binary(b: Builder, op: str, x, y) -> tensor:
         x, y = broadcast_pair(b, x, y)
     except SemanticError as e:
         raise SemanticError(f"{e} in `{sym}`") from None
-    if op in _DIV_OR_MOD and x.dtype.is_int() and y.dtype.is_int() and \
-            _signed(x.dtype) != _signed(y.dtype):
-        raise SemanticError(f"Cannot use `{sym}` with {x.dtype} and {y.dtype} because they "
-                            f"have different signedness; this is unlikely to result in a "
-                            f"useful answer. Cast them to the same signedness.")
+    check_div_signedness(op, x.dtype, y.dtype)
     ct = computation_type(x.dtype, y.dtype, op)
     if ct.is_fp8():  # one float8 kind: computed in fp32 (exactly, or correctly rounded), then
         r = binary(b, op, cast(b, x, core.float32), cast(b, y, core.float32))
@@ -582,10 +580,8 @@ def binary(b: Builder, op: str, x, y) -> tensor:
     if name is None and op == "floordiv" and ct.is_floating():
         q = binary(b, "truediv", x, y)
         return tensor(b.create1("math.floor", [q.handle], q.handle.type), q.dtype, q.shape)
-    if name is None and op in _BITWISE:  # Triton's wording next to ours
-        raise SemanticError(f"`{sym}` is not defined for {x.dtype} and {y.dtype} (invalid "
-                            f"operands of type {x.dtype} and {y.dtype}: bitwise operators "
-                            f"take integers)")
+    if name is None and op in _BITWISE:
+        raise SemanticError(bitwise_message(op, x.dtype, y.dtype))
     if name is None:
         raise SemanticError(f"`{sym}` is not defined for {x.dtype} and {y.dtype}")
     x, y = cast(b, x, ct), cast(b, y, ct)
@@ -594,6 +590,25 @@ def binary(b: Builder, op: str, x, y) -> tensor:
         attrs = {"fastmath": _contract_attr()}  # lets LLVM fuse a * b + c into an fma, as Triton does
     h = b.create1(name, [x.handle, y.handle], x.handle.type, attrs)
     return tensor(h, ct, x.shape)
+
+
+def check_div_signedness(op: str, a: core.dtype, b: core.dtype):
+    """`/`, `//`, `%` refuse integers of different signedness (Triton's rule)."""
+    if op in _DIV_OR_MOD and a.is_int() and b.is_int() and _signed(a) != _signed(b):
+        sym = _SYMBOL.get(op, op)
+        raise SemanticError(f"Cannot use `{sym}` with {a} and {b} because they have different "
+                            f"signedness; this is unlikely to result in a useful answer. Cast "
+                            f"them to the same signedness.")
+
+
+def bitwise_message(op: str, a: core.dtype, b: core.dtype) -> str:
+    sym = _SYMBOL.get(op, op)  # (Triton's wording next to ours)
+    return (f"`{sym}` is not defined for {a} and {b} (invalid operands of type {a} and {b}: "
+            f"bitwise operators take integers)")
+
+
+def is_bitwise(op: str) -> bool:
+    return op in _BITWISE
 
 
 def _fp8_div_scalar(b: Builder, x, y):

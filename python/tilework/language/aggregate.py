@@ -75,7 +75,8 @@ def scalar_conversion(to_tensor):
 
 def _number(v):
     u = v.value if isinstance(v, core.constexpr) else v
-    return u if type(u) in (int, float, bool) else None
+    # (an assigned number is an int/float carrying Triton's scalar dtype: frontend/scalar_fold)
+    return u if type(u) in (int, float, bool) or hasattr(u, "scalar_dtype") else None
 
 
 def _as_field(cls_name, name, ann, value):

@@ -11,7 +11,10 @@ Two more forms are the compiler's only through the source: a tuple or list liter
 its `tl.constexpr_type`, as `tl.constexpr(v).type`; `v.dtype` of a Python int, float or bool
 (`value = 1; value.dtype`) is the dtype the compiler gives that constant (int32, ...), and its
 `.to(...)` / `.cast(...)` those of that scalar (`acc = 0; acc = acc.to(tl.int64)`).  And
-`assert c, msg` is `tl.device_assert(c, msg)`, as the compiler's (a no-op without debug)."""
+`assert c, msg` is `tl.device_assert(c, msg)`, as the compiler's (a no-op without debug).
+An assigned number (`a = -7`; not `c: tl.constexpr = ...`) is `frontend/scalar_fold.py`'s scalar,
+as the compiler's `assign`: its operators are Triton's int32/fp32 ones (so every kernel with an
+assignment runs rewritten; the language's own @jit code keeps Python's numbers)."""
 from __future__ import annotations
 
 import ast
@@ -23,6 +26,7 @@ import warnings
 from ..frontend import semantic as S
 from ..frontend.codegen import SCALAR_CONSTANT_METHODS, comprehension_message, fstring_message
 from ..frontend.kernel_forms import NOT_TUPLE_MESSAGE
+from ..frontend.scalar_fold import as_scalar, is_number
 from ..language import core
 from ..language.core import tensor
 from ..language.debug import device_assert
@@ -78,13 +82,13 @@ def _type(v):
 
 
 def _dtype(v):
-    if type(v) in (int, float, bool):
+    if is_number(v):
         return S.python_scalar_dtype(v)  # as the compiler's `visit_Attribute`
     return v.dtype
 
 
 def _method(v, name):
-    if type(v) in (int, float, bool):  # `acc = 0; acc.to(tl.int64)`: as the compiler's
+    if is_number(v):  # `acc = 0; acc.to(tl.int64)`: as the compiler's
         return getattr(S.to_tensor(_builder(), v), name)
     return getattr(v, name)
 
@@ -111,7 +115,8 @@ HELPERS = {f"{_PREFIX}comp_iter": _comp_iter, f"{_PREFIX}fmt": _fmt,
            f"{_PREFIX}stops": _stops, f"{_PREFIX}combine": _combine, f"{_PREFIX}not": _not,
            f"{_PREFIX}is_tile": _is_tile, f"{_PREFIX}where": _where,
            f"{_PREFIX}tuple": _tuple, f"{_PREFIX}type": _type, f"{_PREFIX}dtype": _dtype,
-           f"{_PREFIX}method": _method, f"{_PREFIX}assert": _assert}
+           f"{_PREFIX}method": _method, f"{_PREFIX}assert": _assert,
+           f"{_PREFIX}scalar": as_scalar}
 
 
 def _name(n, ctx=None):
@@ -123,8 +128,9 @@ def _call(f, *args):
 
 
 class _Rewriter(ast.NodeTransformer):
-    def __init__(self):
+    def __init__(self, scalars=True):
         self.temps = itertools.count()
+        self.scalars = scalars  # assigned numbers as Triton's scalars (not the language's own)
 
     def _temp(self):
         return f"{_PREFIX}t{next(self.temps)}"
@@ -185,6 +191,21 @@ class _Rewriter(ast.NodeTransformer):
             return node
         return self.generic_visit(node)
 
+    def visit_Assign(self, node):
+        # an assigned number is Triton's scalar: its operators are those (the compiler's
+        # `assign`); `c: tl.constexpr = ...` stays Python's
+        self.generic_visit(node)
+        if self.scalars:
+            node.value = ast.copy_location(_call("scalar", node.value), node.value)
+        return node
+
+    def visit_AnnAssign(self, node):
+        self.generic_visit(node)
+        if self.scalars and node.value is not None and \
+                not _constexpr_annotation(node.annotation):
+            node.value = ast.copy_location(_call("scalar", node.value), node.value)
+        return node
+
     def visit_Assert(self, node):
         self.generic_visit(node)
         args = [node.test] + ([node.msg] if node.msg is not None else [])
@@ -199,10 +220,16 @@ class _Rewriter(ast.NodeTransformer):
         return node
 
 
-def _needs_rewrite(fdef) -> bool:
+def _constexpr_annotation(ann) -> bool:
+    return getattr(ann, "attr", getattr(ann, "id", None)) == "constexpr"
+
+
+def _needs_rewrite(fdef, scalars: bool) -> bool:
     slices = {id(n.slice) for n in ast.walk(fdef) if isinstance(n, ast.Subscript)}
     return any(isinstance(n, (ast.BoolOp, ast.IfExp, ast.ListComp, ast.FormattedValue,
                               ast.Assert)) or
+               (scalars and (isinstance(n, ast.Assign) or (
+                   isinstance(n, ast.AnnAssign) and not _constexpr_annotation(n.annotation)))) or
                (isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not)) or
                (isinstance(n, (ast.Tuple, ast.List)) and isinstance(n.ctx, ast.Load)
                 and id(n) not in slices) or
@@ -226,9 +253,10 @@ _CODES: dict = {}  # the kernel's code object -> its rewritten one (None: none n
 def _rewrite(jfn):
     tree = copy.deepcopy(jfn.parse())
     fdef = tree.body[0]
-    if not _needs_rewrite(fdef):
+    scalars = not jfn.__module__.startswith("tilework.language.")  # (as the compiler's)
+    if not _needs_rewrite(fdef, scalars):
         return None
-    fdef = _Rewriter().visit(fdef)
+    fdef = _Rewriter(scalars).visit(fdef)
     name = fdef.name
     fdef.name = f"{_PREFIX}def"  # (its own name stays a global: a recursive call)
     free = jfn.fn.__code__.co_freevars
