@@ -11,19 +11,9 @@ import pytest
 
 import tilework
 import tilework.language as tl
-from tilework import CompilationError
-from simt_emulator import Emulator
+from test_conform_language import P, run  # (one program, interpreted or emulated)
 
 WHERE = ["interpreter", "sm_90a", "gfx942"]
-P = tl.pointer_type
-
-
-def run(fn, where, sig, consts, *args):
-    """`fn` on one program: interpreted, or compiled for `where` and emulated."""
-    if where == "interpreter":
-        tilework.jit(fn, interpret=True)[(1,)](*args, **consts)
-    else:
-        Emulator.from_kernel(tilework.jit(fn), sig, consts, where, 4).run((1,), *args)
 
 
 def k_ints(out, outf, BLOCK: tl.constexpr):
