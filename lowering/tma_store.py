@@ -44,7 +44,7 @@ from tilework.dialects.opdefs.tma import WAIT_LATER
 
 from .layout_passes import kernels
 from .pass_base import Pass, register
-from .pipeline_common import next_op, reserve_bytes
+from .pipeline_common import inside, next_op, reserve_bytes
 from .shared_memory import alloc_bytes
 from .pipeline_tiles import ACROSS_ATTR
 from .tma import buffer_layout, coords
@@ -98,24 +98,16 @@ def _buffer_ops(store):
     return alloc, deallocs[0]
 
 
-def _fits(loop, alloc, pctx) -> bool:
+def _fits(kernel, loop, alloc, pctx) -> bool:
     """Whether the buffer fits beside what lives across the loop (the rings, their barriers:
     the buffers allocated outside it) and the largest scratch in it (the guard's fallback
     conversion), which the buffer no longer shares bytes with."""
     budget = pctx.target.shared_memory if pctx is not None else 1 << 62
-    outside = [o for o in T.walk_ops(loop.parent)
-               if o.name == "tilegpu.local_alloc" and not _inside(o, loop)]
+    outside = [o for o in T.walk_ops(kernel)
+               if o.name == "tilegpu.local_alloc" and not inside(o, loop)]
     need = sum(alloc_bytes(T.memdesc_of(o.results[0].type)) for o in outside)
     need += alloc_bytes(T.memdesc_of(alloc.results[0].type)) + reserve_bytes(loop)
     return need <= budget
-
-
-def _inside(op, loop) -> bool:
-    while op is not None and op.name != "func.func":
-        if op == loop:
-            return True
-        op = op.parent
-    return False
 
 
 def _wait_later(store, loop, alloc, dealloc):
@@ -140,7 +132,7 @@ def tma_store_wait_later(module_op, pctx=None):
         for st in [o for o in T.walk_ops(f) if o.name == "tilegpu.tma_store"]:
             loop, found = _tiles_loop(st), _buffer_ops(st)
             if loop is not None and found is not None and WAIT_LATER not in st.attributes \
-                    and _fits(loop, found[0], pctx):
+                    and _fits(f, loop, found[0], pctx):
                 _wait_later(st, loop, *found)
 
 

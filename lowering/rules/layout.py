@@ -266,7 +266,7 @@ _MATRIX_ATTRS = {"shape": "#nvvm.ld_st_matrix_shape<m = 8, n = 8>",
                  "eltType": "#nvvm.ld_st_matrix_elt_type<b16>"}
 
 
-def _matrix_attrs(ctx, trans: bool) -> dict:
+def _matrix_attrs(trans: bool) -> dict:
     attrs = {k: ir.Attribute.parse(v) for k, v in _MATRIX_ATTRS.items()}
     attrs["layout"] = ir.Attribute.parse(f"#nvvm.mma_layout<{'col' if trans else 'row'}>")
     return attrs
@@ -289,7 +289,7 @@ def by_ldmatrix(ctx, base, get, ld, lm, st, scalar_type):
     step = (1 << pair) | (1 << p1) | (1 << p2)
     i32 = ctx.i32
     rty = ir.Type.parse("!llvm.struct<(i32, i32, i32, i32)>")
-    attrs = {"num": ir.IntegerAttr.get(i32, 4), **_matrix_attrs(ctx, trans)}
+    attrs = {"num": ir.IntegerAttr.get(i32, 4), **_matrix_attrs(trans)}
     vt = ir.VectorType.get([2], st)
     out = [None] * nregs
     for r0 in range(nregs):
@@ -341,7 +341,7 @@ def by_stmatrix(ctx, base, put, plan, st, values):
                                              ("register", 1 << p1), ("register", 1 << p2)])
     step = (1 << pair) | (1 << p1) | (1 << p2)
     vt = ir.VectorType.get([2], st)
-    attrs = _matrix_attrs(ctx, False)
+    attrs = _matrix_attrs(False)
     for r0 in range(len(values)):
         if r0 & step:
             continue

@@ -135,3 +135,14 @@ def test_shared_stores_without_stmatrix(target, on):
                                target, num_warps=4, stmatrix=on)
     ptx = emu.compiled.asm["ptx"]
     assert "stmatrix" not in ptx and "st.shared" in ptx
+
+
+def test_stmatrix_option(monkeypatch):
+    """`CompileOptions.stmatrix`: off by default, in the cache key, filled by
+    TILEWORK_STMATRIX, a bool only."""
+    from tilework import CompileOptions as O
+    assert not O().stmatrix
+    monkeypatch.setenv("TILEWORK_STMATRIX", "1")
+    assert O.from_env().stmatrix and O.from_env().key() != O().key()
+    with pytest.raises(ValueError, match="stmatrix must be a bool, got 1"):
+        O(stmatrix=1)

@@ -20,38 +20,26 @@ from ..language.tuples import tuple as tl_tuple
 from . import semantic as S
 
 
-class ScalarInt(int):
-    """An int Triton would hold as a scalar of `scalar_dtype` (an integer dtype)."""
+def _scalar_class(base, name: str, doc: str):
+    """A subclass of `base` (int, float) carrying the dtype Triton would give the value."""
 
-    def __new__(cls, value: int, dtype: core.dtype):
-        obj = super().__new__(cls, value)
+    def __new__(cls, value, dtype: core.dtype):
+        obj = base.__new__(cls, value)
         obj.scalar_dtype = dtype
         return obj
-
-    def __repr__(self):
-        return int.__repr__(self)
 
     def __getnewargs__(self):  # (copies and pickles keep the dtype)
-        return int(self), self.scalar_dtype
+        return base(self), self.scalar_dtype
 
-    __str__ = __repr__
+    return type(name, (base,), {"__doc__": doc, "__new__": __new__, "__repr__": base.__repr__,
+                                "__str__": base.__repr__, "__getnewargs__": __getnewargs__,
+                                "__module__": __name__})
 
 
-class ScalarFloat(float):
-    """A float Triton would hold as a scalar of `scalar_dtype` (fp32 or fp64)."""
-
-    def __new__(cls, value: float, dtype: core.dtype):
-        obj = super().__new__(cls, value)
-        obj.scalar_dtype = dtype
-        return obj
-
-    def __repr__(self):
-        return float.__repr__(self)
-
-    def __getnewargs__(self):
-        return float(self), self.scalar_dtype
-
-    __str__ = __repr__
+ScalarInt = _scalar_class(int, "ScalarInt", "An int Triton would hold as a scalar of "
+                          "`scalar_dtype` (an integer dtype).")
+ScalarFloat = _scalar_class(float, "ScalarFloat", "A float Triton would hold as a scalar of "
+                            "`scalar_dtype` (fp32 or fp64).")
 
 
 SCALARS = (ScalarInt, ScalarFloat)
